@@ -1,0 +1,302 @@
+"""The catalog: every GPU, instance, driver, AMI and chart fact the platform relies on.
+
+Data, not branches: validation, rendering and cost read these tables and never spell a fact again.
+Each table names its source; figures that drift (prices) carry a date and are overridable per stack.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from types import MappingProxyType
+from typing import Mapping
+
+# --- MIG profile classes (NVIDIA MIG user guide; NVML placement API; reference gpu-facts.md §5) ---
+
+
+@dataclass(frozen=True)
+class MigClass:
+    """A MIG instance shape, independent of the GPU's memory size."""
+
+    key: str
+    compute: int  # compute slices (of 7)
+    memory: int  # memory slices (of 8)
+    starts: tuple[int, ...]  # allowed start memory slots
+    max_per_gpu: int
+    media_extensions: bool = False  # "+me": at most one per GPU
+
+
+MIG_CLASSES: Mapping[str, MigClass] = MappingProxyType({
+    c.key: c
+    for c in (
+        MigClass("1g", 1, 1, (0, 1, 2, 3, 4, 5, 6), 7),
+        MigClass("1g+me", 1, 1, (0, 1, 2, 3, 4, 5, 6), 1, media_extensions=True),
+        MigClass("1g-2m", 1, 2, (0, 2, 4, 6), 4),
+        MigClass("2g", 2, 2, (0, 2, 4), 3),
+        MigClass("3g", 3, 4, (0, 4), 2),
+        MigClass("4g", 4, 4, (0,), 1),
+        MigClass("7g", 7, 8, (0,), 1),
+    )
+})
+MIG_COMPUTE_SLICES = 7
+MIG_MEMORY_SLICES = 8
+
+# --- GPU models (NVIDIA data sheets, CUDA release notes; gpu-facts.md §1, §2, §5) ---
+
+
+@dataclass(frozen=True)
+class GpuModel:
+    key: str
+    nvml_name: str  # NVML device name; dcgm-exporter's modelName label
+    memory_gb: int
+    compute_capability: str
+    min_driver: str
+    mig_profiles: Mapping[str, str] = field(default_factory=dict)  # profile name -> MigClass key
+    profile_min_driver: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def product_label(self) -> str:
+        """GPU feature discovery's `nvidia.com/gpu.product` value: the NVML name, spaces to dashes."""
+        return self.nvml_name.replace(" ", "-")
+
+    @property
+    def mig_capable(self) -> bool:
+        return bool(self.mig_profiles)
+
+
+def _profiles(**names: str) -> Mapping[str, str]:
+    """Profile names per class for one GPU; keyword names are class keys with `_` for `+`/`-`."""
+    keys = {"g1": "1g", "g1_me": "1g+me", "g1_2m": "1g-2m", "g2": "2g", "g3": "3g", "g4": "4g", "g7": "7g"}
+    out = {}
+    for kw, name in names.items():
+        out[name] = keys[kw]
+        if kw == "g1":
+            out[f"{name}+me"] = "1g+me"
+    return MappingProxyType(out)
+
+
+GPU_MODELS: Mapping[str, GpuModel] = MappingProxyType({
+    g.key: g
+    for g in (
+        GpuModel("A10G", "NVIDIA A10G", 24, "8.6", "450.80.02"),
+        GpuModel("L4", "NVIDIA L4", 24, "8.9", "525.60.13"),
+        GpuModel("L40S", "NVIDIA L40S", 48, "8.9", "535.54.03"),
+        GpuModel(
+            "A100-SXM4-40GB", "NVIDIA A100-SXM4-40GB", 40, "8.0", "450.80.02",
+            _profiles(g1="1g.5gb", g1_2m="1g.10gb", g2="2g.10gb", g3="3g.20gb", g4="4g.20gb", g7="7g.40gb"),
+            # The double-memory 1g profile arrived with R525 on A100-40GB.
+            MappingProxyType({"1g.10gb": "525.60.13"}),
+        ),
+        GpuModel(
+            "A100-SXM4-80GB", "NVIDIA A100-SXM4-80GB", 80, "8.0", "450.80.02",
+            _profiles(g1="1g.10gb", g1_2m="1g.20gb", g2="2g.20gb", g3="3g.40gb", g4="4g.40gb", g7="7g.80gb"),
+        ),
+        GpuModel(
+            "H100-80GB-HBM3", "NVIDIA H100 80GB HBM3", 80, "9.0", "525.60.13",
+            _profiles(g1="1g.10gb", g1_2m="1g.20gb", g2="2g.20gb", g3="3g.40gb", g4="4g.40gb", g7="7g.80gb"),
+        ),
+        GpuModel(
+            "H200", "NVIDIA H200", 141, "9.0", "550.54.14",
+            _profiles(g1="1g.18gb", g1_2m="1g.35gb", g2="2g.35gb", g3="3g.71gb", g4="4g.71gb", g7="7g.141gb"),
+        ),
+    )
+})
+
+# --- Prices (on-demand, us-east-1, Linux; estimates: stacks may override every figure) ---
+
+
+@dataclass(frozen=True)
+class Price:
+    usd_per_hour: float
+    source: str
+    as_of: str
+    verified: bool = False
+
+
+_EC2_PAGE = "AWS EC2 On-Demand pricing page, us-east-1 Linux"
+_P_CUT = "after the June 2025 P4/P5 on-demand reduction"
+
+
+def _price(usd: float, verified: bool = False, note: str = "") -> Price:
+    source = f"{_EC2_PAGE}{' (' + note + ')' if note else ''}"
+    return Price(usd, source, "2026-06" if verified else "2025-06", verified)
+
+
+# --- Instance types (AWS instance type pages; gpu-facts.md §1) ---
+
+
+@dataclass(frozen=True)
+class InstanceType:
+    name: str
+    gpu: str  # GpuModel key
+    gpu_count: int
+    vcpu: int
+    memory_gib: int
+    efa_interfaces: int  # 0: no EFA
+    price: Price
+
+    @property
+    def gpu_model(self) -> GpuModel:
+        return GPU_MODELS[self.gpu]
+
+    @property
+    def family(self) -> str:
+        return self.name.split(".", 1)[0]
+
+
+# (size, gpus, vcpu, RAM GiB) per family; the g-family ladders share sizes and GPU counts.
+_G_SIZES = (
+    ("xlarge", 1, 4), ("2xlarge", 1, 8), ("4xlarge", 1, 16), ("8xlarge", 1, 32), ("16xlarge", 1, 64),
+    ("12xlarge", 4, 48), ("24xlarge", 4, 96), ("48xlarge", 8, 192),
+)
+_G_RAM_PER_VCPU = {"g5": 4, "g6": 4, "g6e": 8}
+_G_GPU = {"g5": "A10G", "g6": "L4", "g6e": "L40S"}
+_G_PRICES = {
+    "g5": (1.006, 1.212, 1.624, 2.448, 4.096, 5.672, 8.144, 16.288),
+    "g6": (0.8048, 0.9776, 1.3232, 2.0144, 3.3968, 4.6016, 6.6752, 13.3504),
+    "g6e": (1.861, 2.24208, 3.00424, 4.52856, 7.57719, 10.49264, 15.06559, 30.13118),
+}
+
+
+def _g_family(family: str) -> list[InstanceType]:
+    out = []
+    for (size, gpus, vcpu), usd in zip(_G_SIZES, _G_PRICES[family]):
+        name = f"{family}.{size}"
+        verified = name == "g5.xlarge"  # the one point checked against the pricing page (June 2026)
+        out.append(InstanceType(name, _G_GPU[family], gpus, vcpu, vcpu * _G_RAM_PER_VCPU[family], 0,
+                                _price(usd, verified)))
+    return out
+
+
+INSTANCE_TYPES: Mapping[str, InstanceType] = MappingProxyType({
+    i.name: i
+    for i in (
+        *_g_family("g5"), *_g_family("g6"), *_g_family("g6e"),
+        InstanceType("p4d.24xlarge", "A100-SXM4-40GB", 8, 96, 1152, 4, _price(21.96, note=_P_CUT)),
+        InstanceType("p4de.24xlarge", "A100-SXM4-80GB", 8, 96, 1152, 4, _price(27.45, note=_P_CUT)),
+        InstanceType("p5.48xlarge", "H100-80GB-HBM3", 8, 192, 2048, 32, _price(55.04, note=_P_CUT)),
+        InstanceType("p5e.48xlarge", "H200", 8, 192, 2048, 32, _price(63.30, note=_P_CUT)),
+        InstanceType("p5en.48xlarge", "H200", 8, 192, 2048, 16, _price(63.30, note=_P_CUT)),
+    )
+})
+
+# Non-GPU instances the platform itself runs (system node group) and their prices.
+SYSTEM_INSTANCE_PRICES: Mapping[str, Price] = MappingProxyType({
+    "m6i.large": _price(0.096), "m6i.xlarge": _price(0.192), "m6i.2xlarge": _price(0.384),
+    "m7i.large": _price(0.1008), "m7i.xlarge": _price(0.2016), "m7i.2xlarge": _price(0.4032),
+})
+
+# Fixed platform costs (AWS pricing pages for EKS, VPC NAT gateway and EFS; us-east-1).
+EKS_CONTROL_PLANE = Price(0.10, "AWS EKS pricing page (standard support)", "2025-06")
+NAT_GATEWAY = Price(0.045, "AWS VPC pricing page, NAT gateway hourly charge (data processing excluded)", "2025-06")
+EFS_STANDARD_GB_MONTH = Price(0.30, "AWS EFS pricing page, Standard storage per GB-month", "2025-06")
+DEFAULT_SPOT_DISCOUNT = 0.60  # fraction off on-demand; spot prices move hourly, so this is a planning figure
+HOURS_PER_MONTH = 730
+
+# --- Drivers (NVIDIA data center drivers page; GPU Operator life-cycle policy) ---
+
+
+@dataclass(frozen=True)
+class DriverBranch:
+    branch: str
+    kind: str  # LTSB | production | new-feature
+    eol: date
+
+
+DRIVER_BRANCHES: Mapping[str, DriverBranch] = MappingProxyType({
+    b.branch: b
+    for b in (
+        DriverBranch("535", "LTSB", date(2026, 6, 30)),
+        DriverBranch("580", "LTSB", date(2028, 6, 30)),
+        DriverBranch("595", "production", date(2027, 3, 31)),
+        DriverBranch("610", "new-feature", date(2026, 8, 31)),
+    )
+})
+
+
+@dataclass(frozen=True)
+class OperatorChart:
+    version: str
+    repository: str
+    default_driver: str
+    supported_drivers: tuple[str, ...]
+    values_file: str  # the chart's values.yaml kept beside the catalog for the Helm-keys guard
+    kubernetes_versions: tuple[str, ...]  # EKS + Ubuntu platform support for operator-owned drivers
+
+
+GPU_OPERATOR_REPO = "https://helm.ngc.nvidia.com/nvidia"
+GPU_OPERATOR_CHART = "gpu-operator"
+GPU_OPERATOR_CHARTS: Mapping[str, OperatorChart] = MappingProxyType({
+    c.version: c
+    for c in (
+        OperatorChart(
+            "v26.7.0", GPU_OPERATOR_REPO, "595.91.07",
+            ("610.57.04", "595.91.07", "580.173.02", "535.309.01"),
+            "gpu-operator-values-v26.7.0.yaml",
+            ("1.33", "1.34", "1.35", "1.36"),
+        ),
+    )
+})
+
+# --- Node images: who owns the driver (AWS EKS AMI docs; NVIDIA platform support; gpu-facts.md §3) ---
+
+
+@dataclass(frozen=True)
+class NodeImage:
+    key: str  # the spec's `ami.type`
+    eks_ami_type: str  # managed node group amiType ("CUSTOM": image pinned in the launch template)
+    os: str  # al2023 | bottlerocket | al2 | ubuntu
+    driver_owner: str  # ami | operator
+    operator_mig: bool  # the GPU Operator's MIG manager may run here
+    operator_device_plugin: bool  # False: the image ships its own device plugin
+    supported: bool = True
+    note: str = ""
+    ssm_parameter: str = ""  # where the pinned image id or release comes from
+
+
+NODE_IMAGES: Mapping[str, NodeImage] = MappingProxyType({
+    i.key: i
+    for i in (
+        NodeImage("AL2023_x86_64_NVIDIA", "AL2023_x86_64_NVIDIA", "al2023", "ami", True, True,
+                  ssm_parameter="/aws/service/eks/optimized-ami/{k8s}/amazon-linux-2023/x86_64/nvidia/recommended/release_version"),
+        NodeImage("BOTTLEROCKET_x86_64_NVIDIA", "BOTTLEROCKET_x86_64_NVIDIA", "bottlerocket", "ami", False, False,
+                  note="ships its own device plugin and MIG manager"),
+        NodeImage("AL2_x86_64_GPU", "AL2_x86_64_GPU", "al2", "ami", False, True, supported=False,
+                  note="AWS stopped publishing AL2 AMIs on 2025-11-26; use AL2023_x86_64_NVIDIA"),
+        NodeImage("UBUNTU_22_04", "CUSTOM", "ubuntu", "operator", True, True,
+                  ssm_parameter="/aws/service/canonical/ubuntu/eks/22.04/{k8s}/stable/current/amd64/hvm/ebs-gp2/ami-id"),
+        NodeImage("UBUNTU_24_04", "CUSTOM", "ubuntu", "operator", True, True,
+                  ssm_parameter="/aws/service/canonical/ubuntu/eks/24.04/{k8s}/stable/current/amd64/hvm/ebs-gp3/ami-id"),
+    )
+})
+
+# --- EKS ---
+KUBERNETES_VERSIONS = ("1.32", "1.33", "1.34", "1.35", "1.36")
+CORE_ADDONS = ("vpc-cni", "coredns", "kube-proxy", "eks-pod-identity-agent")
+EFS_CSI_ADDON = "aws-efs-csi-driver"
+EKS_NODE_GROUP_NAME_MAX = 63
+
+# Other Helm charts the platform installs (repository, chart).
+CLUSTER_AUTOSCALER_CHART = ("https://kubernetes.github.io/autoscaler", "cluster-autoscaler")
+KUBE_PROMETHEUS_STACK_CHART = ("https://prometheus-community.github.io/helm-charts", "kube-prometheus-stack")
+
+
+# --- Look-ups (errors list what is valid, so callers can pass them straight to users) ---
+
+def instance_type(name: str) -> InstanceType:
+    try:
+        return INSTANCE_TYPES[name]
+    except KeyError:
+        raise KeyError(f"unknown GPU instance type {name!r}; known: {', '.join(INSTANCE_TYPES)}") from None
+
+
+def driver_branch(version: str) -> str:
+    return version.split(".", 1)[0]
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """Numeric sort key for dotted versions such as driver `580.173.02`."""
+    return tuple(int(p) for p in version.lstrip("v").split(".") if p.isdigit())
+
+
+def mig_class(gpu: GpuModel, profile: str) -> MigClass:
+    return MIG_CLASSES[gpu.mig_profiles[profile]]

@@ -1,0 +1,108 @@
+"""Every label, taint and annotation key, resource name and physical-name builder: one place each."""
+from __future__ import annotations
+
+import hashlib
+
+# --- NVIDIA / Kubernetes resource and label keys ---
+GPU_RESOURCE = "nvidia.com/gpu"
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
+GPU_TAINT_KEY = GPU_RESOURCE
+GPU_TAINT_VALUE = "present"
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
+DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+MIG_CONFIG_STATE_LABEL = "nvidia.com/mig.config.state"
+GPU_DEPLOY_LABEL_PREFIX = "nvidia.com/gpu.deploy."
+ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"  # Cluster Autoscaler's GPU node hint
+
+# --- The platform's own keys ---
+DOMAIN = "gpu-platform.io"
+POOL_LABEL = f"{DOMAIN}/pool"
+ROLE_LABEL = f"{DOMAIN}/role"
+TEAM_LABEL = f"{DOMAIN}/team"
+PRIORITY_TIER_LABEL = f"{DOMAIN}/priority-tier"
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+MANAGED_BY = "gpu-platform"
+SYSTEM_ROLE = "system"
+
+# --- Cluster Autoscaler tags on Auto Scaling groups (gpu-facts.md §4) ---
+CA_ENABLED_TAG = "k8s.io/cluster-autoscaler/enabled"
+CA_TEMPLATE_PREFIX = "k8s.io/cluster-autoscaler/node-template/"
+
+
+def ca_cluster_tag(cluster: str) -> str:
+    return f"k8s.io/cluster-autoscaler/{cluster}"
+
+
+def ca_label_tag(label: str) -> str:
+    return f"{CA_TEMPLATE_PREFIX}label/{label}"
+
+
+def ca_taint_tag(key: str) -> str:
+    return f"{CA_TEMPLATE_PREFIX}taint/{key}"
+
+
+def ca_resource_tag(resource: str) -> str:
+    return f"{CA_TEMPLATE_PREFIX}resources/{resource}"
+
+
+def mig_resource(profile: str) -> str:
+    """`1g.10gb` -> `nvidia.com/mig-1g.10gb` (mixed strategy)."""
+    return f"{MIG_RESOURCE_PREFIX}{profile}"
+
+
+def quota_key(resource: str) -> str:
+    """Extended resources are quota'd on requests only: `requests.nvidia.com/gpu`."""
+    return f"requests.{resource}"
+
+
+def gpu_deploy_label(operand: str) -> str:
+    return f"{GPU_DEPLOY_LABEL_PREFIX}{operand}"
+
+
+# --- Kubernetes taint effects: spec spelling -> EKS API spelling ---
+TAINT_EFFECTS = {"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE", "PreferNoSchedule": "PREFER_NO_SCHEDULE"}
+
+# --- Physical names: derived from spec names only, stable across runs ---
+
+
+def _bounded(name: str, limit: int) -> str:
+    """Keep names within a service limit deterministically: truncate and add a short hash."""
+    if len(name) <= limit:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:6]
+    return f"{name[: limit - 7].rstrip('-')}-{digest}"
+
+
+def node_group_name(cluster: str, pool: str) -> str:
+    return _bounded(f"{cluster}-{pool}", 63)
+
+
+def system_node_group_name(cluster: str) -> str:
+    return _bounded(f"{cluster}-system", 63)
+
+
+def launch_template_name(cluster: str, pool: str) -> str:
+    return _bounded(f"{cluster}-{pool}", 128)
+
+
+def role_name(cluster: str, purpose: str) -> str:
+    return _bounded(f"{cluster}-{purpose}", 64)
+
+
+def team_namespace(team: str) -> str:
+    return team
+
+
+def device_plugin_config_key(replicas: int) -> str:
+    return f"ts-{replicas}"
+
+
+def mig_config_name(gpu_key: str, layout: dict[str, int]) -> str:
+    """A readable, stable name per distinct layout, e.g. `h100-80gb-hbm3-1x3g.40gb-2x1g.10gb`."""
+    parts = "-".join(f"{n}x{p.replace('+', '.')}" for p, n in sorted(layout.items()) if n)
+    return _bounded(f"{gpu_key.lower()}-{parts}", 63)
+
+
+MIG_ALL_DISABLED = "all-disabled"

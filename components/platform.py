@@ -1,0 +1,40 @@
+"""GpuPlatform: builds every capability from a validated PlatformSpec, in dependency order."""
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+
+from . import names
+from .spec import PlatformSpec
+
+
+class GpuPlatform(pulumi.ComponentResource):
+    def __init__(self, name: str, spec: PlatformSpec, region: str, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpu-platform:platform:GpuPlatform", name, None, opts)
+        self.spec = spec
+        self._exports: dict[str, Any] = {"environment": spec.environment}
+        self.aws_provider = self._aws_provider(spec, region)
+        child = pulumi.ResourceOptions(parent=self, provider=self.aws_provider)
+
+        # [cluster, node pools, autoscaler]
+
+        # [gpu operator]
+
+        # [model cache, teams]
+
+        # [monitoring]
+
+        self.register_outputs(self._exports)
+
+    def exports(self) -> dict[str, Any]:
+        """Stack outputs: cluster name, kubeconfig (secret), pool names, team namespaces, model-cache ids."""
+        return dict(self._exports)
+
+    def _aws_provider(self, spec: PlatformSpec, region: str):
+        from pulumi_aws import Provider, ProviderDefaultTagsArgs
+
+        tags = {names.MANAGED_BY_LABEL.split("/")[-1]: names.MANAGED_BY, "gpu-platform/cluster": spec.cluster.name,
+                "gpu-platform/environment": spec.environment, **spec.tags}
+        return Provider("aws", region=region, default_tags=ProviderDefaultTagsArgs(tags=tags),
+                        opts=pulumi.ResourceOptions(parent=self))
