@@ -106,3 +106,8 @@ def mig_config_name(gpu_key: str, layout: dict[str, int]) -> str:
 
 
 MIG_ALL_DISABLED = "all-disabled"
+
+
+def accelerator_value(gpu_key: str) -> str:
+    """Value of `k8s.amazonaws.com/accelerator`, e.g. `nvidia-a10g`."""
+    return f"nvidia-{gpu_key.lower()}"
