@@ -189,6 +189,8 @@ SYSTEM_INSTANCE_PRICES: Mapping[str, Price] = MappingProxyType({
 EKS_CONTROL_PLANE = Price(0.10, "AWS EKS pricing page (standard support)", "2025-06")
 NAT_GATEWAY = Price(0.045, "AWS VPC pricing page, NAT gateway hourly charge (data processing excluded)", "2025-06")
 EFS_STANDARD_GB_MONTH = Price(0.30, "AWS EFS pricing page, Standard storage per GB-month", "2025-06")
+EBS_GP3_GB_MONTH = Price(0.08, "AWS EBS pricing page, gp3 storage per GB-month (baseline IOPS and throughput)", "2025-06")
+PRICE_REGION = "us-east-1"  # every price above is for this region
 DEFAULT_SPOT_DISCOUNT = 0.60  # fraction off on-demand; spot prices move hourly, so this is a planning figure
 HOURS_PER_MONTH = 730
 

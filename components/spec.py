@@ -261,6 +261,11 @@ class PricingSpec(_Model):
     spot_discount: float = Field(catalog.DEFAULT_SPOT_DISCOUNT, ge=0, lt=1)
     spot_discounts: dict[str, float] = Field(default_factory=dict)  # per instance type
     on_demand_usd_per_hour: dict[str, float] = Field(default_factory=dict)  # per instance type
+    # Overrides of the catalog's fixed prices (e.g. 0.60 for a cluster in EKS extended support).
+    eks_control_plane_usd_per_hour: Optional[float] = Field(None, ge=0)
+    nat_gateway_usd_per_hour: Optional[float] = Field(None, ge=0)
+    efs_usd_per_gb_month: Optional[float] = Field(None, ge=0)
+    ebs_gp3_usd_per_gb_month: Optional[float] = Field(None, ge=0)
 
 
 class PlatformSpec(_Model):
@@ -361,12 +366,30 @@ Problem = tuple[str, str]
 def _rules(spec: PlatformSpec, today: date) -> Iterator[Problem]:
     yield from _cluster_rules(spec)
     yield from _duplicate_rules(spec)
+    yield from _pricing_rules(spec)
     for i, pool in enumerate(spec.node_pools):
         yield from _pool_rules(spec, i, pool)
     if all(_gpu_known(p) for p in spec.node_pools):  # rules below look each pool's GPU up
         yield from _driver_rules(spec, today)
         yield from _mig_strategy_rules(spec)
         yield from _team_rules(spec)
+
+
+def _pricing_rules(spec: PlatformSpec) -> Iterator[Problem]:
+    """Price overrides must be usable: a typo in an instance type would silently keep the catalog price."""
+    p = spec.pricing
+    used = {t for pool in spec.node_pools for t in pool.instance_types}
+    if spec.cluster.create is not None:
+        used.update(spec.cluster.create.system_nodes.instance_types)
+    known = set(catalog.INSTANCE_TYPES) | set(catalog.SYSTEM_INSTANCE_PRICES) | used
+    for field, prices in (("spotDiscounts", p.spot_discounts), ("onDemandUsdPerHour", p.on_demand_usd_per_hour)):
+        for itype, value in prices.items():
+            if itype not in known:
+                yield f'pricing.{field}["{itype}"]', "names no catalog instance type and none this stack uses"
+            elif field == "spotDiscounts" and not 0 <= value < 1:
+                yield f'pricing.{field}["{itype}"]', "must be a fraction off on-demand, >= 0 and < 1 (0.6 = 60% off)"
+            elif field == "onDemandUsdPerHour" and value <= 0:
+                yield f'pricing.{field}["{itype}"]', "must be a positive price in USD per hour"
 
 
 def _gpu_known(pool: NodePoolSpec) -> bool:
