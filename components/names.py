@@ -95,8 +95,25 @@ def team_namespace(team: str) -> str:
     return team
 
 
-def device_plugin_config_key(replicas: int) -> str:
-    return f"ts-{replicas}"
+def device_plugin_config_key(replicas: int, fail_requests_greater_than_one: bool = True) -> str:
+    """Device-plugin ConfigMap key of one time-slicing setting: `ts-4`, or `ts-4-multi` when a pod may
+    ask for more than one shared replica."""
+    return f"ts-{replicas}" if fail_requests_greater_than_one else f"ts-{replicas}-multi"
+
+
+# GPU Operator: Helm release and the ConfigMaps its chart creates from our rendered sharing files.
+GPU_OPERATOR_RELEASE = "gpu-operator"
+DEVICE_PLUGIN_CONFIGMAP = "gpu-platform-device-plugin-config"
+DEVICE_PLUGIN_DEFAULT_CONFIG = "default"  # the no-sharing entry nodes without a config label use
+MIG_PARTED_CONFIGMAP = "gpu-platform-mig-parted-config"
+MIG_PARTED_CONFIG_KEY = "config.yaml"  # the only key the MIG manager reads
+DCGM_METRICS_CONFIGMAP = "gpu-platform-dcgm-metrics"  # dcgm-exporter's collectors CSV
+POD_SECURITY_LABEL_PREFIX = "pod-security.kubernetes.io/"
+
+
+def pod_security_labels(level: str) -> dict[str, str]:
+    """Pod Security Admission labels enforcing (and auditing, warning at) one level on a namespace."""
+    return {f"{POD_SECURITY_LABEL_PREFIX}{mode}": level for mode in ("enforce", "audit", "warn")}
 
 
 def mig_config_name(gpu_key: str, layout: dict[str, int]) -> str:

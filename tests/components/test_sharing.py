@@ -1,0 +1,337 @@
+"""Device-plugin and mig-parted files: rendered per pool setting, and held to their upstream rules."""
+import itertools
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components import names
+from components.catalog import INSTANCE_TYPES, mig_class
+from components.mig import fits
+from components.sharing import (check_device_plugin_config, check_mig_parted_config, device_plugin_configs,
+                                mig_parted_config, operand_labels, sharing_labels)
+from components.spec import parse_platform
+from conftest import stack_platform
+
+UPSTREAM = Path(__file__).resolve().parents[2] / "components" / "upstream"
+AL2023 = {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.33.5-20251120"}
+BOTTLEROCKET = {"type": "BOTTLEROCKET_x86_64_NVIDIA", "releaseVersion": "1.33.5-20251120"}
+
+
+def pool(name, instance, sharing=None, ami=AL2023, **extra):
+    out = {"name": name, "instanceTypes": [instance], "capacityType": "on-demand", "minSize": 0, "maxSize": 2,
+           "ami": dict(ami), **extra}
+    if sharing:
+        out["sharing"] = sharing
+    return out
+
+
+def spec_of(*pools):
+    """The dev stack (AMI-owned driver) with these pools and no teams."""
+    platform = stack_platform("dev")
+    platform["nodePools"] = list(pools)
+    platform["teams"] = []
+    return parse_platform(platform)
+
+
+def ts(replicas, fail=None):
+    out = {"mode": "time-slicing", "replicas": replicas}
+    if fail is not None:
+        out["failRequestsGreaterThanOne"] = fail
+    return out
+
+
+def mig(layout, strategy="mixed"):
+    return {"mode": "mig", "strategy": strategy, "layout": layout}
+
+
+def load(text):
+    return yaml.safe_load(text)
+
+
+# --- device plugin: rendering ---
+
+def test_dev_renders_default_and_one_time_slicing_entry():
+    spec = parse_platform(stack_platform("dev"))
+    replicas = spec.node_pools[0].sharing.replicas
+    assert set(device_plugin_configs(spec)) == {names.DEVICE_PLUGIN_DEFAULT_CONFIG, names.device_plugin_config_key(replicas)}
+
+
+def test_time_slicing_entry_has_the_upstream_shape():
+    spec = spec_of(pool("a", "g5.xlarge", ts(4)))
+    doc = load(device_plugin_configs(spec)[names.device_plugin_config_key(4)])
+    assert doc == {"version": "v1", "flags": {"migStrategy": spec.mig_strategy}, "sharing": {"timeSlicing": {
+        "renameByDefault": False, "failRequestsGreaterThanOne": True,
+        "resources": [{"name": names.GPU_RESOURCE, "replicas": 4}]}}}
+
+
+def test_one_entry_per_distinct_time_slicing_setting():
+    spec = spec_of(pool("a", "g5.xlarge", ts(4)), pool("b", "g6.xlarge", ts(4)), pool("c", "g5.2xlarge", ts(8)),
+                   pool("d", "g6e.xlarge", ts(4, fail=False)))
+    expected = {names.DEVICE_PLUGIN_DEFAULT_CONFIG, names.device_plugin_config_key(4),
+                names.device_plugin_config_key(8), names.device_plugin_config_key(4, False)}
+    assert set(device_plugin_configs(spec)) == expected
+
+
+def test_fail_requests_greater_than_one_follows_the_pool():
+    spec = spec_of(pool("a", "g5.xlarge", ts(3, fail=False)))
+    doc = load(device_plugin_configs(spec)[names.device_plugin_config_key(3, False)])
+    assert doc["sharing"]["timeSlicing"]["failRequestsGreaterThanOne"] is False
+
+
+def test_default_entry_shares_nothing():
+    spec = spec_of(pool("a", "g5.xlarge", ts(4)))
+    doc = load(device_plugin_configs(spec)[names.DEVICE_PLUGIN_DEFAULT_CONFIG])
+    assert "sharing" not in doc and doc["flags"]["migStrategy"] == spec.mig_strategy
+
+
+@pytest.mark.parametrize("strategy", ["single", "mixed"])
+def test_every_entry_carries_the_cluster_mig_strategy(strategy):
+    spec = spec_of(pool("a", "g5.xlarge", ts(2)), pool("m", "p5.48xlarge", mig({"1g.10gb": 7}, strategy)))
+    assert {load(t)["flags"]["migStrategy"] for t in device_plugin_configs(spec).values()} == {strategy}
+
+
+def test_rendered_device_plugin_entries_pass_the_upstream_rules():
+    spec = spec_of(pool("a", "g5.xlarge", ts(2)), pool("b", "g6.xlarge", ts(64, fail=False)),
+                   pool("m", "p5.48xlarge", mig({"3g.40gb": 2})))
+    for key, text in device_plugin_configs(spec).items():
+        assert check_device_plugin_config(text) == [], key
+
+
+def test_time_slicing_pool_selects_an_existing_entry():
+    spec = spec_of(pool("a", "g5.xlarge", ts(4, fail=False)), pool("b", "g6.xlarge"))
+    data = device_plugin_configs(spec)
+    a, b = (sharing_labels(p) for p in spec.node_pools)
+    assert a[names.DEVICE_PLUGIN_CONFIG_LABEL] in data
+    assert names.DEVICE_PLUGIN_CONFIG_LABEL not in b  # falls back to devicePlugin.config.default
+
+
+# --- MIG manager: rendering ---
+
+def test_mig_file_has_all_disabled_and_the_pool_layout():
+    layout = {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}
+    spec = spec_of(pool("m", "p5.48xlarge", mig(layout)))
+    configs = load(mig_parted_config(spec))["mig-configs"]
+    name = names.mig_config_name(spec.node_pools[0].gpu.key, layout)
+    assert configs == {names.MIG_ALL_DISABLED: [{"devices": "all", "mig-enabled": False}],
+                       name: [{"devices": "all", "mig-enabled": True, "mig-devices": layout}]}
+
+
+def test_mig_file_top_level_is_version_and_configs_only():
+    spec = spec_of(pool("m", "p5.48xlarge", mig({"7g.80gb": 1})))
+    assert list(load(mig_parted_config(spec))) == ["version", "mig-configs"]
+
+
+def test_one_mig_config_per_distinct_gpu_and_layout():
+    same = {"1g.10gb": 7}
+    spec = spec_of(pool("h1", "p5.48xlarge", mig(same)), pool("h2", "p5.48xlarge", mig(same)),
+                   pool("a80", "p4de.24xlarge", mig(same)), pool("h3", "p5.48xlarge", mig({"7g.80gb": 1})))
+    configs = load(mig_parted_config(spec))["mig-configs"]
+    assert len(configs) == 1 + 3  # all-disabled + (H100, 1g x7) + (A100-80GB, 1g x7) + (H100, 7g)
+
+
+def test_zero_counts_are_dropped_from_mig_devices():
+    spec = spec_of(pool("m", "p5.48xlarge", mig({"3g.40gb": 2, "1g.10gb": 0})))
+    name = sharing_labels(spec.node_pools[0])[names.MIG_CONFIG_LABEL]
+    assert load(mig_parted_config(spec))["mig-configs"][name][0]["mig-devices"] == {"3g.40gb": 2}
+
+
+def test_without_mig_pools_only_all_disabled_is_rendered():
+    spec = parse_platform(stack_platform("dev"))
+    assert list(load(mig_parted_config(spec))["mig-configs"]) == [names.MIG_ALL_DISABLED]
+
+
+def test_every_pool_selects_an_existing_mig_config():
+    spec = spec_of(pool("m", "p5.48xlarge", mig({"2g.20gb": 3})), pool("plain", "p4d.24xlarge"))
+    configs = load(mig_parted_config(spec))["mig-configs"]
+    for p in spec.node_pools:
+        assert sharing_labels(p)[names.MIG_CONFIG_LABEL] in configs
+
+
+def test_prod_mig_file_passes_the_upstream_rules():
+    assert check_mig_parted_config(mig_parted_config(parse_platform(stack_platform("prod")))) == []
+
+
+def _layouts(gpu):
+    profiles = list(gpu.mig_profiles)
+    for counts in itertools.product(*(range(mig_class(gpu, p).max_per_gpu + 1) for p in profiles)):
+        layout = {p: n for p, n in zip(profiles, counts) if n}
+        if layout and fits(gpu, layout):
+            yield layout
+
+
+def test_every_valid_h100_layout_renders_a_valid_mig_file():
+    gpu = INSTANCE_TYPES["p5.48xlarge"].gpu_model
+    for layout in _layouts(gpu):
+        spec = spec_of(pool("m", "p5.48xlarge", mig(layout)))
+        text = mig_parted_config(spec)
+        assert check_mig_parted_config(text) == [], layout
+        assert load(text)["mig-configs"][names.mig_config_name(gpu.key, layout)][0]["mig-devices"] == layout
+
+
+# --- Bottlerocket: its own device plugin and MIG manager ---
+
+def test_bottlerocket_pool_turns_operator_operands_off():
+    spec = spec_of(pool("br", "g5.xlarge", ami=BOTTLEROCKET))
+    labels = operand_labels(spec.node_pools[0])
+    assert labels == {names.gpu_deploy_label(op): "false"
+                      for op in ("driver", "container-toolkit", "device-plugin", "mig-manager")}
+
+
+def test_bottlerocket_mig_gpu_gets_no_mig_config_label():
+    spec = spec_of(pool("br", "p4d.24xlarge", ami=BOTTLEROCKET))
+    assert names.MIG_CONFIG_LABEL not in sharing_labels(spec.node_pools[0])
+
+
+def test_al2023_pool_keeps_every_operand():
+    assert operand_labels(spec_of(pool("a", "g5.xlarge")).node_pools[0]) == {}
+
+
+# --- device plugin: upstream rules ---
+
+GOOD_DP = """
+version: v1
+flags:
+  migStrategy: none
+sharing:
+  timeSlicing:
+    renameByDefault: false
+    failRequestsGreaterThanOne: true
+    resources:
+    - name: nvidia.com/gpu
+      replicas: 4
+"""
+
+
+def dp(mutate):
+    doc = load(GOOD_DP)
+    mutate(doc)
+    return yaml.safe_dump(doc)
+
+
+def _ts(doc):
+    return doc["sharing"]["timeSlicing"]
+
+
+def test_reference_device_plugin_example_is_valid():
+    assert check_device_plugin_config(GOOD_DP) == []
+
+
+@pytest.mark.parametrize("mutate, where", [
+    (lambda d: d.update(version="v2"), "version"),
+    (lambda d: d.pop("version"), "version"),
+    (lambda d: d["flags"].update(migStrategy="auto"), "flags.migStrategy"),
+    (lambda d: d.update(flags=["none"]), "flags"),
+    (lambda d: _ts(d).update(resources=[]), "sharing.timeSlicing.resources"),
+    (lambda d: _ts(d).pop("resources"), "sharing.timeSlicing.resources"),
+    (lambda d: _ts(d)["resources"][0].update(replicas=1), "sharing.timeSlicing.resources[0].replicas"),
+    (lambda d: _ts(d)["resources"][0].update(replicas="4"), "sharing.timeSlicing.resources[0].replicas"),
+    (lambda d: _ts(d)["resources"][0].update(replicas=True), "sharing.timeSlicing.resources[0].replicas"),
+    (lambda d: _ts(d)["resources"][0].pop("name"), "sharing.timeSlicing.resources[0].name"),
+    (lambda d: _ts(d)["resources"][0].update(name="amd.com/gpu"), "sharing.timeSlicing.resources[0].name"),
+    (lambda d: _ts(d)["resources"][0].update(name="nvidia.com/" + "g" * 64), "sharing.timeSlicing.resources[0].name"),
+    (lambda d: _ts(d).update(renameByDefault="no"), "sharing.timeSlicing.renameByDefault"),
+    (lambda d: _ts(d).update(failRequestsGreaterThanOne=1), "sharing.timeSlicing.failRequestsGreaterThanOne"),
+    (lambda d: d["sharing"].update(mps={"resources": [{"name": "nvidia.com/gpu", "replicas": 2}]}), "sharing"),
+    (lambda d: d["sharing"].update(mps={"resources": []}), "sharing.mps.resources"),
+])
+def test_device_plugin_rule_violations_are_reported(mutate, where):
+    problems = check_device_plugin_config(dp(mutate))
+    assert any(p.startswith(where + ":") for p in problems), problems
+
+
+@pytest.mark.parametrize("mutate", [
+    lambda d: _ts(d)["resources"][0].update(name="gpu"),  # a bare name gets the nvidia.com/ prefix
+    lambda d: _ts(d)["resources"][0].update(name="nvidia.com/" + "g" * 63),
+    lambda d: _ts(d)["resources"][0].update(name="nvidia.com/mig-1g.10gb"),
+    lambda d: _ts(d)["resources"][0].update(replicas=2),
+    lambda d: d["flags"].update(migStrategy="mixed"),
+    lambda d: d.pop("sharing"),
+])
+def test_device_plugin_edge_cases_within_the_rules_are_valid(mutate):
+    assert check_device_plugin_config(dp(mutate)) == []
+
+
+@pytest.mark.parametrize("text", ["- a list", "version: [v1", ""])
+def test_device_plugin_file_must_be_a_yaml_mapping(text):
+    assert check_device_plugin_config(text) != []
+
+
+# --- mig-parted: upstream rules ---
+
+GOOD_MIG = """
+version: v1
+mig-configs:
+  all-disabled:
+  - devices: all
+    mig-enabled: false
+  h100-balanced:
+  - devices: all
+    mig-enabled: true
+    mig-devices:
+      "3g.40gb": 1
+      "2g.20gb": 1
+      "1g.10gb": 2
+"""
+
+
+def mp(mutate):
+    doc = load(GOOD_MIG)
+    mutate(doc)
+    return yaml.safe_dump(doc)
+
+
+def _item(doc):
+    return doc["mig-configs"]["h100-balanced"][0]
+
+
+def test_reference_mig_example_is_valid():
+    assert check_mig_parted_config(GOOD_MIG) == []
+
+
+@pytest.mark.parametrize("mutate, where", [
+    (lambda d: d.update(flags={}), "unknown top-level key(s) flags"),
+    (lambda d: d.update(version="v2"), "version"),
+    (lambda d: d.pop("mig-configs"), "mig-configs"),
+    (lambda d: d.update({"mig-configs": {}}), "mig-configs"),
+    (lambda d: d["mig-configs"].pop("all-disabled"), "mig-configs"),
+    (lambda d: d["mig-configs"]["all-disabled"][0].update({"mig-enabled": True, "mig-devices": {"7g.80gb": 1}}),
+     "mig-configs.all-disabled"),
+    (lambda d: d["mig-configs"].update({"empty": []}), "mig-configs.empty"),
+    (lambda d: _item(d).pop("devices"), "mig-configs.h100-balanced[0].devices"),
+    (lambda d: _item(d).update(devices="some"), "mig-configs.h100-balanced[0].devices"),
+    (lambda d: _item(d).update(devices=[]), "mig-configs.h100-balanced[0].devices"),
+    (lambda d: _item(d).update(devices=[-1]), "mig-configs.h100-balanced[0].devices"),
+    (lambda d: _item(d).update(devices=["0"]), "mig-configs.h100-balanced[0].devices"),
+    (lambda d: _item(d).pop("mig-enabled"), "mig-configs.h100-balanced[0].mig-enabled"),
+    (lambda d: _item(d).update({"mig-enabled": "yes"}), "mig-configs.h100-balanced[0].mig-enabled"),
+    (lambda d: _item(d).pop("mig-devices"), "mig-configs.h100-balanced[0].mig-devices"),
+    (lambda d: _item(d).update({"mig-devices": {}}), "mig-configs.h100-balanced[0].mig-devices"),
+    (lambda d: _item(d).update({"mig-devices": {"3g.40gb": 0, "1g.10gb": 0}}), "mig-configs.h100-balanced[0].mig-devices"),
+    (lambda d: _item(d).update({"mig-devices": {"3g.40gb": -1}}), "mig-configs.h100-balanced[0].mig-devices.3g.40gb"),
+    (lambda d: _item(d).update({"mig-enabled": False}), "mig-configs.h100-balanced[0].mig-devices"),
+    (lambda d: _item(d).update({"device-filter": "0x2330"}), "mig-configs.h100-balanced[0].device-filter"),
+    (lambda d: _item(d).update({"device-filter": ["0x233010DE", "H100"]}), "mig-configs.h100-balanced[0].device-filter"),
+    (lambda d: _item(d).update({"mig-device": {"1g.10gb": 1}}), "mig-configs.h100-balanced[0].mig-device"),
+])
+def test_mig_rule_violations_are_reported(mutate, where):
+    problems = check_mig_parted_config(mp(mutate))
+    assert any(p.startswith(where) for p in problems), problems
+
+
+@pytest.mark.parametrize("mutate", [
+    lambda d: _item(d).update(devices=[0, 1, 7]),
+    lambda d: _item(d).update({"device-filter": "0x233010DE"}),
+    lambda d: _item(d).update({"device-filter": ["0x233010DE", "0x232210DE"]}),
+    lambda d: _item(d).update({"mig-devices": {"3g.40gb": 2, "1g.10gb": 0}}),
+    lambda d: d["mig-configs"]["h100-balanced"].append({"devices": [3], "mig-enabled": False}),
+])
+def test_mig_edge_cases_within_the_rules_are_valid(mutate):
+    assert check_mig_parted_config(mp(mutate)) == []
+
+
+def test_upstream_default_mig_configs_follow_the_rules_except_empty_all_enabled():
+    """NVIDIA's own default file: every entry passes but `all-enabled`, which lists no MIG devices."""
+    text = load((UPSTREAM / "default-mig-parted-config-v26.7.0.yaml").read_text())["data"]["config.yaml"]
+    problems = check_mig_parted_config(text)
+    assert problems and all(p.startswith("mig-configs.all-enabled[0].mig-devices") for p in problems), problems
