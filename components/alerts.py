@@ -1,0 +1,219 @@
+"""GPU alert rules as plain data: a PrometheusRule's `spec.groups`, or a rules file for promtool.
+
+Every DCGM-based alert carries a `node` label taken from the exporter's `Hostname` label (`hostname`
+in exporter builds after May 2026), so summaries and routing work with either spelling. Thresholds and
+`for:` durations come from the stack file's `monitoring.alerts`; nothing here is tuned twice.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+import yaml
+
+from . import names
+
+ALERT_GROUP = "gpu-platform.gpu-alerts"
+COST_GROUP = "gpu-platform.gpu-cost"
+HOURLY_COST = "gpu_platform:gpu_hourly_cost_usd"  # recorded per modelName from the price catalog
+COST_LABEL = "hourly_cost_usd"  # the same price as a label, carried into GpuIdle
+COST_UNKNOWN = "unknown"
+EXPORTER_JOB = ".*dcgm-exporter.*"
+OOM_WINDOW = "10m"  # how long GpuCudaOom stays active after the restart
+
+# kube-state-metrics series the rules read (besides `up` and the DCGM fields).
+KSM_METRICS = frozenset({
+    "kube_node_spec_taint", "kube_node_labels", "kube_node_status_allocatable",
+    "kube_pod_container_status_last_terminated_reason", "kube_pod_container_status_restarts_total",
+    "kube_pod_container_resource_requests",
+})
+RECORDED_METRICS = frozenset({HOURLY_COST})
+
+
+def ksm_name(key: str) -> str:
+    """kube-state-metrics' spelling of a resource or label key: `nvidia.com/gpu` -> `nvidia_com_gpu`."""
+    return re.sub(r"[^a-zA-Z0-9_]", "_", key)
+
+
+# Resource values of every way to ask for a GPU: whole (or time-sliced) GPUs and MIG slices.
+GPU_RESOURCES_RE = f"{ksm_name(names.GPU_RESOURCE)}.*|{ksm_name(names.MIG_RESOURCE_PREFIX)}.+"
+GPU_PRESENT_KSM_LABEL = f"label_{ksm_name(names.GPU_PRESENT_LABEL)}"
+
+
+def _num(value: float) -> str:
+    return f"{value:g}"
+
+
+def _with_node(expr: str) -> str:
+    """Add a `node` label from either spelling of the exporter's host label."""
+    inner = f'label_replace({expr}, "node", "$1", "Hostname", "(.+)")'
+    return f'label_replace({inner}, "node", "$1", "hostname", "(.+)")'
+
+
+def gpu_nodes() -> str:
+    """Nodes meant to have GPUs: tainted for GPUs (always visible to kube-state-metrics) or labelled
+    `nvidia.com/gpu.present=true` (visible only with KSM's node-label allowlist)."""
+    return (f'max by (node) (kube_node_spec_taint{{key="{names.GPU_TAINT_KEY}"}})'
+            f' or max by (node) (kube_node_labels{{{GPU_PRESENT_KSM_LABEL}="true"}})')
+
+
+_GPU = "GPU {{ $labels.gpu }} ({{ $labels.modelName }}, {{ $labels.UUID }}) on node {{ $labels.node }}"
+_WORKLOAD = "{{ with $labels.pod }}, used by pod {{ $labels.namespace }}/{{ . }}{{ end }}"
+
+
+def _alert(name: str, expr: str, minutes: int, severity: str, summary: str, description: str,
+           extra_labels: Mapping[str, str] | None = None) -> dict:
+    return {
+        "alert": name,
+        "expr": expr,
+        "for": f"{minutes}m",
+        "labels": {"severity": severity, **(extra_labels or {})},
+        "annotations": {"summary": summary, "description": description},
+    }
+
+
+def memory_near_limit(t: Any) -> dict:
+    used = "100 * DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE)"
+    return _alert(
+        "GpuMemoryNearLimit", f"{_with_node(used)} > {_num(t.memory_used_percent)}", t.memory_for_minutes,
+        "warning",
+        f"{_GPU} has {{{{ $value | humanize }}}}% of its memory in use"
+        f" (limit {_num(t.memory_used_percent)}%){_WORKLOAD}.",
+        "The next allocation on this GPU is likely to fail with CUDA out of memory. Check the workload's "
+        "batch size, sequence length and KV-cache settings; move it to a larger-memory GPU or a larger MIG "
+        "profile; on a time-sliced GPU, check that the pods sharing it fit together (time-slicing does "
+        "not partition memory). Threshold: monitoring.alerts.memoryUsedPercent / memoryForMinutes.",
+    )
+
+
+def temperature_high(t: Any) -> dict:
+    return _alert(
+        "GpuTemperatureHigh", f"{_with_node('DCGM_FI_DEV_GPU_TEMP')} > {_num(t.temperature_celsius)}",
+        t.temperature_for_minutes, "warning",
+        f"{_GPU} is at {{{{ $value | humanize }}}} C, above {_num(t.temperature_celsius)} C"
+        f" for {t.temperature_for_minutes}m{_WORKLOAD}.",
+        "A hot GPU throttles its clocks and loses 20-40% of its speed. Compare DCGM_FI_DEV_SM_CLOCK with "
+        "the GPU's maximum; if other GPUs on the node are hot too, the instance's cooling is at fault: "
+        "cordon and drain the node and let the node group replace it. If only this GPU is hot under "
+        "normal load, drain the node and report the instance to AWS. "
+        "Threshold: monitoring.alerts.temperatureCelsius / temperatureForMinutes.",
+    )
+
+
+def idle(t: Any) -> list[dict]:
+    """GPUs below the utilisation threshold, with the price of their model as a label (or `unknown`)."""
+    low = f"DCGM_FI_DEV_GPU_UTIL < {_num(t.idle_utilization_percent)}"
+    priced = f"({low}) + on (modelName) group_left ({COST_LABEL}) (0 * {HOURLY_COST})"
+    unpriced = f'label_replace(({low}) unless on (modelName) {HOURLY_COST}, "{COST_LABEL}", "{COST_UNKNOWN}", "", "")'
+    cost = (f'{{{{ if eq $labels.{COST_LABEL} "{COST_UNKNOWN}" }}}}cost unknown (no price for this model)'
+            f"{{{{ else }}}}estimated ${{{{ $labels.{COST_LABEL} }}}}/h{{{{ end }}}}")
+    return [_alert(
+        "GpuIdle", _with_node(f"({priced}) or ({unpriced})"), t.idle_minutes, "info",
+        f"{_GPU} has been below {_num(t.idle_utilization_percent)}% utilisation for {t.idle_minutes}m"
+        f" (now {{{{ $value | humanize }}}}%){_WORKLOAD}: {cost}.",
+        "The GPU is paid for but barely used. If a pod holds it, ask its team to release it (scale the "
+        "deployment down, end the notebook) or move the workload to a time-sliced or MIG pool. If no pod "
+        "holds it, check why the cluster autoscaler keeps the node (scale-down disabled, pods without "
+        "a PodDisruptionBudget margin, minSize of the pool). "
+        "Threshold: monitoring.alerts.idleUtilizationPercent / idleMinutes.",
+    )]
+
+
+def xid_error(_t: Any) -> dict:
+    return _alert(
+        "GpuXidError", f"{_with_node('DCGM_FI_DEV_XID_ERRORS')} != 0", 0, "critical",
+        f"{_GPU} reported XID {{{{ $value | printf \"%.0f\" }}}}{_WORKLOAD}.",
+        "The driver reported an XID error (the value is the last XID code seen). Common codes: 13 graphics "
+        "engine exception and 31 memory page fault (usually the application: check its logs for illegal "
+        "memory access, restart it; if they repeat across workloads, treat as hardware); 48 double-bit ECC "
+        "error and 79 GPU has fallen off the bus (hardware: cordon and drain the node now, then terminate "
+        "the instance so the node group replaces it). Run `kubectl debug node/<node>` and read `dmesg | "
+        "grep -i xid` for the full history. The value stays set until the exporter restarts.",
+    )
+
+
+def cuda_oom(_t: Any) -> dict:
+    target = "namespace, pod, container"
+    oom = (f'kube_pod_container_status_last_terminated_reason{{reason="OOMKilled"}} == 1'
+           f" and on ({target}) increase(kube_pod_container_status_restarts_total[{OOM_WINDOW}]) > 0")
+    gpu_request = (f"max by ({target}, node) "
+                   f'(kube_pod_container_resource_requests{{resource=~"{GPU_RESOURCES_RE}"}} > 0)')
+    return _alert(
+        "GpuCudaOom", f"({oom}) * on ({target}) group_left (node) {gpu_request}", 0, "high",
+        "GPU pod {{ $labels.namespace }}/{{ $labels.pod }} (container {{ $labels.container }}) on node "
+        "{{ $labels.node }} was OOMKilled and restarted.",
+        "A container holding a GPU ran out of memory and was restarted: its GPU work since the last "
+        "checkpoint is lost. OOMKilled is the container memory limit (host RAM), often hit while loading "
+        "model weights or pinned buffers; raise the container's memory limit or load weights "
+        "incrementally. A CUDA out-of-memory error in the logs means GPU memory instead: see "
+        "GpuMemoryNearLimit and reduce batch size or use a larger GPU or MIG profile.",
+    )
+
+
+def not_detected(t: Any) -> list[dict]:
+    advertised = f'sum by (node) (kube_node_status_allocatable{{resource=~"{GPU_RESOURCES_RE}"}}) > 0'
+    reporting = f"count by (node) ({_with_node('DCGM_FI_DEV_GPU_TEMP')})"
+    what_to_do = (
+        "Check the GPU Operator's pods on the node (driver, device plugin, dcgm-exporter) and `kubectl "
+        "describe node`; a node that lost its GPU (XID 79, fell off the bus) does not recover: cordon, "
+        "drain and terminate it so the node group replaces it. "
+        "Delay: monitoring.alerts.notDetectedMinutes.")
+    return [
+        _alert(
+            "GpuNotDetected", f"({gpu_nodes()}) unless on (node) ({advertised})", t.not_detected_minutes,
+            "critical",
+            "GPU node {{ $labels.node }} advertises no allocatable GPU.",
+            "Pods asking for GPUs cannot schedule on this node, yet it is billed as a GPU instance. "
+            + what_to_do, {"cause": "no-allocatable-gpu"}),
+        _alert(
+            "GpuNotDetected", f"({gpu_nodes()}) and on (node) ({advertised}) unless on (node) {reporting}",
+            t.not_detected_minutes, "critical",
+            "GPU node {{ $labels.node }} advertises GPUs but dcgm-exporter reports none.",
+            "The GPUs on this node are unmonitored: the exporter is down or DCGM cannot see the devices. "
+            + what_to_do, {"cause": "no-exporter-series"}),
+    ]
+
+
+def exporter_down(t: Any) -> dict:
+    up = f'up{{job=~"{EXPORTER_JOB}"}}'
+    return _alert(
+        "DcgmExporterDown", f"{up} == 0 or (absent({up}) and on () count({gpu_nodes()}) > 0)",
+        t.exporter_down_minutes, "warning",
+        "dcgm-exporter target {{ with $labels.instance }}{{ . }}{{ else }}(none found){{ end }}"
+        "{{ with $labels.node }} on node {{ . }}{{ end }} is down.",
+        "GPU metrics are missing, so the other GPU alerts cannot fire. Check the nvidia-dcgm-exporter "
+        "pods in the GPU Operator's namespace (`kubectl get pods -l app=nvidia-dcgm-exporter`) and their "
+        "logs; a crash right after start usually means the metrics CSV asks for a field a GPU lacks. "
+        "With no target at all, check that the ServiceMonitor exists and carries the labels the "
+        "Prometheus selects. Delay: monitoring.alerts.exporterDownMinutes.",
+    )
+
+
+def cost_rules(gpu_hourly_cost: Mapping[str, float]) -> list[dict]:
+    """One constant series per priced GPU model, keyed like the exporter's `modelName` label."""
+    return [
+        {"record": HOURLY_COST, "expr": f"vector({usd!r})",
+         "labels": {"modelName": model, COST_LABEL: f"{usd:.2f}"}}
+        for model, usd in sorted(gpu_hourly_cost.items())
+    ]
+
+
+def alert_rules(thresholds: Any) -> list[dict]:
+    return [
+        memory_near_limit(thresholds), temperature_high(thresholds), *idle(thresholds),
+        xid_error(thresholds), cuda_oom(thresholds), *not_detected(thresholds), exporter_down(thresholds),
+    ]
+
+
+def rule_groups(thresholds: Any, gpu_hourly_cost: Mapping[str, float]) -> list[dict]:
+    """Prometheus rule groups: usable as a PrometheusRule's `spec.groups` and as a rules file."""
+    groups = []
+    if gpu_hourly_cost:
+        groups.append({"name": COST_GROUP, "rules": cost_rules(gpu_hourly_cost)})
+    groups.append({"name": ALERT_GROUP, "rules": alert_rules(thresholds)})
+    return groups
+
+
+def rules_file(thresholds: Any, gpu_hourly_cost: Mapping[str, float]) -> str:
+    """The rule groups as a YAML rules file (`groups:` document)."""
+    return yaml.safe_dump({"groups": rule_groups(thresholds, gpu_hourly_cost)}, sort_keys=False, width=120)
