@@ -1,0 +1,191 @@
+"""The `gpu-platform` command.
+
+  gpu-platform plan (--stack NAME | --config FILE) [--json FILE] [--out DIR]
+                    [--policy-config FILE] [--format text|markdown]
+
+Exit codes: 0 plan is clean, 1 mandatory policy violations, 2 invalid input (stack file, options),
+3 the program itself failed (a bug, or an invoke the offline planner cannot answer).
+Input problems print one line each, never a traceback; `--debug` shows the traceback of a failure.
+More subcommands plug in through COMMAND_MODULES: each module has `add_command(subparsers)` that
+sets `run=<function(args) -> int>` as the parser's default.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from . import stackfile
+from .errors import PlannerError
+
+EXIT_OK, EXIT_VIOLATIONS, EXIT_INVALID, EXIT_FAILED = 0, 1, 2, 3
+PLATFORM_KEY = "platform"
+PLANNER_DIR = Path(__file__).resolve().parent
+
+# Modules adding subcommands (e.g. "planner.diff"); each defines add_command(subparsers).
+COMMAND_MODULES: list[str] = []
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "run"):
+        parser.print_help(sys.stderr)
+        return EXIT_INVALID
+    try:
+        return args.run(args)
+    except PlannerError as exc:
+        _problems(exc.problems)
+        return EXIT_INVALID
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gpu-platform", description="Plan and check the GPU platform offline, without cloud credentials.")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+    _add_plan(commands)
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).add_command(commands)
+    return parser
+
+
+def _add_plan(commands: Any) -> None:
+    p = commands.add_parser(
+        "plan", help="show what a stack would create, its policy verdict and extra tables",
+        description="Run the program against Pulumi's mock engine and print the plan.")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--stack", metavar="NAME", help="plan stacks/Pulumi.NAME.yaml")
+    which.add_argument("--config", metavar="FILE", type=Path, help="plan any stack file")
+    p.add_argument("--json", metavar="FILE", type=Path, help="write the plan as JSON")
+    p.add_argument("--out", metavar="DIR", type=Path, help="write Kubernetes manifests and Helm values here")
+    p.add_argument("--policy-config", metavar="FILE", type=Path,
+                   help="policy pack config (the file given to --policy-pack-config)")
+    p.add_argument("--format", choices=("text", "markdown"), default="text", help="how to print the plan")
+    p.add_argument("--project-dir", metavar="DIR", type=Path,
+                   help="the Pulumi project (default: the one holding Pulumi.yaml here or above)")
+    p.add_argument("--debug", action="store_true", help="print the traceback when the program fails")
+    p.set_defaults(run=run_plan)
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    from . import outputs, plan as plan_doc, render, sections, verdict
+
+    project = stackfile.load_project(args.project_dir.resolve() if args.project_dir else _default_project_dir())
+    stack = stackfile.load_stack(project, stack=args.stack, path=args.config)
+    _check_policy_config(args.policy_config)
+    platform, spec = _prevalidate(project, stack)
+
+    recording = _run(project, stack, args.debug)
+    if recording is None:
+        return EXIT_FAILED
+    plan = plan_doc.build_plan(recording)
+    active = sections.sections()
+    ctx = sections.PlanContext(plan=plan, recording=recording, stack=stack, platform=platform, spec=spec)
+    plan.update(sections.build_all(ctx))
+    plan["policy"]["violations"] = verdict.evaluate(plan, args.policy_config)
+
+    if args.json:
+        plan_doc.write(plan, args.json)
+    if args.out:
+        outputs.write(args.out, ctx, active)
+    shown = render.markdown(plan, active) if args.format == "markdown" else render.text(plan, active)
+    sys.stdout.write(shown)
+    for message in dict.fromkeys(recording.warnings):
+        print(message, file=sys.stderr)
+    mandatory = any(v.get("level") == "mandatory" for v in plan["policy"]["violations"])
+    return EXIT_VIOLATIONS if mandatory else EXIT_OK
+
+
+def _default_project_dir() -> Path:
+    return stackfile.find_project_dir(Path.cwd(), PLANNER_DIR.parent)
+
+
+def _check_policy_config(path: Optional[Path]) -> None:
+    if path is None:
+        return
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise PlannerError(f"--policy-config {path}: no such file") from None
+    except OSError as exc:
+        raise PlannerError(f"--policy-config {path}: cannot read: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise PlannerError(f"--policy-config {path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise PlannerError(f"--policy-config {path}: must be a JSON object like {{\"all\": \"mandatory\"}}")
+
+
+def _prevalidate(project: Any, stack: Any) -> tuple[Any, Any]:
+    """Parse the platform object, and validate it with the project's own spec module when it has one
+    (`components/spec.py`), so an invalid file stops here with every problem listed."""
+    key = f"{project.name}:{PLATFORM_KEY}"
+    try:
+        platform = stack.object(key)
+    except json.JSONDecodeError as exc:
+        raise PlannerError(f"{stackfile.show_path(stack.path)}: `{key}` is not valid JSON: {exc.msg}") from None
+    if not (project.dir / "components" / "spec.py").is_file():
+        return platform, None
+    sys.path.insert(0, str(project.dir))
+    try:
+        spec_module = importlib.import_module("components.spec")
+    finally:
+        sys.path.remove(str(project.dir))
+    try:
+        return platform, spec_module.parse_platform(platform)
+    except ValueError as exc:
+        _raise_spec_error(exc, stack.path)
+        raise
+
+
+def _run(project: Any, stack: Any, debug: bool) -> Any:
+    """Run the program; None (after printing why) when it failed for a reason other than bad input."""
+    from .engine import run_program
+    from .mocks import UnansweredInvoke
+
+    try:
+        return run_program(project.dir, stack=stack.stack, config=stack.config, project=project.name)
+    except PlannerError:
+        raise
+    except Exception as exc:  # noqa: BLE001 the program's own errors are reported, not raised
+        _raise_spec_error(exc, stack.path)
+        if isinstance(exc, UnansweredInvoke):
+            print(f"error: {exc}", file=sys.stderr)
+        else:
+            where = _program_frame(exc, project.dir)
+            print(f"error: the program failed{where}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        if debug:
+            traceback.print_exception(exc, file=sys.stderr)
+        else:
+            print("(run with --debug for the traceback)", file=sys.stderr)
+        return None
+
+
+def _raise_spec_error(exc: BaseException, stack_path: Path) -> None:
+    """A SpecError (a ValueError carrying `problems`) anywhere in the cause chain is invalid input."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        problems = getattr(seen, "problems", None)
+        if isinstance(seen, ValueError) and isinstance(problems, list) and problems:
+            raise PlannerError([f"{stackfile.show_path(stack_path)}: {p}" for p in problems]) from None
+        seen = seen.__cause__ or seen.__context__
+
+
+def _program_frame(exc: BaseException, program_dir: Path) -> str:
+    """` at components/x.py:12`: the innermost traceback frame in the program's own files."""
+    found = ""
+    for frame in traceback.extract_tb(exc.__traceback__):
+        path = Path(frame.filename)
+        mine = path.is_relative_to(PLANNER_DIR) or {".venv", "site-packages"} & set(path.parts)
+        if path.is_relative_to(program_dir) and not mine:
+            found = f" at {path.relative_to(program_dir)}:{frame.lineno}"
+    return found
+
+
+def _problems(problems: list[str]) -> None:
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+
