@@ -275,6 +275,13 @@ NODE_IMAGES: Mapping[str, NodeImage] = MappingProxyType({
 KUBERNETES_VERSIONS = ("1.32", "1.33", "1.34", "1.35", "1.36")
 CORE_ADDONS = ("vpc-cni", "coredns", "kube-proxy", "eks-pod-identity-agent")
 EFS_CSI_ADDON = "aws-efs-csi-driver"
+# The add-on's controller creates access points under this service account; the node service account
+# needs no AWS permissions (AWS EKS user guide, "Use Amazon EFS storage"; aws-efs-csi-driver docs).
+EFS_CSI_CONTROLLER_SERVICE_ACCOUNT = "efs-csi-controller-sa"
+EFS_CSI_PROVISIONER = "efs.csi.aws.com"
+EFS_CSI_MANAGED_POLICY = "service-role/AmazonEFSCSIDriverPolicy"
+EFS_NFS_PORT = 2049
+EKS_POD_IDENTITY_PRINCIPAL = "pods.eks.amazonaws.com"
 EKS_NODE_GROUP_NAME_MAX = 63
 
 # Other Helm charts the platform installs (repository, chart).

@@ -128,3 +128,43 @@ MIG_ALL_DISABLED = "all-disabled"
 def accelerator_value(gpu_key: str) -> str:
     """Value of `k8s.amazonaws.com/accelerator`, e.g. `nvidia-a10g`."""
     return f"nvidia-{gpu_key.lower()}"
+
+
+# --- Teams, priority tiers and the model cache ---
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # the API server sets it on every namespace
+TEAM_QUOTA = "team-quota"  # object names inside a team namespace: fixed, so tools and docs can rely on them
+TEAM_LIMITS = "team-limits"
+TEAM_INGRESS_POLICY = "team-ingress"
+TEAM_ROLES = ("developers", "admins")
+MODEL_CACHE_PVC = "model-cache"
+MODEL_CACHE_STORAGE_CLASS = "model-cache-efs"
+
+
+def pod_security_label(mode: str) -> str:
+    """`enforce` -> `pod-security.kubernetes.io/enforce`; `enforce-version` likewise."""
+    return f"{POD_SECURITY_LABEL_PREFIX}{mode}"
+
+
+def team_group(team: str, role: str) -> str:
+    """The Kubernetes group a team role is bound to and EKS access entries map IAM roles to."""
+    return f"{team}:{role}"
+
+
+def team_role(role: str) -> str:
+    """Name of the Role (and its RoleBinding) for `developers` or `admins` inside a team namespace."""
+    return f"team-{role}"
+
+
+def priority_class(tier: str) -> str:
+    return f"{MANAGED_BY}-{tier}"
+
+
+def access_entry_resource(principal_arn: str) -> str:
+    """Stable logical name of the one EKS access entry per IAM principal: role name plus a short hash."""
+    digest = hashlib.sha256(principal_arn.encode()).hexdigest()[:8]
+    return f"access-{principal_arn.rsplit('/', 1)[-1].lower()}-{digest}"
+
+
+def model_cache_name(cluster: str) -> str:
+    """The cache's file system creation token, security group and IAM role purpose share this name."""
+    return _bounded(f"{cluster}-model-cache", 64)

@@ -238,6 +238,12 @@ class QuotaSpec(_Model):
     storage: str = Field("2Ti", pattern=QUANTITY)
 
 
+class ContainerDefaultsSpec(_Model):
+    """Requests given to containers that set none, so every pod counts against the team's quota."""
+    cpu: str = Field("250m", pattern=QUANTITY)
+    memory: str = Field("512Mi", pattern=QUANTITY)
+
+
 class TeamAccessSpec(_Model):
     developer_role_arns: list[str] = Field(default_factory=list)
     admin_role_arns: list[str] = Field(default_factory=list)
@@ -249,6 +255,7 @@ class TeamSpec(_Model):
     max_gpus_per_pod: Optional[int] = Field(None, ge=1)  # default: the largest GPU node's count
     priority_tier: Literal[PRIORITY_TIERS] = "standard"  # type: ignore[valid-type]
     access: TeamAccessSpec = Field(default_factory=TeamAccessSpec)
+    container_defaults: ContainerDefaultsSpec = Field(default_factory=ContainerDefaultsSpec)
 
 
 # --- money ---
@@ -366,6 +373,8 @@ Problem = tuple[str, str]
 def _rules(spec: PlatformSpec, today: date) -> Iterator[Problem]:
     yield from _cluster_rules(spec)
     yield from _duplicate_rules(spec)
+    yield from _model_cache_rules(spec)
+    yield from _access_rules(spec)
     yield from _pricing_rules(spec)
     for i, pool in enumerate(spec.node_pools):
         yield from _pool_rules(spec, i, pool)
@@ -595,6 +604,43 @@ def _team_rules(spec: PlatformSpec) -> Iterator[Problem]:
                 if not re.match(ROLE_ARN, arn):
                     yield f"{at}.access.{role_field}[{j}]", "must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)"
     yield from _overcommit_rules(spec, capacity)
+
+
+def _model_cache_rules(spec: PlatformSpec) -> Iterator[Problem]:
+    cache = spec.model_cache
+    if not cache.enabled:
+        return
+    if cache.addon_version is None:
+        yield ("modelCache.addonVersion", f"pin the {catalog.EFS_CSI_ADDON} add-on version when the cache is enabled "
+               "(e.g. v2.1.13-eksbuild.1)")
+    size = quantity_value(cache.pvc_size)
+    for i, team in enumerate(spec.teams):  # each team's cache claim is counted by its own quota
+        if team.quota.persistent_volume_claims < 1:
+            yield f"teams[{i}].quota.persistentVolumeClaims", "must be >= 1: the team's model-cache claim counts against it"
+        if quantity_value(team.quota.storage) < size:
+            yield (f"teams[{i}].quota.storage", f"must be >= modelCache.pvcSize ({cache.pvc_size}): the team's "
+                   "model-cache claim counts against it")
+
+
+def _access_rules(spec: PlatformSpec) -> Iterator[Problem]:
+    admins = set(spec.cluster.admin_role_arns)
+    for i, team in enumerate(spec.teams):
+        for role_field, arns in (("developerRoleArns", team.access.developer_role_arns),
+                                 ("adminRoleArns", team.access.admin_role_arns)):
+            for j, arn in enumerate(arns):
+                if arn in admins:
+                    yield (f"teams[{i}].access.{role_field}[{j}]", "is a cluster admin (cluster.adminRoleArns); an IAM "
+                           "role has one access entry per cluster, so list it in one place")
+
+
+_QUANTITY_SUFFIXES = {"": 1, "m": 0.001, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+                      "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+
+
+def quantity_value(quantity: str) -> float:
+    """A Kubernetes quantity (already matched by QUANTITY) as a number: `1Ti` -> 1099511627776."""
+    number, suffix = re.fullmatch(r"(\d+(?:\.\d+)?)([a-zA-Z]*)", quantity).groups()
+    return float(number) * _QUANTITY_SUFFIXES[suffix]
 
 
 def _overcommit_rules(spec: PlatformSpec, capacity: Mapping[str, int]) -> Iterator[Problem]:

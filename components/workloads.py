@@ -1,0 +1,121 @@
+"""Workload defaults for teams: the pod spec a GPU workload needs on this platform, as plain data.
+
+It encodes the lessons users otherwise learn the hard way: tolerate the GPU taint, select the pool or
+GPU product, give `/dev/shm` real memory (the container default of 64 MiB breaks PyTorch data loaders
+and NCCL), mount the team's model cache and point `HF_HOME` at it, ask for GPUs with requests equal to
+limits, and run at the team's priority tier (Kubernetes has no per-namespace default priority).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+from . import catalog, names
+from .capacity import node_resources, platform_capacity
+from .model_cache import BASE_PATH
+from .team_objects import max_gpus_per_pod
+
+if TYPE_CHECKING:
+    from .spec import NodePoolSpec, PlatformSpec, TeamSpec
+
+SHM_VOLUME = "dshm"
+CACHE_VOLUME = "model-cache"
+HF_HOME = f"{BASE_PATH}/huggingface"
+
+
+def _team(spec: "PlatformSpec", name: str) -> "TeamSpec":
+    for team in spec.teams:
+        if team.name == name:
+            return team
+    raise ValueError(f"unknown team {name!r}; teams: {', '.join(t.name for t in spec.teams) or 'none'}")
+
+
+def _pool(spec: "PlatformSpec", name: str) -> "NodePoolSpec":
+    for pool in spec.node_pools:
+        if pool.name == name:
+            return pool
+    raise ValueError(f"unknown pool {name!r}; pools: {', '.join(p.name for p in spec.node_pools)}")
+
+
+def _gpu_resource(spec: "PlatformSpec", mig_profile: Optional[str]) -> str:
+    if mig_profile is None:
+        return names.GPU_RESOURCE
+    resource = names.mig_resource(mig_profile)
+    offered = [r for r in platform_capacity(spec).total if r.startswith(names.MIG_RESOURCE_PREFIX)]
+    if resource not in offered:
+        raise ValueError(f"no pool offers {resource}; offered: {', '.join(offered) or 'none'}")
+    return resource
+
+
+def _placement(spec: "PlatformSpec", resource: str, gpus: int, pool: Optional[str],
+               gpu_product: Optional[str]) -> tuple[dict[str, str], list[dict]]:
+    """Node selector and tolerations. Choosing a pool also tolerates that pool's own taints; choosing
+    a product tolerates only the GPU taint, so pools reserved by an extra taint stay reserved."""
+    tolerations = [{"key": names.GPU_TAINT_KEY, "operator": "Equal", "value": names.GPU_TAINT_VALUE,
+                    "effect": "NoSchedule"}]
+    if pool is not None and gpu_product is not None:
+        raise ValueError("select a pool or a GPU product, not both")
+    if pool is not None:
+        p = _pool(spec, pool)
+        per_node = node_resources(p, spec.mig_strategy).get(resource, 0)
+        if gpus > per_node:
+            raise ValueError(f"pool {pool} nodes offer {per_node} {resource}; asked for {gpus}")
+        tolerations += [{"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect} for t in p.taints]
+        return {names.POOL_LABEL: pool}, tolerations
+    if gpu_product is not None:
+        offered = sorted({p.gpu.key for p in spec.node_pools})
+        if gpu_product not in offered:
+            raise ValueError(f"no pool has {gpu_product} GPUs; pools offer: {', '.join(offered)}")
+        return {names.GPU_PRODUCT_LABEL: catalog.GPU_MODELS[gpu_product].product_label}, tolerations
+    return {}, tolerations
+
+
+def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, pool: Optional[str] = None,
+                 gpu_product: Optional[str] = None, mig_profile: Optional[str] = None, shm_size: str = "8Gi",
+                 cpu: Optional[str] = None, memory: Optional[str] = None, container: str = "main",
+                 command: Optional[list[str]] = None) -> dict:
+    """A PodSpec for one GPU container of `team`, ready to put in a Deployment, Job or Pod template.
+
+    `gpus` counts `nvidia.com/gpu` (or slices of `mig_profile` under the mixed MIG strategy);
+    `gpu_product` is a catalog GPU key such as `L4`. Raises ValueError for anything the cluster
+    cannot schedule (unknown team, pool or product, more GPUs than a node or the team's pod limit).
+    """
+    t = _team(spec, team)
+    if gpus < 1:
+        raise ValueError("gpus must be >= 1")
+    resource = _gpu_resource(spec, mig_profile)
+    if resource == names.GPU_RESOURCE and gpus > max_gpus_per_pod(spec, t):
+        raise ValueError(f"team {team} pods may use at most {max_gpus_per_pod(spec, t)} {resource}; asked for {gpus}")
+    selector, tolerations = _placement(spec, resource, gpus, pool, gpu_product)
+    requests: dict[str, str] = {resource: str(gpus)}
+    limits: dict[str, str] = {resource: str(gpus)}  # extended resources: requests must equal limits
+    if cpu is not None:
+        requests["cpu"] = cpu
+    if memory is not None:  # memory limit = request: no OOM kill for using what was asked
+        requests["memory"] = limits["memory"] = memory
+    mounts = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}]
+    volumes: list[dict] = [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": shm_size}}]
+    env: list[dict] = []
+    if spec.model_cache.enabled:
+        mounts.append({"name": CACHE_VOLUME, "mountPath": BASE_PATH})
+        volumes.append({"name": CACHE_VOLUME, "persistentVolumeClaim": {"claimName": names.MODEL_CACHE_PVC}})
+        env.append({"name": "HF_HOME", "value": HF_HOME})
+    main: dict = {"name": container, "image": image}
+    if command:
+        main["command"] = list(command)
+    main.update({"resources": {"requests": requests, "limits": limits}, "volumeMounts": mounts,
+                 "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}})
+    if env:
+        main["env"] = env
+    pod: dict = {"priorityClassName": names.priority_class(t.priority_tier), "tolerations": tolerations}
+    if selector:
+        pod["nodeSelector"] = selector
+    pod.update({"securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+                "containers": [main], "volumes": volumes})
+    return pod
+
+
+def gpu_pod(spec: "PlatformSpec", team: str, name: str, image: str, **options) -> dict:
+    """A complete Pod manifest in the team's namespace around `gpu_pod_spec` (for docs and checks)."""
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": names.team_namespace(team), "labels": {names.TEAM_LABEL: team}},
+            "spec": gpu_pod_spec(spec, team, image, **options)}
