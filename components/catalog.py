@@ -286,6 +286,32 @@ EKS_NODE_GROUP_NAME_MAX = 63
 
 # Other Helm charts the platform installs (repository, chart).
 CLUSTER_AUTOSCALER_CHART = ("https://kubernetes.github.io/autoscaler", "cluster-autoscaler")
+
+# --- Cluster, node and autoscaler facts (AWS EKS user guide; kubernetes/autoscaler releases) ---
+# The autoscaler's minor must match the cluster's. Latest patch per minor as promoted to registry.k8s.io
+# (kubernetes/k8s.io PRs 8815 and 9760, 2026-07); verify before raising a stack's Kubernetes version.
+CLUSTER_AUTOSCALER_IMAGE = "registry.k8s.io/autoscaling/cluster-autoscaler"
+CLUSTER_AUTOSCALER_IMAGE_TAGS: Mapping[str, str] = MappingProxyType({
+    "1.32": "v1.32.5", "1.33": "v1.33.6", "1.34": "v1.34.5", "1.35": "v1.35.2", "1.36": "v1.36.1",
+})
+AWS_MANAGED_POLICY_PREFIX = "arn:aws:iam::aws:policy/"
+# Nodes need exactly these (AWS EKS user guide, "Amazon EKS node IAM role"; ECR pull-only is the
+# least-privilege replacement for ECR read-only). No SSM, no admin: add them per stack if ever needed.
+NODE_MANAGED_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryPullOnly")
+CLUSTER_MANAGED_POLICIES = ("AmazonEKSClusterPolicy",)
+EKS_CLUSTER_ADMIN_ACCESS_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+CLUSTER_LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
+SYSTEM_NODE_AMI_TYPE = "AL2023_x86_64_STANDARD"
+# Service CIDRs EKS picks from when none is given: 10.100.0.0/16, or 172.20.0.0/16 if the VPC overlaps it.
+SERVICE_CIDRS = ("10.100.0.0/16", "172.20.0.0/16")
+# The volume container images live on, per node OS (AMI block device mappings; Bottlerocket keeps its OS
+# on /dev/xvda and images on the data volume /dev/xvdb).
+IMAGE_VOLUME_DEVICE: Mapping[str, str] = MappingProxyType({
+    "al2023": "/dev/xvda", "al2": "/dev/xvda", "bottlerocket": "/dev/xvdb", "ubuntu": "/dev/sda1",
+})
+# Canonical's EKS images join a cluster through this script (documentation.ubuntu.com/aws, "Deploy
+# managed Ubuntu nodes on EKS"); kubelet runs from the kubelet-eks snap.
+UBUNTU_EKS_BOOTSTRAP = "/etc/eks/bootstrap.sh"
 KUBE_PROMETHEUS_STACK_CHART = ("https://prometheus-community.github.io/helm-charts", "kube-prometheus-stack")
 
 

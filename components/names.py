@@ -31,6 +31,15 @@ CA_ENABLED_TAG = "k8s.io/cluster-autoscaler/enabled"
 CA_TEMPLATE_PREFIX = "k8s.io/cluster-autoscaler/node-template/"
 
 
+CA_ENABLED_VALUE = "true"  # the values EKS itself puts on managed node groups' Auto Scaling groups
+CA_OWNED_VALUE = "owned"
+CA_RELEASE = "cluster-autoscaler"  # Helm release and service account of the Cluster Autoscaler
+CA_NAMESPACE = "kube-system"
+EPHEMERAL_STORAGE = "ephemeral-storage"
+ELB_SUBNET_TAG = "kubernetes.io/role/elb"  # public subnets for internet-facing load balancers
+INTERNAL_ELB_SUBNET_TAG = "kubernetes.io/role/internal-elb"
+
+
 def ca_cluster_tag(cluster: str) -> str:
     return f"k8s.io/cluster-autoscaler/{cluster}"
 
@@ -85,6 +94,10 @@ def system_node_group_name(cluster: str) -> str:
 
 def launch_template_name(cluster: str, pool: str) -> str:
     return _bounded(f"{cluster}-{pool}", 128)
+
+
+def placement_group_name(cluster: str, pool: str) -> str:
+    return _bounded(f"{cluster}-{pool}", 255)
 
 
 def role_name(cluster: str, purpose: str) -> str:

@@ -17,7 +17,19 @@ class GpuPlatform(pulumi.ComponentResource):
         self.aws_provider = self._aws_provider(spec, region)
         child = pulumi.ResourceOptions(parent=self, provider=self.aws_provider)
 
-        # [cluster, node pools, autoscaler]
+        from .autoscaler import ClusterAutoscaler
+        from .cluster import Cluster
+        from .node_pool import GpuNodePool
+
+        self.cluster = Cluster("cluster", spec, region, opts=child)
+        pool_cluster = self.cluster.for_pools()
+        self.node_pools = [GpuNodePool(pool.name, spec, pool, pool_cluster, opts=child) for pool in spec.node_pools]
+        if spec.cluster_autoscaler.enabled:
+            self.cluster_autoscaler = ClusterAutoscaler(
+                "cluster-autoscaler", spec, region, self.cluster.name, self.cluster.k8s_provider,
+                depends_on=self.cluster.system_ready, opts=child)
+        self._exports.update(clusterName=self.cluster.name, kubeconfig=self.cluster.kubeconfig,
+                             nodePools=[p.node_group.node_group_name for p in self.node_pools])
 
         # [gpu operator]
 

@@ -72,6 +72,8 @@ class CreateClusterSpec(_Model):
     public_access_cidrs: list[str] = Field(default_factory=lambda: ["0.0.0.0/0"])
     addons: dict[str, str]
     system_nodes: SystemNodesSpec
+    # Envelope-encrypt Kubernetes secrets with this KMS key (optional; cannot be removed once set).
+    secrets_kms_key_arn: Optional[str] = Field(None, pattern=r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[\w-]+$")
 
 
 class ExistingClusterSpec(_Model):
