@@ -1,0 +1,121 @@
+"""The GPU dashboard: valid JSON, queries that promtool parses and evaluates, only collected metrics."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+import yaml
+
+from components import alerts, dashboard
+from components.dcgm_metrics import collected_fields, metrics_in
+from components.spec import AlertThresholds
+
+T = AlertThresholds()
+# What Grafana substitutes before a query reaches Prometheus ("All" is the regex .*).
+ALL = {"$node": ".*", "$model": ".*"}
+
+
+@pytest.fixture
+def promtool() -> str:
+    path = shutil.which("promtool")
+    if path:
+        return path
+    if os.environ.get("CI"):
+        pytest.fail("promtool is required under CI: install the Debian package `prometheus`")
+    pytest.skip("promtool not installed (apt-get install prometheus); under CI=true this fails instead")
+
+
+def board() -> dict:
+    return json.loads(json.dumps(dashboard.dashboard(T)))  # what the sidecar reads: plain JSON
+
+
+def exprs(d: dict) -> list[str]:
+    return [target["expr"] for panel in d["panels"] for target in panel["targets"]]
+
+
+def substitute(expr: str, values: dict[str, str]) -> str:
+    for var, value in values.items():
+        expr = expr.replace(var, value)
+    return expr
+
+
+def test_every_query_reads_only_collected_dcgm_fields_or_recorded_series():
+    allowed = {f.name for f in collected_fields()} | alerts.RECORDED_METRICS
+    for expr in exprs(board()):
+        assert metrics_in(expr) <= allowed, expr
+
+
+def test_every_query_uses_only_defined_variables():
+    d = board()
+    defined = {v["name"] for v in d["templating"]["list"]}
+    assert defined == set(dashboard.VARIABLES)
+    for expr in exprs(d):
+        assert set(re.findall(r"\$(\w+)", expr)) <= defined, expr
+
+
+def test_promtool_parses_every_query(promtool, tmp_path):
+    rules = [{"record": f"dashboard:panel_{i}", "expr": substitute(e, ALL)} for i, e in enumerate(exprs(board()))]
+    path = tmp_path / "dashboard-queries.yaml"
+    path.write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}))
+    result = subprocess.run([promtool, "check", "rules", str(path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_panels_cover_utilisation_memory_temperature_power_and_xid():
+    read = set().union(*(metrics_in(e) for e in exprs(board())))
+    assert {"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_GPU_TEMP",
+            "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_XID_ERRORS"} <= read
+
+
+def test_xid_is_shown_as_an_instant_table():
+    [table] = [p for p in board()["panels"] if p["type"] == "table"]
+    assert "DCGM_FI_DEV_XID_ERRORS" in metrics_in(table["targets"][0]["expr"])
+    assert table["targets"][0]["instant"] is True and table["targets"][0]["format"] == "table"
+
+
+def test_threshold_lines_follow_the_alert_thresholds():
+    custom = AlertThresholds(memory_used_percent=75, temperature_celsius=70)
+    red = {p["title"]: p["fieldConfig"]["defaults"]["thresholds"]["steps"][-1]["value"]
+           for p in dashboard.panels(custom)}
+    assert red["GPU memory used"] == 75 and red["GPU temperature"] == 70
+
+
+def test_panel_ids_are_unique_and_panels_fit_the_grid():
+    panels = board()["panels"]
+    assert len({p["id"] for p in panels}) == len(panels)
+    for p in panels:
+        assert p["gridPos"]["x"] + p["gridPos"]["w"] <= 24, p["title"]
+
+
+def test_node_variable_extracts_both_host_label_spellings():
+    [node] = [v for v in board()["templating"]["list"] if v["name"] == "node"]
+    pattern = node["regex"].strip("/")
+    rows = ['{Hostname="ip-10-0-1-5.ec2.internal"} 1 1700000000', '{hostname="ip-10-0-2-7.ec2.internal"} 1 1700000000']
+    assert [re.search(pattern, r).group(1) for r in rows] == ["ip-10-0-1-5.ec2.internal", "ip-10-0-2-7.ec2.internal"]
+
+
+def test_namespace_panel_sums_held_gpus_per_namespace_for_either_host_spelling(promtool, tmp_path):
+    [panel] = [p for p in board()["panels"] if p["title"] == "Busy GPUs per team namespace"]
+    expr = substitute(panel["targets"][0]["expr"], {"$node": "node-a|node-b", "$model": ".*"})
+    util = "DCGM_FI_DEV_GPU_UTIL"
+    series = [
+        (f'{util}{{gpu="0",modelName="NVIDIA A10G",Hostname="node-a",namespace="research",pod="p0"}}', "80x5"),
+        (f'{util}{{gpu="1",modelName="NVIDIA A10G",hostname="node-b",namespace="research",pod="p1"}}', "40x5"),
+        (f'{util}{{gpu="0",modelName="NVIDIA L4",hostname="node-b",namespace="vision",pod="p2"}}', "50x5"),
+        (f'{util}{{gpu="2",modelName="NVIDIA A10G",Hostname="node-a"}}', "99x5"),  # held by no pod
+        (f'{util}{{gpu="0",modelName="NVIDIA A10G",Hostname="node-c",namespace="research",pod="p9"}}', "70x5"),
+    ]
+    spec = {"rule_files": [], "evaluation_interval": "1m", "tests": [{
+        "interval": "1m",
+        "input_series": [{"series": s, "values": v} for s, v in series],
+        "promql_expr_test": [{"expr": expr, "eval_time": "2m", "exp_samples": [
+            {"labels": '{namespace="research"}', "value": 1.2}, {"labels": '{namespace="vision"}', "value": 0.5}]}],
+    }]}
+    (tmp_path / "tests.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    result = subprocess.run([promtool, "test", "rules", "tests.yaml"], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
