@@ -225,13 +225,13 @@ class FixedItem:
 
 
 def nat_gateway_count(spec: "PlatformSpec") -> int:
-    """NAT gateways the stack creates: one per zone in prod unless vpc.singleNatGateway says otherwise."""
+    """NAT gateways the stack creates (none on existing subnets); the network module owns the rule."""
     create = spec.cluster.create
     if create is None or create.vpc is None:
         return 0
-    vpc = create.vpc
-    single = (not spec.prod) if vpc.single_nat_gateway is None else vpc.single_nat_gateway
-    return 1 if single else vpc.availability_zones
+    from .network import nat_gateway_count as network_nat_count  # imports pulumi: only when a VPC is made
+
+    return network_nat_count(spec, create.vpc.availability_zones)
 
 
 def fixed_items_from_spec(spec: "PlatformSpec", pricing: Pricing) -> list[FixedItem]:

@@ -5,19 +5,25 @@ JSON shape documented in docs/cost.md; `VERSION` changes only when a field chang
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from components import names
 from components.capacity import platform_capacity, team_quota_totals
 from components.spec import NodePoolSpec, PlatformSpec
 
+from .sections import PlanContext, Section, register
 from .tables import count, md_table, percent, span, text_table
 
 NAME = "capacity"
+TITLE = "GPU capacity at max size"
 VERSION = 1
 
 
-def build(spec: PlatformSpec) -> dict[str, Any]:
+def build(ctx: PlanContext) -> Optional[dict[str, Any]]:
+    return None if ctx.spec is None else from_spec(ctx.spec)
+
+
+def from_spec(spec: PlatformSpec) -> dict[str, Any]:
     cap = platform_capacity(spec)
     quotas = team_quota_totals(spec)
     pools = []
@@ -71,14 +77,14 @@ def text(section: dict[str, Any]) -> str:
             head = [p["name"], p["gpu"], sharing_text(p["sharing"]), span(p["minSize"], p["maxSize"]),
                     count(p["physicalGpusPerNode"]), count(p["physicalGpusAtMax"])] if i == 0 else [""] * 6
             rows.append([*head, res, count(per_node), count(p["atMax"][res])])
-    lines = [f"Capacity: schedulable GPU resources at max size (MIG strategy {section['migStrategy']})"]
-    lines += text_table(["Pool", "GPU", "Sharing", "Nodes", "GPUs/node", "GPUs at max", "Resource", "Per node",
+    lines = text_table(["Pool", "GPU", "Sharing", "Nodes", "GPUs/node", "GPUs at max", "Resource", "Per node",
                          "At max"], rows, right=(3, 4, 5, 7, 8))
     lines.append("")
     res_rows = [[r["resource"], count(r["capacityAtMax"]), count(r["teamQuota"]), percent(r["quotaToCapacity"]),
                  "OVERCOMMITTED" if r["overcommitted"] else ""] for r in section["resources"]]
     lines += text_table(["Resource", "At max", "Team quotas", "Quota/capacity", ""], res_rows, right=(1, 2, 3))
-    lines.append(f"  Physical GPUs at max size: {count(section['total']['physicalGpusAtMax'])}. {_verdict(section)}")
+    lines.append(f"  Physical GPUs at max size: {count(section['total']['physicalGpusAtMax'])}; "
+                 f"MIG strategy {section['migStrategy']}. {_verdict(section)}")
     return "\n".join(lines)
 
 
@@ -100,8 +106,10 @@ def markdown(section: dict[str, Any]) -> str:
                       for r in section["resources"] if r["teamQuota"])
     if quota:
         rows.append(["Team quotas", "", "", "", quota])
-    lines = ["#### GPU capacity at max size", "",
-             *md_table(["Pool", "Nodes", "GPUs at max", "Sharing", "Schedulable at max (nvidia.com/...)"], rows)]
+    lines = [*md_table(["Pool", "Nodes", "GPUs at max", "Sharing", "Schedulable at max (nvidia.com/...)"], rows)]
     if section["overcommitted"]:
         lines += ["", f"⚠️ {_verdict(section)}"]
     return "\n".join(lines)
+
+
+SECTION = register(Section(NAME, TITLE, build, text, markdown))

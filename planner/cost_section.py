@@ -15,14 +15,20 @@ from components.cost import (
 from components.spec import PlatformSpec
 
 from .capacity_section import short
+from .sections import PlanContext, Section, register
 from .tables import count, md_table, money, percent, rate, span, text_table
 
 NAME = "cost"
+TITLE = "Cost estimate (USD)"
 VERSION = 1
 CURRENCY = "USD"
 
 
-def build(spec: PlatformSpec, region: Optional[str] = None) -> dict[str, Any]:
+def build(ctx: PlanContext) -> Optional[dict[str, Any]]:
+    return None if ctx.spec is None else from_spec(ctx.spec, ctx.stack.config.get("aws:region"))
+
+
+def from_spec(spec: PlatformSpec, region: Optional[str] = None) -> dict[str, Any]:
     est = estimate_spec(spec)
     budget = None
     if est.budget is not None:
@@ -111,8 +117,8 @@ def _u(usd: Optional[float]) -> Optional[float]:
 
 def _heading(section: dict[str, Any]) -> str:
     p = section["prices"]
-    return (f"Cost estimate ({section['currency']}; an estimate, not a quote): catalog prices as of {p['asOf']} "
-            f"({p['region']}, Linux), {section['hoursPerMonth']} hours a month")
+    return (f"An estimate in {section['currency']}, not a quote: catalog prices as of {p['asOf']} "
+            f"({p['region']}, Linux), {section['hoursPerMonth']} hours a month.")
 
 
 def _pool_label(p: dict[str, Any]) -> str:
@@ -140,7 +146,7 @@ def _budget_line(section: dict[str, Any]) -> Optional[str]:
 
 
 def text(section: dict[str, Any]) -> str:
-    lines = [_heading(section)]
+    lines = [f"  {_heading(section)}"]
     pool_rows = [[p["name"], _pool_label(p), span(p["minSize"], p["maxSize"]), rate(p["onDemandUsdPerNodeHour"]),
                   rate(p["usdPerNodeHour"]), rate(p["usdPerGpuHour"]), money(p["monthlyUsdAtMin"]),
                   money(p["monthlyUsdAtMax"])] for p in section["pools"]]
@@ -188,8 +194,8 @@ def markdown(section: dict[str, Any]) -> str:
                  money(sum(f["monthlyUsdAtMin"] or 0 for f in included)),
                  money(sum(f["monthlyUsdAtMax"] or 0 for f in included))])
     rows.append(["**Total**", f"**{money(t['monthlyUsdAtMin'])}**", f"**{money(t['monthlyUsdAtMax'])}**"])
-    lines = [f"#### Estimated cost ({section['currency']}/month, catalog prices as of {p['asOf']}, {p['region']})", "",
-             *md_table(["Item", "At min size", "At max size"], rows, right=(1, 2))]
+    lines = [f"_{_heading(section)}_", "",
+             *md_table([f"{section['currency']} per month", "At min size", "At max size"], rows, right=(1, 2))]
     budget = _budget_line(section)
     if budget:
         mark = "✅" if section["budget"]["withinBudget"] else "⚠️"
@@ -210,3 +216,6 @@ def markdown(section: dict[str, Any]) -> str:
     lines += ["- Sources: " + "; ".join(f"{s['source']} ({s['asOf']})" for s in p["sources"]) + "."]
     lines += ["", "</details>"]
     return "\n".join(lines)
+
+
+SECTION = register(Section(NAME, TITLE, build, text, markdown))
