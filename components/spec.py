@@ -592,10 +592,12 @@ def _team_rules(spec: PlatformSpec) -> Iterator[Problem]:
 
     capacity = platform_capacity(spec).total
     offered = sorted(r.removeprefix(names.MIG_RESOURCE_PREFIX) for r in capacity if r.startswith(names.MIG_RESOURCE_PREFIX))
+    # The operator's and Prometheus's namespaces are configurable: reserve the ones this stack uses too.
+    reserved = list(dict.fromkeys((*RESERVED_NAMESPACES, spec.gpu_operator.namespace, spec.monitoring.prometheus.namespace)))
     for i, team in enumerate(spec.teams):
         at = f"teams[{i}]"
-        if team.name in RESERVED_NAMESPACES:
-            yield f"{at}.name", f"{team.name!r} is a system namespace; reserved: {', '.join(RESERVED_NAMESPACES)}"
+        if team.name in reserved:
+            yield f"{at}.name", f"{team.name!r} is a system namespace; reserved: {', '.join(reserved)}"
         for profile in team.quota.mig_slices:
             if profile not in offered:
                 yield (f"{at}.quota.migSlices", f"no pool provides nvidia.com/mig-{profile} (MIG slices are per-profile "
