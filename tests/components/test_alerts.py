@@ -470,3 +470,12 @@ def test_ksm_name_matches_kube_state_metrics_sanitising(resource, sanitized):
     ("cpu", False), ("memory", False), ("nvidia_com_mig_", False)])
 def test_gpu_resource_regex_covers_whole_gpus_and_mig_slices(resource, matches):
     assert bool(re.fullmatch(alerts.GPU_RESOURCES_RE, resource)) is matches
+
+
+def test_rules_read_only_collected_fields_kube_state_metrics_and_their_own_records(t):
+    from components.dcgm_metrics import collected_fields, metrics_in
+
+    allowed = {f.name for f in collected_fields()} | alerts.KSM_METRICS | alerts.RECORDED_METRICS | {"up"}
+    for group_ in alerts.rule_groups(t, PRICES):
+        for rule in group_["rules"]:
+            assert metrics_in(rule["expr"]) <= allowed, rule.get("alert", rule.get("record"))
