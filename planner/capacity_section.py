@@ -39,7 +39,7 @@ def from_spec(spec: PlatformSpec) -> dict[str, Any]:
     for res in sorted(set(cap.total) | set(quotas)):
         offered, asked = cap.total.get(res, 0), quotas.get(res, 0)
         resources.append({"resource": res, "capacityAtMax": offered, "teamQuota": asked,
-                          "quotaToCapacity": asked / offered if offered else None, "overcommitted": asked > offered})
+                          "quotaToCapacity": round(asked / offered, 6) if offered else None, "overcommitted": asked > offered})
     return {
         "version": VERSION, "migStrategy": spec.mig_strategy, "pools": pools,
         "total": {"physicalGpusAtMax": sum(p.physical_gpus_max for p in cap.pools), "atMax": cap.total},

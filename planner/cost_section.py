@@ -78,7 +78,7 @@ def _team(t: TeamCost) -> dict[str, Any]:
     return {
         "name": t.name, "onDemandMonthlyUsd": _m(t.on_demand_monthly), "spotMonthlyUsd": _m(t.spot_monthly),
         "resources": [{
-            "resource": s.resource, "quota": s.quota, "capacityAtMax": s.capacity_at_max, "share": s.share,
+            "resource": s.resource, "quota": s.quota, "capacityAtMax": s.capacity_at_max, "share": _u(s.share),
             "onDemandUsdPerUnitHour": _u(s.unit.on_demand_usd_per_hour if s.unit else None),
             "spotUsdPerUnitHour": _u(s.unit.spot_usd_per_hour if s.unit else None),
             "onDemandMonthlyUsd": _m(s.on_demand_monthly), "spotMonthlyUsd": _m(s.spot_monthly),
@@ -102,15 +102,18 @@ def _notes(est: CostEstimate, region: Optional[str]) -> list[str]:
 
 
 def _m(usd: Optional[float]) -> Optional[float]:
+    """Monthly USD: cents."""
     return None if usd is None else round(usd, 2)
 
 
 def _h(usd: Optional[float]) -> Optional[float]:
+    """Hourly totals: 4 decimals."""
     return None if usd is None else round(usd, 4)
 
 
-def _u(usd: Optional[float]) -> Optional[float]:
-    return None if usd is None else round(usd, 6)
+def _u(x: Optional[float]) -> Optional[float]:
+    """Unit prices and fractions: 6 decimals, enough for every catalog price."""
+    return None if x is None else round(x, 6)
 
 
 # --- rendering (from the JSON section, so text, Markdown and JSON never disagree) ---
