@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from components import alerts
+from components.dcgm_metrics import collected_fields, metrics_in
 from components.spec import AlertThresholds
 
 PRICES = {"NVIDIA A10G": 1.006, "NVIDIA H100 80GB HBM3": 6.88}  # no price for NVIDIA L4
@@ -473,8 +474,6 @@ def test_gpu_resource_regex_covers_whole_gpus_and_mig_slices(resource, matches):
 
 
 def test_rules_read_only_collected_fields_kube_state_metrics_and_their_own_records(t):
-    from components.dcgm_metrics import collected_fields, metrics_in
-
     allowed = {f.name for f in collected_fields()} | alerts.KSM_METRICS | alerts.RECORDED_METRICS | {"up"}
     for group_ in alerts.rule_groups(t, PRICES):
         for rule in group_["rules"]:
