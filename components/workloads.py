@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Optional
 from . import catalog, names
 from .capacity import node_resources, platform_capacity
 from .model_cache import BASE_PATH
+from .spec import quantity_value
 from .team_objects import max_gpus_per_pod
 
 if TYPE_CHECKING:
@@ -49,24 +50,34 @@ def _gpu_resource(spec: "PlatformSpec", mig_profile: Optional[str]) -> str:
 def _placement(spec: "PlatformSpec", resource: str, gpus: int, pool: Optional[str],
                gpu_product: Optional[str]) -> tuple[dict[str, str], list[dict]]:
     """Node selector and tolerations. Choosing a pool also tolerates that pool's own taints; choosing
-    a product tolerates only the GPU taint, so pools reserved by an extra taint stay reserved."""
+    a product (or nothing) tolerates only the GPU taint, so pools reserved by an extra taint stay
+    reserved. Refuses a placement no node can satisfy."""
     tolerations = [{"key": names.GPU_TAINT_KEY, "operator": "Equal", "value": names.GPU_TAINT_VALUE,
                     "effect": "NoSchedule"}]
     if pool is not None and gpu_product is not None:
         raise ValueError("select a pool or a GPU product, not both")
     if pool is not None:
-        p = _pool(spec, pool)
-        per_node = node_resources(p, spec.mig_strategy).get(resource, 0)
-        if gpus > per_node:
-            raise ValueError(f"pool {pool} nodes offer {per_node} {resource}; asked for {gpus}")
-        tolerations += [{"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect} for t in p.taints]
+        chosen = _pool(spec, pool)
+        _fits(spec, [chosen], resource, gpus, f"pool {pool}", hint="")
+        tolerations += [{"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect} for t in chosen.taints]
         return {names.POOL_LABEL: pool}, tolerations
+    open_pools = [p for p in spec.node_pools if not p.taints]
     if gpu_product is not None:
         offered = sorted({p.gpu.key for p in spec.node_pools})
         if gpu_product not in offered:
             raise ValueError(f"no pool has {gpu_product} GPUs; pools offer: {', '.join(offered)}")
+        _fits(spec, [p for p in open_pools if p.gpu.key == gpu_product], resource, gpus,
+              f"{gpu_product} pools without extra taints")
         return {names.GPU_PRODUCT_LABEL: catalog.GPU_MODELS[gpu_product].product_label}, tolerations
+    _fits(spec, open_pools, resource, gpus, "pools without extra taints")
     return {}, tolerations
+
+
+def _fits(spec: "PlatformSpec", pools: list["NodePoolSpec"], resource: str, gpus: int, where: str,
+          hint: str = " (select a pool by name to use one reserved by its own taints)") -> None:
+    most = max((node_resources(p, spec.mig_strategy).get(resource, 0) for p in pools), default=0)
+    if gpus > most:
+        raise ValueError(f"{where}: nodes offer at most {most} {resource}; asked for {gpus}{hint}")
 
 
 def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, pool: Optional[str] = None,
@@ -90,6 +101,8 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
     limits: dict[str, str] = {resource: str(gpus)}  # extended resources: requests must equal limits
     if cpu is not None:
         requests["cpu"] = cpu
+    if memory is not None and quantity_value(shm_size) > quantity_value(memory):
+        raise ValueError(f"shm_size {shm_size} exceeds memory {memory}: /dev/shm pages count against the memory limit")
     if memory is not None:  # memory limit = request: no OOM kill for using what was asked
         requests["memory"] = limits["memory"] = memory
     mounts = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}]

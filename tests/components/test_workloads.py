@@ -1,0 +1,162 @@
+"""The GPU workload helper: what a team's GPU pod gets, what it refuses, and the documented snippet."""
+import re
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from components import catalog, names
+from components.model_cache import BASE_PATH
+from components.spec import parse_platform
+from components.workloads import HF_HOME, gpu_pod, gpu_pod_spec
+from conftest import ROOT, stack_platform
+
+IMAGE = "registry.example.com/trainer:1.0"
+GPU_TOLERATION = {"key": names.GPU_TAINT_KEY, "operator": "Equal", "value": names.GPU_TAINT_VALUE,
+                  "effect": "NoSchedule"}
+
+
+def spec_of(stack: str, edit=None):
+    platform = stack_platform(stack)
+    if edit:
+        edit(platform)
+    return parse_platform(platform)
+
+
+@pytest.fixture(scope="module")
+def dev():
+    return spec_of("dev")
+
+
+@pytest.fixture(scope="module")
+def prod():
+    return spec_of("prod")
+
+
+def main_container(pod_spec):
+    (container,) = pod_spec["containers"]
+    return container
+
+
+def volume(pod_spec, name):
+    return next((v for v in pod_spec["volumes"] if v["name"] == name), None)
+
+
+# --- what every GPU pod gets ---
+
+def test_tolerates_the_gpu_taint(dev):
+    assert gpu_pod_spec(dev, "research", IMAGE)["tolerations"] == [GPU_TOLERATION]
+
+
+def test_gpu_requests_equal_limits(prod):
+    resources = main_container(gpu_pod_spec(prod, "research", IMAGE, gpus=4, pool="a100-train"))["resources"]
+    assert resources["requests"][names.GPU_RESOURCE] == resources["limits"][names.GPU_RESOURCE] == "4"
+
+
+def test_dev_shm_is_a_memory_volume_mounted_at_dev_shm(dev):
+    pod_spec = gpu_pod_spec(dev, "research", IMAGE, shm_size="2Gi")
+    shm = next(m for m in main_container(pod_spec)["volumeMounts"] if m["mountPath"] == "/dev/shm")
+    assert volume(pod_spec, shm["name"])["emptyDir"] == {"medium": "Memory", "sizeLimit": "2Gi"}
+
+
+def test_model_cache_is_mounted_with_hf_home_inside_it(dev):
+    pod_spec = gpu_pod_spec(dev, "research", IMAGE)
+    cache = next(m for m in main_container(pod_spec)["volumeMounts"] if m["mountPath"] == BASE_PATH)
+    assert volume(pod_spec, cache["name"])["persistentVolumeClaim"] == {"claimName": names.MODEL_CACHE_PVC}
+    assert {"name": "HF_HOME", "value": HF_HOME} in main_container(pod_spec)["env"]
+    assert HF_HOME.startswith(BASE_PATH + "/")
+
+
+def test_no_cache_no_cache_volume_and_no_hf_home():
+    spec = spec_of("dev", lambda p: p.update(modelCache={"enabled": False}))
+    pod_spec = gpu_pod_spec(spec, "research", IMAGE)
+    assert [v["name"] for v in pod_spec["volumes"]] == ["dshm"] and "env" not in main_container(pod_spec)
+
+
+@pytest.mark.parametrize("team, tier", [("research", "standard"), ("applied-ml", "preemptible-batch")])
+def test_runs_at_the_teams_priority_tier(team, tier, dev):
+    assert gpu_pod_spec(dev, team, IMAGE)["priorityClassName"] == names.priority_class(tier)
+
+
+def test_memory_limit_equals_request_and_cpu_is_not_limited(dev):
+    resources = main_container(gpu_pod_spec(dev, "research", IMAGE, cpu="3", memory="12Gi", shm_size="4Gi"))["resources"]
+    assert resources["requests"]["memory"] == resources["limits"]["memory"] == "12Gi"
+    assert resources["requests"]["cpu"] == "3" and "cpu" not in resources["limits"]
+
+
+def test_container_drops_privileges(dev):
+    context = main_container(gpu_pod_spec(dev, "research", IMAGE))["securityContext"]
+    assert context == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+
+
+# --- placement ---
+
+def test_pool_selects_the_pool_and_tolerates_its_own_taints(prod):
+    pod_spec = gpu_pod_spec(prod, "research", IMAGE, pool="a100-train")
+    assert pod_spec["nodeSelector"] == {names.POOL_LABEL: "a100-train"}
+    assert pod_spec["tolerations"] == [GPU_TOLERATION, {"key": "workload", "operator": "Equal", "value": "training",
+                                                        "effect": "NoSchedule"}]
+
+
+def test_product_selects_the_gpu_product_label(prod):
+    pod_spec = gpu_pod_spec(prod, "inference", IMAGE, gpu_product="L4")
+    assert pod_spec["nodeSelector"] == {names.GPU_PRODUCT_LABEL: catalog.GPU_MODELS["L4"].product_label}
+    assert pod_spec["tolerations"] == [GPU_TOLERATION]
+
+
+def test_no_selection_leaves_scheduling_to_the_resource(prod):
+    assert "nodeSelector" not in gpu_pod_spec(prod, "inference", IMAGE)
+
+
+def test_mig_profile_asks_for_that_slice(prod):
+    resources = main_container(gpu_pod_spec(prod, "research", IMAGE, mig_profile="1g.10gb", gpus=2))["resources"]
+    mig = names.mig_resource("1g.10gb")
+    assert resources["requests"] == resources["limits"] == {mig: "2"}
+
+
+# --- refusals ---
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"pool": "nope"}, "unknown pool 'nope'; pools: h100-mig, a100-train, l4-inference"),
+    ({"gpu_product": "H200"}, "no pool has H200 GPUs; pools offer: A100-SXM4-40GB, H100-80GB-HBM3, L4"),
+    ({"mig_profile": "7g.80gb"}, "no pool offers nvidia.com/mig-7g.80gb"),
+    ({"pool": "a100-train", "gpu_product": "L4"}, "select a pool or a GPU product, not both"),
+    ({"gpus": 0}, "gpus must be >= 1"),
+    ({"gpus": 9}, "team research pods may use at most 8 nvidia.com/gpu; asked for 9"),
+    ({"pool": "l4-inference", "gpus": 2}, "pool l4-inference: nodes offer at most 1 nvidia.com/gpu; asked for 2"),
+    ({"pool": "h100-mig"}, "pool h100-mig: nodes offer at most 0 nvidia.com/gpu"),
+    ({"gpu_product": "A100-SXM4-40GB"}, "A100-SXM4-40GB pools without extra taints: nodes offer at most 0"),
+    ({"gpus": 2}, "pools without extra taints: nodes offer at most 1 nvidia.com/gpu; asked for 2"),
+    ({"mig_profile": "3g.40gb", "gpus": 17}, "nodes offer at most 8 nvidia.com/mig-3g.40gb"),
+    ({"memory": "4Gi", "shm_size": "8Gi"}, "shm_size 8Gi exceeds memory 4Gi"),
+])
+def test_refuses_what_no_node_can_schedule(kwargs, message, prod):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        gpu_pod_spec(prod, "research", IMAGE, **kwargs)
+
+
+def test_refuses_an_unknown_team(dev):
+    with pytest.raises(ValueError, match="unknown team 'vision'; teams: research, applied-ml"):
+        gpu_pod_spec(dev, "vision", IMAGE)
+
+
+def test_team_maximum_per_pod_is_enforced():
+    spec = spec_of("prod", lambda p: p["teams"][0].update(maxGpusPerPod=2))
+    with pytest.raises(ValueError, match="at most 2 nvidia.com/gpu; asked for 4"):
+        gpu_pod_spec(spec, "research", IMAGE, gpus=4, pool="a100-train")
+
+
+# --- the manifest ---
+
+@pytest.mark.parametrize("options", [{"pool": "a100-train", "gpus": 8, "memory": "512Gi"},
+                                     {"mig_profile": "1g.10gb"}, {"gpu_product": "L4", "command": ["serve"]}])
+def test_pod_matches_the_kubernetes_schema(options, prod):
+    pod = gpu_pod(prod, "research", "job", IMAGE, **options)
+    kubernetes_validate.validate(pod, prod.cluster.kubernetes_version, strict=True)
+
+
+def test_documented_snippet_is_the_helpers_output(dev):
+    text = (ROOT / "docs" / "workloads.md").read_text()
+    documented = yaml.safe_load(re.search(r"```yaml\n(.*?)```", text, re.S).group(1))
+    assert documented == gpu_pod(dev, "research", "llm-server", "registry.example.com/llm-server:1.0",
+                                 pool="a10g-spot", cpu="3", memory="12Gi", shm_size="4Gi")
