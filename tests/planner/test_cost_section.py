@@ -218,3 +218,19 @@ def test_plan_text_ends_with_capacity_and_cost(planned):
 def test_plan_markdown_carries_the_snapshot_summary(planned):
     _, shown, _ = planned("prod", "markdown")
     assert pr_summary("prod").rstrip() in shown
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_policy_budget_rule_sees_the_same_ceiling_as_the_plan(planned, stack):
+    """The budget policy prices what the program registered; the plan prices the stack file."""
+    from pulumi_policy import StackValidationArgs
+
+    from planner import verdict
+
+    verdict.load_pack()
+    from gpu_policies.cost import monthly_at_max
+
+    _, _, plan = planned(stack)
+    config = verdict.plan_derived_config(plan)["monthly-budget"]
+    total, unpriced = monthly_at_max(StackValidationArgs(verdict.stack_resources(plan), config), config)
+    assert (round(total, 2), unpriced) == (plan["cost"]["totals"]["monthlyUsdAtMax"], [])
