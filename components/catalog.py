@@ -315,6 +315,24 @@ UBUNTU_EKS_BOOTSTRAP = "/etc/eks/bootstrap.sh"
 KUBE_PROMETHEUS_STACK_CHART = ("https://prometheus-community.github.io/helm-charts", "kube-prometheus-stack")
 
 
+# --- Inputs whose change REPLACES a resource (Terraform AWS provider ForceNew, which pulumi-aws inherits:
+# internal/service/eks/node_group.go and cluster.go, efs/file_system.go, ec2 vpc.go and subnet.go, and
+# ec2 launch template name; gpu-facts.md §4). Wire (camelCase) names; `a.b` is a nested field. ---
+REPLACE_FORCING_INPUTS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "aws:eks/nodeGroup:NodeGroup": (
+        "amiType", "capacityType", "clusterName", "diskSize", "instanceTypes", "launchTemplate.id",
+        "launchTemplate.name", "nodeGroupName", "nodeGroupNamePrefix", "nodeRoleArn", "remoteAccess", "subnetIds",
+    ),
+    "aws:eks/cluster:Cluster": (
+        "name", "roleArn", "bootstrapSelfManagedAddons", "accessConfig.bootstrapClusterCreatorAdminPermissions",
+        "kubernetesNetworkConfig.ipFamily", "kubernetesNetworkConfig.serviceIpv4Cidr",
+    ),
+    "aws:efs/fileSystem:FileSystem": ("availabilityZoneName", "creationToken", "encrypted", "kmsKeyId", "performanceMode"),
+    "aws:ec2/launchTemplate:LaunchTemplate": ("name", "namePrefix"),
+    "aws:ec2/vpc:Vpc": ("cidrBlock",),
+    "aws:ec2/subnet:Subnet": ("availabilityZone", "cidrBlock", "vpcId"),
+})
+
 # --- Look-ups (errors list what is valid, so callers can pass them straight to users) ---
 
 def instance_type(name: str) -> InstanceType:

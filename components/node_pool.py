@@ -31,6 +31,7 @@ def node_labels(pool: "NodePoolSpec") -> dict[str, str]:
         names.ACCELERATOR_LABEL: names.accelerator_value(gpu.key),
         **sharing_labels(pool),
         **operand_labels(pool),
+        **({names.CRITICAL_LABEL: "true"} if pool.critical else {}),  # policies hold critical pools to on-demand
         **pool.labels,
     }
 
