@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from components import names
 from components.capacity import platform_capacity, team_quota_totals
 from components.spec import NodePoolSpec, PlatformSpec
 
