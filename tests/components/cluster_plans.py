@@ -1,0 +1,76 @@
+"""Offline plans for the cluster, node-pool and autoscaler tests, computed once per distinct input.
+
+The same thing the `plan_of` fixture does (the real program through `gpu-platform plan --json`), cached
+for the session: many tests read the same dev/prod plans and each run costs about a second.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+from conftest import resources, stack_platform, write_stack
+
+_DIR = Path(tempfile.mkdtemp(prefix="cluster-plans-"))
+
+# Inputs EKS cannot change in place (gpu-facts.md §4; Terraform AWS provider ForceNew), as plan keys.
+REPLACE_FORCING = ("amiType", "capacityType", "clusterName", "diskSize", "instanceTypes", "launchTemplate.id",
+                   "launchTemplate.name", "nodeGroupName", "nodeRoleArn", "remoteAccess", "subnetIds")
+
+
+def plan(platform: dict, region: str = "us-east-1") -> dict:
+    """The plan JSON of `platform` (a fresh copy each call: tests may mutate it)."""
+    return copy.deepcopy(_plan(json.dumps(platform, sort_keys=True), region))
+
+
+@lru_cache(maxsize=None)
+def _plan(platform_json: str, region: str) -> dict:
+    from planner.cli import main
+
+    key = str(abs(hash((platform_json, region))))
+    cfg = write_stack(_DIR / f"Pulumi.t{key}.yaml", json.loads(platform_json), region)
+    out = _DIR / f"plan-{key}.json"
+    code = main(["plan", "--config", str(cfg), "--json", str(out)])
+    assert code in (0, 1), f"plan exited {code}"
+    return json.loads(out.read_text())
+
+
+def stack_plan(stack: str) -> dict:
+    return plan(stack_platform(stack))
+
+
+def node_groups(plan_: dict) -> dict[str, dict]:
+    """GPU pool node groups by pool name (the system node group lives under the cluster)."""
+    return {r["name"]: r for r in resources(plan_, "aws:eks/nodeGroup:NodeGroup")
+            if "GpuNodePool" in (r["parent"] or "")}
+
+
+def get(inputs: dict, path: str):
+    for part in path.split("."):
+        inputs = (inputs or {}).get(part)
+    return inputs
+
+
+def replace_forcing(node_group: dict) -> dict:
+    return {k: get(node_group["inputs"], k) for k in REPLACE_FORCING}
+
+
+def children(plan_: dict, parent: dict, type_: str) -> list[dict]:
+    return [r for r in resources(plan_, type_) if r["parent"] == parent["urn"]]
+
+
+def component(plan_: dict, type_: str, name: str) -> dict:
+    found = [r for r in plan_["resources"] if r["type"] == type_ and r["name"] == name]
+    assert len(found) == 1, f"{type_} {name}: {len(found)} found"
+    return found[0]
+
+
+def existing_cluster_platform() -> dict:
+    """dev adopting an existing cluster: name, version and the subnets its node groups go into."""
+    platform = stack_platform("dev")
+    platform["cluster"] = {"name": "shared-gpu", "kubernetesVersion": "1.33",
+                           "existing": {"subnetIds": ["subnet-0aaa1111bbbb2222c", "subnet-0ddd3333eeee4444f"]}}
+    platform["modelCache"] = {"enabled": False}
+    return platform
