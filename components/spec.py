@@ -378,11 +378,12 @@ def _rules(spec: PlatformSpec, today: date) -> Iterator[Problem]:
     yield from _model_cache_rules(spec)
     yield from _access_rules(spec)
     yield from _pricing_rules(spec)
-    for i, pool in enumerate(spec.node_pools):
-        yield from _pool_rules(spec, i, pool)
+    pool_problems = [p for i, pool in enumerate(spec.node_pools) for p in _pool_rules(spec, i, pool)]
+    yield from pool_problems
     if all(_gpu_known(p) for p in spec.node_pools):  # rules below look each pool's GPU up
         yield from _driver_rules(spec, today)
         yield from _mig_strategy_rules(spec)
+    if not pool_problems:  # capacity is only meaningful once every pool is valid
         yield from _team_rules(spec)
 
 
