@@ -1,0 +1,106 @@
+"""The catalog's facts agree with the reference tables and with AWS's API model."""
+from pathlib import Path
+
+import botocore.session
+import pytest
+
+from components import catalog
+
+PRODUCT_LABELS = {  # gpu-facts.md §1, as GPU feature discovery labels real nodes
+    "g5.xlarge": "NVIDIA-A10G", "g6.xlarge": "NVIDIA-L4", "g6e.xlarge": "NVIDIA-L40S",
+    "p4d.24xlarge": "NVIDIA-A100-SXM4-40GB", "p4de.24xlarge": "NVIDIA-A100-SXM4-80GB",
+    "p5.48xlarge": "NVIDIA-H100-80GB-HBM3", "p5e.48xlarge": "NVIDIA-H200", "p5en.48xlarge": "NVIDIA-H200",
+}
+
+
+@pytest.fixture(scope="module")
+def eks_model():
+    return botocore.session.get_session().get_service_model("eks")
+
+
+@pytest.mark.parametrize("instance,label", PRODUCT_LABELS.items())
+def test_product_labels(instance, label):
+    assert catalog.INSTANCE_TYPES[instance].gpu_model.product_label == label
+
+
+@pytest.mark.parametrize("family,gpu", [("g5", "A10G"), ("g6", "L4"), ("g6e", "L40S")])
+def test_g_families_share_the_size_ladder(family, gpu):
+    counts = {n.split(".")[1]: it.gpu_count for n, it in catalog.INSTANCE_TYPES.items() if it.family == family}
+    assert counts == {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 1,
+                      "12xlarge": 4, "24xlarge": 4, "48xlarge": 8}
+    assert {it.gpu for it in catalog.INSTANCE_TYPES.values() if it.family == family} == {gpu}
+
+
+def test_g5_ladder_matches_the_reference():
+    vcpu_ram = {n: (it.vcpu, it.memory_gib) for n, it in catalog.INSTANCE_TYPES.items() if it.family == "g5"}
+    assert vcpu_ram["g5.xlarge"] == (4, 16) and vcpu_ram["g5.16xlarge"] == (64, 256)
+    assert vcpu_ram["g5.12xlarge"] == (48, 192) and vcpu_ram["g5.48xlarge"] == (192, 768)
+
+
+def test_mig_capability_matches_the_reference():
+    capable = {n for n, it in catalog.INSTANCE_TYPES.items() if it.gpu_model.mig_capable}
+    assert capable == {"p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge"}
+
+
+@pytest.mark.parametrize("gpu,small,double,seven", [
+    ("A100-SXM4-40GB", "1g.5gb", "1g.10gb", "7g.40gb"),
+    ("A100-SXM4-80GB", "1g.10gb", "1g.20gb", "7g.80gb"),
+    ("H100-80GB-HBM3", "1g.10gb", "1g.20gb", "7g.80gb"),
+    ("H200", "1g.18gb", "1g.35gb", "7g.141gb"),
+])
+def test_mig_profile_names_per_gpu(gpu, small, double, seven):
+    profiles = catalog.GPU_MODELS[gpu].mig_profiles
+    assert profiles[small] == "1g" and profiles[double] == "1g-2m" and profiles[seven] == "7g"
+    assert profiles[f"{small}+me"] == "1g+me"
+
+
+def test_minimum_drivers_follow_the_reference():
+    mins = {k: g.min_driver for k, g in catalog.GPU_MODELS.items()}
+    assert mins["H100-80GB-HBM3"] == "525.60.13" and mins["H200"] == "550.54.14"
+    assert mins["L4"] == "525.60.13" and mins["L40S"] == "535.54.03"
+
+
+def test_every_price_names_its_source_and_date():
+    for it in catalog.INSTANCE_TYPES.values():
+        assert it.price.usd_per_hour > 0 and it.price.source and it.price.as_of
+    assert catalog.INSTANCE_TYPES["g5.xlarge"].price.usd_per_hour == 1.006
+    assert catalog.INSTANCE_TYPES["g5.xlarge"].price.verified
+
+
+def test_chart_supported_drivers_and_default():
+    chart = catalog.GPU_OPERATOR_CHARTS["v26.7.0"]
+    assert chart.default_driver in chart.supported_drivers
+    assert chart.supported_drivers == ("610.57.04", "595.91.07", "580.173.02", "535.309.01")
+
+
+def test_every_supported_chart_keeps_its_values_file():
+    upstream = Path(catalog.__file__).parent / "upstream"
+    for chart in catalog.GPU_OPERATOR_CHARTS.values():
+        assert (upstream / chart.values_file).is_file(), chart.values_file
+
+
+def test_every_driver_branch_of_a_supported_chart_is_known():
+    for chart in catalog.GPU_OPERATOR_CHARTS.values():
+        for version in chart.supported_drivers:
+            assert catalog.driver_branch(version) in catalog.DRIVER_BRANCHES
+
+
+def test_node_image_ami_types_exist_in_the_eks_api(eks_model):
+    enum = set(eks_model.shape_for("AMITypes").enum)
+    for image in catalog.NODE_IMAGES.values():
+        assert image.eks_ami_type in enum, image.key
+
+
+def test_driver_owner_is_the_ami_only_for_eks_images():
+    for image in catalog.NODE_IMAGES.values():
+        assert (image.driver_owner == "operator") == (image.eks_ami_type == "CUSTOM"), image.key
+
+
+def test_version_key_orders_numerically():
+    assert catalog.version_key("580.173.02") > catalog.version_key("580.95.05")
+    assert catalog.version_key("v26.7.0") == (26, 7, 0)
+
+
+def test_unknown_instance_lookup_lists_known_types():
+    with pytest.raises(KeyError, match="g5.xlarge"):
+        catalog.instance_type("g9.huge")
