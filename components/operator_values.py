@@ -187,5 +187,5 @@ def driver_summary(spec: "PlatformSpec") -> dict:
     """Who owns the NVIDIA driver, and where it is pinned: stated in the stack outputs."""
     drv = spec.gpu_operator.driver
     if drv.source == "operator":
-        return {"source": "operator", "version": drv.version, "chartVersion": spec.gpu_operator.chart_version}
+        return {"source": "operator", "version": drv.version}
     return {"source": "ami", "amiReleases": {p.name: f"{p.ami.type} {p.ami.release_version}" for p in spec.node_pools}}

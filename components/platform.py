@@ -31,7 +31,15 @@ class GpuPlatform(pulumi.ComponentResource):
         self._exports.update(clusterName=self.cluster.name, kubeconfig=self.cluster.kubeconfig,
                              nodePools=[p.node_group.node_group_name for p in self.node_pools])
 
-        # [gpu operator]
+        from .gpu_operator import GpuOperator, GpuOperatorArgs
+
+        self.gpu_operator = GpuOperator("gpu-operator", GpuOperatorArgs(
+            spec, self.cluster.k8s_provider,
+            depends_on=[*(p.node_group for p in self.node_pools), *self.cluster.system_ready]),
+            opts=pulumi.ResourceOptions(parent=self))
+        self._exports["gpuOperator"] = {"namespace": self.gpu_operator.namespace.metadata.name,
+                                        "chartVersion": spec.gpu_operator.chart_version,
+                                        "driver": self.gpu_operator.driver}
 
         # [model cache, teams]
 

@@ -79,13 +79,24 @@ def _device_plugin_doc(mig_strategy: str, replicas: int | None = None, fail_abov
 # --- MIG manager (mig-parted config under the ConfigMap key `config.yaml`) ---
 
 def mig_configs(spec: "PlatformSpec") -> dict[str, dict[str, int]]:
-    """Named MIG layouts the cluster needs: one per distinct (GPU model, layout), zero counts dropped."""
+    """Named MIG layouts the cluster needs: one per distinct (GPU model, layout), zero counts dropped.
+
+    Profiles are listed largest first whatever order the stack file used, so the file is stable.
+    """
     out: dict[str, dict[str, int]] = {}
     for pool in spec.node_pools:
         s = pool.sharing
         if s.mode == "mig" and s.layout and pool.ami.image.operator_mig:
-            out[names.mig_config_name(pool.gpu.key, s.layout)] = {p: n for p, n in s.layout.items() if n}
+            out[names.mig_config_name(pool.gpu.key, s.layout)] = _largest_first(pool.gpu, s.layout)
     return dict(sorted(out.items()))
+
+
+def _largest_first(gpu: catalog.GpuModel, layout: dict[str, int]) -> dict[str, int]:
+    def size(profile: str) -> tuple:
+        cls = catalog.mig_class(gpu, profile)
+        return -cls.compute, -cls.memory, profile
+
+    return {p: layout[p] for p in sorted(layout, key=size) if layout[p]}
 
 
 def mig_parted_config(spec: "PlatformSpec") -> str:

@@ -136,6 +136,20 @@ def test_zero_counts_are_dropped_from_mig_devices():
     assert load(mig_parted_config(spec))["mig-configs"][name][0]["mig-devices"] == {"3g.40gb": 2}
 
 
+def test_mig_file_does_not_depend_on_the_order_profiles_were_written_in():
+    layout = {"1g.10gb": 2, "3g.40gb": 1, "2g.20gb": 1}
+    reordered = dict(reversed(list(layout.items())))
+    assert mig_parted_config(spec_of(pool("m", "p5.48xlarge", mig(layout)))) == \
+        mig_parted_config(spec_of(pool("m", "p5.48xlarge", mig(reordered))))
+
+
+def test_mig_devices_list_larger_instances_first():
+    spec = spec_of(pool("m", "p5.48xlarge", mig({"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1})))
+    (devices,) = [c[0]["mig-devices"] for n, c in load(mig_parted_config(spec))["mig-configs"].items()
+                  if n != names.MIG_ALL_DISABLED]
+    assert list(devices) == ["3g.40gb", "2g.20gb", "1g.10gb"]
+
+
 def test_without_mig_pools_only_all_disabled_is_rendered():
     spec = parse_platform(stack_platform("dev"))
     assert list(load(mig_parted_config(spec))["mig-configs"]) == [names.MIG_ALL_DISABLED]
