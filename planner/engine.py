@@ -1,10 +1,10 @@
 """Run a Pulumi program under the SDK's mock engine and record every registration it makes.
 
-This is what `pulumi preview` would send to the engine, minus the engine: the program runs exactly as
-the language host runs it (`runpy` inside `run_in_stack`), and a monitor records each
-RegisterResource request (type, name, parent, provider, inputs as sent, options) and the stack's
-outputs. Each run gets its own event loop and a copy of the context, so runs never share runtime
-state and can repeat in one process.
+This is what `pulumi preview` would send to the engine, minus the engine: the program runs as the
+language host runs it (`runpy` inside a root Stack), and a monitor records each RegisterResource
+request (type, name, parent, provider, inputs as sent, options) and the stack's outputs. Each run
+gets its own event loop and a copy of the context, so runs never share runtime state and can repeat
+in one process. The monitor answers synchronously on the program's loop (see InlineExecutor).
 """
 from __future__ import annotations
 
@@ -14,20 +14,21 @@ import contextvars
 import os
 import runpy
 import sys
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from google.protobuf import empty_pb2, json_format
 from pulumi.runtime import mocks as sdk_mocks
 from pulumi.runtime import settings as sdk_settings
 from pulumi.runtime.config import set_all_config
-from pulumi.runtime.proto import engine_pb2, resource_pb2
-from pulumi.runtime.stack import run_in_stack
+from pulumi.runtime.proto import engine_pb2, provider_pb2, resource_pb2
+from pulumi.runtime.stack import Stack
 
 from .errors import PlannerError
 from .mocks import PlannerMocks
-from .wire import struct_to_plain
+from .wire import for_mocks, struct_to_plain, to_struct
 
 STACK_TYPE = "pulumi:pulumi:Stack"
 
@@ -85,12 +86,17 @@ def _alias(alias: Any) -> dict[str, Any]:
 
 
 class RecordingMonitor(sdk_mocks.MockMonitor):
-    """The SDK's mock monitor, recording each request and minting URNs the way the engine does."""
+    """The SDK's mock monitor made synchronous and recording.
+
+    Every request is answered in plain Python (no nested event loop, no SDK (de)serialization), so
+    the monitor can run inline on the program's loop; URNs are minted the way the engine mints them.
+    """
 
     def __init__(self, mocks: sdk_mocks.Mocks):
         super().__init__(mocks)
         self.registrations: list[Registration] = []
         self.outputs_by_urn: dict[str, dict[str, Any]] = {}
+        self.notes: list[str] = []
         self.root_urn = ""
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
@@ -102,21 +108,64 @@ class RecordingMonitor(sdk_mocks.MockMonitor):
         return f"urn:pulumi:{sdk_settings.get_stack()}::{sdk_settings.get_project()}::{type_}::{name}"
 
     def RegisterResource(self, request):
-        response = super().RegisterResource(request)
+        urn = self.make_urn(request.parent, request.type, request.name)
         if request.type == STACK_TYPE:
-            self.root_urn = response.urn
-            return response
-        registered = self.resources[response.urn]
+            self.root_urn = urn
+            return resource_pb2.RegisterResourceResponse(urn=urn)
+        if request.transforms:
+            self.notes.append(f"warning: {urn}: resource transforms are not applied by the offline planner")
+        inputs = struct_to_plain(request.object)
+        rid, state = self.mocks.new_resource(sdk_mocks.MockResourceArgs(
+            typ=request.type, name=request.name, inputs=for_mocks(inputs), provider=request.provider,
+            resource_id=request.importId, custom=request.custom))
+        self.resources[urn] = sdk_mocks.MockMonitor.ResourceRegistration(urn, rid, state)
         self.registrations.append(Registration(
-            urn=response.urn, type=request.type, name=request.name, custom=request.custom,
+            urn=urn, type=request.type, name=request.name, custom=request.custom,
             parent=request.parent or None, provider=request.provider or None,
-            inputs=struct_to_plain(request.object), options=_options(request),
-            id=registered.id or "", outputs=registered.state))
-        return response
+            inputs=inputs, options=_options(request), id=rid or "", outputs=state))
+        return resource_pb2.RegisterResourceResponse(urn=urn, id=rid or "", object=to_struct(state))
 
     def RegisterResourceOutputs(self, request):
         self.outputs_by_urn[request.urn] = struct_to_plain(request.outputs)
         return empty_pb2.Empty()
+
+    def ReadResource(self, request):
+        urn = self.make_urn(request.parent, request.type, request.name)
+        rid, state = self.mocks.new_resource(sdk_mocks.MockResourceArgs(
+            typ=request.type, name=request.name, inputs=for_mocks(struct_to_plain(request.properties)),
+            provider=request.provider, resource_id=request.id, custom=True))
+        self.resources[urn] = sdk_mocks.MockMonitor.ResourceRegistration(urn, rid, state)
+        return resource_pb2.ReadResourceResponse(urn=urn, properties=to_struct(state))
+
+    def Invoke(self, request):
+        args = for_mocks(struct_to_plain(request.args))
+        if request.tok == "pulumi:pulumi:getResource":
+            found = self.resources.get(args["urn"])
+            if found is None:
+                raise LookupError(f"unknown resource {args['urn']}")
+            answer: Any = found._asdict()
+        else:
+            answer = self.mocks.call(sdk_mocks.MockCallArgs(token=request.tok, args=args, provider=request.provider))
+        failures = None
+        if isinstance(answer, tuple):  # (result, [(property, reason)...]) like the stock monitor accepts
+            answer, failures = answer[0], [provider_pb2.CheckFailure(property=p, reason=r) for p, r in answer[1] or ()]
+        return resource_pb2.ResourceInvokeResponse(failures=failures, **{"return": to_struct(answer)})
+
+
+class InlineExecutor(ThreadPoolExecutor):
+    """Runs each job at once on the calling thread.
+
+    The SDK sends every engine call through `run_in_executor`; with a monitor that answers in plain
+    Python, a worker thread only adds hand-offs. (asyncio only accepts ThreadPoolExecutor instances.)
+    """
+
+    def submit(self, fn, /, *args, **kwargs):
+        future: Future = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # noqa: BLE001 handed to the awaiting coroutine, as a thread would
+            future.set_exception(exc)
+        return future
 
 
 class RecordingEngine:
@@ -155,10 +204,11 @@ def run_program(
     def run() -> None:
         _configure(monitor, engine, project, stack, config)
         loop = asyncio.new_event_loop()
+        loop.set_default_executor(InlineExecutor())
         asyncio.set_event_loop(loop)
         try:
             with _program_paths(program_dir):
-                loop.run_until_complete(run_in_stack(lambda: runpy.run_path(str(main), run_name="__main__")))
+                loop.run_until_complete(_run_stack(lambda: runpy.run_path(str(main), run_name="__main__")))
         finally:
             _close(loop)
 
@@ -166,7 +216,7 @@ def run_program(
     return Recording(
         project=project, stack=stack, root_urn=monitor.root_urn, resources=monitor.registrations,
         outputs=monitor.outputs_by_urn.pop(monitor.root_urn, {}), component_outputs=monitor.outputs_by_urn,
-        warnings=engine.messages)
+        warnings=engine.messages + monitor.notes)
 
 
 def _configure(monitor: RecordingMonitor, engine: RecordingEngine, project: str, stack: str,
@@ -174,7 +224,7 @@ def _configure(monitor: RecordingMonitor, engine: RecordingEngine, project: str,
     """Fresh runtime state in the current context: what `set_mocks` does, minus its early root stack.
 
     `set_mocks` creates and finishes a root stack at once, which would drop later exports;
-    `run_in_stack` creates the root stack around the program, as the language host does.
+    `_run_stack` creates the root stack around the program, as the language host does.
     """
     sdk_settings.reset_options(project=project, stack=stack, preview=False, organization="organization")
     set_all_config(dict(config), [])
@@ -182,6 +232,56 @@ def _configure(monitor: RecordingMonitor, engine: RecordingEngine, project: str,
     sdk_settings.configure(sdk_mocks.MockSettings(
         monitor=monitor, monitor_features=features, engine=engine, project=project, stack=stack,
         dry_run=False, organization="organization", callbacks=None))
+
+
+async def _run_stack(program: Callable[[], Any]) -> None:
+    """The SDK's `run_in_stack`: the program runs inside a root Stack, then every RPC and output
+    it started is awaited, and the program's own error wins over errors from the wind-down."""
+    stack = Stack()
+    failure: Optional[BaseException] = None
+    try:
+        try:
+            program()
+            take_entry = getattr(stack, "_take_async_program", None)  # `pulumi.run(main)` programs
+            entry = take_entry() if take_entry else None
+            if entry is not None:
+                stack._add_program_outputs(await entry())
+        finally:
+            stack._finish()
+    except BaseException as exc:  # noqa: BLE001 re-raised below, after the wind-down
+        failure = exc
+    try:
+        await _drain()
+    except BaseException:
+        if failure is None:
+            raise
+    finally:
+        await sdk_settings._shutdown_callbacks()
+    if failure is not None:
+        raise failure
+
+
+async def _drain() -> None:
+    """Wait until no RPC or output is outstanding, re-raising the first failure.
+
+    Same contract as the SDK's `wait_for_rpcs`, in linear time: it gathers each generation of
+    pending outputs at once instead of re-waiting on all of them after every single completion
+    (quadratic in the number of outputs, which dominates large programs). No polling.
+    """
+    state = sdk_settings.SETTINGS
+    rpcs = state.rpc_manager
+    while True:
+        while rpcs.rpcs:
+            await rpcs.rpcs.pop()
+        if rpcs.unhandled_exception is not None:
+            raise rpcs.unhandled_exception.with_traceback(rpcs.exception_traceback)
+        with state.lock:
+            pending = list(state.outputs)
+            state.outputs.clear()
+        if pending:
+            await asyncio.gather(*pending)
+        elif not rpcs.rpcs:
+            return
 
 
 @contextlib.contextmanager
@@ -198,12 +298,11 @@ def _program_paths(program_dir: Path):
 
 
 def _close(loop: asyncio.AbstractEventLoop) -> None:
-    """Cancel what a failed program left pending, then close the loop and its worker threads."""
+    """Cancel what a failed program left pending, then close the loop (its executor has no threads)."""
     pending = asyncio.all_tasks(loop)
     for task in pending:
         task.cancel()
     if pending:
         loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-    loop.run_until_complete(loop.shutdown_default_executor())
     loop.close()
     asyncio.set_event_loop(None)

@@ -79,6 +79,24 @@ def _struct(struct: struct_pb2.Struct) -> Any:
     return {key: _value(item) for key, item in sorted(fields.items())}
 
 
+def for_mocks(value: Any) -> Any:
+    """Secrets in the SDK's wrapped form, which mocks echo back and the SDK reads as secret again."""
+    if isinstance(value, Secret):
+        return {_SIG: _SECRET, "value": for_mocks(value.value)}
+    if isinstance(value, dict):
+        return {key: for_mocks(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [for_mocks(item) for item in value]
+    return value
+
+
+def to_struct(value: dict[str, Any]) -> struct_pb2.Struct:
+    """Plain data (as the mocks return it) as the Struct the SDK expects from the engine."""
+    struct = struct_pb2.Struct()
+    struct.update(value)
+    return struct
+
+
 def to_json_ready(value: Any) -> Any:
     """Replace Secret values with SECRET_MARK (a new structure; the input is not changed)."""
     if isinstance(value, Secret):
