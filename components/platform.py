@@ -41,7 +41,16 @@ class GpuPlatform(pulumi.ComponentResource):
                                         "chartVersion": spec.gpu_operator.chart_version,
                                         "driver": self.gpu_operator.driver}
 
-        # [model cache, teams]
+        from .model_cache import build_model_cache
+        from .team import build_tenancy
+
+        self.model_cache = build_model_cache(spec, self.cluster, child)
+        tenancy = build_tenancy(spec, self.cluster, self.model_cache, child)
+        self.priority_tiers, self.teams, self.team_access = tenancy.priority_tiers, tenancy.teams, tenancy.access
+        self._exports["teamNamespaces"] = [t.namespace_name for t in self.teams]
+        if self.model_cache is not None:
+            self._exports["modelCache"] = {"fileSystemId": self.model_cache.file_system.id,
+                                           "storageClass": self.model_cache.storage_class_name}
 
         # [monitoring]
 

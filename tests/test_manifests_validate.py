@@ -1,0 +1,84 @@
+"""Every Kubernetes object the planner writes with `--out`, for every stack, against the Kubernetes
+OpenAPI schema of the stack's cluster version (kubernetes-validate, strict: unknown fields fail).
+
+kubernetes-validate ships one schema per Kubernetes minor; a stack whose minor it does not ship is
+checked against the newest older one it has, and the test id says which.
+"""
+from pathlib import Path
+
+import kubernetes_validate
+import pytest
+import yaml
+from kubernetes_validate.utils import all_versions, major_minor
+from packaging.version import Version
+
+from components.spec import parse_platform
+from conftest import STACKS, stack_platform
+
+STACK_NAMES = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in STACKS.glob("Pulumi.*.yaml"))
+
+
+def schema_version(kubernetes: str) -> str:
+    """The schema kubernetes-validate uses for a cluster minor: that minor, else the newest older one."""
+    shipped = sorted({major_minor(v) for v in all_versions()}, key=Version)
+    older = [v for v in shipped if Version(v) <= Version(kubernetes)]
+    if not older:
+        raise AssertionError(f"kubernetes-validate has no schema for Kubernetes {kubernetes} or older")
+    return older[-1]
+
+
+def written_manifests(stack: str, out: Path) -> list[Path]:
+    from planner.cli import main
+
+    config = STACKS / f"Pulumi.{stack}.yaml"
+    code = main(["plan", "--config", str(config), "--out", str(out), "--json", str(out.parent / "plan.json")])
+    assert code == 0, f"plan of {stack} exited {code}"
+    return sorted((out / "manifests").rglob("*.yaml"))
+
+
+@pytest.fixture(scope="module", params=STACK_NAMES)
+def stack_manifests(request, tmp_path_factory):
+    stack = request.param
+    version = parse_platform(stack_platform(stack)).cluster.kubernetes_version
+    files = written_manifests(stack, tmp_path_factory.mktemp(stack) / "out")
+    return stack, version, files
+
+
+def test_schema_version_is_the_clusters_minor_when_shipped():
+    assert schema_version("1.33") == "1.33"
+
+
+def test_schema_version_falls_back_to_the_newest_older_minor():
+    newest = sorted({major_minor(v) for v in all_versions()}, key=Version)[-1]
+    major, minor = newest.split(".")
+    assert schema_version(f"{major}.{int(minor) + 1}") == newest
+
+
+def test_planner_writes_manifests(stack_manifests):
+    stack, _, files = stack_manifests
+    kinds = {yaml.safe_load(f.read_text())["kind"] for f in files}
+    assert {"Namespace", "ResourceQuota", "LimitRange", "NetworkPolicy", "Role", "RoleBinding",
+            "PriorityClass"} <= kinds, stack
+
+
+def test_every_written_object_matches_the_kubernetes_schema(stack_manifests):
+    stack, version, files = stack_manifests
+    schema = schema_version(version)
+    failures = []
+    for path in files:
+        obj = yaml.safe_load(path.read_text())
+        try:
+            kubernetes_validate.validate(obj, schema, strict=True)
+        except kubernetes_validate.ValidationError as err:
+            failures.append(f"{path.parent.name}/{path.name}: {'.'.join(map(str, err.path))}: {err.message}")
+        except kubernetes_validate.SchemaNotFoundError as err:
+            failures.append(f"{path.parent.name}/{path.name}: {err.message}")
+    assert not failures, f"{stack} (Kubernetes {version}, schema {schema}):\n" + "\n".join(failures)
+
+
+def test_strict_validation_refuses_an_unknown_field(stack_manifests):
+    _, version, files = stack_manifests
+    obj = yaml.safe_load(files[0].read_text())
+    obj["metadata"]["unexpected"] = True
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(obj, schema_version(version), strict=True)
