@@ -6,6 +6,7 @@ import re
 import botocore.session
 import pytest
 from botocore.validate import ParamValidator
+from hypothesis import given, strategies as st
 
 from components import catalog, names
 from components.node_pool import node_group_inputs, node_labels, node_taints
@@ -281,6 +282,13 @@ def test_every_node_group_input_meets_the_eks_api_model(variant):
         assert not report.has_errors(), report.generate_report()
         assert _model_problems(params, CREATE_NODEGROUP) == []
         assert NODE_GROUP_NAME.match(params["nodegroupName"])
+        assert 1 <= params["updateConfig"]["maxUnavailable"] <= 100  # EKS API reference: 1-100 nodes
+
+
+@given(cluster=st.from_regex(r"[a-z][a-z0-9-]{0,31}", fullmatch=True),
+       pool=st.from_regex(r"[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?", fullmatch=True))
+def test_node_group_names_always_meet_the_eks_rule(cluster, pool):
+    assert NODE_GROUP_NAME.match(names.node_group_name(cluster, pool))
 
 
 @pytest.mark.parametrize("variant", list(_variants()))
