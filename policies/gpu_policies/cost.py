@@ -1,0 +1,92 @@
+"""Money: the stack's monthly cost with every node group at max size stays within the budget.
+
+Priced by components/cost.py, the same model behind the plan's cost section, from what the program
+registered: each node group (GPU pools and system nodes) at its first instance type, the EKS control
+plane, NAT gateways, EBS volumes (launch-template volume or the node group's disk size, times max size)
+and EFS storage (`efsStorageGiB`: a file system's size is not an input). Policies cannot read the stack
+file, so the budget and any price overrides come from the policy config; `gpu-platform plan` passes the
+stack file's `budget` and `pricing` itself.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator, Mapping, Optional
+
+from pulumi_policy import PolicyConfigSchema, Severity, StackValidationArgs
+
+from components import catalog
+from components.cost import FixedItem, Pricing, estimate, pool_facts_from_node_group_inputs
+
+from .common import CLUSTER, LAUNCH_TEMPLATE, NAT_GATEWAY, NODE_GROUP, FILE_SYSTEM, get, of_type, plain, stack_policy
+
+EKS_DEFAULT_DISK_GIB = 20  # a managed node group's disk without diskSize or a launch template volume
+
+
+def pricing_from_config(config: Mapping[str, Any]) -> Pricing:
+    return Pricing(float(config.get("spotDiscount", catalog.DEFAULT_SPOT_DISCOUNT)),
+                   dict(config.get("spotDiscounts") or {}), dict(config.get("onDemandUsdPerHour") or {}),
+                   dict(config.get("fixedPrices") or {}))
+
+
+def _disk_gib(ng: Any, templates: Mapping[str, Any]) -> int:
+    lt = templates.get(get(ng.props, "launchTemplate.name", ""))
+    sizes = [int(m["ebs"].get("volumeSize") or 0) for m in get(lt.props, "blockDeviceMappings", []) if m.get("ebs")] \
+        if lt is not None else []
+    return sum(sizes) or int(get(ng.props, "diskSize", 0) or 0) or EKS_DEFAULT_DISK_GIB
+
+
+def fixed_items(args: StackValidationArgs, config: Mapping[str, Any], pricing: Pricing) -> list[FixedItem]:
+    clusters, nats = of_type(args, CLUSTER), of_type(args, NAT_GATEWAY)
+    templates = {get(lt.props, "name", lt.name): lt for lt in of_type(args, LAUNCH_TEMPLATE)}
+    groups = of_type(args, NODE_GROUP)
+    disk_min = sum(_disk_gib(ng, templates) * int(get(ng.props, "scalingConfig.minSize", 0) or 0) for ng in groups)
+    disk_max = sum(_disk_gib(ng, templates) * int(get(ng.props, "scalingConfig.maxSize", 0) or 0) for ng in groups)
+    efs_gib = float(config.get("efsStorageGiB", 0)) if of_type(args, FILE_SYSTEM) else 0.0
+    return [
+        FixedItem("eksControlPlane", "EKS control plane", "hour", "cluster", len(clusters), len(clusters),
+                  pricing.fixed("eksControlPlane"), included=bool(clusters)),
+        FixedItem("natGateways", "NAT gateways", "hour", "NAT gateway", len(nats), len(nats),
+                  pricing.fixed("natGateway"), included=bool(nats)),
+        FixedItem("ebsRootVolumes", "EBS gp3 volumes", "GB-month", "GB provisioned", disk_min, disk_max,
+                  pricing.fixed("ebsGp3")),
+        FixedItem("efsModelCache", "EFS model cache", "GB-month", "GB stored", efs_gib, efs_gib,
+                  pricing.fixed("efsStandard"), included=bool(efs_gib)),
+    ]
+
+
+def monthly_at_max(args: StackValidationArgs, config: Mapping[str, Any]) -> tuple[float, list[str]]:
+    """USD per month with every node group at max size, and the items that have no price."""
+    pricing = pricing_from_config(config)
+    pools = [pool_facts_from_node_group_inputs(plain(ng.props)) for ng in of_type(args, NODE_GROUP)]
+    est = estimate(pools, fixed_items(args, config, pricing), pricing)
+    return est.monthly_at_max, est.unpriced
+
+
+def within_budget(args: StackValidationArgs, config: Mapping[str, Any]) -> Iterator[tuple[str, Optional[str]]]:
+    budget = config.get("monthlyUsd")
+    if budget is None:
+        return  # no budget configured: nothing to hold the stack to
+    total, unpriced = monthly_at_max(args, config)
+    if total > float(budget):
+        note = f" (not counting unpriced {', '.join(unpriced)})" if unpriced else ""
+        yield (f"at max size the stack costs about ${total:,.0f}/month{note}, over the ${float(budget):,.0f} budget by "
+               f"${total - float(budget):,.0f}: lower nodePools[].maxSize, move pools to spot, or raise budget.monthlyUsd",
+               None)
+
+
+BUDGET_SCHEMA = PolicyConfigSchema({
+    "monthlyUsd": {"type": "number", "exclusiveMinimum": 0,
+                   "description": "Monthly budget in USD (the stack file's budget.monthlyUsd); unset: no check."},
+    "spotDiscount": {"type": "number", "minimum": 0, "maximum": 1, "default": catalog.DEFAULT_SPOT_DISCOUNT,
+                     "description": "Fraction off on-demand for spot capacity."},
+    "spotDiscounts": {"type": "object", "default": {}, "description": "Per instance type spot discounts."},
+    "onDemandUsdPerHour": {"type": "object", "default": {}, "description": "Per instance type price overrides."},
+    "fixedPrices": {"type": "object", "default": {},
+                    "description": "Overrides of eksControlPlane, natGateway (USD/hour), efsStandard, ebsGp3 (USD/GB-month)."},
+    "efsStorageGiB": {"type": "number", "minimum": 0, "default": 0,
+                      "description": "Expected model-cache size (modelCache.storageGiBEstimate)."},
+})
+
+POLICIES = [
+    stack_policy("monthly-budget", "The stack's monthly cost at max size stays within the configured budget.",
+                 within_budget, severity=Severity.MEDIUM, schema=BUDGET_SCHEMA),
+]
