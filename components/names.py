@@ -123,6 +123,11 @@ DEVICE_PLUGIN_DEFAULT_CONFIG = "default"  # the no-sharing entry nodes without a
 MIG_PARTED_CONFIGMAP = "gpu-platform-mig-parted-config"
 MIG_PARTED_CONFIG_KEY = "config.yaml"  # the only key the MIG manager reads
 DCGM_METRICS_CONFIGMAP = "gpu-platform-dcgm-metrics"  # dcgm-exporter's collectors CSV
+# Monitoring: the kube-prometheus-stack release (when the platform installs one), the GPU alert rules and
+# the dashboard ConfigMap the Grafana sidecar loads.
+KUBE_PROMETHEUS_STACK_RELEASE = "kube-prometheus-stack"
+GPU_RULES_NAME = "gpu-platform-gpu-alerts"
+GPU_DASHBOARD_CONFIGMAP = "gpu-platform-gpu-dashboard"
 POD_SECURITY_LABEL_PREFIX = "pod-security.kubernetes.io/"
 
 

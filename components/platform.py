@@ -52,7 +52,12 @@ class GpuPlatform(pulumi.ComponentResource):
             self._exports["modelCache"] = {"fileSystemId": self.model_cache.file_system.id,
                                            "storageClass": self.model_cache.storage_class_name}
 
-        # [monitoring]
+        from .monitoring import GpuMonitoring, GpuMonitoringArgs
+
+        self.monitoring = GpuMonitoring("monitoring", GpuMonitoringArgs(
+            spec, self.cluster.k8s_provider, depends_on=self.cluster.system_ready),
+            opts=pulumi.ResourceOptions(parent=self))
+        self._exports["monitoring"] = self.monitoring.outputs
 
         self.register_outputs(self._exports)
 
