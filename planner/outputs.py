@@ -74,11 +74,11 @@ def write(out_dir: Path, ctx: PlanContext, sections: Iterable[Section] = ()) -> 
             files.update(section.files(ctx.plan[section.name]))
     for writer in FILE_WRITERS:
         files.update(writer(ctx))
+    targets = {rel: out_dir / _safe(rel) for rel in sorted(files)}  # check every path before touching disk
     _prepare(out_dir)
-    for rel, content in sorted(files.items()):
-        target = out_dir / _safe(rel)
+    for rel, target in targets.items():
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content)
+        target.write_text(files[rel])
     (out_dir / MARKER).write_text("".join(f"{rel}\n" for rel in sorted(files)))
     return sorted(files)
 
