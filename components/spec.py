@@ -420,6 +420,9 @@ def _cluster_rules(spec: PlatformSpec) -> Iterator[Problem]:
         if not re.match(ROLE_ARN, arn):
             yield f"cluster.adminRoleArns[{j}]", "must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)"
     if c.create is None:
+        if c.admin_role_arns:
+            yield ("cluster.adminRoleArns", "applies to clusters this stack creates; grant access on an adopted "
+                   "cluster where it is managed")
         return
     if (c.create.vpc is None) == (c.create.subnet_ids is None):
         yield "cluster.create", "set exactly one of `vpc` (create a VPC) or `subnetIds` (use existing subnets)"
@@ -459,6 +462,8 @@ def _pool_rules(spec: PlatformSpec, i: int, pool: NodePoolSpec) -> Iterator[Prob
                f"unknown GPU instance type {pool.instance_types[j]!r}; known: {', '.join(catalog.INSTANCE_TYPES)}")
     if unknown:
         return
+    if pool.name == names.SYSTEM_ROLE:
+        yield f"{at}.name", f"{names.SYSTEM_ROLE!r} is the system node group's name; choose another pool name"
     if len(set(pool.instance_types)) != len(pool.instance_types):
         yield f"{at}.instanceTypes", "lists an instance type twice"
     shapes = {(it.gpu, it.gpu_count) for it in pool.instances}

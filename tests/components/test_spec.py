@@ -298,3 +298,16 @@ def test_kubernetes_version_must_be_supported():
     p = stack_platform("dev")
     p["cluster"]["kubernetesVersion"] = "1.29"
     assert any(f.startswith("cluster.kubernetesVersion: must be one of") for f in problems(p))
+
+
+def test_pool_named_system_is_refused():
+    p = stack_platform("dev")
+    p["nodePools"][0]["name"] = "system"
+    assert "system node group" in only_problem(p, "nodePools[0].name")
+
+
+def test_admin_roles_on_an_adopted_cluster_are_refused():
+    p = stack_platform("prod")
+    del p["cluster"]["create"]
+    p["cluster"]["existing"] = {"subnetIds": ["subnet-0123456789abcdef0"]}
+    assert "adopted" in only_problem(p, "cluster.adminRoleArns")
