@@ -18,13 +18,14 @@ import yaml
 
 from .errors import PlannerError
 from .mocks import HELM_RELEASE, is_cluster_scoped, kubernetes_kind
+from .rules_file import rules_files
 from .sections import PlanContext, Section
 
 MARKER = ".gpu-platform-out"
 HEAD_KEYS = ("apiVersion", "kind", "metadata")
 
 # Extra writers for features without a section: context -> {relative path: text}.
-FILE_WRITERS: list[Callable[[PlanContext], dict[str, str]]] = []
+FILE_WRITERS: list[Callable[[PlanContext], dict[str, str]]] = [rules_files]  # prometheus/gpu-rules.yaml
 
 
 def is_kubernetes_object(resource: dict[str, Any]) -> bool:
