@@ -83,9 +83,10 @@ class ModelCache(pulumi.ComponentResource):
             throughput_mode="elastic", tags={"Name": physical},
             opts=pulumi.ResourceOptions(parent=self, protect=True, retain_on_delete=True))
         self.security_group = self._security_group(name, physical, cluster)
+        subnets = pulumi.Output.from_input(cluster.private_subnet_ids)
         self.mount_targets = [
             efs.MountTarget(f"{name}-{i}", file_system_id=self.file_system.id,
-                            subnet_id=pulumi.Output.from_input(cluster.private_subnet_ids).apply(lambda ids, i=i: ids[i]),
+                            subnet_id=subnets.apply(lambda ids, i=i: ids[i]),
                             security_groups=[self.security_group.id], opts=child)
             for i in range(subnet_count(spec))
         ]

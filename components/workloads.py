@@ -59,7 +59,8 @@ def _placement(spec: "PlatformSpec", resource: str, gpus: int, pool: Optional[st
     if pool is not None:
         chosen = _pool(spec, pool)
         _fits(spec, [chosen], resource, gpus, f"pool {pool}", hint="")
-        tolerations += [{"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect} for t in chosen.taints]
+        tolerations += [{"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect}
+                        for t in chosen.taints]
         return {names.POOL_LABEL: pool}, tolerations
     open_pools = [p for p in spec.node_pools if not p.taints]
     if gpu_product is not None:

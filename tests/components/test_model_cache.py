@@ -144,7 +144,8 @@ def test_nfs_is_allowed_only_from_the_cluster_nodes(plans):
 def gpu_node_security_groups(plan_: dict) -> set[str]:
     """The groups GPU launch templates name (prod's EFA pool names the cluster security group)."""
     templates = resources(plan_, "aws:ec2/launchTemplate:LaunchTemplate")
-    groups = {g for t in templates for i in (t["inputs"].get("networkInterfaces") or []) for g in i.get("securityGroups", [])}
+    interfaces = [i for t in templates for i in (t["inputs"].get("networkInterfaces") or [])]
+    groups = {g for i in interfaces for g in i.get("securityGroups", [])}
     assert groups, "no launch template names a security group"
     return groups
 
@@ -153,7 +154,8 @@ def gpu_node_security_groups(plan_: dict) -> set[str]:
 
 def test_csi_addon_is_pinned_from_the_spec(plans):
     (addon,) = in_cache(plans["prod"], ADDON)
-    assert (addon["inputs"]["addonName"], addon["inputs"]["addonVersion"]) == (catalog.EFS_CSI_ADDON, "v2.1.13-eksbuild.1")
+    assert addon["inputs"]["addonName"] == catalog.EFS_CSI_ADDON
+    assert addon["inputs"]["addonVersion"] == stack_platform("prod")["modelCache"]["addonVersion"]
 
 
 def test_csi_controller_gets_its_role_through_pod_identity(plans):
@@ -167,7 +169,8 @@ def test_csi_controller_gets_its_role_through_pod_identity(plans):
 
 def test_csi_role_holds_only_the_aws_managed_driver_policy(plans):
     attachments = in_cache(plans["prod"], "aws:iam/rolePolicyAttachment:RolePolicyAttachment")
-    assert [a["inputs"]["policyArn"] for a in attachments] == ["arn:aws:iam::aws:policy/service-role/AmazonEFSCSIDriverPolicy"]
+    assert [a["inputs"]["policyArn"] for a in attachments] == [
+        "arn:aws:iam::aws:policy/service-role/AmazonEFSCSIDriverPolicy"]
     assert not in_cache(plans["prod"], "aws:iam/rolePolicy:RolePolicy")
 
 

@@ -185,7 +185,8 @@ def test_time_slicing_accepting_multi_gpu_requests_allows_every_replica():
 
 def test_mig_single_strategy_counts_slices_as_gpus():
     def edit(p):
-        p["nodePools"] = [p["nodePools"][0] | {"sharing": {"mode": "mig", "strategy": "single", "layout": {"1g.10gb": 7}}}]
+        single = {"mode": "mig", "strategy": "single", "layout": {"1g.10gb": 7}}
+        p["nodePools"] = [p["nodePools"][0] | {"sharing": single}]
         p["teams"] = [p["teams"][0] | {"quota": {"gpus": 8, "cpu": "8", "memory": "8Gi"}}]
     spec = spec_of("prod", edit)
     assert t.largest_gpu_request(spec) == 56  # 8 GPUs x 7 slices

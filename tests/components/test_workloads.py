@@ -79,7 +79,8 @@ def test_runs_at_the_teams_priority_tier(team, tier, dev):
 
 
 def test_memory_limit_equals_request_and_cpu_is_not_limited(dev):
-    resources = main_container(gpu_pod_spec(dev, "research", IMAGE, cpu="3", memory="12Gi", shm_size="4Gi"))["resources"]
+    pod_spec = gpu_pod_spec(dev, "research", IMAGE, cpu="3", memory="12Gi", shm_size="4Gi")
+    resources = main_container(pod_spec)["resources"]
     assert resources["requests"]["memory"] == resources["limits"]["memory"] == "12Gi"
     assert resources["requests"]["cpu"] == "3" and "cpu" not in resources["limits"]
 
