@@ -27,7 +27,7 @@ PLATFORM_KEY = "platform"
 PLANNER_DIR = Path(__file__).resolve().parent
 
 # Modules adding subcommands (e.g. "planner.diff"); each defines add_command(subparsers).
-COMMAND_MODULES: list[str] = []
+COMMAND_MODULES: list[str] = ["planner.diff", "planner.preview_gate", "planner.lock"]
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -41,6 +41,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except PlannerError as exc:
         _problems(exc.problems)
         return EXIT_INVALID
+    except Exception as exc:  # noqa: BLE001 a bug of ours: one clear line, the traceback on request
+        print(f"error: internal error in gpu-platform: {type(exc).__name__}: {exc}", file=sys.stderr)
+        _traceback_hint(exc, getattr(args, "debug", False))
+        return EXIT_FAILED
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -157,10 +161,7 @@ def _run(project: Any, stack: Any, debug: bool) -> Any:
         else:
             where = _program_frame(exc, project.dir)
             print(f"error: the program failed{where}: {type(exc).__name__}: {exc}", file=sys.stderr)
-        if debug:
-            traceback.print_exception(exc, file=sys.stderr)
-        else:
-            print("(run with --debug for the traceback)", file=sys.stderr)
+        _traceback_hint(exc, debug)
         return None
 
 
@@ -183,6 +184,13 @@ def _program_frame(exc: BaseException, program_dir: Path) -> str:
         if path.is_relative_to(program_dir) and not mine:
             found = f" at {path.relative_to(program_dir)}:{frame.lineno}"
     return found
+
+
+def _traceback_hint(exc: BaseException, debug: bool) -> None:
+    if debug:
+        traceback.print_exception(exc, file=sys.stderr)
+    else:
+        print("(run with --debug for the traceback)", file=sys.stderr)
 
 
 def _problems(problems: list[str]) -> None:

@@ -1,0 +1,165 @@
+"""`gpu-platform plan`: exit codes, messages, and what it writes (on the fixture program)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from planner.cli import main
+from planner.plan import schema_problems
+
+from planner_fixtures import FIXTURE_CONFIG, FIXTURE_PROGRAM, write_yaml
+
+FIXTURE = ["--project-dir", str(FIXTURE_PROGRAM)]
+MANDATORY = {"policy": "p", "level": "mandatory", "urn": None, "message": "no"}
+
+
+@pytest.fixture(autouse=True)
+def no_policies(monkeypatch):
+    """The fixture is not a GPU platform: the pack's rules are tested on the real stacks."""
+    monkeypatch.setattr("planner.verdict.evaluate", lambda plan, config_path: [])
+
+
+def plan(*args: str) -> int:
+    return main(["plan", *FIXTURE, *args])
+
+
+def stack_file(tmp_path, platform=None, **config):
+    data = {"aws:region": "eu-west-1", "gpu-platform:platform": platform or {"name": "box"}, **config}
+    return str(write_yaml(tmp_path / "Pulumi.test.yaml", {"config": data}))
+
+
+def errors(capsys) -> list[str]:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err.splitlines()
+
+
+def test_clean_plan_exits_0_and_prints_the_tree(capsys):
+    assert plan("--stack", "test") == 0
+    assert "Plan for gpu-platform/test: 11 resources to create" in capsys.readouterr().out
+
+
+def test_json_plan_validates_against_the_schema(tmp_path):
+    assert plan("--stack", "test", "--json", str(tmp_path / "plan.json")) == 0
+    assert schema_problems(json.loads((tmp_path / "plan.json").read_text())) == []
+
+
+def test_config_file_plans_like_the_named_stack(tmp_path):
+    plan("--stack", "test", "--json", str(tmp_path / "a.json"))
+    plan("--config", str(FIXTURE_CONFIG), "--json", str(tmp_path / "b.json"))
+    assert (tmp_path / "a.json").read_text() == (tmp_path / "b.json").read_text()
+
+
+def test_out_writes_manifests(tmp_path):
+    assert plan("--stack", "test", "--out", str(tmp_path / "out")) == 0
+    assert len(list((tmp_path / "out" / "manifests").rglob("*.yaml"))) == 3
+
+
+def test_markdown_format(capsys):
+    assert plan("--stack", "test", "--format", "markdown") == 0
+    assert capsys.readouterr().out.startswith("### gpu-platform plan: `test`")
+
+
+def test_mandatory_violation_exits_1(monkeypatch, capsys):
+    monkeypatch.setattr("planner.verdict.evaluate", lambda plan, config_path: [MANDATORY])
+    assert plan("--stack", "test") == 1
+    assert "Policy: FAILED (1 mandatory)." in capsys.readouterr().out
+
+
+def test_violations_land_in_the_json(monkeypatch, tmp_path):
+    monkeypatch.setattr("planner.verdict.evaluate", lambda plan, config_path: [MANDATORY])
+    plan("--stack", "test", "--json", str(tmp_path / "plan.json"))
+    assert json.loads((tmp_path / "plan.json").read_text())["policy"]["violations"] == [MANDATORY]
+
+
+def test_policy_config_path_reaches_the_verdict(monkeypatch, tmp_path):
+    seen = []
+    monkeypatch.setattr("planner.verdict.evaluate", lambda plan, config_path: seen.append(config_path) or [])
+    (tmp_path / "policy.json").write_text('{"all": "mandatory"}')
+    plan("--stack", "test", "--policy-config", str(tmp_path / "policy.json"))
+    assert seen == [tmp_path / "policy.json"]
+
+
+def test_missing_stack_exits_2_with_one_line(capsys, monkeypatch):
+    monkeypatch.chdir(FIXTURE_PROGRAM)
+    assert plan("--stack", "nope") == 2
+    assert errors(capsys) == ["error: stacks/Pulumi.nope.yaml: no such stack file (stacks here: test)"]
+
+
+def test_missing_config_file_exits_2(tmp_path, capsys):
+    assert plan("--config", str(tmp_path / "missing.yaml")) == 2
+    assert len(errors(capsys)) == 1
+
+
+def test_missing_region_exits_2_naming_the_key(tmp_path, capsys):
+    path = tmp_path / "Pulumi.test.yaml"
+    write_yaml(path, {"config": {"gpu-platform:platform": {"name": "box"}}})
+    assert plan("--config", str(path)) == 2
+    assert errors(capsys) == [f"error: {path}: missing config key `aws:region` under `config:`"]
+
+
+def test_yaml_error_exits_2_with_the_line(tmp_path, capsys):
+    path = tmp_path / "Pulumi.test.yaml"
+    path.write_text("config:\n  aws:region: [eu-west-1\n")
+    assert plan("--config", str(path)) == 2
+    (line,) = errors(capsys)
+    assert f"{path}:3:" in line and "YAML syntax error" in line
+
+
+def test_missing_policy_config_exits_2(tmp_path, capsys):
+    assert plan("--stack", "test", "--policy-config", str(tmp_path / "none.json")) == 2
+    assert errors(capsys) == [f"error: --policy-config {tmp_path / 'none.json'}: no such file"]
+
+
+def test_policy_config_that_is_not_json_exits_2(tmp_path, capsys):
+    (tmp_path / "policy.json").write_text("all: mandatory\n")
+    assert plan("--stack", "test", "--policy-config", str(tmp_path / "policy.json")) == 2
+    assert "not JSON" in errors(capsys)[0]
+
+
+def test_spec_error_from_the_program_exits_2_listing_each_problem(tmp_path, capsys):
+    path = stack_file(tmp_path, {"name": "box", "invalid": ["nodePools[0].maxSize: too small", "teams: empty"]})
+    assert plan("--config", path) == 2
+    assert errors(capsys) == [f"error: {path}: nodePools[0].maxSize: too small", f"error: {path}: teams: empty"]
+
+
+def test_program_failure_exits_3_naming_where(tmp_path, capsys):
+    assert plan("--config", stack_file(tmp_path, {"name": "box", "fail": "program"})) == 3
+    lines = (FIXTURE_PROGRAM / "__main__.py").read_text().splitlines()
+    raising = next(i for i, line in enumerate(lines, 1) if "failed on purpose" in line)
+    assert errors(capsys)[0] == (f"error: the program failed at __main__.py:{raising}: "
+                                 "RuntimeError: the fixture program failed on purpose")
+
+
+def test_program_failure_with_debug_shows_the_traceback(tmp_path, capsys):
+    plan("--config", stack_file(tmp_path, {"name": "box", "fail": "apply"}), "--debug")
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_unanswered_invoke_exits_3_naming_the_token(tmp_path, capsys):
+    assert plan("--config", stack_file(tmp_path, {"name": "box", "invoke": "aws:ec2/getAmi:getAmi"})) == 3
+    assert "does not answer invoke aws:ec2/getAmi:getAmi" in errors(capsys)[0]
+
+
+def test_internal_error_exits_3_without_a_traceback(monkeypatch, capsys):
+    monkeypatch.setattr("planner.verdict.evaluate", lambda plan, config_path: 1 / 0)
+    assert plan("--stack", "test") == 3
+    assert errors(capsys)[0] == "error: internal error in gpu-platform: ZeroDivisionError: division by zero"
+
+
+def test_stack_and_config_are_exclusive(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        plan("--stack", "test", "--config", str(FIXTURE_CONFIG))
+    assert exit_.value.code == 2
+
+
+def test_subprocess_bad_input_exits_2_without_traceback(tmp_path):
+    path = tmp_path / "Pulumi.test.yaml"
+    path.write_text("config:\n  gpu-platform:platform: {name: box}\n")
+    done = subprocess.run([sys.executable, "-m", "planner", "plan", *FIXTURE, "--config", str(path)],
+                          capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2, "", f"error: {path}: missing config key `aws:region` under `config:`\n")
