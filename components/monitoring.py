@@ -101,9 +101,11 @@ class GpuMonitoring(pulumi.ComponentResource):
         self.namespace = self.release = self.rules = self.dashboard = None
         if self.mode == "install":
             self._install_stack(name, spec, args.depends_on)
+        # What must exist before anything creates Prometheus operator objects (ServiceMonitor, PrometheusRule).
+        self.crds_ready: list[pulumi.Resource] = [self.release] if self.release is not None else []
         if self.mode != "none":
             # The CRDs come with the release; an existing stack already has them.
-            after = pulumi.ResourceOptions(depends_on=[self.release] if self.release else list(args.depends_on))
+            after = pulumi.ResourceOptions(depends_on=self.crds_ready or list(args.depends_on))
             self.rules = self._prometheus_rule(name, spec, after)
             self.dashboard = self._dashboard(name, spec, after)
         self.outputs = {"prometheus": self.mode}
