@@ -274,6 +274,9 @@ NODE_IMAGES: Mapping[str, NodeImage] = MappingProxyType({
 # --- EKS ---
 KUBERNETES_VERSIONS = ("1.32", "1.33", "1.34", "1.35", "1.36")
 CORE_ADDONS = ("vpc-cni", "coredns", "kube-proxy", "eks-pod-identity-agent")
+# Add-on configuration the platform relies on (EKS add-on configuration schemas). Without the network
+# policy agent, vpc-cni accepts the teams' NetworkPolicies but never enforces them.
+ADDON_CONFIGURATION = MappingProxyType({"vpc-cni": {"enableNetworkPolicy": "true"}})
 EFS_CSI_ADDON = "aws-efs-csi-driver"
 # The add-on's controller creates access points under this service account; the node service account
 # needs no AWS permissions (AWS EKS user guide, "Use Amazon EFS storage"; aws-efs-csi-driver docs).

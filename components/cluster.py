@@ -5,6 +5,7 @@ Kubernetes resource of the platform must use explicitly (token from `aws eks get
 """
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Optional
 
 import pulumi
@@ -137,7 +138,9 @@ class Cluster(pulumi.ComponentResource):
     def _addon(self, name: str, addon: str, version: str, depends_on: list):
         from pulumi_aws import eks
 
+        config = catalog.ADDON_CONFIGURATION.get(addon)
         return eks.Addon(f"{name}-{addon}", cluster_name=self.cluster.name, addon_name=addon, addon_version=version,
+                         configuration_values=json.dumps(config) if config else None,
                          resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE",
                          opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on))
 

@@ -94,6 +94,14 @@ def test_core_addons_are_pinned_to_the_spec_versions(stack):
     assert {v["resolveConflictsOnUpdate"] for v in core.values()} == {"OVERWRITE"}
 
 
+def test_vpc_cni_enforces_network_policies():
+    # Without the agent, EKS accepts the teams' NetworkPolicies and silently ignores them.
+    cni = resource(stack_plan("dev"), ADDON, "cluster-vpc-cni")
+    assert json.loads(cni["inputs"]["configurationValues"]) == {"enableNetworkPolicy": "true"}
+    kube_proxy = resource(stack_plan("dev"), ADDON, "cluster-kube-proxy")
+    assert "configurationValues" not in kube_proxy["inputs"]
+
+
 def test_coredns_waits_for_the_system_nodes():
     plan_ = stack_plan("dev")
     coredns = resource(plan_, ADDON, "cluster-coredns")
