@@ -38,8 +38,11 @@ REFERENCE_INPUTS = ("launchTemplate.id", "nodeRoleArn", "subnetIds")
 LOCKED_INPUTS = tuple(i for i in REPLACE_INPUTS if i not in REFERENCE_INPUTS)
 
 
-def default_lock_path(stack: str) -> Path:
-    return ROOT / "stacks" / f"Pulumi.{stack}.lock.json"
+LOCK_FILE = "stacks/Pulumi.{stack}.lock.json"  # beside the stack file, relative to the repository
+
+
+def default_lock_path(stack: str, root: Optional[Path] = None) -> Path:
+    return (root or ROOT) / LOCK_FILE.format(stack=stack)
 
 
 def lock_path(config: Mapping[str, Any], urn: str) -> Optional[Path]:

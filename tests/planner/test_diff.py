@@ -1,0 +1,112 @@
+"""gpu-platform diff: replaced or deleted guarded resources, quota and cost changes between two plans."""
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from conftest import resource
+from planner.cli import main
+from planner.diff import compare, markdown
+
+NODE_GROUP, FILE_SYSTEM = "aws:eks/nodeGroup:NodeGroup", "aws:efs/fileSystem:FileSystem"
+
+
+@pytest.fixture(scope="module")
+def base_plan(tmp_path_factory):
+    path = tmp_path_factory.mktemp("plans") / "prod.json"
+    assert main(["plan", "--stack", "prod", "--json", str(path)]) == 0
+    return json.loads(path.read_text())
+
+
+@pytest.fixture
+def base(base_plan):
+    return copy.deepcopy(base_plan)
+
+
+@pytest.fixture
+def head(base_plan):
+    return copy.deepcopy(base_plan)
+
+
+def run(tmp_path, base, head, *extra):
+    paths = []
+    for name, plan in (("base", base), ("head", head)):
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(json.dumps(plan))
+    return main(["diff", *map(str, paths), *extra])
+
+
+def test_same_plan_has_no_changes(base, head, tmp_path, capsys):
+    assert run(tmp_path, base, head) == 0
+    out = capsys.readouterr().out
+    assert "passed: no guarded resource is replaced or deleted" in out and out.count("(no change)") == 3
+
+
+def test_replace_forcing_change_is_a_replacement(base, head, tmp_path, capsys):
+    resource(head, NODE_GROUP, "a100-train")["inputs"]["instanceTypes"] = ["p4de.24xlarge"]
+    assert run(tmp_path, base, head) == 1
+    assert 'REPLACE aws:eks/nodeGroup:NodeGroup a100-train: instanceTypes ["p4d.24xlarge"] -> ["p4de.24xlarge"]' \
+        in capsys.readouterr().out
+
+
+def test_in_place_change_is_not_a_replacement(base, head):
+    resource(head, NODE_GROUP, "a100-train")["inputs"]["scalingConfig"]["maxSize"] = 5
+    assert compare(base, head)["replaced"] == []
+
+
+def test_removed_file_system_is_a_delete(base, head):
+    head["resources"] = [r for r in head["resources"] if r["type"] != FILE_SYSTEM]
+    result = compare(base, head)
+    assert [(d["type"], d["name"]) for d in result["deleted"]] == [(FILE_SYSTEM, "model-cache")]
+
+
+def test_alias_carries_a_moved_resource_over(base, head):
+    moved = resource(head, NODE_GROUP, "h100-mig")
+    old_urn = moved["urn"]
+    moved["urn"] = old_urn.replace("gpu-platform:node_pool:GpuNodePool$", "gpu-platform:node_pool:GpuPool$")
+    assert compare(base, head)["deleted"] != []
+    moved["options"]["aliases"] = [{"urn": old_urn}]
+    assert compare(base, head)["deleted"] == []
+
+
+def test_dropped_protect_is_listed(base, head):
+    resource(head, NODE_GROUP, "l4-inference")["options"]["protect"] = False
+    assert [u["name"] for u in compare(base, head)["unprotected"]] == ["l4-inference"]
+
+
+def test_quota_changes_per_team_and_resource(base, head):
+    quota = next(r for r in head["resources"] if r["type"] == "kubernetes:core/v1:ResourceQuota"
+                 and r["inputs"]["metadata"]["namespace"] == "research")
+    quota["inputs"]["spec"]["hard"]["requests.nvidia.com/gpu"] = "10"
+    changes = compare(base, head)["quotas"]
+    assert len(changes) == 1 and changes[0]["namespace"] == "research"
+    assert changes[0]["resource"] == "requests.nvidia.com/gpu" and changes[0]["to"] == "10"
+
+
+def test_cost_changes_from_the_cost_sections(base, head, tmp_path, capsys):
+    head["cost"]["totals"]["monthlyUsdAtMax"] += 1000
+    head["cost"]["pools"][0]["monthlyUsdAtMax"] += 1000
+    assert run(tmp_path, base, head) == 0
+    out = capsys.readouterr().out
+    assert "(+1,000.00)" in out and f"pool {head['cost']['pools'][0]['name']}" in out
+
+
+def test_plans_of_two_stack_names_line_up(base, head):
+    for r in head["resources"]:
+        r["urn"] = r["urn"].replace("urn:pulumi:prod::", "urn:pulumi:pr-42::")
+    head["stack"] = "pr-42"
+    result = compare(base, head)
+    assert result["deleted"] == [] and result["replaced"] == []
+
+
+def test_markdown_summary(base, head):
+    resource(head, NODE_GROUP, "a100-train")["inputs"]["capacityType"] = "SPOT"
+    text = markdown(compare(base, head))
+    assert text.startswith("### gpu-platform diff") and "❌" in text and "- REPLACE aws:eks/nodeGroup:NodeGroup a100-train" in text
+
+
+def test_unreadable_plan_is_an_input_error(tmp_path, capsys):
+    (tmp_path / "a.json").write_text("{}")
+    assert main(["diff", str(tmp_path / "a.json"), str(tmp_path / "a.json")]) == 2
