@@ -192,7 +192,7 @@ def exporter_down(t: Any) -> dict:
 def cost_rules(gpu_hourly_cost: Mapping[str, float]) -> list[dict]:
     """One constant series per priced GPU model, keyed like the exporter's `modelName` label."""
     return [
-        {"record": HOURLY_COST, "expr": f"vector({usd!r})",
+        {"record": HOURLY_COST, "expr": f"vector({round(usd, 6)!r})",
          "labels": {"modelName": model, COST_LABEL: f"{usd:.2f}"}}
         for model, usd in sorted(gpu_hourly_cost.items())
     ]

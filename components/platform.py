@@ -1,4 +1,8 @@
-"""GpuPlatform: builds every capability from a validated PlatformSpec, in dependency order."""
+"""GpuPlatform: builds every capability from a validated PlatformSpec, in dependency order.
+
+cluster -> GPU node pools -> autoscaler -> monitoring (its CRDs first) -> GPU operator -> model cache
+-> teams. Children are parented here and get explicit providers; nothing reads global config.
+"""
 from __future__ import annotations
 
 from typing import Any
@@ -6,7 +10,14 @@ from typing import Any
 import pulumi
 
 from . import names
+from .autoscaler import ClusterAutoscaler
+from .cluster import Cluster
+from .gpu_operator import GpuOperator, GpuOperatorArgs
+from .model_cache import build_model_cache
+from .monitoring import GpuMonitoring, GpuMonitoringArgs
+from .node_pool import GpuNodePool
 from .spec import PlatformSpec
+from .team import build_tenancy
 
 
 class GpuPlatform(pulumi.ComponentResource):
@@ -15,50 +26,11 @@ class GpuPlatform(pulumi.ComponentResource):
         self.spec = spec
         self._exports: dict[str, Any] = {"environment": spec.environment}
         self.aws_provider = self._aws_provider(spec, region)
-        child = pulumi.ResourceOptions(parent=self, provider=self.aws_provider)
-
-        from .autoscaler import ClusterAutoscaler
-        from .cluster import Cluster
-        from .node_pool import GpuNodePool
-
-        self.cluster = Cluster("cluster", spec, region, opts=child)
-        pool_cluster = self.cluster.for_pools()
-        self.node_pools = [GpuNodePool(pool.name, spec, pool, pool_cluster, opts=child) for pool in spec.node_pools]
-        if spec.cluster_autoscaler.enabled:
-            self.cluster_autoscaler = ClusterAutoscaler(
-                "cluster-autoscaler", spec, region, self.cluster.name, self.cluster.k8s_provider,
-                depends_on=self.cluster.system_ready, opts=child)
-        self._exports.update(clusterName=self.cluster.name, kubeconfig=self.cluster.kubeconfig,
-                             nodePools=[p.node_group.node_group_name for p in self.node_pools])
-
-        from .gpu_operator import GpuOperator, GpuOperatorArgs
-
-        self.gpu_operator = GpuOperator("gpu-operator", GpuOperatorArgs(
-            spec, self.cluster.k8s_provider,
-            depends_on=[*(p.node_group for p in self.node_pools), *self.cluster.system_ready]),
-            opts=pulumi.ResourceOptions(parent=self))
-        self._exports["gpuOperator"] = {"namespace": self.gpu_operator.namespace.metadata.name,
-                                        "chartVersion": spec.gpu_operator.chart_version,
-                                        "driver": self.gpu_operator.driver}
-
-        from .model_cache import build_model_cache
-        from .team import build_tenancy
-
-        self.model_cache = build_model_cache(spec, self.cluster, child)
-        tenancy = build_tenancy(spec, self.cluster, self.model_cache, child)
-        self.priority_tiers, self.teams, self.team_access = tenancy.priority_tiers, tenancy.teams, tenancy.access
-        self._exports["teamNamespaces"] = [t.namespace_name for t in self.teams]
-        if self.model_cache is not None:
-            self._exports["modelCache"] = {"fileSystemId": self.model_cache.file_system.id,
-                                           "storageClass": self.model_cache.storage_class_name}
-
-        from .monitoring import GpuMonitoring, GpuMonitoringArgs
-
-        self.monitoring = GpuMonitoring("monitoring", GpuMonitoringArgs(
-            spec, self.cluster.k8s_provider, depends_on=self.cluster.system_ready),
-            opts=pulumi.ResourceOptions(parent=self))
-        self._exports["monitoring"] = self.monitoring.outputs
-
+        aws_child = pulumi.ResourceOptions(parent=self, provider=self.aws_provider)
+        self._compute(spec, region, aws_child)
+        self._monitoring(spec)
+        self._gpu_operator(spec)
+        self._tenancy(spec, aws_child)
         self.register_outputs(self._exports)
 
     def exports(self) -> dict[str, Any]:
@@ -72,3 +44,40 @@ class GpuPlatform(pulumi.ComponentResource):
                 "gpu-platform/environment": spec.environment, **spec.tags}
         return Provider("aws", region=region, default_tags=ProviderDefaultTagsArgs(tags=tags),
                         opts=pulumi.ResourceOptions(parent=self))
+
+    def _compute(self, spec: PlatformSpec, region: str, aws_child: pulumi.ResourceOptions) -> None:
+        self.cluster = Cluster("cluster", spec, region, opts=aws_child)
+        pool_cluster = self.cluster.for_pools()
+        self.node_pools = [GpuNodePool(p.name, spec, p, pool_cluster, opts=aws_child) for p in spec.node_pools]
+        if spec.cluster_autoscaler.enabled:
+            self.cluster_autoscaler = ClusterAutoscaler(
+                "cluster-autoscaler", spec, region, self.cluster.name, self.cluster.k8s_provider,
+                depends_on=self.cluster.system_ready, opts=aws_child)
+        self._exports.update(clusterName=self.cluster.name, kubeconfig=self.cluster.kubeconfig,
+                             nodePools=[p.node_group.node_group_name for p in self.node_pools])
+
+    def _monitoring(self, spec: PlatformSpec) -> None:
+        self.monitoring = GpuMonitoring("monitoring", GpuMonitoringArgs(
+            spec, self.cluster.k8s_provider, depends_on=self.cluster.system_ready),
+            opts=pulumi.ResourceOptions(parent=self))
+        self._exports["monitoring"] = self.monitoring.outputs
+
+    def _gpu_operator(self, spec: PlatformSpec) -> None:
+        # The operator creates dcgm-exporter's ServiceMonitor only if the Prometheus CRDs exist at start.
+        self.gpu_operator = GpuOperator("gpu-operator", GpuOperatorArgs(
+            spec, self.cluster.k8s_provider,
+            depends_on=[*(p.node_group for p in self.node_pools), *self.cluster.system_ready,
+                        *self.monitoring.crds_ready]),
+            opts=pulumi.ResourceOptions(parent=self))
+        self._exports["gpuOperator"] = {"namespace": self.gpu_operator.namespace.metadata.name,
+                                        "chartVersion": spec.gpu_operator.chart_version,
+                                        "driver": self.gpu_operator.driver}
+
+    def _tenancy(self, spec: PlatformSpec, aws_child: pulumi.ResourceOptions) -> None:
+        self.model_cache = build_model_cache(spec, self.cluster, aws_child)
+        tenancy = build_tenancy(spec, self.cluster, self.model_cache, aws_child)
+        self.priority_tiers, self.teams, self.team_access = tenancy.priority_tiers, tenancy.teams, tenancy.access
+        self._exports["teamNamespaces"] = [t.namespace_name for t in self.teams]
+        if self.model_cache is not None:
+            self._exports["modelCache"] = {"fileSystemId": self.model_cache.file_system.id,
+                                           "storageClass": self.model_cache.storage_class_name}

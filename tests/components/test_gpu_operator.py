@@ -222,3 +222,11 @@ def test_bottlerocket_nodes_turn_off_the_operators_own_operands(planned):
     for operand in ("driver", "container-toolkit", "device-plugin", "mig-manager"):
         assert br[names.gpu_deploy_label(operand)] == "false"
         assert names.gpu_deploy_label(operand) not in al
+
+
+def test_release_waits_for_the_prometheus_crds(planned):
+    # Started before the ServiceMonitor CRD exists, the operator never creates dcgm-exporter's monitor.
+    plan = planned("dev")
+    stack = [r for r in resources(plan, RELEASE) if r["inputs"].get("name") == names.KUBE_PROMETHEUS_STACK_RELEASE]
+    assert len(stack) == 1
+    assert stack[0]["urn"] in release(plan)["options"]["dependsOn"]
