@@ -111,7 +111,8 @@ def guard(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterator[s
         if name in locked and value != locked[name]:
             yield (f"{where}: {name} would change from {_show(locked[name])} to {_show(value)}, which REPLACES the "
                    "node group (every node drained and recreated): revert it, or make the replacement deliberate by "
-                   "regenerating the lock (`gpu-platform lock --stack <stack>`) in the same reviewed change")
+                   f"regenerating the lock (`gpu-platform lock --stack {stack_of(args.urn) or '<stack>'}`) in the same "
+                   "reviewed change (docs/policies.md)")
 
 
 def locked_groups_present(args: StackValidationArgs, config: Mapping[str, Any]) -> Iterator[tuple[str, Optional[str]]]:
