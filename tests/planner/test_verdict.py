@@ -98,6 +98,15 @@ def test_budget_exceeded_is_refused(plan_of):
     assert f"${plan['cost']['totals']['monthlyUsdAtMax']:,.0f}/month" in found[0]["message"]
 
 
+def test_changing_a_locked_pool_s_instance_type_is_refused(plan_of):
+    """stack "prod" holds the plan to stacks/Pulumi.prod.lock.json, as `pulumi preview -s prod` would."""
+    platform = stack_platform("prod")
+    platform["nodePools"][1]["instanceTypes"] = ["p4de.24xlarge"]
+    found = caught(plan_of(platform, stack="prod"), "node-group-replacement-guard")
+    assert len(found) == 1 and found[0]["urn"].endswith("::a100-train")
+    assert '["p4d.24xlarge"] to ["p4de.24xlarge"]' in found[0]["message"] and "gpu-platform lock --stack prod" in found[0]["message"]
+
+
 def test_cli_exits_1_and_prints_the_verdict_on_mandatory(tmp_path, capsys):
     from conftest import write_stack
 
