@@ -2,6 +2,9 @@
 
   gpu-platform plan (--stack NAME | --config FILE) [--json FILE] [--out DIR]
                     [--policy-config FILE] [--format text|markdown]
+  gpu-platform diff BASE.json HEAD.json [--format text|markdown]     (planner/diff.py)
+  gpu-platform check-preview FILE [--guard-type TYPE]...            (planner/preview_gate.py)
+  gpu-platform lock (--stack NAME | --config FILE | --plan JSON) [--out FILE]   (planner/lock.py)
 
 Exit codes: 0 plan is clean, 1 mandatory policy violations, 2 invalid input (stack file, options),
 3 the program itself failed (a bug, or an invoke the offline planner cannot answer).

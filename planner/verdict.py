@@ -186,11 +186,13 @@ def _provider(resource: Mapping[str, Any], by_urn: Mapping[str, Mapping[str, Any
     return PolicyProviderResource(provider["type"], _props(provider), provider["urn"], provider["name"])
 
 
-def resource_args(resource: Mapping[str, Any], by_urn: Mapping[str, Mapping[str, Any]], config: Mapping[str, Any]) -> Any:
+def resource_args(resource: Mapping[str, Any], by_urn: Mapping[str, Mapping[str, Any]], config: Mapping[str, Any],
+                  parts: Optional[tuple[Any, Any, Any]] = None) -> Any:
+    """The engine's argument bag for one resource; `parts` reuses (props, options, provider) across policies."""
     from pulumi_policy import ResourceValidationArgs
 
-    return ResourceValidationArgs(resource["type"], _props(resource), resource["urn"], resource["name"],
-                                  _options(resource), _provider(resource, by_urn), dict(config))
+    props, opts, provider = parts or (_props(resource), _options(resource), _provider(resource, by_urn))
+    return ResourceValidationArgs(resource["type"], props, resource["urn"], resource["name"], opts, provider, dict(config))
 
 
 def stack_resources(plan: Mapping[str, Any]) -> list[Any]:
@@ -244,6 +246,7 @@ def evaluate(plan: dict[str, Any], policy_config_path: Optional[Path]) -> list[d
     entries = list(plan.get("resources") or [])
     by_urn = {r["urn"]: r for r in entries}
     stack = None
+    parts = [(r, (_props(r), _options(r), _provider(r, by_urn))) for r in entries]  # read-only, shared by policies
     violations: list[dict[str, Any]] = []
     for policy in pack.POLICIES:
         level, config = settings[policy.name]
@@ -251,8 +254,8 @@ def evaluate(plan: dict[str, Any], policy_config_path: Optional[Path]) -> list[d
             continue
         level = "mandatory" if level == "remediate" else level
         if isinstance(policy, ResourceValidationPolicy):
-            for r in entries:
-                violations += _run(policy, resource_args(r, by_urn, config), level, r["urn"])
+            for r, shared in parts:
+                violations += _run(policy, resource_args(r, by_urn, config, shared), level, r["urn"])
         else:
             stack = stack if stack is not None else stack_resources(plan)
             violations += _run(policy, StackValidationArgs(stack, dict(config)), level, None)
