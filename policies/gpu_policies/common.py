@@ -73,6 +73,20 @@ def get(props: Any, path: str, default: Any = None) -> Any:
     return default if node is None else plain(node)
 
 
+def has(props: Any, key: str) -> bool:
+    """`key` is set (not null), without reading anything under it (parts may be unknown in a preview)."""
+    return isinstance(props, Mapping) and key in props and props[key] is not None
+
+
+# The GPU Operator chart values the rules read. Each is read on its own, so a value elsewhere in the
+# release that is unknown during a preview does not stop a rule.
+OPERATOR_VALUE_KEYS = ("driver", "mig", "devicePlugin", "migManager", "daemonsets", "node-feature-discovery")
+
+
+def release_values(props: Any, keys: Iterable[str] = OPERATOR_VALUE_KEYS) -> dict[str, Any]:
+    return {k: v for k in keys if (v := get(props, f"values.{k}")) is not None}
+
+
 def truthy(value: Any) -> bool:
     """Provider booleans sometimes travel as strings ("true")."""
     return value is True or (isinstance(value, str) and value.lower() == "true")

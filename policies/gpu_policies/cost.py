@@ -16,9 +16,11 @@ from pulumi_policy import PolicyConfigSchema, Severity, StackValidationArgs
 from components import catalog
 from components.cost import FixedItem, Pricing, estimate, pool_facts_from_node_group_inputs
 
-from .common import CLUSTER, LAUNCH_TEMPLATE, NAT_GATEWAY, NODE_GROUP, FILE_SYSTEM, get, of_type, plain, stack_policy
+from .common import CLUSTER, LAUNCH_TEMPLATE, NAT_GATEWAY, NODE_GROUP, FILE_SYSTEM, get, of_type, stack_policy
 
-EKS_DEFAULT_DISK_GIB = 20  # a managed node group's disk without diskSize or a launch template volume
+EKS_DEFAULT_DISK_GIB = 20
+# What the cost model reads of a node group (read one by one: ids and ARNs may be unknown in a preview).
+POOL_FACT_INPUTS = ("instanceTypes", "capacityType", "scalingConfig", "labels", "nodeGroupName")  # a managed node group's disk without diskSize or a launch template volume
 
 
 def pricing_from_config(config: Mapping[str, Any]) -> Pricing:
@@ -56,7 +58,8 @@ def fixed_items(args: StackValidationArgs, config: Mapping[str, Any], pricing: P
 def monthly_at_max(args: StackValidationArgs, config: Mapping[str, Any]) -> tuple[float, list[str]]:
     """USD per month with every node group at max size, and the items that have no price."""
     pricing = pricing_from_config(config)
-    pools = [pool_facts_from_node_group_inputs(plain(ng.props)) for ng in of_type(args, NODE_GROUP)]
+    pools = [pool_facts_from_node_group_inputs({k: v for k in POOL_FACT_INPUTS if (v := get(ng.props, k)) is not None})
+             for ng in of_type(args, NODE_GROUP)]
     est = estimate(pools, fixed_items(args, config, pricing), pricing)
     return est.monthly_at_max, est.unpriced
 

@@ -21,9 +21,11 @@ from .common import (
     NODE_GROUP,
     get,
     gpu_operator_release,
+    has,
     is_gpu_node_group,
     node_group_label,
     of_type,
+    release_values,
     resource_policy,
     stack_policy,
     truthy,
@@ -47,7 +49,7 @@ def operator_driver_enabled(values: Mapping[str, Any]) -> bool:
 def custom_image(props: Any) -> bool:
     """The image is pinned in the launch template (amiType CUSTOM, or none with a launch template)."""
     ami_type = get(props, "amiType")
-    return ami_type == CUSTOM_AMI or (ami_type is None and bool(get(props, "launchTemplate")))
+    return ami_type == CUSTOM_AMI or (ami_type is None and has(props, "launchTemplate"))
 
 
 def chart_pinned(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterator[str]:
@@ -62,7 +64,7 @@ def chart_pinned(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Ite
 def driver_pinned(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterator[str]:
     if not _is_operator_release(args):
         return
-    values = get(args.props, "values", {})
+    values = release_values(args.props, ("driver",))
     if not operator_driver_enabled(values):
         return
     chart = catalog.GPU_OPERATOR_CHARTS.get(get(args.props, "version", ""))
@@ -92,7 +94,7 @@ def driver_ami_consistent(args: StackValidationArgs, config: Mapping[str, Any]) 
     release = gpu_operator_release(args)
     if release is None:
         return
-    operator_driver = operator_driver_enabled(get(release.props, "values", {}))
+    operator_driver = operator_driver_enabled(release_values(release.props, ("driver",)))
     for ng in of_type(args, NODE_GROUP):
         props = ng.props
         if not is_gpu_node_group(props):

@@ -28,6 +28,7 @@ from .common import (
     is_gpu_node_group,
     node_group_label,
     of_type,
+    release_values,
     resource_policy,
     stack_environment,
     stack_policy,
@@ -61,7 +62,7 @@ def mig_capable(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iter
 
 
 def _mig_file(release: Any) -> tuple[Optional[dict], list[str]]:
-    values = get(release.props, "values", {})
+    values = release_values(release.props)
     manager = values.get("migManager") or {}
     if not truthy(manager.get("enabled", True)):
         return None, ["the GPU Operator's MIG manager is disabled (migManager.enabled false)"]
@@ -130,7 +131,7 @@ def time_slicing_allowed(args: StackValidationArgs, config: Mapping[str, Any]) -
     release = gpu_operator_release(args)
     if release is None:
         return
-    values = get(release.props, "values", {})
+    values = release_values(release.props)
     env = stack_environment(args, config)
     in_env = env is not None and env in set(config.get("environments", []))
     pools = set(config.get("pools", []))
@@ -168,7 +169,7 @@ def operator_tolerations(args: StackValidationArgs, config: Mapping[str, Any]) -
     release = gpu_operator_release(args)
     if release is None:
         return
-    values = get(release.props, "values", {})
+    values = release_values(release.props)
     lists = {
         "daemonsets.tolerations": (values.get("daemonsets") or {}).get("tolerations"),
         f"{NFD}.worker.tolerations": ((values.get(NFD) or {}).get("worker") or {}).get("tolerations"),

@@ -24,6 +24,7 @@ from .common import (
     gpu_operator_release,
     is_gpu_node_group,
     of_type,
+    release_values,
     stack_policy,
 )
 from .sharing import mig_config_of, time_slicing_replicas
@@ -50,7 +51,7 @@ def _mig_layouts(values: Mapping[str, Any]) -> dict[str, dict[str, int]]:
 def capacity_at_max(args: StackValidationArgs) -> dict[str, int]:
     """Extended resources the GPU node groups offer at max size (components/capacity.py arithmetic)."""
     release = gpu_operator_release(args)
-    values = get(release.props, "values", {}) if release is not None else {}
+    values = release_values(release.props) if release is not None else {}
     strategy = (values.get("mig") or {}).get("strategy") or "single"
     layouts = _mig_layouts(values)
     total: dict[str, int] = {}

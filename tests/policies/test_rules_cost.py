@@ -47,3 +47,12 @@ def test_stack_over_budget_is_refused():
 
 def test_no_budget_no_check():
     assert run_stack("monthly-budget", resources(max_size=400)) == []
+
+
+def test_ids_unknown_in_preview_do_not_stop_the_budget():
+    from policy_harness import UNKNOWN
+
+    group = gpu_node_group(max_size=40, nodeRoleArn=UNKNOWN, subnetIds=UNKNOWN)
+    group["launchTemplate"]["version"] = UNKNOWN
+    found = run_stack("monthly-budget", [stack_resource(NODE_GROUP, group, "a10g")], config={"monthlyUsd": 5000})
+    assert len(found) == 1 and "over the $5,000 budget" in found[0][0]

@@ -110,3 +110,20 @@ def test_operator_driver_beside_bottlerocket_with_driver_operand_off_is_consiste
 def test_ubuntu_pool_without_operator_driver_is_refused():
     found = run_stack("driver-ami-consistency", _stack(operator_release(), gpu_node_group(**UBUNTU)))
     assert len(found) == 1 and "no NVIDIA driver" in found[0][0]
+
+
+def test_launch_template_version_unknown_in_preview_does_not_stop_the_rule():
+    from policy_harness import UNKNOWN
+
+    props = gpu_node_group(**UBUNTU)
+    props["launchTemplate"]["version"] = UNKNOWN  # the template is being updated in this preview
+    assert run_resource("ami-release-pinned", NODE_GROUP, props) == []
+
+
+def test_unknown_values_elsewhere_in_the_release_do_not_stop_the_driver_rules():
+    from policy_harness import UNKNOWN
+
+    release = operator_release(driver=operator_driver())
+    release["values"]["operator"] = {"nodeSelector": UNKNOWN}
+    assert len(run_resource("gpu-driver-pinned", HELM_RELEASE, release)) == 1
+    assert run_stack("driver-ami-consistency", _stack(release, gpu_node_group(**UBUNTU))) == []
