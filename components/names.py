@@ -24,6 +24,7 @@ TEAM_LABEL = f"{DOMAIN}/team"
 PRIORITY_TIER_LABEL = f"{DOMAIN}/priority-tier"
 CRITICAL_LABEL = f"{DOMAIN}/critical"  # node label "true" on pools marked critical (policies require on-demand)
 ENVIRONMENT_TAG = "gpu-platform/environment"  # aws provider default tag policies read the environment from
+CLUSTER_TAG = "gpu-platform/cluster"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MANAGED_BY = "gpu-platform"
 SYSTEM_ROLE = "system"
