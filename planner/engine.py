@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import gc
 import os
 import runpy
 import sys
@@ -21,9 +22,10 @@ from typing import Any, Callable, Optional
 
 from google.protobuf import empty_pb2, json_format
 from pulumi.runtime import mocks as sdk_mocks
+from pulumi.runtime import resource as sdk_resource
 from pulumi.runtime import settings as sdk_settings
 from pulumi.runtime.config import set_all_config
-from pulumi.runtime.proto import engine_pb2, provider_pb2, resource_pb2
+from pulumi.runtime.proto import engine_pb2, provider_pb2, resource_pb2, source_pb2
 from pulumi.runtime.stack import Stack
 
 from .errors import PlannerError
@@ -207,7 +209,7 @@ def run_program(
         loop.set_default_executor(InlineExecutor())
         asyncio.set_event_loop(loop)
         try:
-            with _program_paths(program_dir):
+            with _program_paths(program_dir), _paused_gc(), _no_stack_traces():
                 loop.run_until_complete(_run_stack(lambda: runpy.run_path(str(main), run_name="__main__")))
         finally:
             _close(loop)
@@ -282,6 +284,44 @@ async def _drain() -> None:
             await asyncio.gather(*pending)
         elif not rpcs.rpcs:
             return
+
+
+@contextlib.contextmanager
+def _paused_gc():
+    """No cyclic garbage collection while the program runs.
+
+    The SDK builds a task, futures and Outputs per property, all alive until the run ends, so the
+    collector only re-scans a growing heap: it takes about half the run time on large programs and
+    frees almost nothing. Objects that exist before the run are frozen out of the scans too.
+    """
+    was_enabled = gc.isenabled()
+    gc.freeze()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        if was_enabled:
+            gc.enable()
+
+
+@contextlib.contextmanager
+def _no_stack_traces():
+    """Skip the SDK's per-resource stack capture (source positions for the CLI's display).
+
+    `traceback.extract_stack` stats every file on the stack for every resource: about a tenth of
+    the run, for data a plan does not use. Restored afterwards; a no-op if the SDK renames it.
+    """
+    name = "_get_stack_trace"
+    original = getattr(sdk_resource, name, None)
+    if original is None:
+        yield
+        return
+    setattr(sdk_resource, name, source_pb2.StackTrace)
+    try:
+        yield
+    finally:
+        setattr(sdk_resource, name, original)
 
 
 @contextlib.contextmanager
