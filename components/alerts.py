@@ -14,7 +14,6 @@ import yaml
 from . import names
 
 ALERT_GROUP = "gpu-platform.gpu-alerts"
-COST_GROUP = "gpu-platform.gpu-cost"
 HOURLY_COST = "gpu_platform:gpu_hourly_cost_usd"  # recorded per modelName from the price catalog
 COST_LABEL = "hourly_cost_usd"  # the same price as a label, carried into GpuIdle
 COST_UNKNOWN = "unknown"
@@ -206,12 +205,13 @@ def alert_rules(thresholds: Any) -> list[dict]:
 
 
 def rule_groups(thresholds: Any, gpu_hourly_cost: Mapping[str, float]) -> list[dict]:
-    """Prometheus rule groups: usable as a PrometheusRule's `spec.groups` and as a rules file."""
-    groups = []
-    if gpu_hourly_cost:
-        groups.append({"name": COST_GROUP, "rules": cost_rules(gpu_hourly_cost)})
-    groups.append({"name": ALERT_GROUP, "rules": alert_rules(thresholds)})
-    return groups
+    """Prometheus rule groups: usable as a PrometheusRule's `spec.groups` and as a rules file.
+
+    The price series are recorded at the head of the alert group: rules in one group run in order, while
+    separate groups run independently, so a GPU idle since start-up would first alert as unpriced and
+    then restart its `for:` timer once priced.
+    """
+    return [{"name": ALERT_GROUP, "rules": [*cost_rules(gpu_hourly_cost), *alert_rules(thresholds)]}]
 
 
 def rules_file(thresholds: Any, gpu_hourly_cost: Mapping[str, float]) -> str:

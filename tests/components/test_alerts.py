@@ -442,8 +442,9 @@ def test_rules_file_is_the_rule_groups_as_yaml(t):
     assert yaml.safe_load(alerts.rules_file(t, PRICES)) == {"groups": alerts.rule_groups(t, PRICES)}
 
 
-def test_without_prices_there_is_no_cost_group(t):
-    assert [g["name"] for g in alerts.rule_groups(t, {})] == [alerts.ALERT_GROUP]
+def test_without_prices_no_price_series_are_recorded(t):
+    [group_] = alerts.rule_groups(t, {})
+    assert group_["name"] == alerts.ALERT_GROUP and all("alert" in r for r in group_["rules"])
 
 
 def test_every_alert_has_its_listed_severity(t):
@@ -478,3 +479,11 @@ def test_rules_read_only_collected_fields_kube_state_metrics_and_their_own_recor
     for group_ in alerts.rule_groups(t, PRICES):
         for rule in group_["rules"]:
             assert metrics_in(rule["expr"]) <= allowed, rule.get("alert", rule.get("record"))
+
+
+def test_prices_are_recorded_before_the_alerts_in_one_group(t):
+    # Separate groups run independently: an idle alert evaluated before its price would start unpriced
+    # and restart its `for:` timer when the price appears.
+    [group_] = alerts.rule_groups(t, PRICES)
+    kinds = ["record" if "record" in r else "alert" for r in group_["rules"]]
+    assert kinds == sorted(kinds, key=lambda k: k != "record") and kinds[0] == "record"
