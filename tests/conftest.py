@@ -3,6 +3,10 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import shutil
+import tempfile
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -23,22 +27,62 @@ def write_stack(path: Path, platform: dict, region: str = "us-east-1") -> Path:
     return path
 
 
-@pytest.fixture
-def plan_of(tmp_path):
-    """Run the real program offline on `platform` and return the plan JSON (raises on exit 2)."""
+def spec_of(stack: str, edit=None):
+    """The validated spec of a shipped stack, optionally edited first (`edit(platform_dict)`)."""
+    from components.spec import parse_platform
+
+    platform = stack_platform(stack)
+    if edit:
+        edit(platform)
+    return parse_platform(platform)
+
+
+_PLANS = Path(tempfile.mkdtemp(prefix="gpu-platform-plans-"))
+
+
+def cached_plan(platform: dict, stack: str = "test", region: str = "us-east-1", extra: tuple[str, ...] = ()) -> dict:
+    """The plan JSON of `platform` through the real `gpu-platform plan`, computed once per distinct input.
+
+    Each plan costs about a second and many tests read the same ones. A fresh copy each call: tests may
+    mutate it. Raises on exit 2 (an invalid platform). The stack name selects e.g. the lock file.
+    """
+    return copy.deepcopy(_plan(json.dumps(platform, sort_keys=True), stack, region, tuple(extra)))
+
+
+@lru_cache(maxsize=None)
+def _plan(platform_json: str, stack: str, region: str, extra: tuple[str, ...]) -> dict:
     from planner.cli import main
 
+    folder = Path(tempfile.mkdtemp(dir=_PLANS))
+    cfg = write_stack(folder / f"Pulumi.{stack}.yaml", json.loads(platform_json), region)
+    out = folder / "plan.json"
+    try:
+        code = main(["plan", "--config", str(cfg), "--json", str(out), *extra])
+    except SystemExit as exit_:
+        code = exit_.code
+    assert code in (0, 1), f"plan exited {code}"
+    return json.loads(out.read_text())
+
+
+@pytest.fixture
+def plan_of():
+    """Run the real program offline on `platform` and return the plan JSON (raises on exit 2)."""
+
     def run(platform: dict, stack: str = "test", region: str = "us-east-1", extra: list[str] | None = None) -> dict:
-        cfg = write_stack(tmp_path / f"Pulumi.{stack}.yaml", platform, region)
-        out = tmp_path / f"plan-{stack}.json"
-        try:
-            code = main(["plan", "--config", str(cfg), "--json", str(out), *(extra or [])])
-        except SystemExit as exit_:
-            code = exit_.code
-        assert code in (0, 1), f"plan exited {code}"
-        return json.loads(out.read_text())
+        return cached_plan(platform, stack, region, tuple(extra or ()))
 
     return run
+
+
+@pytest.fixture
+def promtool() -> str:
+    """promtool's path; skipped locally without it, a failure under CI (which installs it)."""
+    path = shutil.which("promtool")
+    if path:
+        return path
+    if os.environ.get("CI"):
+        pytest.fail("promtool is required under CI: install the Debian package `prometheus`")
+    pytest.skip("promtool not installed (apt-get install prometheus); under CI=true this fails instead")
 
 
 def resources(plan: dict, type_: str) -> list[dict]:

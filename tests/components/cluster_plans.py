@@ -5,36 +5,17 @@ for the session: many tests read the same dev/prod plans and each run costs abou
 """
 from __future__ import annotations
 
-import copy
-import json
-import tempfile
-from functools import lru_cache
-from pathlib import Path
 
-from conftest import resources, stack_platform, write_stack
+from components import catalog
+from conftest import cached_plan, resources, stack_platform
 
-_DIR = Path(tempfile.mkdtemp(prefix="cluster-plans-"))
-
-# Inputs EKS cannot change in place (gpu-facts.md §4; Terraform AWS provider ForceNew), as plan keys.
-REPLACE_FORCING = ("amiType", "capacityType", "clusterName", "diskSize", "instanceTypes", "launchTemplate.id",
-                   "launchTemplate.name", "nodeGroupName", "nodeRoleArn", "remoteAccess", "subnetIds")
+# Inputs EKS cannot change in place (gpu-facts.md §4), as plan keys.
+REPLACE_FORCING = catalog.REPLACE_FORCING_INPUTS["aws:eks/nodeGroup:NodeGroup"]
 
 
 def plan(platform: dict, region: str = "us-east-1") -> dict:
     """The plan JSON of `platform` (a fresh copy each call: tests may mutate it)."""
-    return copy.deepcopy(_plan(json.dumps(platform, sort_keys=True), region))
-
-
-@lru_cache(maxsize=None)
-def _plan(platform_json: str, region: str) -> dict:
-    from planner.cli import main
-
-    key = str(abs(hash((platform_json, region))))
-    cfg = write_stack(_DIR / f"Pulumi.t{key}.yaml", json.loads(platform_json), region)
-    out = _DIR / f"plan-{key}.json"
-    code = main(["plan", "--config", str(cfg), "--json", str(out)])
-    assert code in (0, 1), f"plan exited {code}"
-    return json.loads(out.read_text())
+    return cached_plan(platform, region=region)
 
 
 def stack_plan(stack: str) -> dict:

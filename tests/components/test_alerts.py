@@ -6,9 +6,7 @@ are written out as the alert must show them.
 """
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
 
 import pytest
@@ -34,14 +32,6 @@ def t(request) -> AlertThresholds:
     return THRESHOLDS[request.param]
 
 
-@pytest.fixture
-def promtool() -> str:
-    path = shutil.which("promtool")
-    if path:
-        return path
-    if os.environ.get("CI"):
-        pytest.fail("promtool is required under CI: install the Debian package `prometheus`")
-    pytest.skip("promtool not installed (apt-get install prometheus); under CI=true this fails instead")
 
 
 # --- building promtool unit-test files ---

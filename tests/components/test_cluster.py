@@ -8,7 +8,7 @@ from components import catalog, names
 from components.node_iam import managed_policy_arns, trust_policy
 from components.spec import parse_platform
 from conftest import resource, resources, stack_platform
-from cluster_plans import children, component, existing_cluster_platform, plan, stack_plan
+from cluster_plans import component, existing_cluster_platform, plan, stack_plan
 
 CLUSTER = "aws:eks/cluster:Cluster"
 ADDON = "aws:eks/addon:Addon"

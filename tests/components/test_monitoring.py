@@ -11,7 +11,7 @@ from components.dashboard import FILE_NAME, dashboard
 from components.monitoring import DASHBOARD_LABEL_VALUE, POD_SECURITY_LEVEL, prometheus_mode, stack_values
 from components.operator_values import tolerates
 from components.spec import parse_platform
-from conftest import resource, resources, stack_platform, write_stack
+from conftest import cached_plan, resource, resources, stack_platform
 
 RELEASE, NAMESPACE, CONFIGMAP = "kubernetes:helm.sh/v3:Release", "kubernetes:core/v1:Namespace", "kubernetes:core/v1:ConfigMap"
 RULE = "kubernetes:monitoring.coreos.com/v1:PrometheusRule"
@@ -82,26 +82,9 @@ INSTALL, WITH_PROMETHEUS, WITHOUT = ("dev", "prod", "custom-install"), ("dev", "
 
 
 @pytest.fixture(scope="module")
-def planned(tmp_path_factory):
-    """Plan each platform once per module (the same run as the `plan_of` fixture, cached)."""
-    from planner.cli import main
-
-    cache: dict[str, dict] = {}
-
-    def run(key: str) -> dict:
-        if key not in cache:
-            folder = tmp_path_factory.mktemp(key)
-            cfg = write_stack(folder / "Pulumi.test.yaml", PLATFORMS[key]())
-            out = folder / "plan.json"
-            try:
-                code = main(["plan", "--config", str(cfg), "--json", str(out)])
-            except SystemExit as exit_:
-                code = exit_.code
-            assert code == 0, f"plan of {key} exited {code}"
-            cache[key] = json.loads(out.read_text())
-        return cache[key]
-
-    return run
+def planned():
+    """The plan of each platform variant (cached across the session)."""
+    return lambda key: cached_plan(PLATFORMS[key]())
 
 
 def spec(key):

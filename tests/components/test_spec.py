@@ -4,7 +4,7 @@ from datetime import date
 import pytest
 
 from components.spec import SpecError, parse_platform
-from tests.conftest import stack_platform
+from conftest import stack_platform
 
 TODAY = date(2026, 11, 22)
 

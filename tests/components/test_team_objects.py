@@ -7,17 +7,11 @@ from hypothesis import strategies as st
 
 from components import names
 from components import team_objects as t
-from components.spec import parse_platform
-from conftest import stack_platform
+from conftest import spec_of
 
 GPU_QUOTA = names.quota_key(names.GPU_RESOURCE)
 
 
-def spec_of(stack: str, edit=None):
-    platform = stack_platform(stack)
-    if edit:
-        edit(platform)
-    return parse_platform(platform)
 
 
 def team_of(spec, name):

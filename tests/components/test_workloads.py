@@ -7,20 +7,14 @@ import yaml
 
 from components import catalog, names
 from components.model_cache import BASE_PATH
-from components.spec import parse_platform
 from components.workloads import HF_HOME, gpu_pod, gpu_pod_spec
-from conftest import ROOT, stack_platform
+from conftest import ROOT, spec_of
 
 IMAGE = "registry.example.com/trainer:1.0"
 GPU_TOLERATION = {"key": names.GPU_TAINT_KEY, "operator": "Equal", "value": names.GPU_TAINT_VALUE,
                   "effect": "NoSchedule"}
 
 
-def spec_of(stack: str, edit=None):
-    platform = stack_platform(stack)
-    if edit:
-        edit(platform)
-    return parse_platform(platform)
 
 
 @pytest.fixture(scope="module")
