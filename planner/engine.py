@@ -15,6 +15,7 @@ import gc
 import os
 import runpy
 import sys
+import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -205,6 +206,7 @@ def run_program(
 
     def run() -> None:
         _configure(monitor, engine, project, stack, config)
+        previous = _current_loop()
         loop = asyncio.new_event_loop()
         loop.set_default_executor(InlineExecutor())
         asyncio.set_event_loop(loop)
@@ -213,6 +215,7 @@ def run_program(
                 loop.run_until_complete(_run_stack(lambda: runpy.run_path(str(main), run_name="__main__")))
         finally:
             _close(loop)
+            asyncio.set_event_loop(previous)  # a caller's loop (e.g. other mock tests) stays theirs
 
     contextvars.copy_context().run(run)
     return Recording(
@@ -345,4 +348,13 @@ def _close(loop: asyncio.AbstractEventLoop) -> None:
     if pending:
         loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
     loop.close()
-    asyncio.set_event_loop(None)
+
+
+def _current_loop() -> Optional[asyncio.AbstractEventLoop]:
+    """This thread's event loop, if it has one, without creating or warning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            return asyncio.get_event_loop_policy().get_event_loop()
+        except RuntimeError:
+            return None

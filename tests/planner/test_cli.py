@@ -150,6 +150,11 @@ def test_internal_error_exits_3_without_a_traceback(monkeypatch, capsys):
     assert errors(capsys)[0] == "error: internal error in gpu-platform: ZeroDivisionError: division by zero"
 
 
+def test_program_warnings_go_to_stderr(tmp_path, capsys):
+    assert plan("--config", stack_file(tmp_path, {"name": "box", "warn": "check the quota"})) == 0
+    assert errors(capsys) == ["warning: check the quota"]
+
+
 def test_stack_and_config_are_exclusive(capsys):
     with pytest.raises(SystemExit) as exit_:
         plan("--stack", "test", "--config", str(FIXTURE_CONFIG))

@@ -1,6 +1,8 @@
 """Running a real Pulumi program (the fixture) under the mock engine and recording what it registers."""
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from planner.mocks import UnansweredInvoke
@@ -161,6 +163,21 @@ def test_existing_cluster_is_read_through_get_cluster():
     existing = run_fixture(existingCluster="prod-gpu")
     assert existing.outputs["clusterName"] == "prod-gpu"
     assert not [r for r in existing.resources if r.type == "aws:eks/cluster:Cluster"]
+
+
+def test_engine_warnings_are_kept_for_the_user():
+    assert run_fixture(warn="pool a10g has no spot fallback").warnings == ["warning: pool a10g has no spot fallback"]
+
+
+def test_callers_event_loop_is_left_in_place():
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        run_fixture()
+        assert asyncio.get_event_loop_policy().get_event_loop() is loop
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
 
 
 def test_missing_program_is_an_input_error(tmp_path):
