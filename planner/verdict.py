@@ -174,46 +174,63 @@ def _options(resource: Mapping[str, Any]) -> Any:
         list(o.get("additionalSecretOutputs") or []), resource.get("parent"))
 
 
-def _provider(resource: Mapping[str, Any], by_urn: Mapping[str, Mapping[str, Any]]) -> Any:
-    from pulumi_policy import PolicyProviderResource
+class EngineView:
+    """Each plan resource as the engine shows it to a pack: props, options and provider, built once.
 
-    ref = resource.get("provider")
-    if not ref:
-        return None
-    provider = by_urn.get(ref.rsplit("::", 1)[0])
-    if provider is None:
-        return None
-    return PolicyProviderResource(provider["type"], _props(provider), provider["urn"], provider["name"])
+    The objects are read-only and shared by every resource and stack policy, so a large plan pays for
+    one proxy per resource instead of one per resource per use.
+    """
 
+    def __init__(self, plan: Mapping[str, Any]):
+        self.plan = plan
+        self.entries = list(plan.get("resources") or [])
+        self.by_urn = {r["urn"]: r for r in self.entries}
+        self.props = {r["urn"]: _props(r) for r in self.entries}
+        self.options = {r["urn"]: _options(r) for r in self.entries}
+        self._providers: dict[str, Any] = {}
 
-def resource_args(resource: Mapping[str, Any], by_urn: Mapping[str, Mapping[str, Any]], config: Mapping[str, Any],
-                  parts: Optional[tuple[Any, Any, Any]] = None) -> Any:
-    """The engine's argument bag for one resource; `parts` reuses (props, options, provider) across policies."""
-    from pulumi_policy import ResourceValidationArgs
+    def provider(self, resource: Mapping[str, Any]) -> Any:
+        from pulumi_policy import PolicyProviderResource
 
-    props, opts, provider = parts or (_props(resource), _options(resource), _provider(resource, by_urn))
-    return ResourceValidationArgs(resource["type"], props, resource["urn"], resource["name"], opts, provider, dict(config))
+        ref = resource.get("provider")
+        urn = ref.rsplit("::", 1)[0] if ref else None
+        if urn not in self.by_urn:
+            return None
+        if urn not in self._providers:
+            p = self.by_urn[urn]
+            self._providers[urn] = PolicyProviderResource(p["type"], self.props[urn], urn, p["name"])
+        return self._providers[urn]
+
+    def resource_args(self, resource: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
+        from pulumi_policy import ResourceValidationArgs
+
+        urn = resource["urn"]
+        return ResourceValidationArgs(resource["type"], self.props[urn], urn, resource["name"], self.options[urn],
+                                      self.provider(resource), dict(config))
+
+    def stack_resources(self) -> list[Any]:
+        """Every resource as a PolicyResource (parents and dependencies linked), plus the root stack."""
+        from pulumi_policy import PolicyCustomTimeouts, PolicyResource, PolicyResourceOptions
+        from pulumi_policy.proxy import unknown_checking_proxy
+
+        plan = self.plan
+        out = {r["urn"]: PolicyResource(r["type"], self.props[r["urn"]], r["urn"], r["name"], self.options[r["urn"]],
+                                        self.provider(r), None, [], {}) for r in self.entries}
+        for r in self.entries:
+            res = out[r["urn"]]
+            res.parent = out.get(r.get("parent") or "")
+            res.dependencies = [out[d] for d in (r.get("options") or {}).get("dependsOn") or [] if d in out]
+        name = f"{plan.get('project', '')}-{plan.get('stack', '')}"
+        root_urn = f"urn:pulumi:{plan.get('stack', '')}::{plan.get('project', '')}::pulumi:pulumi:Stack::{name}"
+        root = PolicyResource("pulumi:pulumi:Stack", unknown_checking_proxy(_engine_value(plan.get("outputs") or {})),
+                              root_urn, name,
+                              PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), []),
+                              None, None, [], {})
+        return [root, *out.values()]
 
 
 def stack_resources(plan: Mapping[str, Any]) -> list[Any]:
-    """Every resource as a PolicyResource (parents and dependencies linked), plus the root stack."""
-    from pulumi_policy import PolicyResource, PolicyResourceOptions, PolicyCustomTimeouts
-    from pulumi_policy.proxy import unknown_checking_proxy
-
-    entries = list(plan.get("resources") or [])
-    by_urn = {r["urn"]: r for r in entries}
-    out = {r["urn"]: PolicyResource(r["type"], _props(r), r["urn"], r["name"], _options(r), _provider(r, by_urn),
-                                    None, [], {}) for r in entries}
-    for r in entries:
-        res = out[r["urn"]]
-        res.parent = out.get(r.get("parent") or "")
-        res.dependencies = [out[d] for d in (r.get("options") or {}).get("dependsOn") or [] if d in out]
-    root_urn = f"urn:pulumi:{plan.get('stack', '')}::{plan.get('project', '')}::pulumi:pulumi:Stack::" \
-               f"{plan.get('project', '')}-{plan.get('stack', '')}"
-    root = PolicyResource("pulumi:pulumi:Stack", unknown_checking_proxy(_engine_value(plan.get("outputs") or {})),
-                          root_urn, f"{plan.get('project', '')}-{plan.get('stack', '')}",
-                          PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), []), None, None, [], {})
-    return [root, *out.values()]
+    return EngineView(plan).stack_resources()
 
 
 # --- running ---
@@ -243,10 +260,8 @@ def evaluate(plan: dict[str, Any], policy_config_path: Optional[Path]) -> list[d
     settings = reconcile(pack, given, plan_derived_config(plan))
     for name in unknown_config_names(pack, given):
         print(f"warning: policy config names {name!r}, which no policy has (ignored)", file=sys.stderr)
-    entries = list(plan.get("resources") or [])
-    by_urn = {r["urn"]: r for r in entries}
+    view = EngineView(plan)
     stack = None
-    parts = [(r, (_props(r), _options(r), _provider(r, by_urn))) for r in entries]  # read-only, shared by policies
     violations: list[dict[str, Any]] = []
     for policy in pack.POLICIES:
         level, config = settings[policy.name]
@@ -254,10 +269,10 @@ def evaluate(plan: dict[str, Any], policy_config_path: Optional[Path]) -> list[d
             continue
         level = "mandatory" if level == "remediate" else level
         if isinstance(policy, ResourceValidationPolicy):
-            for r, shared in parts:
-                violations += _run(policy, resource_args(r, by_urn, config, shared), level, r["urn"])
+            for r in view.entries:
+                violations += _run(policy, view.resource_args(r, config), level, r["urn"])
         else:
-            stack = stack if stack is not None else stack_resources(plan)
+            stack = stack if stack is not None else view.stack_resources()
             violations += _run(policy, StackValidationArgs(stack, dict(config)), level, None)
     order = {"mandatory": 0, "advisory": 1}
     return sorted(violations, key=lambda v: order.get(v["level"], 2))
