@@ -37,6 +37,28 @@ def spec_of(stack: str, edit=None):
     return parse_platform(platform)
 
 
+def spec_with_pools(*pools: dict):
+    """The dev stack (AMI-owned driver) with exactly these pools and no teams, validated."""
+    from components.spec import parse_platform
+
+    platform = stack_platform("dev")
+    platform["nodePools"] = list(pools)
+    platform["teams"] = []
+    return parse_platform(platform)
+
+
+@pytest.fixture(scope="session")
+def dev():
+    """The validated spec of stacks/Pulumi.dev.yaml."""
+    return spec_of("dev")
+
+
+@pytest.fixture(scope="session")
+def prod():
+    """The validated spec of stacks/Pulumi.prod.yaml."""
+    return spec_of("prod")
+
+
 _PLANS = Path(tempfile.mkdtemp(prefix="gpu-platform-plans-"))
 
 

@@ -11,7 +11,7 @@ from components.mig import fits
 from components.sharing import (check_device_plugin_config, check_mig_parted_config, device_plugin_configs,
                                 mig_parted_config, operand_labels, sharing_labels)
 from components.spec import parse_platform
-from conftest import stack_platform
+from conftest import spec_with_pools, stack_platform
 
 UPSTREAM = Path(__file__).resolve().parents[2] / "components" / "upstream"
 AL2023 = {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.33.5-20251120"}
@@ -24,14 +24,6 @@ def pool(name, instance, sharing=None, ami=AL2023, **extra):
     if sharing:
         out["sharing"] = sharing
     return out
-
-
-def spec_of(*pools):
-    """The dev stack (AMI-owned driver) with these pools and no teams."""
-    platform = stack_platform("dev")
-    platform["nodePools"] = list(pools)
-    platform["teams"] = []
-    return parse_platform(platform)
 
 
 def ts(replicas, fail=None):
@@ -58,7 +50,7 @@ def test_dev_renders_default_and_one_time_slicing_entry():
 
 
 def test_time_slicing_entry_has_the_upstream_shape():
-    spec = spec_of(pool("a", "g5.xlarge", ts(4)))
+    spec = spec_with_pools(pool("a", "g5.xlarge", ts(4)))
     doc = load(device_plugin_configs(spec)[names.device_plugin_config_key(4)])
     assert doc == {"version": "v1", "flags": {"migStrategy": spec.mig_strategy}, "sharing": {"timeSlicing": {
         "renameByDefault": False, "failRequestsGreaterThanOne": True,
@@ -66,7 +58,7 @@ def test_time_slicing_entry_has_the_upstream_shape():
 
 
 def test_one_entry_per_distinct_time_slicing_setting():
-    spec = spec_of(pool("a", "g5.xlarge", ts(4)), pool("b", "g6.xlarge", ts(4)), pool("c", "g5.2xlarge", ts(8)),
+    spec = spec_with_pools(pool("a", "g5.xlarge", ts(4)), pool("b", "g6.xlarge", ts(4)), pool("c", "g5.2xlarge", ts(8)),
                    pool("d", "g6e.xlarge", ts(4, fail=False)))
     expected = {names.DEVICE_PLUGIN_DEFAULT_CONFIG, names.device_plugin_config_key(4),
                 names.device_plugin_config_key(8), names.device_plugin_config_key(4, False)}
@@ -74,32 +66,32 @@ def test_one_entry_per_distinct_time_slicing_setting():
 
 
 def test_fail_requests_greater_than_one_follows_the_pool():
-    spec = spec_of(pool("a", "g5.xlarge", ts(3, fail=False)))
+    spec = spec_with_pools(pool("a", "g5.xlarge", ts(3, fail=False)))
     doc = load(device_plugin_configs(spec)[names.device_plugin_config_key(3, False)])
     assert doc["sharing"]["timeSlicing"]["failRequestsGreaterThanOne"] is False
 
 
 def test_default_entry_shares_nothing():
-    spec = spec_of(pool("a", "g5.xlarge", ts(4)))
+    spec = spec_with_pools(pool("a", "g5.xlarge", ts(4)))
     doc = load(device_plugin_configs(spec)[names.DEVICE_PLUGIN_DEFAULT_CONFIG])
     assert "sharing" not in doc and doc["flags"]["migStrategy"] == spec.mig_strategy
 
 
 @pytest.mark.parametrize("strategy", ["single", "mixed"])
 def test_every_entry_carries_the_cluster_mig_strategy(strategy):
-    spec = spec_of(pool("a", "g5.xlarge", ts(2)), pool("m", "p5.48xlarge", mig({"1g.10gb": 7}, strategy)))
+    spec = spec_with_pools(pool("a", "g5.xlarge", ts(2)), pool("m", "p5.48xlarge", mig({"1g.10gb": 7}, strategy)))
     assert {load(t)["flags"]["migStrategy"] for t in device_plugin_configs(spec).values()} == {strategy}
 
 
 def test_rendered_device_plugin_entries_pass_the_upstream_rules():
-    spec = spec_of(pool("a", "g5.xlarge", ts(2)), pool("b", "g6.xlarge", ts(64, fail=False)),
+    spec = spec_with_pools(pool("a", "g5.xlarge", ts(2)), pool("b", "g6.xlarge", ts(64, fail=False)),
                    pool("m", "p5.48xlarge", mig({"3g.40gb": 2})))
     for key, text in device_plugin_configs(spec).items():
         assert check_device_plugin_config(text) == [], key
 
 
 def test_time_slicing_pool_selects_an_existing_entry():
-    spec = spec_of(pool("a", "g5.xlarge", ts(4, fail=False)), pool("b", "g6.xlarge"))
+    spec = spec_with_pools(pool("a", "g5.xlarge", ts(4, fail=False)), pool("b", "g6.xlarge"))
     data = device_plugin_configs(spec)
     a, b = (sharing_labels(p) for p in spec.node_pools)
     assert a[names.DEVICE_PLUGIN_CONFIG_LABEL] in data
@@ -110,7 +102,7 @@ def test_time_slicing_pool_selects_an_existing_entry():
 
 def test_mig_file_has_all_disabled_and_the_pool_layout():
     layout = {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}
-    spec = spec_of(pool("m", "p5.48xlarge", mig(layout)))
+    spec = spec_with_pools(pool("m", "p5.48xlarge", mig(layout)))
     configs = load(mig_parted_config(spec))["mig-configs"]
     name = names.mig_config_name(spec.node_pools[0].gpu.key, layout)
     assert configs == {names.MIG_ALL_DISABLED: [{"devices": "all", "mig-enabled": False}],
@@ -118,20 +110,20 @@ def test_mig_file_has_all_disabled_and_the_pool_layout():
 
 
 def test_mig_file_top_level_is_version_and_configs_only():
-    spec = spec_of(pool("m", "p5.48xlarge", mig({"7g.80gb": 1})))
+    spec = spec_with_pools(pool("m", "p5.48xlarge", mig({"7g.80gb": 1})))
     assert list(load(mig_parted_config(spec))) == ["version", "mig-configs"]
 
 
 def test_one_mig_config_per_distinct_gpu_and_layout():
     same = {"1g.10gb": 7}
-    spec = spec_of(pool("h1", "p5.48xlarge", mig(same)), pool("h2", "p5.48xlarge", mig(same)),
+    spec = spec_with_pools(pool("h1", "p5.48xlarge", mig(same)), pool("h2", "p5.48xlarge", mig(same)),
                    pool("a80", "p4de.24xlarge", mig(same)), pool("h3", "p5.48xlarge", mig({"7g.80gb": 1})))
     configs = load(mig_parted_config(spec))["mig-configs"]
     assert len(configs) == 1 + 3  # all-disabled + (H100, 1g x7) + (A100-80GB, 1g x7) + (H100, 7g)
 
 
 def test_zero_counts_are_dropped_from_mig_devices():
-    spec = spec_of(pool("m", "p5.48xlarge", mig({"3g.40gb": 2, "1g.10gb": 0})))
+    spec = spec_with_pools(pool("m", "p5.48xlarge", mig({"3g.40gb": 2, "1g.10gb": 0})))
     name = sharing_labels(spec.node_pools[0])[names.MIG_CONFIG_LABEL]
     assert load(mig_parted_config(spec))["mig-configs"][name][0]["mig-devices"] == {"3g.40gb": 2}
 
@@ -139,12 +131,12 @@ def test_zero_counts_are_dropped_from_mig_devices():
 def test_mig_file_does_not_depend_on_the_order_profiles_were_written_in():
     layout = {"1g.10gb": 2, "3g.40gb": 1, "2g.20gb": 1}
     reordered = dict(reversed(list(layout.items())))
-    assert mig_parted_config(spec_of(pool("m", "p5.48xlarge", mig(layout)))) == \
-        mig_parted_config(spec_of(pool("m", "p5.48xlarge", mig(reordered))))
+    assert mig_parted_config(spec_with_pools(pool("m", "p5.48xlarge", mig(layout)))) == \
+        mig_parted_config(spec_with_pools(pool("m", "p5.48xlarge", mig(reordered))))
 
 
 def test_mig_devices_list_larger_instances_first():
-    spec = spec_of(pool("m", "p5.48xlarge", mig({"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1})))
+    spec = spec_with_pools(pool("m", "p5.48xlarge", mig({"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1})))
     (devices,) = [c[0]["mig-devices"] for n, c in load(mig_parted_config(spec))["mig-configs"].items()
                   if n != names.MIG_ALL_DISABLED]
     assert list(devices) == ["3g.40gb", "2g.20gb", "1g.10gb"]
@@ -156,7 +148,7 @@ def test_without_mig_pools_only_all_disabled_is_rendered():
 
 
 def test_every_pool_selects_an_existing_mig_config():
-    spec = spec_of(pool("m", "p5.48xlarge", mig({"2g.20gb": 3})), pool("plain", "p4d.24xlarge"))
+    spec = spec_with_pools(pool("m", "p5.48xlarge", mig({"2g.20gb": 3})), pool("plain", "p4d.24xlarge"))
     configs = load(mig_parted_config(spec))["mig-configs"]
     for p in spec.node_pools:
         assert sharing_labels(p)[names.MIG_CONFIG_LABEL] in configs
@@ -177,7 +169,7 @@ def _layouts(gpu):
 def test_every_valid_h100_layout_renders_a_valid_mig_file():
     gpu = INSTANCE_TYPES["p5.48xlarge"].gpu_model
     for layout in _layouts(gpu):
-        spec = spec_of(pool("m", "p5.48xlarge", mig(layout)))
+        spec = spec_with_pools(pool("m", "p5.48xlarge", mig(layout)))
         text = mig_parted_config(spec)
         assert check_mig_parted_config(text) == [], layout
         assert load(text)["mig-configs"][names.mig_config_name(gpu.key, layout)][0]["mig-devices"] == layout
@@ -186,19 +178,19 @@ def test_every_valid_h100_layout_renders_a_valid_mig_file():
 # --- Bottlerocket: its own device plugin and MIG manager ---
 
 def test_bottlerocket_pool_turns_operator_operands_off():
-    spec = spec_of(pool("br", "g5.xlarge", ami=BOTTLEROCKET))
+    spec = spec_with_pools(pool("br", "g5.xlarge", ami=BOTTLEROCKET))
     labels = operand_labels(spec.node_pools[0])
     assert labels == {names.gpu_deploy_label(op): "false"
                       for op in ("driver", "container-toolkit", "device-plugin", "mig-manager")}
 
 
 def test_bottlerocket_mig_gpu_gets_no_mig_config_label():
-    spec = spec_of(pool("br", "p4d.24xlarge", ami=BOTTLEROCKET))
+    spec = spec_with_pools(pool("br", "p4d.24xlarge", ami=BOTTLEROCKET))
     assert names.MIG_CONFIG_LABEL not in sharing_labels(spec.node_pools[0])
 
 
 def test_al2023_pool_keeps_every_operand():
-    assert operand_labels(spec_of(pool("a", "g5.xlarge")).node_pools[0]) == {}
+    assert operand_labels(spec_with_pools(pool("a", "g5.xlarge")).node_pools[0]) == {}
 
 
 # --- device plugin: upstream rules ---

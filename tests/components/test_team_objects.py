@@ -18,16 +18,6 @@ def team_of(spec, name):
     return next(team for team in spec.teams if team.name == name)
 
 
-@pytest.fixture(scope="module")
-def dev():
-    return spec_of("dev")
-
-
-@pytest.fixture(scope="module")
-def prod():
-    return spec_of("prod")
-
-
 def validate(manifest, spec):
     kubernetes_validate.validate(manifest, spec.cluster.kubernetes_version, strict=True)
 

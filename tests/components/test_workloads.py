@@ -17,16 +17,6 @@ GPU_TOLERATION = {"key": names.GPU_TAINT_KEY, "operator": "Equal", "value": name
 
 
 
-@pytest.fixture(scope="module")
-def dev():
-    return spec_of("dev")
-
-
-@pytest.fixture(scope="module")
-def prod():
-    return spec_of("prod")
-
-
 def main_container(pod_spec):
     (container,) = pod_spec["containers"]
     return container
