@@ -273,6 +273,7 @@ NODE_IMAGES: Mapping[str, NodeImage] = MappingProxyType({
 
 # --- EKS ---
 KUBERNETES_VERSIONS = ("1.32", "1.33", "1.34", "1.35", "1.36")
+ADDON_VERSION_PATTERN = r"^v\d+\.\d+\.\d+-eksbuild\.\d+$"  # an exact EKS add-on version: v1.20.4-eksbuild.1
 CORE_ADDONS = ("vpc-cni", "coredns", "kube-proxy", "eks-pod-identity-agent")
 # Add-on configuration the platform relies on (EKS add-on configuration schemas). Without the network
 # policy agent, vpc-cni accepts the teams' NetworkPolicies but never enforces them.

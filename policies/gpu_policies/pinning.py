@@ -10,9 +10,11 @@ from typing import Any, Iterator, Mapping
 
 from pulumi_policy import ResourceValidationArgs, Severity
 
+from components import catalog
+
 from .common import ADDON, EXACT_SEMVER, HELM_RELEASE, get, resource_policy
 
-ADDON_VERSION = re.compile(r"^v\d+\.\d+\.\d+-eksbuild\.\d+$")  # e.g. v1.20.4-eksbuild.1
+ADDON_VERSION = re.compile(catalog.ADDON_VERSION_PATTERN)  # e.g. v1.20.4-eksbuild.1
 
 
 def chart_pinned(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterator[str]:
