@@ -4,16 +4,17 @@ from __future__ import annotations
 import hashlib
 
 # --- NVIDIA / Kubernetes resource and label keys ---
-GPU_RESOURCE = "nvidia.com/gpu"
-MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
+NVIDIA_DOMAIN = "nvidia.com/"
+GPU_RESOURCE = f"{NVIDIA_DOMAIN}gpu"
+MIG_RESOURCE_PREFIX = f"{NVIDIA_DOMAIN}mig-"
 GPU_TAINT_KEY = GPU_RESOURCE
 GPU_TAINT_VALUE = "present"
-GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
-GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
-DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
-MIG_CONFIG_LABEL = "nvidia.com/mig.config"
-MIG_CONFIG_STATE_LABEL = "nvidia.com/mig.config.state"
-GPU_DEPLOY_LABEL_PREFIX = "nvidia.com/gpu.deploy."
+GPU_PRESENT_LABEL = f"{NVIDIA_DOMAIN}gpu.present"
+GPU_PRODUCT_LABEL = f"{NVIDIA_DOMAIN}gpu.product"
+DEVICE_PLUGIN_CONFIG_LABEL = f"{NVIDIA_DOMAIN}device-plugin.config"
+MIG_CONFIG_LABEL = f"{NVIDIA_DOMAIN}mig.config"
+MIG_CONFIG_STATE_LABEL = f"{NVIDIA_DOMAIN}mig.config.state"
+GPU_DEPLOY_LABEL_PREFIX = f"{NVIDIA_DOMAIN}gpu.deploy."
 ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"  # Cluster Autoscaler's GPU node hint
 
 # --- The platform's own keys ---
@@ -27,6 +28,7 @@ ENVIRONMENT_TAG = "gpu-platform/environment"  # aws provider default tag policie
 CLUSTER_TAG = "gpu-platform/cluster"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MANAGED_BY = "gpu-platform"
+MANAGED_BY_TAG = "managed-by"  # AWS tag on every resource (default tags of the aws provider)
 SYSTEM_ROLE = "system"
 
 # --- Cluster Autoscaler tags on Auto Scaling groups (gpu-facts.md §4) ---

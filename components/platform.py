@@ -40,7 +40,7 @@ class GpuPlatform(pulumi.ComponentResource):
     def _aws_provider(self, spec: PlatformSpec, region: str):
         from pulumi_aws import Provider, ProviderDefaultTagsArgs
 
-        tags = {names.MANAGED_BY_LABEL.split("/")[-1]: names.MANAGED_BY, names.CLUSTER_TAG: spec.cluster.name,
+        tags = {names.MANAGED_BY_TAG: names.MANAGED_BY, names.CLUSTER_TAG: spec.cluster.name,
                 names.ENVIRONMENT_TAG: spec.environment, **spec.tags}
         return Provider("aws", region=region, default_tags=ProviderDefaultTagsArgs(tags=tags),
                         opts=pulumi.ResourceOptions(parent=self))

@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from .spec import NodePoolSpec, PlatformSpec
 
 MIG_STRATEGIES = ("none", "single", "mixed")
-RESOURCE_DOMAIN = "nvidia.com/"
 MAX_RESOURCE_NAME = 63  # the name part after `nvidia.com/`, as for any Kubernetes qualified name
 PCI_DEVICE_ID = re.compile(r"^0x[0-9A-Fa-f]{8}$")  # mig-parted device-filter, e.g. 0x233010DE
 
@@ -161,11 +160,11 @@ def _check_shared_resources(at: str, section: Any) -> list[str]:
 def _check_resource_name(at: str, name: Any) -> list[str]:
     if not isinstance(name, str) or not name:
         return [f"{at}: required"]
-    if "/" in name and not name.startswith(RESOURCE_DOMAIN):
-        return [f"{at}: must be in the {RESOURCE_DOMAIN} domain (a bare name gets that prefix)"]
-    short = name.removeprefix(RESOURCE_DOMAIN)
+    if "/" in name and not name.startswith(names.NVIDIA_DOMAIN):
+        return [f"{at}: must be in the {names.NVIDIA_DOMAIN} domain (a bare name gets that prefix)"]
+    short = name.removeprefix(names.NVIDIA_DOMAIN)
     if len(short) > MAX_RESOURCE_NAME:
-        return [f"{at}: the name after {RESOURCE_DOMAIN} must be at most {MAX_RESOURCE_NAME} characters"]
+        return [f"{at}: the name after {names.NVIDIA_DOMAIN} must be at most {MAX_RESOURCE_NAME} characters"]
     return []
 
 

@@ -13,9 +13,10 @@ from .mig import layout_problem
 from .spec import ADDON_VERSION, NodePoolSpec, PlatformSpec, quantity_value
 
 ROLE_ARN = r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$"
-RESERVED_LABEL_DOMAINS = ("nvidia.com/", f"{names.DOMAIN}/", "k8s.amazonaws.com/", "eks.amazonaws.com/",
+RESERVED_LABEL_DOMAINS = (names.NVIDIA_DOMAIN, f"{names.DOMAIN}/", "k8s.amazonaws.com/", "eks.amazonaws.com/",
                           "kubernetes.io/", "k8s.io/")
-RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease", "gpu-operator", "monitoring")
+# Kubernetes' own namespaces; the stack's operator and Prometheus namespaces are added from the spec.
+RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 Problem = tuple[str, str]
 
@@ -247,7 +248,7 @@ def _team_rules(spec: PlatformSpec) -> Iterator[Problem]:
     capacity = platform_capacity(spec).total
     offered = sorted(r.removeprefix(names.MIG_RESOURCE_PREFIX) for r in capacity if r.startswith(names.MIG_RESOURCE_PREFIX))
     # The operator's and Prometheus's namespaces are configurable: reserve the ones this stack uses too.
-    reserved = list(dict.fromkeys((*RESERVED_NAMESPACES, spec.gpu_operator.namespace, spec.monitoring.prometheus.namespace)))
+    reserved = (*RESERVED_NAMESPACES, spec.gpu_operator.namespace, spec.monitoring.prometheus.namespace)
     for i, team in enumerate(spec.teams):
         at = f"teams[{i}]"
         if team.name in reserved:
