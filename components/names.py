@@ -13,7 +13,6 @@ GPU_PRESENT_LABEL = f"{NVIDIA_DOMAIN}gpu.present"
 GPU_PRODUCT_LABEL = f"{NVIDIA_DOMAIN}gpu.product"
 DEVICE_PLUGIN_CONFIG_LABEL = f"{NVIDIA_DOMAIN}device-plugin.config"
 MIG_CONFIG_LABEL = f"{NVIDIA_DOMAIN}mig.config"
-MIG_CONFIG_STATE_LABEL = f"{NVIDIA_DOMAIN}mig.config.state"
 GPU_DEPLOY_LABEL_PREFIX = f"{NVIDIA_DOMAIN}gpu.deploy."
 ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"  # Cluster Autoscaler's GPU node hint
 

@@ -100,10 +100,6 @@ def is_gpu_node_group(props: Any) -> bool:
     return any(t in catalog.INSTANCE_TYPES for t in get(props, "instanceTypes", []))
 
 
-def is_system_node_group(props: Any) -> bool:
-    return get(props, "labels", {}).get(names.ROLE_LABEL) == names.SYSTEM_ROLE
-
-
 def node_group_label(name: str, props: Any) -> str:
     """How messages name a node group: its pool, else its logical name."""
     pool = get(props, "labels", {}).get(names.POOL_LABEL)

@@ -59,7 +59,9 @@ def test_secret_values_are_not_written(written):
 
 
 def test_manifests_validate_against_the_kubernetes_schema(written):
-    for path in (written / "manifests").rglob("*.yaml"):
+    paths = sorted((written / "manifests").rglob("*.yaml"))
+    assert paths, "the fixture program's Kubernetes objects were not written"
+    for path in paths:
         kubernetes_validate.validate(_load(path), "1.33", strict=True)
 
 
