@@ -138,13 +138,27 @@ def pod_security_labels(level: str) -> dict[str, str]:
     return {f"{POD_SECURITY_LABEL_PREFIX}{mode}": level for mode in ("enforce", "audit", "warn")}
 
 
-def mig_config_name(gpu_key: str, layout: dict[str, int]) -> str:
-    """A readable, stable name per distinct layout, e.g. `h100-80gb-hbm3-1x3g.40gb-2x1g.10gb`."""
+def mig_layout_id(gpu_key: str, layout: dict[str, int] | None) -> str:
+    """A readable id per distinct layout, e.g. `h100-80gb-hbm3-1x3g.40gb-2x1g.10gb` (`all-disabled`
+    without one): what a pool's launch template records, so a layout change makes a new version."""
+    if not layout or not any(layout.values()):
+        return MIG_ALL_DISABLED
     parts = "-".join(f"{n}x{p.replace('+', '.')}" for p, n in sorted(layout.items()) if n)
     return _bounded(f"{gpu_key.lower()}-{parts}", 63)
 
 
+def mig_config_name(pool: str) -> str:
+    """The MIG manager config a pool's nodes select: one per pool, stable while its layout changes.
+
+    The MIG manager applies a config when a node's `nvidia.com/mig.config` label changes and never
+    re-applies a changed config under the same name, so a layout change reaches only nodes that boot
+    after it: the pool rolls one node at a time instead of every node being reconfigured at once.
+    """
+    return _bounded(f"pool-{pool}", 63)
+
+
 MIG_ALL_DISABLED = "all-disabled"
+MIG_LAYOUT_TAG = f"{DOMAIN}/mig-layout"  # EC2 instance tag in a MIG-capable pool's launch template
 
 
 def accelerator_value(gpu_key: str) -> str:

@@ -9,12 +9,12 @@ alert threshold or another pool never touches them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import pulumi
 
 from . import names
-from .sharing import operand_labels, sharing_labels
+from .sharing import mig_layout_tag, operand_labels, sharing_labels
 
 if TYPE_CHECKING:
     from .spec import NodePoolSpec, PlatformSpec
@@ -59,7 +59,7 @@ class NodeGroupInputs:
     min_size: int
     max_size: int
     desired_size: int
-    max_unavailable: int
+    update_config: dict[str, Any]  # EKS API terms: maxUnavailable or maxUnavailablePercentage, updateStrategy
     protect: bool
     single_subnet: bool  # EFA pools stay in one zone (one placement group)
     tags: dict[str, str] = field(default_factory=dict)
@@ -83,11 +83,26 @@ def node_group_inputs(spec: "PlatformSpec", pool: "NodePoolSpec") -> NodeGroupIn
         min_size=pool.min_size,
         max_size=pool.max_size,
         desired_size=pool.min_size,  # only at creation: the autoscaler owns it afterwards (ignore_changes)
-        max_unavailable=pool.max_unavailable,
+        update_config=update_config(spec, pool),
         protect=spec.pool_protected(pool),
         single_subnet=pool.efa,
         tags={names.POOL_LABEL: pool.name},
     )
+
+
+_SNAKE = {"maxUnavailable": "max_unavailable", "maxUnavailablePercentage": "max_unavailable_percentage",
+          "updateStrategy": "update_strategy"}
+
+
+def update_config(spec: "PlatformSpec", pool: "NodePoolSpec") -> dict[str, Any]:
+    """How EKS rolls the pool's nodes on a new AMI release or launch template version: at most
+    `maxUnavailable` nodes (or a percentage) cordoned and drained at once; `MINIMAL` terminates old
+    nodes before launching new ones, for pools whose GPUs cannot be doubled during a roll."""
+    limit = spec.pool_max_unavailable(pool)
+    config: dict[str, Any] = ({"maxUnavailablePercentage": int(limit.rstrip("%"))} if isinstance(limit, str)
+                              else {"maxUnavailable": limit})
+    config["updateStrategy"] = pool.update_strategy.upper()
+    return config
 
 
 @dataclass
@@ -135,7 +150,7 @@ class GpuNodePool(pulumi.ComponentResource):
             taints=[eks.NodeGroupTaintArgs(**t) for t in inputs.taints],
             scaling_config=eks.NodeGroupScalingConfigArgs(
                 min_size=inputs.min_size, max_size=inputs.max_size, desired_size=inputs.desired_size),
-            update_config=eks.NodeGroupUpdateConfigArgs(max_unavailable=inputs.max_unavailable),
+            update_config=eks.NodeGroupUpdateConfigArgs(**{_SNAKE[k]: v for k, v in inputs.update_config.items()}),
             node_repair_config=eks.NodeGroupNodeRepairConfigArgs(enabled=True),
             tags=inputs.tags,
             opts=pulumi.ResourceOptions(parent=self, protect=inputs.protect, depends_on=[template, *cluster.depends_on],
@@ -169,7 +184,7 @@ class GpuNodePool(pulumi.ComponentResource):
             user_data = pulumi.Output.all(cluster.endpoint, cluster.certificate_authority, cluster.service_cidr).apply(
                 lambda a: lt.ubuntu_user_data(spec.cluster.name, a[0], a[1], a[2], inputs.labels, taints))
         volume = lt.image_volume(image.os, pool.disk_size_gib)
-        instance_tags = {"Name": inputs.node_group_name, **spec.tags}
+        instance_tags = {"Name": inputs.node_group_name, **spec.tags, **mig_layout_tag(pool)}
         return ec2.LaunchTemplate(
             name,
             name=inputs.launch_template_name,

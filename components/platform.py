@@ -1,7 +1,11 @@
 """GpuPlatform: builds every capability from a validated PlatformSpec, in dependency order.
 
-cluster -> GPU node pools -> autoscaler -> monitoring (its CRDs first) -> GPU operator -> model cache
+cluster -> monitoring (its CRDs first) -> GPU operator -> GPU node pools -> autoscaler -> model cache
 -> teams. Children are parented here and get explicit providers; nothing reads global config.
+
+GPU node groups wait for the GPU Operator's release, not the other way round: the release carries the
+sharing configs (MIG layouts, time-slicing) nodes select by label, so on an update the configs change
+before any node boots with, or is relabelled to, a config that needs them.
 """
 from __future__ import annotations
 
@@ -27,9 +31,10 @@ class GpuPlatform(pulumi.ComponentResource):
         self._exports: dict[str, Any] = {"environment": spec.environment}
         self.aws_provider = self._aws_provider(spec, region)
         aws_child = pulumi.ResourceOptions(parent=self, provider=self.aws_provider)
-        self._compute(spec, region, aws_child)
+        self.cluster = Cluster("cluster", spec, region, opts=aws_child)
         self._monitoring(spec)
         self._gpu_operator(spec)
+        self._compute(spec, region, aws_child)
         self._tenancy(spec, aws_child)
         self.register_outputs(self._exports)
 
@@ -46,8 +51,8 @@ class GpuPlatform(pulumi.ComponentResource):
                         opts=pulumi.ResourceOptions(parent=self))
 
     def _compute(self, spec: PlatformSpec, region: str, aws_child: pulumi.ResourceOptions) -> None:
-        self.cluster = Cluster("cluster", spec, region, opts=aws_child)
         pool_cluster = self.cluster.for_pools()
+        pool_cluster.depends_on.append(self.gpu_operator.release)
         self.node_pools = [GpuNodePool(p.name, spec, p, pool_cluster, opts=aws_child) for p in spec.node_pools]
         if spec.cluster_autoscaler.enabled:
             self.cluster_autoscaler = ClusterAutoscaler(
@@ -66,8 +71,7 @@ class GpuPlatform(pulumi.ComponentResource):
         # The operator creates dcgm-exporter's ServiceMonitor only if the Prometheus CRDs exist at start.
         self.gpu_operator = GpuOperator("gpu-operator", GpuOperatorArgs(
             spec, self.cluster.k8s_provider,
-            depends_on=[*(p.node_group for p in self.node_pools), *self.cluster.system_ready,
-                        *self.monitoring.crds_ready]),
+            depends_on=[*self.cluster.system_ready, *self.monitoring.crds_ready]),
             opts=pulumi.ResourceOptions(parent=self))
         self._exports["gpuOperator"] = {"namespace": self.gpu_operator.namespace.metadata.name,
                                         "chartVersion": spec.gpu_operator.chart_version,

@@ -22,21 +22,41 @@ MAX_RESOURCE_NAME = 63  # the name part after `nvidia.com/`, as for any Kubernet
 PCI_DEVICE_ID = re.compile(r"^0x[0-9A-Fa-f]{8}$")  # mig-parted device-filter, e.g. 0x233010DE
 
 
+def operator_mig(pool: "NodePoolSpec") -> bool:
+    """The GPU Operator's MIG manager configures this pool's GPUs (MIG-capable GPU, image allows it)."""
+    return pool.gpu.mig_capable and pool.ami.image.operator_mig
+
+
+def pool_mig_layout(pool: "NodePoolSpec") -> dict[str, int] | None:
+    """The layout every GPU of the pool is split into (None: MIG disabled)."""
+    s = pool.sharing
+    return _largest_first(pool.gpu, s.layout) if s.mode == "mig" and s.layout else None
+
+
 def sharing_labels(pool: "NodePoolSpec") -> dict[str, str]:
     """Node labels that pick the pool's entry in the device-plugin and MIG ConfigMaps.
 
     Managed node group labels are applied at registration, so nodes select their config from birth.
-    A MIG-capable GPU without a layout is pinned to `all-disabled` so a stale layout never survives.
+    Every pool the MIG manager serves selects its own config (`pool-<name>`, MIG disabled when the
+    pool has no layout), so enabling MIG or changing a layout never relabels a running node.
     """
-    sharing, gpu = pool.sharing, pool.gpu
+    sharing = pool.sharing
     labels: dict[str, str] = {}
     if sharing.mode == "time-slicing":
         labels[names.DEVICE_PLUGIN_CONFIG_LABEL] = names.device_plugin_config_key(
             sharing.replicas or 1, sharing.fail_requests_greater_than_one)
-    if gpu.mig_capable and pool.ami.image.operator_mig:
-        layout = sharing.layout if sharing.mode == "mig" else None
-        labels[names.MIG_CONFIG_LABEL] = names.mig_config_name(gpu.key, layout) if layout else names.MIG_ALL_DISABLED
+    if operator_mig(pool):
+        labels[names.MIG_CONFIG_LABEL] = names.mig_config_name(pool.name)
     return labels
+
+
+def mig_layout_tag(pool: "NodePoolSpec") -> dict[str, str]:
+    """The launch template's instance tag naming the pool's layout: a new layout is a new template
+    version, so EKS replaces the pool's nodes maxUnavailable at a time and each new node partitions its
+    GPUs at boot (the MIG manager does not re-apply a changed config to running nodes)."""
+    if not operator_mig(pool):
+        return {}
+    return {names.MIG_LAYOUT_TAG: names.mig_layout_id(pool.gpu.key, pool_mig_layout(pool))}
 
 
 def operand_labels(pool: "NodePoolSpec") -> dict[str, str]:
@@ -77,17 +97,13 @@ def _device_plugin_doc(mig_strategy: str, replicas: int | None = None, fail_abov
 
 # --- MIG manager (mig-parted config under the ConfigMap key `config.yaml`) ---
 
-def mig_configs(spec: "PlatformSpec") -> dict[str, dict[str, int]]:
-    """Named MIG layouts the cluster needs: one per distinct (GPU model, layout), zero counts dropped.
+def mig_configs(spec: "PlatformSpec") -> dict[str, dict[str, int] | None]:
+    """The MIG config of every pool the MIG manager serves, by name: its layout, None when disabled.
 
     Profiles are listed largest first whatever order the stack file used, so the file is stable.
     """
-    out: dict[str, dict[str, int]] = {}
-    for pool in spec.node_pools:
-        s = pool.sharing
-        if s.mode == "mig" and s.layout and pool.ami.image.operator_mig:
-            out[names.mig_config_name(pool.gpu.key, s.layout)] = _largest_first(pool.gpu, s.layout)
-    return dict(sorted(out.items()))
+    return {names.mig_config_name(p.name): pool_mig_layout(p) for p in sorted(spec.node_pools, key=lambda p: p.name)
+            if operator_mig(p)}
 
 
 def _largest_first(gpu: catalog.GpuModel, layout: dict[str, int]) -> dict[str, int]:
@@ -99,10 +115,11 @@ def _largest_first(gpu: catalog.GpuModel, layout: dict[str, int]) -> dict[str, i
 
 
 def mig_parted_config(spec: "PlatformSpec") -> str:
-    """The MIG manager's file: `all-disabled` (the only accepted default) plus every pool layout."""
-    configs: dict[str, list[dict]] = {names.MIG_ALL_DISABLED: [{"devices": "all", "mig-enabled": False}]}
+    """The MIG manager's file: `all-disabled` (the only accepted default) plus one config per pool."""
+    disabled = [{"devices": "all", "mig-enabled": False}]
+    configs: dict[str, list[dict]] = {names.MIG_ALL_DISABLED: disabled}
     for name, layout in mig_configs(spec).items():
-        configs[name] = [{"devices": "all", "mig-enabled": True, "mig-devices": layout}]
+        configs[name] = [{"devices": "all", "mig-enabled": True, "mig-devices": layout}] if layout else disabled
     return _dump({"version": "v1", "mig-configs": configs})
 
 

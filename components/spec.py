@@ -172,7 +172,23 @@ class NodePoolSpec(_Model):
     efa: bool = False
     critical: bool = False
     protect: Optional[bool] = None  # default: protected in prod
-    max_unavailable: int = Field(1, ge=1, le=100)
+    # The managed node group's rolling update: nodes (1-100) or a percentage ("25%") replaced at a time.
+    max_unavailable: Optional[Union[int, str]] = None  # default: 1 node in prod, 25% elsewhere
+    update_strategy: Literal["default", "minimal"] = "default"  # minimal: terminate before launching
+
+    @field_validator("max_unavailable")
+    @classmethod
+    def _max_unavailable(cls, v: Optional[Union[int, str]]) -> Optional[Union[int, str]]:
+        if v is None:
+            return v
+        if isinstance(v, str):
+            m = re.fullmatch(r"(\d{1,3})%", v)
+            if not m or not 1 <= int(m.group(1)) <= 100:
+                raise ValueError("must be a node count (1-100) or a percentage such as \"25%\" (1%-100%)")
+            return v
+        if not 1 <= v <= 100:
+            raise ValueError("must be a node count (1-100) or a percentage such as \"25%\" (1%-100%)")
+        return v
 
     # Look-ups below are valid once `parse_platform` accepted the spec.
     @property
@@ -291,6 +307,12 @@ class PlatformSpec(_Model):
 
     def pool_protected(self, pool: NodePoolSpec) -> bool:
         return self.prod if pool.protect is None else pool.protect
+
+    def pool_max_unavailable(self, pool: NodePoolSpec) -> Union[int, str]:
+        """Nodes a rolling update replaces at a time: one in prod (GPU jobs die with their node), else 25%."""
+        if pool.max_unavailable is not None:
+            return pool.max_unavailable
+        return 1 if self.prod else "25%"
 
     @property
     def mig_strategy(self) -> str:

@@ -109,11 +109,14 @@ def test_release_and_namespace_belong_to_the_component(planned):
 
 
 @pytest.mark.parametrize("key", ["dev", "prod"])
-def test_release_waits_for_every_node_group(planned, key):
+def test_gpu_node_groups_wait_for_the_release(planned, key):
+    """The release carries the sharing configs nodes select by label: on an update they change first."""
     plan = planned(key)
-    groups = {r["urn"] for r in resources(plan, NODE_GROUP)}  # GPU pools and the system nodes
-    assert len(groups) == len(spec(key).node_pools) + 1
-    assert groups <= set(release(plan)["options"]["dependsOn"])
+    gpu_groups = [r for r in resources(plan, NODE_GROUP) if names.POOL_LABEL in (r["inputs"].get("labels") or {})]
+    assert len(gpu_groups) == len(spec(key).node_pools)
+    assert all(release(plan)["urn"] in g["options"]["dependsOn"] for g in gpu_groups)
+    system = next(r for r in resources(plan, NODE_GROUP) if r not in gpu_groups)
+    assert system["urn"] in release(plan)["options"]["dependsOn"]  # the operator runs on system nodes
 
 
 def test_release_waits_for_its_namespace(planned):
@@ -174,7 +177,7 @@ def test_prod_plans_mixed_mig_with_the_h100_layout(planned):
     h100 = next(p for p in spec("prod").node_pools if p.sharing.mode == "mig")
     configs = yaml.safe_load(got["migManager"]["config"]["data"][names.MIG_PARTED_CONFIG_KEY])["mig-configs"]
     assert got["mig"]["strategy"] == "mixed"
-    assert configs[names.mig_config_name(h100.gpu.key, h100.sharing.layout)][0]["mig-devices"] == h100.sharing.layout
+    assert configs[names.mig_config_name(h100.name)][0]["mig-devices"] == h100.sharing.layout
 
 
 def test_dev_plans_time_slicing(planned):

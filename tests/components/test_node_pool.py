@@ -96,7 +96,7 @@ def test_on_demand_mig_pool_is_on_demand_with_its_mig_layout_label():
     ng = node_groups(stack_plan("prod"))["h100-mig"]["inputs"]
     pool = _pool(spec, "h100-mig")
     assert ng["capacityType"] == "ON_DEMAND"
-    assert ng["labels"][names.MIG_CONFIG_LABEL] == names.mig_config_name(pool.gpu.key, pool.sharing.layout)
+    assert ng["labels"][names.MIG_CONFIG_LABEL] == names.mig_config_name(pool.name)
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
@@ -128,7 +128,8 @@ def test_rolling_updates_and_auto_repair(stack):
     spec = _spec(stack)
     for pool in spec.node_pools:
         ng = node_groups(stack_plan(stack))[pool.name]["inputs"]
-        assert ng["updateConfig"] == {"maxUnavailable": pool.max_unavailable}
+        limit = {"maxUnavailable": 1} if spec.prod else {"maxUnavailablePercentage": 25}
+        assert ng["updateConfig"] == {**limit, "updateStrategy": "DEFAULT"}
         assert ng["nodeRepairConfig"] == {"enabled": True}
 
 
@@ -282,7 +283,9 @@ def test_every_node_group_input_meets_the_eks_api_model(variant):
         assert not report.has_errors(), report.generate_report()
         assert _model_problems(params, CREATE_NODEGROUP) == []
         assert NODE_GROUP_NAME.match(params["nodegroupName"])
-        assert 1 <= params["updateConfig"]["maxUnavailable"] <= 100  # EKS API reference: 1-100 nodes
+        update = params["updateConfig"]
+        assert len({"maxUnavailable", "maxUnavailablePercentage"} & set(update)) == 1  # EKS takes one of them
+        assert 1 <= update.get("maxUnavailable", update.get("maxUnavailablePercentage")) <= 100
 
 
 @given(cluster=st.from_regex(r"[a-z][a-z0-9-]{0,31}", fullmatch=True),

@@ -9,7 +9,7 @@ from components import names
 from components.catalog import INSTANCE_TYPES, mig_class
 from components.mig import fits
 from components.sharing import (check_device_plugin_config, check_mig_parted_config, device_plugin_configs,
-                                mig_parted_config, operand_labels, sharing_labels)
+                                mig_layout_tag, mig_parted_config, operand_labels, sharing_labels)
 from components.spec import parse_platform
 from conftest import spec_with_pools, stack_platform
 
@@ -104,9 +104,8 @@ def test_mig_file_has_all_disabled_and_the_pool_layout():
     layout = {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}
     spec = spec_with_pools(pool("m", "p5.48xlarge", mig(layout)))
     configs = load(mig_parted_config(spec))["mig-configs"]
-    name = names.mig_config_name(spec.node_pools[0].gpu.key, layout)
     assert configs == {names.MIG_ALL_DISABLED: [{"devices": "all", "mig-enabled": False}],
-                       name: [{"devices": "all", "mig-enabled": True, "mig-devices": layout}]}
+                       "pool-m": [{"devices": "all", "mig-enabled": True, "mig-devices": layout}]}
 
 
 def test_mig_file_top_level_is_version_and_configs_only():
@@ -114,12 +113,30 @@ def test_mig_file_top_level_is_version_and_configs_only():
     assert list(load(mig_parted_config(spec))) == ["version", "mig-configs"]
 
 
-def test_one_mig_config_per_distinct_gpu_and_layout():
+def test_one_mig_config_per_pool_the_mig_manager_serves():
+    """A pool's config keeps its name while its layout changes, so running nodes are never relabelled."""
     same = {"1g.10gb": 7}
     spec = spec_with_pools(pool("h1", "p5.48xlarge", mig(same)), pool("h2", "p5.48xlarge", mig(same)),
-                   pool("a80", "p4de.24xlarge", mig(same)), pool("h3", "p5.48xlarge", mig({"7g.80gb": 1})))
+                           pool("a80", "p4de.24xlarge"), pool("l4", "g6.xlarge"))
     configs = load(mig_parted_config(spec))["mig-configs"]
-    assert len(configs) == 1 + 3  # all-disabled + (H100, 1g x7) + (A100-80GB, 1g x7) + (H100, 7g)
+    assert list(configs) == [names.MIG_ALL_DISABLED, "pool-a80", "pool-h1", "pool-h2"]  # no MIG on L4
+    assert configs["pool-a80"] == configs[names.MIG_ALL_DISABLED]  # MIG-capable, no layout: disabled
+    assert configs["pool-h1"] == configs["pool-h2"]
+
+
+def test_mig_label_is_stable_and_the_layout_tag_follows_the_layout():
+    one = spec_with_pools(pool("h", "p5.48xlarge", mig({"1g.10gb": 7})))
+    two = spec_with_pools(pool("h", "p5.48xlarge", mig({"7g.80gb": 1})))
+    off = spec_with_pools(pool("h", "p5.48xlarge"))
+    labels = {sharing_labels(s.node_pools[0])[names.MIG_CONFIG_LABEL] for s in (one, two, off)}
+    tags = [mig_layout_tag(s.node_pools[0])[names.MIG_LAYOUT_TAG] for s in (one, two, off)]
+    assert labels == {"pool-h"}
+    assert tags == ["h100-80gb-hbm3-7x1g.10gb", "h100-80gb-hbm3-1x7g.80gb", names.MIG_ALL_DISABLED]
+
+
+def test_pools_without_the_mig_manager_carry_no_layout_tag():
+    spec = spec_with_pools(pool("l4", "g6.xlarge"))
+    assert mig_layout_tag(spec.node_pools[0]) == {} and names.MIG_CONFIG_LABEL not in sharing_labels(spec.node_pools[0])
 
 
 def test_zero_counts_are_dropped_from_mig_devices():
@@ -172,7 +189,7 @@ def test_every_valid_h100_layout_renders_a_valid_mig_file():
         spec = spec_with_pools(pool("m", "p5.48xlarge", mig(layout)))
         text = mig_parted_config(spec)
         assert check_mig_parted_config(text) == [], layout
-        assert load(text)["mig-configs"][names.mig_config_name(gpu.key, layout)][0]["mig-devices"] == layout
+        assert load(text)["mig-configs"]["pool-m"][0]["mig-devices"] == layout
 
 
 # --- Bottlerocket: its own device plugin and MIG manager ---
