@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import base64
 import ipaddress
+import re
 import shlex
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 from . import catalog
@@ -102,3 +104,39 @@ def ubuntu_user_data(cluster: str, endpoint: str, ca_data: str, service_cidr: st
     """Base64 user data for the launch template (EC2 takes launch-template user data base64-encoded)."""
     script = ubuntu_bootstrap_script(cluster, endpoint, ca_data, service_cidr, labels, taints)
     return base64.b64encode(mime_multipart(script).encode()).decode()
+
+
+# --- reading user data back (the disruption model fingerprints what a node boots with) ---
+
+# Bootstrap arguments that identify the cluster, not the node: they change only with the cluster.
+CLUSTER_IDENTITY_FLAGS = ("--apiserver-endpoint", "--b64-cluster-ca", "--dns-cluster-ip")
+_IDENTITY = re.compile(r"(" + "|".join(CLUSTER_IDENTITY_FLAGS) + r")\s+('[^']*'|\S+)")
+_KUBELET_LIST = re.compile(r"--(node-labels|register-with-taints)=([^\s'\"]+)")
+
+
+@dataclass(frozen=True)
+class UserDataFacts:
+    """What a node registers with, read from launch template user data."""
+
+    labels: dict[str, str]  # kubelet --node-labels
+    taints: list[str]  # kubelet --register-with-taints, `key=value:Effect`
+    bootstrap: str  # the decoded text, its cluster identity and the two lists above masked
+
+
+def read_user_data(value: str) -> UserDataFacts:
+    """Labels, taints and the masked text of base64 (or plain) user data."""
+    try:
+        text = base64.b64decode(value, validate=True).decode()
+    except (ValueError, UnicodeDecodeError):
+        text = value
+    labels: dict[str, str] = {}
+    taints: list[str] = []
+    for flag, items in _KUBELET_LIST.findall(text):
+        for item in filter(None, items.split(",")):
+            if flag == "node-labels":
+                key, _, val = item.partition("=")
+                labels[key] = val
+            else:
+                taints.append(item)
+    masked = _KUBELET_LIST.sub(r"--\1=<listed>", _IDENTITY.sub(r"\1 <cluster>", text))
+    return UserDataFacts(labels, sorted(taints), masked)

@@ -1,9 +1,10 @@
 """The `gpu-platform` command.
 
   gpu-platform plan (--stack NAME | --config FILE) [--json FILE] [--out DIR]
-                    [--policy-config FILE] [--format text|markdown]
-  gpu-platform diff BASE.json HEAD.json [--format text|markdown]     (planner/diff.py)
-  gpu-platform check-preview FILE [--guard-type TYPE]...            (planner/preview_gate.py)
+                    [--policy-config FILE] [--lock FILE] [--format text|markdown]
+  gpu-platform diff BASE.json HEAD.json [--format text|markdown|json]     (planner/diff.py)
+  gpu-platform check-preview FILE [--lock FILE] [--environment ENV] [--guard-type TYPE]...
+                                                                    (planner/preview_gate.py)
   gpu-platform lock (--stack NAME | --config FILE | --plan JSON) [--out FILE]   (planner/lock.py)
 
 Exit codes: 0 plan is clean, 1 mandatory policy violations, 2 invalid input (stack file, options),
@@ -74,6 +75,8 @@ def _add_plan(commands: Any) -> None:
     p.add_argument("--out", metavar="DIR", type=Path, help="write Kubernetes manifests and Helm values here")
     p.add_argument("--policy-config", metavar="FILE", type=Path,
                    help="policy pack config (the file given to --policy-pack-config)")
+    p.add_argument("--lock", metavar="FILE", type=Path,
+                   help="the node-group lock to hold the plan to (default: stacks/Pulumi.<stack>.lock.json)")
     p.add_argument("--format", choices=("text", "markdown"), default="text", help="how to print the plan")
     p.add_argument("--project-dir", metavar="DIR", type=Path,
                    help="the Pulumi project (default: the one holding Pulumi.yaml here or above)")
@@ -87,6 +90,8 @@ def run_plan(args: argparse.Namespace) -> int:
     project = stackfile.load_project(args.project_dir.resolve() if args.project_dir else _default_project_dir())
     stack = stackfile.load_stack(project, stack=args.stack, path=args.config)
     _check_policy_config(args.policy_config)
+    if args.lock is not None and not args.lock.is_file():
+        raise PlannerError(f"--lock {args.lock}: no such file (write one with `gpu-platform lock`)")
     platform, spec = _prevalidate(project, stack)
 
     recording = _run(project, stack, args.debug)
@@ -96,7 +101,7 @@ def run_plan(args: argparse.Namespace) -> int:
     active = sections.sections()
     ctx = sections.PlanContext(plan=plan, recording=recording, stack=stack, platform=platform, spec=spec)
     plan.update(sections.build_all(ctx))
-    plan["policy"]["violations"] = verdict.evaluate(plan, args.policy_config)
+    plan["policy"]["violations"] = verdict.evaluate(plan, args.policy_config, lock=args.lock)
 
     if args.json:
         plan_doc.write(plan, args.json)

@@ -1,12 +1,17 @@
-"""`gpu-platform diff BASE.json HEAD.json`: what a change does to guarded resources, quotas and cost.
+"""`gpu-platform diff BASE.json HEAD.json`: what a change does to GPU nodes, jobs, guarded resources,
+quotas and cost.
 
 Compares two plans (`gpu-platform plan --json`), e.g. of the base branch and of a pull request:
+- per pool, the disruption (components/disruption.py): none, operand-restart, gpu-pod-eviction,
+  node-roll or replacement, with its cause and the nodes and GPUs affected at max size;
 - guarded resources (node groups, EKS cluster, model-cache file system, VPC, subnets) that would be
   REPLACED (same URN, a replace-forcing input changed: components/catalog.REPLACE_FORCING_INPUTS),
   DELETED (URN gone and no alias in HEAD points at it), or UNPROTECTED (protect dropped);
 - ResourceQuota changes per team namespace and resource;
 - the cost section's totals and per-pool monthly cost at max size.
 Exit 1 when a guarded resource would be replaced or deleted, else 0; 2 for unreadable plans.
+`--format json` prints `{"disruptions": [{pool, effect, cause, nodes, gpus, causes}], ...}` with the
+other sections under their names.
 """
 from __future__ import annotations
 
@@ -28,13 +33,14 @@ def add_command(commands: Any) -> None:
         description="Compare BASE and HEAD plans written by `gpu-platform plan --json`.")
     p.add_argument("base", type=Path, metavar="BASE.json")
     p.add_argument("head", type=Path, metavar="HEAD.json")
-    p.add_argument("--format", choices=("text", "markdown"), default="text")
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     p.set_defaults(run=run_diff)
 
 
 def run_diff(args: argparse.Namespace) -> int:
     result = compare(_load(args.base), _load(args.head))
-    print(markdown(result) if args.format == "markdown" else text(result), end="")
+    render = {"markdown": markdown, "json": as_json}.get(args.format, text)
+    print(render(result), end="")
     return 1 if result["replaced"] or result["deleted"] else 0
 
 
@@ -132,9 +138,19 @@ def cost_changes(base: dict[str, Any], head: dict[str, Any]) -> Optional[dict[st
     return {"totals": totals, "pools": pools, "budget": budget or None}
 
 
+def disruptions(base: dict[str, Any], head: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every pool whose node group, launch template or GPU Operator facts changed, worst first."""
+    from components import disruption
+
+    def pools(plan: dict[str, Any]) -> dict[str, Any]:
+        return disruption.pools_of((r["type"], r["name"], r.get("inputs") or {}) for r in plan["resources"])
+
+    return [d.to_json() for d in disruption.compare(pools(base), pools(head))]
+
+
 def compare(base: dict[str, Any], head: dict[str, Any]) -> dict[str, Any]:
-    return {"base": base.get("stack"), "head": head.get("stack"), **guarded_changes(base, head),
-            "quotas": quota_changes(base, head), "cost": cost_changes(base, head)}
+    return {"base": base.get("stack"), "head": head.get("stack"), "disruptions": disruptions(base, head),
+            **guarded_changes(base, head), "quotas": quota_changes(base, head), "cost": cost_changes(base, head)}
 
 
 # --- rendering ---
@@ -177,26 +193,63 @@ def _lines(result: dict[str, Any]) -> list[tuple[str, str]]:
 
 def _verdict(result: dict[str, Any]) -> str:
     bad = len(result["replaced"]) + len(result["deleted"])
-    return (f"FAILED: {bad} guarded resource(s) would be replaced or deleted" if bad
-            else "passed: no guarded resource is replaced or deleted")
+    verdict = (f"FAILED: {bad} guarded resource(s) would be replaced or deleted" if bad
+               else "passed: no guarded resource is replaced or deleted")
+    hit = [d for d in result["disruptions"] if d["effect"] != "none"]
+    if hit:
+        verdict += f"; {len(hit)} pool(s) disrupted, worst: {hit[0]['effect']} ({hit[0]['pool']})"
+    return verdict
+
+
+def _disrupted(result: dict[str, Any]) -> list[dict[str, Any]]:
+    return [d for d in result["disruptions"] if d["effect"] != "none"]
+
+
+def _other_changes(result: dict[str, Any]) -> list[str]:
+    """Pool changes that disrupt nothing (applied in place), one line per change."""
+    return [f"{d['pool']}: {c['detail']}" for d in result["disruptions"] if d["effect"] == "none"
+            for c in d["causes"]]
+
+
+TITLES = {"guarded": "Guarded resources", "quota": "Team quotas", "cost": "Cost (USD)"}
 
 
 def text(result: dict[str, Any]) -> str:
-    lines = [f"Diff {result['base']} -> {result['head']}: {_verdict(result)}"]
-    titles = {"guarded": "Guarded resources", "quota": "Team quotas", "cost": "Cost (USD)"}
+    lines = [f"Diff {result['base']} -> {result['head']}: {_verdict(result)}", "Disruption to GPU nodes and jobs:"]
+    hit = _disrupted(result)
+    width = max((len(d["pool"]) for d in hit), default=0)
+    lines += [f"  {d['pool']:<{width}}  {d['effect']:<16}  {d['nodes']} node(s), {d['gpus']} GPU(s)  {d['cause']}"
+              for d in hit] or ["  (none)"]
+    lines += ["Other changes (in place):"] + ([f"  {o}" for o in _other_changes(result)] or ["  (none)"])
     found = _lines(result)
-    for key, title in titles.items():
+    for key, title in TITLES.items():
         items = [line for section, line in found if section == key]
         lines += [f"{title}:"] + ([f"  {i}" for i in items] or ["  (no change)"])
     return "\n".join(lines) + "\n"
 
 
+def _cell(value: str) -> str:
+    return value.replace("|", "\\|")
+
+
 def markdown(result: dict[str, Any]) -> str:
-    mark = "❌" if result["replaced"] or result["deleted"] else "✅"
-    lines = [f"### gpu-platform diff `{result['base']}` → `{result['head']}`", "", f"{mark} {_verdict(result)}", ""]
-    titles = {"guarded": "Guarded resources", "quota": "Team quotas", "cost": "Cost (USD)"}
+    mark = "❌" if result["replaced"] or result["deleted"] else "⚠️" if _disrupted(result) else "✅"
+    lines = [f"### gpu-platform diff `{result['base']}` → `{result['head']}`", "", f"{mark} {_verdict(result)}", "",
+             "**Disruption to GPU nodes and jobs**", ""]
+    hit = _disrupted(result)
+    if hit:
+        lines += ["| Pool | Effect | Cause | Nodes | GPUs |", "|---|---|---|---:|---:|"]
+        lines += [f"| {d['pool']} | {d['effect']} | {_cell(d['cause'])} | {d['nodes']} | {d['gpus']} |" for d in hit]
+    else:
+        lines.append("- none")
+    lines += ["", "**Other changes (in place)**", ""] + ([f"- {_cell(o)}" for o in _other_changes(result)] or ["- none"])
+    lines.append("")
     found = _lines(result)
-    for key, title in titles.items():
+    for key, title in TITLES.items():
         items = [line for section, line in found if section == key]
         lines += [f"**{title}**", ""] + ([f"- {i}" for i in items] or ["- no change"]) + [""]
     return "\n".join(lines)
+
+
+def as_json(result: dict[str, Any]) -> str:
+    return json.dumps(result, indent=2, sort_keys=True) + "\n"

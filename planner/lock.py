@@ -3,10 +3,12 @@
   gpu-platform lock (--stack NAME | --config FILE | --plan PLAN.json) [--out FILE]
 
 The lock records, per node group (by logical name), every replace-forcing input the stack file decides
-(gpu_policies.replacement.LOCKED_INPUTS). It is committed as `stacks/Pulumi.<stack>.lock.json`; the
-policy pack then refuses any update that would change one of those inputs or drop a locked group.
-Regenerating the lock in the same pull request is how a replacement is made deliberate and reviewed;
-the command prints what changed against the previous lock so the reviewer sees it too.
+(gpu_policies.replacement.LOCKED_INPUTS), and per pool the fingerprint of everything whose change
+restarts GPU operands, evicts GPU pods or rolls nodes (components.disruption). It is committed as
+`stacks/Pulumi.<stack>.lock.json`; the policy pack then refuses any update that would replace a locked
+group, drop one, or (in prod) evict GPU pods or roll nodes the lock does not record. Regenerating the
+lock in the same pull request is how such a change is made deliberate and reviewed; the command prints
+what changed against the previous lock so the reviewer sees it too.
 """
 from __future__ import annotations
 
@@ -42,7 +44,7 @@ def run_lock(args: argparse.Namespace) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(lock, indent=2, sort_keys=True) + "\n")
     groups = lock["nodeGroups"]
-    print(f"Locked {len(groups)} node group(s) of stack {plan['stack']} in {out}")
+    print(f"Locked {len(groups)} node group(s) and {len(lock['pools'])} pool(s) of stack {plan['stack']} in {out}")
     for line in changes(old, lock):
         print(f"  {line}")
     return 0
@@ -54,11 +56,20 @@ def lock_from_plan(plan: dict[str, Any]) -> dict[str, Any]:
 
     from .verdict import _engine_value
 
+    from components import disruption
+
     replacement = _replacement()
+    resources = plan.get("resources") or []
     groups = {r["name"]: unknown_checking_proxy(_engine_value(r.get("inputs") or {}))
-              for r in plan.get("resources") or [] if r.get("type") == NODE_GROUP}
+              for r in resources if r.get("type") == NODE_GROUP}
+    pools = disruption.pools_of((r["type"], r["name"], r.get("inputs") or {}) for r in resources)
+    entries = {name: disruption.lock_entry(pool) for name, pool in pools.items()}
+    unknown = sorted(name for name, entry in entries.items() if disruption.UNKNOWN in json.dumps(entry))
+    if unknown:
+        raise PlannerError(f"cannot lock: pool(s) {', '.join(unknown)} have inputs the plan does not know; lock "
+                           "from a plan whose node-group, launch-template and GPU Operator inputs are known")
     try:
-        return replacement.new_lock(plan["stack"], groups)
+        return replacement.new_lock(plan["stack"], groups, entries)
     except UnknownValueError as err:
         raise PlannerError(f"cannot lock: {err.message} in the plan; lock from a plan whose node-group inputs are known") from None
 
@@ -75,7 +86,21 @@ def changes(old: Optional[dict[str, Any]], new: dict[str, Any]) -> list[str]:
             if before[name].get(key) != after[name].get(key):
                 lines.append(f"~ {name}.{key}: {json.dumps(before[name].get(key))} -> {json.dumps(after[name].get(key))}"
                              " (replaces the node group)")
-    return lines or ["(unchanged)"]
+    return (lines + pool_changes(old.get("pools"), new["pools"])) or ["(unchanged)"]
+
+
+def pool_changes(before: Optional[dict[str, Any]], after: dict[str, Any]) -> list[str]:
+    """What the new lock approves per pool: each fingerprint change with its effect."""
+    from components import disruption
+
+    if before is None:
+        return [f"+ pool {name}: fingerprint recorded" for name in sorted(after)]
+    lines = [f"+ pool {name}: fingerprint recorded" for name in sorted(set(after) - set(before))]
+    for name in sorted(set(before) & set(after)):
+        found = disruption.classify(disruption.pool_from_lock(name, before[name]),
+                                    disruption.pool_from_lock(name, after[name]), locked_only=True)
+        lines += [f"~ pool {name}: approves {c.effect.label}: {c.text}" for c in (found.causes if found else ())]
+    return lines
 
 
 def _previous(path: Path) -> Optional[dict[str, Any]]:

@@ -1,4 +1,5 @@
-"""`gpu-platform check-preview FILE`: fail when a real `pulumi preview --json` replaces or deletes a guarded resource.
+"""`gpu-platform check-preview FILE`: fail when a real `pulumi preview --json` replaces or deletes a guarded
+resource, or, in prod, evicts GPU pods or rolls nodes the lock does not approve.
 
 Policies cannot see whether a step is a create, update, replace or delete (pulumi/pulumi-policy#154);
 the preview's JSON digest can. Each entry of its `steps[]` carries `op`, `urn`, and for changes
@@ -8,7 +9,11 @@ the preview's JSON digest can. Each entry of its `steps[]` carries `op`, `urn`, 
   import-replacement, read-replacement) on a guarded type: node groups, the EKS cluster, the model
   cache file system, the VPC and its subnets (add more with --guard-type);
 - a step that drops `protect` from a guarded resource (the hole that lets the next update replace it);
-- a preview that reported errors (its steps may be incomplete, so nothing can be proven).
+- a preview that reported errors (its steps may be incomplete, so nothing can be proven);
+- in prod (the aws provider's environment tag, or --environment), a pool the steps disrupt with a GPU
+  pod eviction or a node roll (components/disruption.py reads each step's old and new inputs: an update
+  of a node group's release or version, or of its launch template's content, is a node roll) whose new
+  inputs the lock does not record. Elsewhere such a disruption is reported, not refused.
 Exit 2 when the file is not a preview digest.
 """
 from __future__ import annotations
@@ -17,7 +22,7 @@ import argparse
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Optional
 
 from .errors import PlannerError
 
@@ -98,15 +103,124 @@ def check(digest: Any, guarded: Iterable[str] = GUARDED_TYPES) -> tuple[list[Fin
     return findings, errors
 
 
+# --- disruption: the same model as `gpu-platform diff` and the policy pack, on the preview's states ---
+
+def _plain(value: Any) -> Any:
+    """Preview JSON with the engine's unknown marker replaced by the model's."""
+    from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
+
+    from components.disruption import UNKNOWN
+
+    if value == UNKNOWN_STRING_VALUE:
+        return UNKNOWN
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def states(digest: dict[str, Any]) -> tuple[list[tuple[str, str, Any]], list[tuple[str, str, Any]]]:
+    """(type, name, inputs) of every resource before and after the previewed update."""
+    old: dict[str, Any] = {}
+    new: dict[str, Any] = {}
+    for step in digest.get("steps") or []:
+        urn = step.get("urn", "")
+        name = urn.rsplit("::", 1)[-1]
+        for which, into, first in (("oldState", old, True), ("newState", new, False)):
+            state = step.get(which)
+            if isinstance(state, dict) and (not first or urn not in into):
+                into[urn] = (state.get("type") or urn_type(urn), name, _plain(state.get("inputs") or {}))
+        if step.get("op") in ("delete", "delete-replaced", "discard-replaced") and not step.get("newState"):
+            new.pop(urn, None)
+    return list(old.values()), list(new.values())
+
+
+@dataclass(frozen=True)
+class Disrupted:
+    pool: str
+    effect: str
+    cause: str
+    nodes: int
+    gpus: int
+    approved: bool
+
+    def line(self) -> str:
+        verdict = "approved by the lock" if self.approved else "NOT approved by the lock"
+        return f"{self.pool}: {self.effect} of {self.nodes} node(s), {self.gpus} GPU(s): {self.cause} ({verdict})"
+
+
+def disruptions(digest: dict[str, Any], lock: Optional[dict[str, Any]]) -> list[Disrupted]:
+    """Pools the previewed steps evict GPU pods from or roll, each with whether the lock approves it."""
+    from components import disruption
+
+    load_pack()
+    from gpu_policies.disruption import unapproved
+
+    before, after = states(digest)
+    head = disruption.pools_of(after)
+    found = disruption.compare(disruption.pools_of(before), head)
+    refused = {d.pool for d in unapproved(lock, head)} if lock and "pools" in lock else None
+    return [Disrupted(d.pool, d.effect.label, d.cause, d.nodes, d.gpus, refused is not None and d.pool not in refused)
+            for d in found if disruption.NEEDS_APPROVAL <= d.effect < disruption.Effect.REPLACEMENT]
+
+
+def environment_of(digest: dict[str, Any]) -> Optional[str]:
+    """The stack's environment from the aws provider's default tags in the preview (as policies read it)."""
+    load_pack()
+    from gpu_policies.common import provider_environment
+
+    for step in digest.get("steps") or []:
+        if urn_type(step.get("urn", "")) == "pulumi:providers:aws":
+            env = provider_environment((step.get("newState") or {}).get("inputs"))
+            if env:
+                return env
+    return None
+
+
+def stack_of_digest(digest: dict[str, Any]) -> Optional[str]:
+    for step in digest.get("steps") or []:
+        urn = step.get("urn", "")
+        if urn.startswith("urn:pulumi:"):
+            return urn.split("::", 1)[0].rsplit(":", 1)[-1]
+    return None
+
+
+def load_pack() -> Any:
+    from .verdict import load_pack as load
+
+    return load()
+
+
 def add_command(commands: Any) -> None:
     p = commands.add_parser(
-        "check-preview", help="fail when `pulumi preview --json` replaces or deletes a guarded resource",
+        "check-preview", help="fail when `pulumi preview --json` replaces or deletes a guarded resource, or, "
+                              "in prod, evicts GPU pods or rolls nodes the lock does not approve",
         description="Gate a real preview: refuse replace/delete steps on node groups, the cluster, the model cache, "
-                    "the VPC and subnets.")
+                    "the VPC and subnets, and in prod GPU pod evictions and node rolls the lock does not record.")
     p.add_argument("file", type=Path, metavar="FILE", help="output of `pulumi preview --json` ('-' for stdin)")
     p.add_argument("--guard-type", action="append", default=[], metavar="TYPE",
                    help="also guard this resource type (repeatable), e.g. aws:ec2/launchTemplate:LaunchTemplate")
+    p.add_argument("--lock", metavar="FILE", type=Path,
+                   help="the lock that approves disruptions (default: stacks/Pulumi.<stack>.lock.json)")
+    p.add_argument("--environment", choices=("dev", "staging", "prod"),
+                   help="the stack's environment (default: the aws provider's tag in the preview; unknown: prod)")
+    p.add_argument("--strict-environments", default="prod", metavar="ENV[,ENV]",
+                   help="environments where an unapproved disruption fails the gate (default: prod)")
     p.set_defaults(run=run_check)
+
+
+def _lock_for(args: argparse.Namespace, digest: dict[str, Any]) -> tuple[Optional[dict[str, Any]], str]:
+    load_pack()
+    from gpu_policies.replacement import LockError, default_lock_path, load_lock
+
+    path = args.lock or default_lock_path(stack_of_digest(digest) or "<stack>")
+    if args.lock is not None and not args.lock.is_file():
+        raise PlannerError(f"--lock {args.lock}: no such file")
+    try:
+        return load_lock(path), str(path)
+    except LockError as err:
+        raise PlannerError(str(err)) from None
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -119,14 +233,29 @@ def run_check(args: argparse.Namespace) -> int:
         print("Preview gate: FAILED: the preview reported errors, so its steps cannot prove no guarded resource "
               "is replaced; fix the errors and preview again")
         return 1
-    if not findings:
-        print(f"Preview gate: passed ({steps} steps, none replaces or deletes a guarded resource).")
+    lock, where = _lock_for(args, digest)
+    env = args.environment or environment_of(digest)
+    strict = env is None or env in {e.strip() for e in args.strict_environments.split(",")}
+    hit = disruptions(digest, lock)
+    refused = [d for d in hit if not d.approved and strict]
+    if hit:
+        print(f"Disruption to GPU nodes and jobs (environment {env or 'unknown, held to prod'}, lock {where}):")
+        for d in hit:
+            print(f"  {d.line()}")
+    if not findings and not refused:
+        advisory = " (unapproved disruptions above are advisory here)" if hit and not strict else ""
+        print(f"Preview gate: passed ({steps} steps, none replaces or deletes a guarded resource){advisory}.")
         return 0
-    print(f"Preview gate: FAILED: {len(findings)} step(s) would replace, delete or unprotect a guarded resource:")
-    for f in findings:
-        print(f"  {f.line()}")
-    print("Revert the change (see docs/policies.md), or make it deliberate: regenerate the node-group lock and "
-          "get the replacement reviewed on its own.")
+    if findings:
+        print(f"Preview gate: FAILED: {len(findings)} step(s) would replace, delete or unprotect a guarded resource:")
+        for f in findings:
+            print(f"  {f.line()}")
+        print("Revert the change (see docs/policies.md), or make it deliberate: regenerate the node-group lock and "
+              "get the replacement reviewed on its own.")
+    if refused:
+        print(f"Preview gate: FAILED: {len(refused)} pool(s) would lose GPU jobs without the lock's approval: "
+              f"approve with `gpu-platform lock --stack {stack_of_digest(digest) or '<stack>'}` in the same pull "
+              "request, or revert the change.")
     return 1
 
 

@@ -136,6 +136,18 @@ def _validate(pack: Any, result: Mapping[str, tuple[str, dict[str, Any]]]) -> No
         raise PlannerError(problems)
 
 
+def with_lock(settings: Mapping[str, tuple[str, dict[str, Any]]], lock: Path) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Every policy that reads a lock file reads `lock` (an explicit flag beats the config file)."""
+    path = str(Path(lock).resolve())
+    pack = load_pack()
+    return {name: (level, {**props, "lockFile": path} if "lockFile" in _schema_keys(pack.BY_NAME[name]) else props)
+            for name, (level, props) in settings.items()}
+
+
+def _schema_keys(policy: Any) -> set[str]:
+    return set(policy.config_schema.properties) if policy.config_schema else set()
+
+
 def unknown_config_names(pack: Any, given: Mapping[str, Any]) -> list[str]:
     return sorted(n for n in given if n != "all" and n not in pack.BY_NAME)
 
@@ -251,13 +263,16 @@ def _run(policy: Any, args: Any, level: str, default_urn: Optional[str]) -> list
     return found
 
 
-def evaluate(plan: dict[str, Any], policy_config_path: Optional[Path]) -> list[dict[str, Any]]:
-    """The violations of `plan` under the pack and the policy config file (or none)."""
+def evaluate(plan: dict[str, Any], policy_config_path: Optional[Path], lock: Optional[Path] = None) -> list[dict[str, Any]]:
+    """The violations of `plan` under the pack and the policy config file (or none); `lock` replaces
+    the lock file every lock-reading policy holds the plan to (`plan --lock`)."""
     from pulumi_policy import ResourceValidationPolicy, StackValidationArgs
 
     pack = load_pack()
     given = read_config(policy_config_path)
     settings = reconcile(pack, given, plan_derived_config(plan))
+    if lock is not None:
+        settings = with_lock(settings, lock)
     for name in unknown_config_names(pack, given):
         print(f"warning: policy config names {name!r}, which no policy has (ignored)", file=sys.stderr)
     view = EngineView(plan)

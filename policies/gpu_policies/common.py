@@ -63,6 +63,23 @@ def plain(value: Any) -> Any:
     return value
 
 
+def plain_or_unknown(value: Any, marker: str) -> Any:
+    """A deep plain copy in which each value unknown during the preview is `marker` (nothing raises)."""
+    if isinstance(value, Mapping):
+        keys, read = list(value), lambda k: value[k]
+    elif isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        keys, read = range(len(value)), lambda i: value[i]
+    else:
+        return value
+    out = {}
+    for key in keys:
+        try:
+            out[key] = plain_or_unknown(read(key), marker)
+        except UnknownValueError:
+            out[key] = marker
+    return out if isinstance(value, Mapping) else [out[i] for i in keys]
+
+
 def get(props: Any, path: str, default: Any = None) -> Any:
     """`props["a"]["b"]` for path `a.b` as a plain value, `default` when any step is missing."""
     node = props

@@ -4,8 +4,12 @@ Policies never see the old state or the step (create, update, replace), so the g
 lock committed beside the stack file, `stacks/Pulumi.<stack>.lock.json`, which `gpu-platform lock`
 writes from a plan:
 
-    {"version": 1, "stack": "prod",
-     "nodeGroups": {"<logical name>": {"amiType": ..., "instanceTypes": [...], ...}}}
+    {"version": 2, "stack": "prod",
+     "nodeGroups": {"<logical name>": {"amiType": ..., "instanceTypes": [...], ...}},
+     "pools": {"<pool>": {"nodeGroup": "<logical name>", "fingerprint": {...}}}}
+
+(`pools` is what the disruption gate in gpu_policies.disruption holds each pool to; version-1 locks,
+without it, are still read here.)
 
 - `node-group-replacement-guard` (resource): a locked node group whose replace-forcing input differs from
   the lock fails; an input unknown during preview (its source resource is being created or replaced)
@@ -29,7 +33,8 @@ from components import catalog
 
 from .common import NODE_GROUP, fail_closed_message, get, of_type, resource_policy, stack_of, stack_policy
 
-LOCK_VERSION = 1
+LOCK_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 ROOT = Path(__file__).resolve().parents[2]  # the repository: policies/gpu_policies/ sits two levels down
 REPLACE_INPUTS = catalog.REPLACE_FORCING_INPUTS[NODE_GROUP]
 # Inputs that carry another resource's id or ARN: an offline plan only has stand-ins for them, so the
@@ -60,10 +65,13 @@ def locked_values(props: Any) -> dict[str, Any]:
     return {name: get(props, name) for name in LOCKED_INPUTS}
 
 
-def new_lock(stack: str, node_groups: Mapping[str, Any]) -> dict[str, Any]:
-    """A lock document from node group props by logical name."""
-    return {"version": LOCK_VERSION, "stack": stack,
-            "nodeGroups": {name: locked_values(props) for name, props in sorted(node_groups.items())}}
+def new_lock(stack: str, node_groups: Mapping[str, Any], pools: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
+    """A lock document from node group props by logical name, and each pool's disruption fingerprint."""
+    doc = {"version": LOCK_VERSION, "stack": stack,
+           "nodeGroups": {name: locked_values(props) for name, props in sorted(node_groups.items())}}
+    if pools is not None:
+        doc["pools"] = {name: pools[name] for name in sorted(pools)}
+    return doc
 
 
 class LockError(ValueError):
@@ -76,8 +84,10 @@ def _read(path: str, mtime: float) -> dict[str, Any]:
         doc = json.loads(Path(path).read_text())
     except ValueError as err:
         raise LockError(f"{path} is not valid JSON ({err}); regenerate it with `gpu-platform lock`") from None
-    if not isinstance(doc, dict) or doc.get("version") != LOCK_VERSION or not isinstance(doc.get("nodeGroups"), dict):
-        raise LockError(f"{path} is not a version-{LOCK_VERSION} node-group lock; regenerate it with `gpu-platform lock`")
+    if (not isinstance(doc, dict) or doc.get("version") not in READABLE_VERSIONS
+            or not isinstance(doc.get("nodeGroups"), dict) or not isinstance(doc.get("pools", {}), dict)):
+        raise LockError(f"{path} is not a node-group lock this version reads (versions "
+                        f"{', '.join(map(str, READABLE_VERSIONS))}); regenerate it with `gpu-platform lock`")
     return doc
 
 

@@ -42,7 +42,9 @@ def test_committed_lock_matches_the_stack(plans, stack):
 def test_lock_from_plan_holds_every_node_group_and_locked_input(plans):
     plan = json.loads(plans["prod"].read_text())
     lock = lock_from_plan(plan)
-    assert lock["version"] == 1 and lock["stack"] == "prod"
+    assert lock["version"] == 2 and lock["stack"] == "prod"
+    assert set(lock["pools"]) == {"system", "h100-mig", "a100-train", "l4-inference"}
+    assert {entry["nodeGroup"] for entry in lock["pools"].values()} == set(lock["nodeGroups"])
     assert set(lock["nodeGroups"]) == {r["name"] for r in plan["resources"] if r["type"] == NODE_GROUP}
     assert all(set(inputs) == locked_inputs() for inputs in lock["nodeGroups"].values())
 
