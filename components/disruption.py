@@ -488,8 +488,8 @@ def classify(base: Optional[Pool], head: Optional[Pool], *, locked_only: bool = 
         return None
     causes.sort(key=lambda c: -c.effect)
     effect = causes[0].effect
-    touched = effect > Effect.NONE
-    return Disruption(head.name, effect, tuple(causes), head.nodes if touched else 0, head.gpus if touched else 0)
+    touched = effect > Effect.NONE  # the nodes and GPUs running now (the base) are the ones disrupted
+    return Disruption(head.name, effect, tuple(causes), base.nodes if touched else 0, base.gpus if touched else 0)
 
 
 def compare(base: Mapping[str, Pool], head: Mapping[str, Pool], *, locked_only: bool = False) -> list[Disruption]:

@@ -23,6 +23,7 @@ ROLE_LABEL = f"{DOMAIN}/role"
 TEAM_LABEL = f"{DOMAIN}/team"
 PRIORITY_TIER_LABEL = f"{DOMAIN}/priority-tier"
 CRITICAL_LABEL = f"{DOMAIN}/critical"  # node label "true" on pools marked critical (policies require on-demand)
+WAIT_FOR_COMPLETION_LABEL = f"{DOMAIN}/wait-for-completion"  # job pods a driver upgrade waits for
 ENVIRONMENT_TAG = "gpu-platform/environment"  # aws provider default tag policies read the environment from
 CLUSTER_TAG = "gpu-platform/cluster"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
@@ -35,6 +36,7 @@ CA_ENABLED_TAG = "k8s.io/cluster-autoscaler/enabled"
 CA_TEMPLATE_PREFIX = "k8s.io/cluster-autoscaler/node-template/"
 
 
+CA_SAFE_TO_EVICT_ANNOTATION = "cluster-autoscaler.kubernetes.io/safe-to-evict"  # "false" on job pods
 CA_ENABLED_VALUE = "true"  # the values EKS itself puts on managed node groups' Auto Scaling groups
 CA_OWNED_VALUE = "owned"
 CA_RELEASE = "cluster-autoscaler"  # Helm release and service account of the Cluster Autoscaler

@@ -91,15 +91,41 @@ class DriverSpec(_Model):
     kernel_module_type: Literal["auto", "open", "proprietary"] = "auto"
 
 
+LABEL_KEY = r"([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?"
+LABEL_VALUE = r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?"
+EQUALITY_SELECTOR = re.compile(rf"^(?P<key>{LABEL_KEY})==?(?P<value>{LABEL_VALUE})$")
+
+
+def selector_labels(selector: str) -> dict[str, str]:
+    """`a=b,c==d` -> {a: b, c: d}; ValueError for anything but an equality-based label selector."""
+    labels: dict[str, str] = {}
+    for term in filter(None, (t.strip() for t in selector.split(","))):
+        m = EQUALITY_SELECTOR.match(term)
+        if not m:
+            raise ValueError(f"{term!r} is not key=value: use an equality-based label selector "
+                             "(key=value[,key=value]) so the workload helper can label job pods with it")
+        labels[m.group("key")] = m.group("value")
+    return labels
+
+
 class WaitForCompletionSpec(_Model):
     timeout_seconds: int = Field(0, ge=0)  # 0: wait as long as it takes
-    pod_selector: str = f"{names.DOMAIN}/wait-for-completion=true"
+    # Pods the upgrade controller waits for before it touches a node; `gpu_job` labels job pods with it.
+    pod_selector: str = f"{names.WAIT_FOR_COMPLETION_LABEL}=true"
+
+    @field_validator("pod_selector")
+    @classmethod
+    def _equality(cls, v: str) -> str:
+        selector_labels(v)
+        return v
 
 
 class GpuPodDeletionSpec(_Model):
     force: bool = False
     timeout_seconds: int = Field(300, ge=0)
-    delete_empty_dir: bool = False
+    # Every GPU pod the workload helper makes mounts /dev/shm as a memory emptyDir: without this the
+    # controller cannot delete them, the node's upgrade fails and the node stays cordoned.
+    delete_empty_dir: bool = True
 
 
 class DrainSpec(_Model):

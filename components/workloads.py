@@ -4,6 +4,11 @@ It encodes the lessons users otherwise learn the hard way: tolerate the GPU tain
 GPU product, give `/dev/shm` real memory (the container default of 64 MiB breaks PyTorch data loaders
 and NCCL), mount the team's model cache and point `HF_HOME` at it, ask for GPUs with requests equal to
 limits, and run at the team's priority tier (Kubernetes has no per-namespace default priority).
+
+Job pods (`gpu_job`, or `job=True`) also carry what keeps a running job alive while the platform
+changes: the label the GPU Operator's driver upgrade waits for (`waitForCompletion.podSelector`), and
+`cluster-autoscaler.kubernetes.io/safe-to-evict: "false"` so the autoscaler never drains their node to
+save money. Long-running services get neither: an upgrade must not wait for pods that never finish.
 """
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ from typing import TYPE_CHECKING, Optional
 from . import catalog, names
 from .capacity import node_resources, platform_capacity
 from .model_cache import BASE_PATH
-from .spec import quantity_value
+from .spec import quantity_value, selector_labels
 from .team_objects import max_gpus_per_pod
 
 if TYPE_CHECKING:
@@ -128,8 +133,29 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
     return pod
 
 
-def gpu_pod(spec: "PlatformSpec", team: str, name: str, image: str, **options) -> dict:
+def gpu_pod_metadata(spec: "PlatformSpec", team: str, *, job: bool = False) -> dict:
+    """Labels (and, for job pods, annotations) for a GPU pod or a pod template of `team`."""
+    _team(spec, team)
+    labels = {names.TEAM_LABEL: team}
+    if not job:
+        return {"labels": labels}
+    labels.update(selector_labels(spec.gpu_operator.upgrade_policy.wait_for_completion.pod_selector))
+    return {"labels": labels, "annotations": {names.CA_SAFE_TO_EVICT_ANNOTATION: "false"}}
+
+
+def gpu_pod(spec: "PlatformSpec", team: str, name: str, image: str, *, job: bool = False, **options) -> dict:
     """A complete Pod manifest in the team's namespace around `gpu_pod_spec` (for docs and checks)."""
-    return {"apiVersion": "v1", "kind": "Pod",
+    metadata = {"name": name, "namespace": names.team_namespace(team), **gpu_pod_metadata(spec, team, job=job)}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": gpu_pod_spec(spec, team, image, **options)}
+
+
+def gpu_job(spec: "PlatformSpec", team: str, name: str, image: str, *, backoff_limit: Optional[int] = None,
+            **options) -> dict:
+    """A batch/v1 Job of `team` whose pods the driver upgrade waits for and the autoscaler never evicts."""
+    pod_spec = {**gpu_pod_spec(spec, team, image, **options), "restartPolicy": "Never"}
+    job: dict = {"template": {"metadata": gpu_pod_metadata(spec, team, job=True), "spec": pod_spec}}
+    if backoff_limit is not None:
+        job = {"backoffLimit": backoff_limit, **job}
+    return {"apiVersion": "batch/v1", "kind": "Job",
             "metadata": {"name": name, "namespace": names.team_namespace(team), "labels": {names.TEAM_LABEL: team}},
-            "spec": gpu_pod_spec(spec, team, image, **options)}
+            "spec": job}

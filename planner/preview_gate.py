@@ -111,13 +111,9 @@ def _plain(value: Any) -> Any:
 
     from components.disruption import UNKNOWN
 
-    if value == UNKNOWN_STRING_VALUE:
-        return UNKNOWN
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
+    from .verdict import swap_marker
+
+    return swap_marker(value, UNKNOWN_STRING_VALUE, UNKNOWN)
 
 
 def states(digest: dict[str, Any]) -> tuple[list[tuple[str, str, Any]], list[tuple[str, str, Any]]]:

@@ -154,17 +154,22 @@ def unknown_config_names(pack: Any, given: Mapping[str, Any]) -> list[str]:
 
 # --- the engine's argument objects, from plan resources ---
 
+def swap_marker(value: Any, old: str, new: str) -> Any:
+    """A copy of JSON `value` with every leaf equal to `old` replaced by `new`."""
+    if value == old:
+        return new
+    if isinstance(value, dict):
+        return {k: swap_marker(v, old, new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [swap_marker(v, old, new) for v in value]
+    return value
+
+
 def _engine_value(value: Any) -> Any:
     """Plan JSON -> what the engine sends a pack: unknowns become the SDK's unknown sentinel."""
     from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 
-    if value == UNKNOWN_MARK:
-        return UNKNOWN_STRING_VALUE
-    if isinstance(value, dict):
-        return {k: _engine_value(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_engine_value(v) for v in value]
-    return value
+    return swap_marker(value, UNKNOWN_MARK, UNKNOWN_STRING_VALUE)
 
 
 def _props(resource: Mapping[str, Any]) -> Any:

@@ -118,3 +118,25 @@ def test_kubelet_registers_with_every_taint_of_the_pool():
 def test_kubelet_registers_with_every_label_of_the_pool():
     labels = dict(item.split("=", 1) for item in _kubelet_flags("h100-mig")["--node-labels"].split(","))
     assert labels == node_labels(POOLS["h100-mig"])
+
+
+# --- reading user data back ---
+
+def test_read_user_data_returns_what_the_node_registers_with():
+    data = lt.ubuntu_user_data("c", "https://a.eks", "Q0E=", "10.100.0.0/16", {"b": "2", "a": "1"},
+                               [("nvidia.com/gpu", "present", "NoSchedule"), ("w", "t", "NoExecute")])
+    facts = lt.read_user_data(data)
+    assert facts.labels == {"a": "1", "b": "2"}
+    assert facts.taints == ["nvidia.com/gpu=present:NoSchedule", "w=t:NoExecute"]
+
+
+def test_read_user_data_masks_the_cluster_identity_and_the_lists():
+    facts = lt.read_user_data(lt.ubuntu_user_data("c", "https://a.eks", "Q0E=", "10.100.0.0/16", {"a": "1"}, []))
+    for flag in lt.CLUSTER_IDENTITY_FLAGS:
+        assert f"{flag} <cluster>" in facts.bootstrap
+    assert "https://a.eks" not in facts.bootstrap and "--node-labels=<listed>" in facts.bootstrap
+
+
+def test_read_user_data_takes_plain_text_too():
+    facts = lt.read_user_data("#!/bin/bash\n/etc/eks/bootstrap.sh c --kubelet-extra-args '--node-labels=x=y'\n")
+    assert facts.labels == {"x": "y"} and facts.taints == []

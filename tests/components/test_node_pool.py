@@ -99,6 +99,24 @@ def test_on_demand_mig_pool_is_on_demand_with_its_mig_layout_label():
     assert ng["labels"][names.MIG_CONFIG_LABEL] == names.mig_config_name(pool.name)
 
 
+def test_mig_capable_pools_record_their_layout_in_the_launch_template():
+    """A new layout is a new template version: EKS rolls the pool instead of every node repartitioning."""
+    templates = {t["name"]: t["inputs"] for t in resources(stack_plan("prod"), LAUNCH_TEMPLATE)}
+    instance_tags = {name: next(s["tags"] for s in t["tagSpecifications"] if s["resourceType"] == "instance")
+                     for name, t in templates.items()}
+    assert instance_tags["h100-mig"][names.MIG_LAYOUT_TAG] == "h100-80gb-hbm3-2x1g.10gb-1x2g.20gb-1x3g.40gb"
+    assert instance_tags["a100-train"][names.MIG_LAYOUT_TAG] == names.MIG_ALL_DISABLED  # MIG-capable, unused
+    assert names.MIG_LAYOUT_TAG not in instance_tags["l4-inference"]
+
+
+def test_a_pool_can_roll_with_a_percentage_and_the_minimal_strategy():
+    p = stack_platform("prod")
+    p["nodePools"][0].update(maxUnavailable="50%", updateStrategy="minimal")
+    spec = parse_platform(p)
+    assert node_group_inputs(spec, spec.node_pools[0]).update_config == {
+        "maxUnavailablePercentage": 50, "updateStrategy": "MINIMAL"}
+
+
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_every_gpu_node_group_carries_the_gpu_taint(stack):
     for ng in node_groups(stack_plan(stack)).values():

@@ -247,6 +247,34 @@ def test_pool_name_must_be_a_dns_label():
     only_problem(p, "nodePools[0].name")
 
 
+# --- rolling updates ---
+
+@pytest.mark.parametrize("value", [0, 101, "0%", "101%", "25", "a quarter", -1])
+def test_max_unavailable_must_be_nodes_or_a_percentage(value):
+    p = stack_platform("dev")
+    p["nodePools"][0]["maxUnavailable"] = value
+    assert "node count (1-100) or a percentage" in only_problem(p, "nodePools[0].maxUnavailable")
+
+
+@pytest.mark.parametrize("value", [1, 100, "1%", "25%", "100%"])
+def test_max_unavailable_accepts_nodes_and_percentages(value):
+    p = stack_platform("dev")
+    p["nodePools"][0]["maxUnavailable"] = value
+    assert problems(p) == []
+
+
+@pytest.mark.parametrize("stack, default", [("prod", 1), ("dev", "25%")])
+def test_max_unavailable_defaults_to_one_node_in_prod(stack, default):
+    spec = parse_platform(stack_platform(stack), today=TODAY)
+    assert {spec.pool_max_unavailable(pool) for pool in spec.node_pools} == {default}
+
+
+def test_update_strategy_is_default_or_minimal():
+    p = stack_platform("dev")
+    p["nodePools"][0]["updateStrategy"] = "surge"
+    assert "'default' or 'minimal'" in only_problem(p, "nodePools[0].updateStrategy")
+
+
 # --- team quotas ---
 
 def test_mig_quota_for_a_profile_no_pool_offers_is_refused():

@@ -208,6 +208,25 @@ def test_upgrade_policy_defaults_wait_for_labelled_jobs_and_never_force():
     assert policy.gpu_pod_deletion.force is False and policy.drain.enable is False
 
 
+def test_gpu_pods_with_scratch_volumes_can_be_deleted_for_a_driver_upgrade_by_default():
+    """Every pod of the workload helper mounts /dev/shm as an emptyDir; refusing to delete it would fail
+    the node's upgrade and leave the node cordoned."""
+    assert parse_platform(stack_platform("prod"), today=TODAY).gpu_operator.upgrade_policy.gpu_pod_deletion.delete_empty_dir
+
+
+@pytest.mark.parametrize("selector", ["app!=web", "app in (a,b)", "!legacy", "app", "a=b,=c"])
+def test_a_wait_selector_the_workload_helper_cannot_set_is_refused(selector):
+    p = stack_platform("prod")
+    p["gpuOperator"]["upgradePolicy"] = {"waitForCompletion": {"podSelector": selector}}
+    assert_refused(p, "gpuOperator.upgradePolicy.waitForCompletion.podSelector", "equality-based label selector")
+
+
+def test_an_empty_wait_selector_waits_for_nothing():
+    p = stack_platform("prod")
+    p["gpuOperator"]["upgradePolicy"] = {"waitForCompletion": {"podSelector": ""}}
+    assert problems(p) == []
+
+
 def test_upgrade_policy_with_a_negative_timeout_is_refused():
     p = stack_platform("prod")
     p["gpuOperator"]["upgradePolicy"] = {"waitForCompletion": {"timeoutSeconds": -1}}

@@ -7,7 +7,8 @@ import yaml
 
 from components import catalog, names
 from components.model_cache import BASE_PATH
-from components.workloads import HF_HOME, gpu_pod, gpu_pod_spec
+from components.operator_values import operator_values
+from components.workloads import HF_HOME, gpu_job, gpu_pod, gpu_pod_spec
 from conftest import ROOT, spec_of
 
 IMAGE = "registry.example.com/trainer:1.0"
@@ -140,8 +141,72 @@ def test_pod_matches_the_kubernetes_schema(options, prod):
     kubernetes_validate.validate(pod, prod.cluster.kubernetes_version, strict=True)
 
 
-def test_documented_snippet_is_the_helpers_output(dev):
+def test_job_matches_the_kubernetes_schema(prod):
+    job = gpu_job(prod, "research", "finetune", IMAGE, pool="a100-train", gpus=8, memory="512Gi", backoff_limit=0)
+    kubernetes_validate.validate(job, prod.cluster.kubernetes_version, strict=True)
+    assert job["spec"]["template"]["spec"]["restartPolicy"] == "Never" and job["spec"]["backoffLimit"] == 0
+
+
+def _documented(index):
     text = (ROOT / "docs" / "workloads.md").read_text()
-    documented = yaml.safe_load(re.search(r"```yaml\n(.*?)```", text, re.S).group(1))
-    assert documented == gpu_pod(dev, "research", "llm-server", "registry.example.com/llm-server:1.0",
-                                 pool="a10g-spot", cpu="3", memory="12Gi", shm_size="4Gi")
+    return yaml.safe_load(re.findall(r"```yaml\n(.*?)```", text, re.S)[index])
+
+
+def test_documented_snippet_is_the_helpers_output(dev):
+    assert _documented(0) == gpu_pod(dev, "research", "llm-server", "registry.example.com/llm-server:1.0",
+                                     pool="a10g-spot", cpu="3", memory="12Gi", shm_size="4Gi")
+
+
+def test_documented_job_is_the_helpers_output(prod):
+    assert _documented(1) == gpu_job(prod, "research", "finetune-llama", "registry.example.com/trainer:2.3",
+                                     pool="a100-train", gpus=8, cpu="90", memory="1000Gi", shm_size="256Gi",
+                                     command=["torchrun", "--nproc-per-node=8", "train.py"], backoff_limit=0)
+
+
+# --- job pods survive platform changes ---
+
+def _matches(selector: str, labels: dict) -> bool:
+    """Kubernetes label-selector matching (equality and set-based terms), written for this test alone."""
+    for term in filter(None, (t.strip() for t in re.split(r",(?![^()]*\))", selector))):
+        if m := re.fullmatch(r"(\S+?)\s*(==|=|!=)\s*(\S*)", term):
+            key, op, value = m.groups()
+            if (labels.get(key) == value) != (op != "!="):
+                return False
+        elif m := re.fullmatch(r"(\S+)\s+(in|notin)\s+\((.*)\)", term):
+            key, op, values = m.group(1), m.group(2), {v.strip() for v in m.group(3).split(",")}
+            if (labels.get(key) in values) != (op == "in"):
+                return False
+        elif term.startswith("!"):
+            if term[1:] in labels:
+                return False
+        elif term not in labels:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_job_pods_match_the_driver_upgrade_wait_for_completion_selector(stack, request):
+    spec = request.getfixturevalue(stack)
+    selector = spec.gpu_operator.upgrade_policy.wait_for_completion.pod_selector
+    if spec.gpu_operator.driver.source == "operator":  # the selector the upgrade controller really gets
+        selector = operator_values(spec)["driver"]["upgradePolicy"]["waitForCompletion"]["podSelector"]
+    job = gpu_job(spec, "research", "train", IMAGE)
+    assert selector and _matches(selector, job["spec"]["template"]["metadata"]["labels"])
+    assert not _matches(selector, gpu_pod(spec, "research", "serve", IMAGE)["metadata"]["labels"])
+
+
+def test_a_custom_wait_selector_reaches_job_pods():
+    spec = spec_of("prod", lambda p: p["gpuOperator"].update(
+        upgradePolicy={"waitForCompletion": {"podSelector": "app=trainer, tier==batch"}}))
+    labels = gpu_job(spec, "research", "train", IMAGE)["spec"]["template"]["metadata"]["labels"]
+    assert _matches("app=trainer,tier=batch", labels)
+
+
+def test_job_pods_are_never_evicted_by_the_autoscaler_and_services_may_be(prod):
+    annotations = gpu_job(prod, "research", "train", IMAGE)["spec"]["template"]["metadata"]["annotations"]
+    assert annotations == {names.CA_SAFE_TO_EVICT_ANNOTATION: "false"}
+    assert "annotations" not in gpu_pod(prod, "research", "serve", IMAGE)["metadata"]
+
+
+def test_the_selector_matcher_reads_set_based_terms():
+    assert _matches("a in (x, y),!b", {"a": "y"}) and not _matches("a notin (y)", {"a": "y"})

@@ -111,3 +111,96 @@ def test_not_json_is_an_input_error(tmp_path, capsys):
 def test_not_a_digest_is_an_input_error():
     with pytest.raises(PlannerError):
         check({"steps": "none"})
+
+
+# --- disruption: real preview steps classified like `gpu-platform diff`, approved through the lock ---
+
+def _plan(tmp_path_factory, name, edit):
+    from conftest import stack_platform, write_stack
+
+    folder = tmp_path_factory.mktemp(name)
+    platform = stack_platform("prod")
+    edit(platform)
+    path = folder / "plan.json"
+    assert main(["plan", "--config", str(write_stack(folder / "Pulumi.prod.yaml", platform)),
+                 "--json", str(path)]) in (0, 1)
+    return path
+
+
+@pytest.fixture(scope="module")
+def plans(tmp_path_factory):
+    def bigger_disk(p):
+        next(x for x in p["nodePools"] if x["name"] == "a100-train")["diskSizeGiB"] = 800
+
+    return {"base": _plan(tmp_path_factory, "base", lambda p: None), "head": _plan(tmp_path_factory, "head", bigger_disk)}
+
+
+def digest_of(base: dict, head: dict) -> dict:
+    """The preview digest Pulumi would print for updating `base` to `head`: a step per resource, with
+    old and new inputs, and the node group's launch template version unknown while the template changes."""
+    from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
+
+    old = {r["urn"]: r for r in base["resources"]}
+    steps = []
+    for r in head["resources"]:
+        before = old.get(r["urn"])
+        new_inputs = copy.deepcopy(r["inputs"])
+        op = "same" if before and before["inputs"] == r["inputs"] else "update" if before else "create"
+        steps.append({"op": op, "urn": r["urn"],
+                      "oldState": {"urn": r["urn"], "type": r["type"], "inputs": before["inputs"]} if before else None,
+                      "newState": {"urn": r["urn"], "type": r["type"], "inputs": new_inputs}})
+    changed = {s["newState"]["inputs"].get("name") for s in steps
+               if s["op"] == "update" and urn_type(s["urn"]) == "aws:ec2/launchTemplate:LaunchTemplate"}
+    for s in steps:
+        template = (s["newState"]["inputs"].get("launchTemplate") or {}) if urn_type(s["urn"]) == NODE_GROUP else {}
+        if template.get("name") in changed:
+            template["version"] = UNKNOWN_STRING_VALUE
+            s["op"] = "update"
+    return {"config": {}, "steps": steps, "diagnostics": [], "duration": 1, "changeSummary": {}}
+
+
+@pytest.fixture
+def node_roll(plans, tmp_path):
+    digest = digest_of(json.loads(plans["base"].read_text()), json.loads(plans["head"].read_text()))
+    return write(tmp_path, digest)
+
+
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+
+
+def test_an_unapproved_node_roll_fails_the_gate_in_prod(node_roll, capsys):
+    assert main(["check-preview", node_roll]) == 1  # held to stacks/Pulumi.prod.lock.json
+    out = capsys.readouterr().out
+    assert ("a100-train: node-roll of 2 node(s), 16 GPU(s): launch template: blockDeviceMappings[0].ebs.volumeSize "
+            "500 -> 800 (NOT approved by the lock)") in out
+    assert "gpu-platform lock --stack prod" in out
+
+
+def test_the_same_node_roll_passes_once_the_lock_records_it(node_roll, plans, tmp_path, capsys):
+    lock = tmp_path / "Pulumi.prod.lock.json"
+    assert main(["lock", "--plan", str(plans["head"]), "--out", str(lock)]) == 0
+    assert main(["check-preview", node_roll, "--lock", str(lock)]) == 0
+    assert "(approved by the lock)" in capsys.readouterr().out
+
+
+def test_outside_prod_an_unapproved_node_roll_is_reported_not_refused(node_roll, capsys):
+    assert main(["check-preview", node_roll, "--environment", "dev"]) == 0
+    assert "advisory here" in capsys.readouterr().out
+
+
+def test_the_environment_comes_from_the_aws_provider_in_the_preview(node_roll):
+    from planner.preview_gate import environment_of
+
+    assert environment_of(json.loads(Path(node_roll).read_text())) == "prod"
+
+
+def test_an_in_place_preview_needs_no_approval(plans, tmp_path):
+    base = json.loads(plans["base"].read_text())
+    head = copy.deepcopy(base)
+    group = next(r for r in head["resources"] if r["type"] == NODE_GROUP and r["name"] == "a100-train")
+    group["inputs"]["scalingConfig"]["maxSize"] = 3
+    assert main(["check-preview", write(tmp_path, digest_of(base, head))]) == 0
+
+
+def test_a_missing_lock_file_is_an_input_error(node_roll, tmp_path):
+    assert main(["check-preview", node_roll, "--lock", str(tmp_path / "none.json")]) == 2
