@@ -101,7 +101,7 @@ def test_quota_has_no_mig_keys_without_mig_pools(dev):
 def test_quota_copies_cpu_memory_pods_claims_and_storage(prod):
     hard = t.quota_hard(prod, team_of(prod, "batch"))
     assert {k: hard[k] for k in ("requests.cpu", "requests.memory", "pods", "persistentvolumeclaims",
-                                 "requests.storage")} == {"requests.cpu": "64", "requests.memory": "512Gi",
+                                 "requests.storage")} == {"requests.cpu": "64", "requests.memory": "1Ti",
                                                           "pods": "200", "persistentvolumeclaims": "20",
                                                           "requests.storage": "2Ti"}
 

@@ -55,7 +55,7 @@ def test_model_cache_is_mounted_with_hf_home_inside_it(dev):
 def test_no_cache_no_cache_volume_and_no_hf_home():
     spec = spec_of("dev", lambda p: p.update(modelCache={"enabled": False}))
     pod_spec = gpu_pod_spec(spec, "research", IMAGE)
-    assert [v["name"] for v in pod_spec["volumes"]] == ["dshm"] and "env" not in main_container(pod_spec)
+    assert "model-cache" not in [v["name"] for v in pod_spec["volumes"]] and "env" not in main_container(pod_spec)
 
 
 @pytest.mark.parametrize("team, tier", [("research", "standard"), ("applied-ml", "preemptible-batch")])
@@ -97,7 +97,8 @@ def test_no_selection_leaves_scheduling_to_the_resource(prod):
 def test_mig_profile_asks_for_that_slice(prod):
     resources = main_container(gpu_pod_spec(prod, "research", IMAGE, mig_profile="1g.10gb", gpus=2))["resources"]
     mig = names.mig_resource("1g.10gb")
-    assert resources["requests"] == resources["limits"] == {mig: "2"}
+    assert resources["requests"][mig] == resources["limits"][mig] == "2"
+    assert names.GPU_RESOURCE not in resources["requests"] and "cpu" not in resources["limits"]
 
 
 # --- refusals ---
@@ -153,14 +154,21 @@ def _documented(index):
 
 
 def test_documented_snippet_is_the_helpers_output(dev):
-    assert _documented(0) == gpu_pod(dev, "research", "llm-server", "registry.example.com/llm-server:1.0",
-                                     pool="a10g-spot", cpu="3", memory="12Gi", shm_size="4Gi")
+    assert _documented(0) == documented_pod(dev)
+
+
+def documented_job(prod):
+    return gpu_job(prod, "research", "finetune-llama", "registry.example.com/trainer:2.3", pool="a100-train", gpus=8,
+                   command=["torchrun", "--nproc-per-node=8", "train.py"], backoff_limit=0)
+
+
+def documented_pod(dev):
+    return gpu_pod(dev, "research", "llm-server", "registry.example.com/llm-server:1.0", pool="a10g-spot", cpu="3",
+                   memory="12Gi", shm_size="4Gi")
 
 
 def test_documented_job_is_the_helpers_output(prod):
-    assert _documented(1) == gpu_job(prod, "research", "finetune-llama", "registry.example.com/trainer:2.3",
-                                     pool="a100-train", gpus=8, cpu="90", memory="1000Gi", shm_size="256Gi",
-                                     command=["torchrun", "--nproc-per-node=8", "train.py"], backoff_limit=0)
+    assert _documented(1) == documented_job(prod)
 
 
 # --- job pods survive platform changes ---
