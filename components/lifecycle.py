@@ -277,7 +277,8 @@ def _driver_verdicts(pinned: Pinned, as_of: date, strict: bool, warn_days: int) 
     advice = f" R{best.branch} ({best.kind}) is supported until {best.eol}." if best else ""
     for (branch, fld, certain), wheres in groups.items():
         status, info = driver_status(branch, as_of)
-        runs = f"{' and '.join(wheres)} {'run' if certain else 'may run'} R{branch}"
+        verb = ("run" if len(wheres) > 1 else "runs") if certain else "may run"
+        runs = f"{' and '.join(wheres)} {verb} R{branch}"
         fix = (f"set {DRIVER_FIELD} to a supported branch on the chart's list" if fld == DRIVER_FIELD
                else "pin a newer ami.releaseVersion whose driver branch is supported")
         subject = f"driver R{branch} ({', '.join(wheres)})"

@@ -165,7 +165,7 @@ def test_a_supported_or_future_line_says_nothing():
 def test_an_operator_driver_past_end_of_life(strict, severity):
     v = only(verdicts(Pinned(operator_driver="535.309.01"), TODAY, strict=strict))
     assert (v.severity, v.field, v.date) == (severity, "gpuOperator.driver.version", date(2026, 6, 30))
-    assert "the GPU Operator's driver run R535, which reached end of life on 2026-06-30" in v.message
+    assert "the GPU Operator's driver runs R535, which reached end of life on 2026-06-30" in v.message
     assert "R580 (LTSB) is supported until 2028-06-30" in v.message
 
 
@@ -187,7 +187,7 @@ def test_an_unknown_driver_branch_warns():
 def test_an_ami_release_carrying_an_end_of_life_branch():
     v = only(verdicts(Pinned(pools=(pool("1.33.4-20250901"),)), TODAY, strict=True))
     assert (v.severity, v.field) == (ERROR, "nodePools[].ami.releaseVersion")
-    assert "pool gpu run R570, which reached end of life on 2026-02-28" in v.message
+    assert "pool gpu runs R570, which reached end of life on 2026-02-28" in v.message
     assert "pin a newer ami.releaseVersion" in v.message
 
 
