@@ -134,7 +134,8 @@ def _kubernetes_verdicts(pinned: Pinned, as_of: date, strict: bool, warn_days: i
         yield Verdict(_eol(strict), KUBERNETES, subject, KUBERNETES_FIELD,
                       f"Kubernetes {version} reached the end of EKS extended support on "
                       f"{_on(release.end_of_extended, release)}: EKS creates no clusters on it and upgrades "
-                      f"existing control planes on its own, without the add-ons and node groups; upgrade "
+                      f"existing control planes on its own, without the add-ons and node groups (billed at the "
+                      f"extended-support rate, ${extended:.2f}/h); upgrade "
                       f"{KUBERNETES_FIELD} one minor at a time, next {next_minor(version)}",
                       release.end_of_extended, surcharge)
     elif window == EXTENDED:

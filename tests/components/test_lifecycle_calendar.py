@@ -1,6 +1,7 @@
 """The lifecycle calendar's data: sourced, dated, consistent with AWS's and NVIDIA's own rules and with the
 rest of the catalog."""
 from datetime import date
+from pathlib import Path
 
 import pytest
 
@@ -120,3 +121,13 @@ def test_example_stacks_pin_addons_listed_for_their_kubernetes_version(stack):
             assert addon_line(version) == f"v{k8s}", name
         else:
             assert k8s in ADDON_KUBERNETES[name][addon_line(version)], name
+
+
+def test_the_documented_calendar_matches_the_data():
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "lifecycle.md").read_text()
+    for r in EKS_KUBERNETES.values():
+        assert f"| {r.version} | {r.eks_release} | {r.end_of_standard} | {r.end_of_extended} |" in doc, r.version
+    for b in DRIVER_BRANCHES.values():
+        assert f"| R{b.branch} | {b.kind.replace('-', ' ')} | {b.eol}" in doc, b.branch
+    for era in AMI_DRIVER_ERAS:
+        assert f"| {era.first_release} | " in doc, era
