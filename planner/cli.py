@@ -5,6 +5,7 @@
   gpu-platform diff BASE.json HEAD.json [--format text|markdown]     (planner/diff.py)
   gpu-platform check-preview FILE [--guard-type TYPE]...            (planner/preview_gate.py)
   gpu-platform lock (--stack NAME | --config FILE | --plan JSON) [--out FILE]   (planner/lock.py)
+  gpu-platform upgrade-check BASE.json HEAD.json [--format text|markdown]  (planner/upgrade_check.py)
 
 Exit codes: 0 plan is clean, 1 mandatory policy violations, 2 invalid input (stack file, options, or a
 version past end of life in prod on the as-of date: the plan is still printed), 3 the program itself
@@ -96,7 +97,7 @@ def as_of_date(text: str) -> datetime.date:
 def run_plan(args: argparse.Namespace) -> int:
     from . import outputs, plan as plan_doc, render, sections, verdict
 
-    as_of = getattr(args, "as_of", None) or datetime.date.today()
+    as_of = args.as_of or datetime.date.today()
     project = stackfile.load_project(args.project_dir.resolve() if args.project_dir else _default_project_dir())
     stack = stackfile.load_stack(project, stack=args.stack, path=args.config)
     _check_policy_config(args.policy_config)
