@@ -10,6 +10,13 @@ from datetime import date
 from types import MappingProxyType
 from typing import Mapping
 
+# The dated lifecycle calendar (EKS Kubernetes versions, GPU Operator lines, driver branches, AMI driver eras,
+# add-on lines) is kept in its own module and re-exported here.
+from .lifecycle_calendar import (  # noqa: F401
+    ADDON_KUBERNETES, ADDONS_MATCHING_CLUSTER_MINOR, AMI_DRIVER_ERAS, DRIVER_BRANCHES, EKS_KUBERNETES,
+    OPERATOR_LINES, DriverBranch,
+)
+
 # --- MIG profile classes (NVIDIA MIG user guide; NVML placement API; reference gpu-facts.md §5) ---
 
 
@@ -187,6 +194,8 @@ SYSTEM_INSTANCE_PRICES: Mapping[str, Price] = MappingProxyType({
 
 # Fixed platform costs (AWS pricing pages for EKS, VPC NAT gateway and EFS; us-east-1).
 EKS_CONTROL_PLANE = Price(0.10, "AWS EKS pricing page (standard support)", "2025-06")
+# A cluster on a Kubernetes version past its end of standard support (components/lifecycle.py decides when).
+EKS_CONTROL_PLANE_EXTENDED = Price(0.60, "AWS EKS pricing page (extended support)", "2026-11", verified=True)
 NAT_GATEWAY = Price(0.045, "AWS VPC pricing page, NAT gateway hourly charge (data processing excluded)", "2025-06")
 EFS_STANDARD_GB_MONTH = Price(0.30, "AWS EFS pricing page, Standard storage per GB-month", "2025-06")
 EBS_GP3_GB_MONTH = Price(0.08, "AWS EBS pricing page, gp3 storage per GB-month (baseline IOPS and throughput)", "2025-06")
@@ -194,25 +203,7 @@ PRICE_REGION = "us-east-1"  # every price above is for this region
 DEFAULT_SPOT_DISCOUNT = 0.60  # fraction off on-demand; spot prices move hourly, so this is a planning figure
 HOURS_PER_MONTH = 730
 
-# --- Drivers (NVIDIA data center drivers page; GPU Operator life-cycle policy) ---
-
-
-@dataclass(frozen=True)
-class DriverBranch:
-    branch: str
-    kind: str  # LTSB | production | new-feature
-    eol: date
-
-
-DRIVER_BRANCHES: Mapping[str, DriverBranch] = MappingProxyType({
-    b.branch: b
-    for b in (
-        DriverBranch("535", "LTSB", date(2026, 6, 30)),
-        DriverBranch("580", "LTSB", date(2028, 6, 30)),
-        DriverBranch("595", "production", date(2027, 3, 31)),
-        DriverBranch("610", "new-feature", date(2026, 8, 31)),
-    )
-})
+# --- Drivers: DRIVER_BRANCHES and their end-of-life dates are in the lifecycle calendar (imported above) ---
 
 
 @dataclass(frozen=True)

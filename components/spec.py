@@ -306,7 +306,7 @@ class PricingSpec(_Model):
     spot_discount: float = Field(catalog.DEFAULT_SPOT_DISCOUNT, ge=0, lt=1)
     spot_discounts: dict[str, float] = Field(default_factory=dict)  # per instance type
     on_demand_usd_per_hour: dict[str, float] = Field(default_factory=dict)  # per instance type
-    # Overrides of the catalog's fixed prices (e.g. 0.60 for a cluster in EKS extended support).
+    # Overrides of the catalog's fixed prices. The control plane is otherwise priced by its EKS support window.
     eks_control_plane_usd_per_hour: Optional[float] = Field(None, ge=0)
     nat_gateway_usd_per_hour: Optional[float] = Field(None, ge=0)
     efs_usd_per_gb_month: Optional[float] = Field(None, ge=0)

@@ -14,6 +14,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 STACKS = ROOT / "stacks"
+AS_OF = "2026-11-23"  # the day plans in tests are judged on (`plan --as-of`): the example stacks' last update
 
 
 def stack_platform(stack: str) -> dict:
@@ -79,7 +80,8 @@ def _plan(platform_json: str, stack: str, region: str, extra: tuple[str, ...]) -
     cfg = write_stack(folder / f"Pulumi.{stack}.yaml", json.loads(platform_json), region)
     out = folder / "plan.json"
     try:
-        code = main(["plan", "--config", str(cfg), "--json", str(out), *extra])
+        as_of = () if "--as-of" in extra else ("--as-of", AS_OF)  # support windows and prices judged on a fixed day
+        code = main(["plan", "--config", str(cfg), "--json", str(out), *as_of, *extra])
     except SystemExit as exit_:
         code = exit_.code
     assert code in (0, 1), f"plan exited {code}"
@@ -115,3 +117,15 @@ def resource(plan: dict, type_: str, name: str) -> dict:
     found = [r for r in resources(plan, type_) if r["name"] == name]
     assert len(found) == 1, f"expected one {type_} named {name!r}, found {[r['name'] for r in resources(plan, type_)]}"
     return found[0]
+
+
+def on_kubernetes(stack: str, version: str, release_day: str = "20251120") -> dict:
+    """A shipped stack moved to another Kubernetes minor, its AMI releases with it (add-ons unchanged)."""
+    platform = stack_platform(stack)
+    platform["cluster"]["kubernetesVersion"] = version
+    release = f"{version}.5-{release_day}"
+    platform["cluster"]["create"]["systemNodes"]["releaseVersion"] = release
+    for pool in platform["nodePools"]:
+        if "releaseVersion" in pool["ami"]:
+            pool["ami"]["releaseVersion"] = release
+    return platform

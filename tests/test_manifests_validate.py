@@ -15,7 +15,7 @@ from kubernetes_validate.utils import all_versions, major_minor
 from packaging.version import Version
 
 from components.spec import parse_platform
-from conftest import STACKS, stack_platform
+from conftest import AS_OF, STACKS, stack_platform
 
 CUSTOM_RESOURCE_GROUPS = {
     "monitoring.coreos.com": "Prometheus Operator CRDs; the alert rules inside are checked with promtool",
@@ -36,7 +36,8 @@ def written_manifests(stack: str, out: Path) -> list[Path]:
     from planner.cli import main
 
     config = STACKS / f"Pulumi.{stack}.yaml"
-    code = main(["plan", "--config", str(config), "--out", str(out), "--json", str(out.parent / "plan.json")])
+    code = main(["plan", "--config", str(config), "--out", str(out), "--json", str(out.parent / "plan.json"),
+                 "--as-of", AS_OF])
     assert code == 0, f"plan of {stack} exited {code}"
     return sorted((out / "manifests").rglob("*.yaml"))
 

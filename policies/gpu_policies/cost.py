@@ -5,10 +5,12 @@ registered: each node group (GPU pools and system nodes) at its first instance t
 plane, NAT gateways, EBS volumes (launch-template volume or the node group's disk size, times max size)
 and EFS storage (`efsStorageGiB`: a file system's size is not an input). Policies cannot read the stack
 file, so the budget and any price overrides come from the policy config; `gpu-platform plan` passes the
-stack file's `budget` and `pricing` itself.
+stack file's `budget` and `pricing` itself. Each control plane is priced by the EKS support window of its
+`version` on the config's `asOf` day (default today), as the plan's cost section prices it.
 """
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Iterator, Mapping, Optional
 
 from pulumi_policy import PolicyConfigSchema, Severity, StackValidationArgs
@@ -17,6 +19,7 @@ from components import catalog
 from components.cost import FixedItem, Pricing, estimate, pool_facts_from_node_group_inputs
 
 from .common import CLUSTER, LAUNCH_TEMPLATE, NAT_GATEWAY, NODE_GROUP, FILE_SYSTEM, get, of_type, stack_policy
+from .lifecycle import as_of
 
 EKS_DEFAULT_DISK_GIB = 20
 # What the cost model reads of a node group (read one by one: ids and ARNs may be unknown in a preview).
@@ -44,8 +47,7 @@ def fixed_items(args: StackValidationArgs, config: Mapping[str, Any], pricing: P
     disk_max = sum(_disk_gib(ng, templates) * int(get(ng.props, "scalingConfig.maxSize", 0) or 0) for ng in groups)
     efs_gib = float(config.get("efsStorageGiB", 0)) if of_type(args, FILE_SYSTEM) else 0.0
     return [
-        FixedItem("eksControlPlane", "EKS control plane", "hour", "cluster", len(clusters), len(clusters),
-                  pricing.fixed("eksControlPlane"), included=bool(clusters)),
+        *control_planes(clusters, config, pricing),
         FixedItem("natGateways", "NAT gateways", "hour", "NAT gateway", len(nats), len(nats),
                   pricing.fixed("natGateway"), included=bool(nats)),
         FixedItem("ebsRootVolumes", "EBS gp3 volumes", "GB-month", "GB provisioned", disk_min, disk_max,
@@ -53,6 +55,17 @@ def fixed_items(args: StackValidationArgs, config: Mapping[str, Any], pricing: P
         FixedItem("efsModelCache", "EFS model cache", "GB-month", "GB stored", efs_gib, efs_gib,
                   pricing.fixed("efsStandard"), included=bool(efs_gib)),
     ]
+
+
+def control_planes(clusters: list, config: Mapping[str, Any], pricing: Pricing) -> list[FixedItem]:
+    """One item per price: clusters on versions in different support windows cost differently."""
+    if not clusters:
+        return [FixedItem("eksControlPlane", "EKS control plane", "hour", "cluster", 0, 0,
+                          pricing.fixed("eksControlPlane"), included=False)]
+    day = as_of(config)
+    quotes = Counter(pricing.control_plane(get(c.props, "version"), day) for c in clusters)
+    return [FixedItem("eksControlPlane", "EKS control plane", "hour", "cluster", n, n, quote)
+            for quote, n in quotes.items()]
 
 
 def monthly_at_max(args: StackValidationArgs, config: Mapping[str, Any]) -> tuple[float, list[str]]:
@@ -68,6 +81,11 @@ def within_budget(args: StackValidationArgs, config: Mapping[str, Any]) -> Itera
     budget = config.get("monthlyUsd")
     if budget is None:
         return  # no budget configured: nothing to hold the stack to
+    try:
+        as_of(config)
+    except ValueError:
+        yield f"policy config asOf {config.get('asOf')!r} is not a date (YYYY-MM-DD)", None
+        return
     total, unpriced = monthly_at_max(args, config)
     if total > float(budget):
         note = f" (not counting unpriced {', '.join(unpriced)})" if unpriced else ""
@@ -87,6 +105,8 @@ BUDGET_SCHEMA = PolicyConfigSchema({
                     "description": "Overrides of eksControlPlane, natGateway (USD/hour), efsStandard, ebsGp3 (USD/GB-month)."},
     "efsStorageGiB": {"type": "number", "minimum": 0, "default": 0,
                       "description": "Expected model-cache size (modelCache.storageGiBEstimate)."},
+    "asOf": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$",
+             "description": "The day whose EKS support window prices each control plane (YYYY-MM-DD); unset: today."},
 })
 
 POLICIES = [

@@ -282,12 +282,12 @@ def _variants():
     spot_mig = stack_platform("dev")
     spot_mig["nodePools"].append({
         "name": "a100-mig-spot", "instanceTypes": ["p4de.24xlarge"], "capacityType": "spot", "minSize": 0,
-        "maxSize": 1, "ami": {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.33.5-20251120"},
+        "maxSize": 1, "ami": {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"},
         "sharing": {"mode": "mig", "strategy": "single", "layout": {"1g.10gb": 7}}, "maxUnavailable": 100,
         "taints": [{"key": "dedicated", "value": "ml", "effect": "NoExecute"},
                    {"key": "preemptible", "effect": "PreferNoSchedule"}]})
     bottlerocket = stack_platform("dev")
-    bottlerocket["nodePools"][0].update(ami={"type": "BOTTLEROCKET_x86_64_NVIDIA", "releaseVersion": "1.33.5-20251120"},
+    bottlerocket["nodePools"][0].update(ami={"type": "BOTTLEROCKET_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"},
                                         sharing={"mode": "none"}, maxSize=12)
     return {"dev": stack_platform("dev"), "prod": stack_platform("prod"), "spot-mig": spot_mig,
             "bottlerocket": bottlerocket}

@@ -212,7 +212,7 @@ def test_ami_owned_driver_needs_a_pinned_release():
 def test_ami_release_must_match_the_cluster_version():
     p = stack_platform("dev")
     p["nodePools"][0]["ami"]["releaseVersion"] = "1.32.9-20251120"
-    assert "not a release for Kubernetes 1.33" in only_problem(p, "nodePools[0].ami.releaseVersion")
+    assert "not a release for Kubernetes 1.35" in only_problem(p, "nodePools[0].ami.releaseVersion")
 
 
 def test_ami_owned_driver_must_not_name_a_version():

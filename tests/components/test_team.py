@@ -6,7 +6,7 @@ import pytest
 from components import names
 from components import team_objects as objects
 from components.spec import parse_platform
-from conftest import resources, stack_platform, write_stack
+from conftest import AS_OF, resources, stack_platform, write_stack
 
 TEAM = "gpu-platform:team:TeamNamespace"
 UNIT = {("Namespace", None), ("ResourceQuota", names.TEAM_QUOTA), ("LimitRange", names.TEAM_LIMITS),
@@ -21,7 +21,8 @@ def plan(platform: dict, tmp, stack: str) -> dict:
 
     folder = tmp.mktemp(stack)
     out = folder / "plan.json"
-    code = main(["plan", "--config", str(write_stack(folder / f"Pulumi.{stack}.yaml", platform)), "--json", str(out)])
+    code = main(["plan", "--config", str(write_stack(folder / f"Pulumi.{stack}.yaml", platform)), "--json", str(out),
+                 "--as-of", AS_OF])
     assert code == 0, f"plan of {stack} exited {code}"
     return json.loads(out.read_text())
 

@@ -48,6 +48,12 @@ def test_posts_the_offline_plan_of_each_stack(workflow):
     assert uses(workflow, "plan", "marocchino/sticky-pull-request-comment")["with"]["path"] == "comment.md"
 
 
+def test_checks_the_upgrade_path_against_the_base_branch(workflow):
+    text = runs(workflow, "plan")
+    assert 'gpu-platform upgrade-check "base-$STACK.json" "plan-$STACK.json" --format markdown' in text
+    assert any("steps.upgrade.outputs.exit" in str(s.get("if", "")) for s in steps(workflow, "plan"))
+
+
 def test_previews_with_the_policy_pack(workflow):
     action = uses(workflow, "preview", "pulumi/actions")["with"]
     assert action["command"] == "preview" and action["comment-on-pr"] is True and action["diff"] is True
