@@ -50,7 +50,7 @@ EKS_KUBERNETES: Mapping[str, KubernetesRelease] = MappingProxyType({
         _k8s("1.33", date(2025, 4, 23), date(2025, 5, 29), date(2026, 7, 29), date(2027, 7, 29)),
         _k8s("1.34", date(2025, 8, 27), date(2025, 10, 2), date(2026, 12, 2), date(2027, 12, 2)),
         _k8s("1.35", date(2025, 12, 17), date(2026, 1, 27), date(2027, 3, 27), date(2028, 3, 27),
-             source=EKS_SECONDARY, note="not in the copy of the AWS calendar available offline; two secondary "
+             source=EKS_SECONDARY, note="not yet confirmed against the AWS calendar page; two secondary "
                                         "sources agree"),
         _k8s("1.36", date(2026, 4, 22), date(2026, 6, 1), date(2027, 8, 1), date(2028, 8, 1),
              source="kubernetes.io release blog (upstream); EKS availability by June 2026 from secondary sources",
