@@ -296,6 +296,8 @@ def queueing_rules(spec: "PlatformSpec") -> Iterator[tuple[str, str]]:
         yield "nodePools", (f"Kueue allows {MAX_RESOURCE_GROUPS} resource groups per queue: CPU and memory plus one per "
                             f"GPU resource; the pools offer {groups - 1} GPU resources")
     for i, team in enumerate(spec.teams):
+        if names.team_namespace(team.name) == q.namespace:
+            yield f"teams[{i}].name", f"{team.name!r} is Kueue's namespace (queueing.namespace); choose another"
         if team.queue.lending_limit is not None and percent(team.queue.lending_limit) > 1:
             yield f"teams[{i}].queue.lendingLimit", "must be at most 100%: a team cannot lend more than its nominal quota"
         for j, pool in enumerate(team.queue.pools):

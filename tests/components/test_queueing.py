@@ -310,3 +310,8 @@ def test_a_pool_with_more_taints_than_a_flavor_holds_is_refused():
     def edit(p):
         p["nodePools"][1]["taints"] = [{"key": f"k{i}", "value": "v", "effect": "NoSchedule"} for i in range(9)]
     assert "nodePools[1].taints: a Kueue flavor carries at most 8 taints" in problems(_prod(edit))
+
+
+def test_a_team_named_like_kueue_s_namespace_is_refused():
+    found = problems(_prod(lambda p: p["queueing"].update(namespace="batch")))
+    assert "teams[2].name: 'batch' is Kueue's namespace (queueing.namespace); choose another" in found

@@ -7,18 +7,11 @@ from hypothesis import strategies as st
 
 from components import names
 from components import team_objects as t
-from conftest import spec_of
+from conftest import spec_of, unqueued
 
 GPU_QUOTA = names.quota_key(names.GPU_RESOURCE)
 
 
-
-
-def unqueued(platform):
-    """A stack file without queueing: team quotas are the ResourceQuota as written."""
-    platform.pop("queueing", None)
-    for team in platform["teams"]:
-        team.pop("queue", None)
 
 
 def team_of(spec, name):
