@@ -249,13 +249,17 @@ def team_queue(spec: "PlatformSpec", team: "TeamSpec", placed: Optional[Placemen
     lend_text = team.queue.lending_limit or tier.lending_limit
     borrow, lend = percent(borrow_text), percent(lend_text)
     quotas: dict[tuple[str, str], FlavorQuota] = {}
-    groups: list[tuple[tuple[str, ...], list[str]]] = [(CPU_MEMORY, [names.KUEUE_CPU_MEMORY_FLAVOR])]
-    for resource in CPU_MEMORY:
+    offered = gpu_resources(spec)
+    # The LimitRange gives every container an nvidia.com/gpu request of 0, and a queue refuses any resource
+    # it does not cover: without a pool offering whole GPUs it is covered here, at 0.
+    first = CPU_MEMORY + (() if names.GPU_RESOURCE in offered else (names.GPU_RESOURCE,))
+    groups: list[tuple[tuple[str, ...], list[str]]] = [(first, [names.KUEUE_CPU_MEMORY_FLAVOR])]
+    for resource in first:
         nominal = team_quota(team, resource)
         quotas[(names.KUEUE_CPU_MEMORY_FLAVOR, resource)] = FlavorQuota(
             names.KUEUE_CPU_MEMORY_FLAVOR, resource, nominal, *_limits(resource, nominal, borrow, lend))
     flavors = gpu_flavors(spec)
-    for resource in gpu_resources(spec):
+    for resource in offered:
         offering = [f for f in flavors if f.resource == resource]
         mine = _candidates(team, offering)
         ordered = mine + [f for f in offering if f not in mine]  # its own pools first: Kueue tries flavors in order

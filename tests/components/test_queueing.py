@@ -315,3 +315,15 @@ def test_a_pool_with_more_taints_than_a_flavor_holds_is_refused():
 def test_a_team_named_like_kueue_s_namespace_is_refused():
     found = problems(_prod(lambda p: p["queueing"].update(namespace="batch")))
     assert "teams[2].name: 'batch' is Kueue's namespace (queueing.namespace); choose another" in found
+
+
+def test_without_whole_gpu_pools_the_zero_gpu_request_is_still_covered():
+    """Every container gets an nvidia.com/gpu request of 0 from the LimitRange; a queue must cover it."""
+    def edit(p):
+        p["nodePools"] = [p["nodePools"][0]]  # the H100 MIG pool only: slices, no whole GPUs
+        p["teams"] = [{"name": "a", "quota": {"migSlices": {"1g.10gb": 4}, "cpu": "8", "memory": "8Gi"}}]
+    spec = spec_of("prod", edit)
+    queue = q.team_queue(spec, spec.teams[0])
+    assert queue.groups[0] == (("cpu", "memory", GPU), [names.KUEUE_CPU_MEMORY_FLAVOR])
+    assert queue.quotas[(names.KUEUE_CPU_MEMORY_FLAVOR, GPU)] == q.FlavorQuota(names.KUEUE_CPU_MEMORY_FLAVOR, GPU, 0, 0, 0)
+    assert q.quota_ceiling(spec, spec.teams[0])[names.quota_key(GPU)] == "0"
