@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.alias_generators import to_camel
 
 from . import catalog, names
+from .spec_repair import NodeRepairSpec
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 QUANTITY = r"^\d+(\.\d+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$"
@@ -173,6 +174,7 @@ class NodePoolSpec(_Model):
     critical: bool = False
     protect: Optional[bool] = None  # default: protected in prod
     max_unavailable: int = Field(1, ge=1, le=100)
+    repair: NodeRepairSpec = Field(default_factory=NodeRepairSpec)  # managed node group auto repair
 
     # Look-ups below are valid once `parse_platform` accepted the spec.
     @property
