@@ -10,7 +10,7 @@ import re
 from typing import TYPE_CHECKING, Iterator, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic.alias_generators import to_camel, to_snake
 
 from . import catalog
 
@@ -66,7 +66,7 @@ def _pool_repair_rules(at: str, repair: NodeRepairSpec) -> Iterator[tuple[str, s
             yield f"{at}.{field}", "applies only with enabled: true"
         return
     for count, percent in (("maxUnhealthyNodes", "maxUnhealthyPercent"), ("maxParallelRepairs", "maxParallelPercent")):
-        if getattr(repair, _snake(count)) is not None and getattr(repair, _snake(percent)) is not None:
+        if getattr(repair, to_snake(count)) is not None and getattr(repair, to_snake(percent)) is not None:
             yield f"{at}.{percent}", f"set {count} or {percent}, not both (EKS accepts one of them)"
     seen: dict[tuple[str, str], int] = {}
     for j, o in enumerate(repair.overrides or []):
@@ -94,6 +94,3 @@ def _agent_rules(spec: "PlatformSpec") -> Iterator[tuple[str, str]]:
                "it node repair only sees the kubelet's Ready condition, never a GPU fault; or set "
                "nodePools[].repair.enabled: false")
 
-
-def _snake(alias: str) -> str:
-    return re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), alias)

@@ -10,6 +10,7 @@ from typing import Iterator, Mapping
 
 from . import catalog, names
 from .mig import layout_problem
+from .spec_alerting import alerting_rules
 from .spec_repair import repair_rules
 from .spec import ADDON_VERSION, NodePoolSpec, PlatformSpec, quantity_value
 
@@ -29,6 +30,7 @@ def rules(spec: PlatformSpec, today: date) -> Iterator[Problem]:
     yield from _access_rules(spec)
     yield from _pricing_rules(spec)
     yield from repair_rules(spec)
+    yield from alerting_rules(spec)
     pool_problems = [p for i, pool in enumerate(spec.node_pools) for p in _pool_rules(spec, i, pool)]
     yield from pool_problems
     if all(_gpu_known(p) for p in spec.node_pools):  # rules below look each pool's GPU up

@@ -22,8 +22,20 @@ def stack_platform(stack: str) -> dict:
     return copy.deepcopy(data["config"]["gpu-platform:platform"])
 
 
+def stack_secrets() -> dict:
+    """The secret (`secure:`) config keys of every shipped stack: the receivers' secrets they name."""
+    found = {}
+    for path in sorted(STACKS.glob("Pulumi.*.yaml")):
+        for key, value in (yaml.safe_load(path.read_text()).get("config") or {}).items():
+            if isinstance(value, dict) and set(value) == {"secure"}:
+                found[key] = value
+    return found
+
+
 def write_stack(path: Path, platform: dict, region: str = "us-east-1") -> Path:
-    path.write_text(yaml.safe_dump({"config": {"aws:region": region, "gpu-platform:platform": platform}}))
+    """A stack file for `platform`, with the shipped stacks' receiver secrets (as `secure:` values)."""
+    config = {"aws:region": region, **stack_secrets(), "gpu-platform:platform": platform}
+    path.write_text(yaml.safe_dump({"config": config}))
     return path
 
 
