@@ -108,15 +108,24 @@ def plan_of():
     return run
 
 
-@pytest.fixture
-def promtool() -> str:
-    """promtool's path; skipped locally without it, a failure under CI (which installs it)."""
-    path = shutil.which("promtool")
+def _tool(name: str, package: str) -> str:
+    """A validator's path; skipped locally without it, a failure under CI (which installs it)."""
+    path = shutil.which(name)
     if path:
         return path
     if os.environ.get("CI"):
-        pytest.fail("promtool is required under CI: install the Debian package `prometheus`")
-    pytest.skip("promtool not installed (apt-get install prometheus); under CI=true this fails instead")
+        pytest.fail(f"{name} is required under CI: install the Debian package `{package}`")
+    pytest.skip(f"{name} not installed (apt-get install {package}); under CI=true this fails instead")
+
+
+@pytest.fixture
+def promtool() -> str:
+    return _tool("promtool", "prometheus")
+
+
+@pytest.fixture
+def amtool() -> str:
+    return _tool("amtool", "prometheus-alertmanager")
 
 
 def resources(plan: dict, type_: str) -> list[dict]:
