@@ -245,9 +245,11 @@ def test_rule_groups_come_from_the_stack_thresholds_and_gpu_prices(planned, key)
 
 
 def test_custom_thresholds_reach_the_rules(planned):
-    rules = {r["alert"]: r for g in rule(planned("custom-install"))["inputs"]["spec"]["groups"]
+    rules = {(r["alert"], r["labels"]["severity"]): r for g in rule(planned("custom-install"))["inputs"]["spec"]["groups"]
              for r in g["rules"] if "alert" in r}
-    assert (rules["GpuMemoryNearLimit"]["expr"].endswith("> 80"), rules["GpuIdle"]["for"]) == (True, "15m")
+    assert rules["GpuMemoryNearLimit", "warning"]["expr"].endswith("> 80")
+    assert rules["GpuMemoryNearLimit", "critical"]["expr"].endswith("> 97")  # the default critical tier
+    assert rules["GpuIdle", "info"]["for"] == "15m"
 
 
 @pytest.mark.parametrize("key", INSTALL)

@@ -216,3 +216,26 @@ def test_an_adopted_cluster_installs_no_agent():
 
     assert not [r for r in plan(existing_cluster_platform())["resources"]
                 if r["type"] == ADDON and r["inputs"]["addonName"] == catalog.NODE_MONITORING_AGENT_ADDON]
+
+
+# --- the GPU Operator's side: unhealthy GPUs leave the allocatable count; one DCGM host port ---
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_the_device_plugins_health_checks_stay_on(stack):
+    """The plugin marks a GPU with a critical XID unhealthy, and the kubelet stops offering it
+    (GpuDevicesUnhealthy alerts); DP_DISABLE_HEALTHCHECKS=all would turn that off."""
+    from components.operator_values import operator_values
+
+    values = operator_values(parse_platform(stack_platform(stack)))
+    env = {e["name"]: e.get("value") for e in values["devicePlugin"].get("env", [])}
+    assert "DP_DISABLE_HEALTHCHECKS" not in env
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_the_operators_standalone_dcgm_stays_off_beside_the_agents_host_engine(stack):
+    """The agent's dcgm-server takes host port 5555, which the operator's standalone DCGM would also bind."""
+    from components.operator_values import chart_defaults, operator_values
+
+    spec = parse_platform(stack_platform(stack))
+    values = operator_values(spec)
+    assert (values.get("dcgm") or chart_defaults(spec.gpu_operator.chart_version)["dcgm"])["enabled"] is False
