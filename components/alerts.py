@@ -75,7 +75,7 @@ def _alert(name: str, expr: str, minutes: int, severity: str, summary: str, desc
     }
 
 
-def _tiers(t: Any, warning: float, critical: float) -> list[tuple[str, float]]:
+def _tiers(warning: float, critical: float) -> list[tuple[str, float]]:
     return [("warning", warning), ("critical", critical)]
 
 
@@ -90,7 +90,7 @@ def memory_near_limit(t: Any) -> list[dict]:
         "profile; on a time-sliced GPU, check that the pods sharing it fit together (time-slicing does "
         "not partition memory). Thresholds: monitoring.alerts.memoryUsedPercent (warning), "
         "memoryCriticalPercent (critical), memoryForMinutes.",
-    ) for severity, limit in _tiers(t, t.memory_used_percent, t.memory_critical_percent)]
+    ) for severity, limit in _tiers(t.memory_used_percent, t.memory_critical_percent)]
 
 
 def temperature_high(t: Any) -> list[dict]:
@@ -106,7 +106,7 @@ def temperature_high(t: Any) -> list[dict]:
         "normal load, drain the node and report the instance to AWS. Thresholds: "
         "monitoring.alerts.temperatureCelsius (warning), temperatureCriticalCelsius (critical), "
         "temperatureForMinutes.",
-    ) for severity, limit in _tiers(t, t.temperature_celsius, t.temperature_critical_celsius)]
+    ) for severity, limit in _tiers(t.temperature_celsius, t.temperature_critical_celsius)]
 
 
 def _priced(low: str, cost_series: str, keys: str) -> str:

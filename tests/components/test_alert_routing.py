@@ -364,3 +364,17 @@ def test_dev_may_leave_alerting_out():
     del p["monitoring"]["alerting"]
     del p["teams"][0]["alerting"]
     assert parse_platform(p).monitoring.alerting is None
+
+
+def test_the_pod_identity_association_meets_the_eks_api_model(planned):
+    import botocore.session
+    from botocore.validate import ParamValidator
+
+    plan, _ = planned("prod")
+    [association] = [r for r in resources(plan, POD_IDENTITY) if r["name"] == "alert-publishing"]
+    shape = botocore.session.get_session().get_service_model("eks").operation_model(
+        "CreatePodIdentityAssociation").input_shape
+    params = association["inputs"]
+    assert set(params) <= set(shape.members)
+    report = ParamValidator().validate(params, shape)
+    assert not report.has_errors(), report.generate_report()

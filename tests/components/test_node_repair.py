@@ -239,3 +239,17 @@ def test_the_operators_standalone_dcgm_stays_off_beside_the_agents_host_engine(s
     spec = parse_platform(stack_platform(stack))
     values = operator_values(spec)
     assert (values.get("dcgm") or chart_defaults(spec.gpu_operator.chart_version)["dcgm"])["enabled"] is False
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_the_agent_addon_meets_the_eks_create_addon_model(stack):
+    from botocore.validate import ParamValidator
+
+    inputs = resource(stack_plan(stack), ADDON, f"cluster-{catalog.NODE_MONITORING_AGENT_ADDON}")["inputs"]
+    params = {k: v for k, v in inputs.items() if not k.startswith("resolveConflicts")}
+    params["resolveConflicts"] = inputs["resolveConflictsOnCreate"]
+    shape = botocore.session.get_session().get_service_model("eks").operation_model("CreateAddon").input_shape
+    assert set(params) <= set(shape.members)
+    report = ParamValidator().validate(params, shape)
+    assert not report.has_errors(), report.generate_report()
+    assert params["resolveConflicts"] in shape.members["resolveConflicts"].enum
