@@ -279,6 +279,41 @@ EFS_NFS_PORT = 2049
 EKS_POD_IDENTITY_PRINCIPAL = "pods.eks.amazonaws.com"
 EKS_NODE_GROUP_NAME_MAX = 63
 
+# --- Node health: the EKS node monitoring agent and managed node group auto repair (AWS EKS user guide,
+# "Detect node health issues with the EKS node monitoring agent" and "Automatically repair nodes in EKS
+# clusters"; botocore eks NodeRepairConfig). Only reasons of severity "Condition" set a node condition
+# and so trigger repair; "Event" reasons never do. ---
+NODE_MONITORING_AGENT_ADDON = "eks-node-monitoring-agent"
+OPTIONAL_ADDONS = (NODE_MONITORING_AGENT_ADDON,)  # may be pinned beside the core add-ons
+NODE_REPAIR_ACTIONS = ("Replace", "Reboot", "NoAction")
+# Default wait before repair per condition (minutes) and the actions AWS documents for it.
+NODE_REPAIR_CONDITIONS: Mapping[str, tuple[int, str]] = MappingProxyType({
+    "AcceleratedHardwareReady": (10, "Replace or Reboot"),
+    "ContainerRuntimeReady": (30, "Replace"),
+    "KernelReady": (30, "Replace"),
+    "NetworkingReady": (30, "Replace"),
+    "StorageReady": (30, "Replace"),
+})
+# Well-known NVIDIA XIDs that set AcceleratedHardwareReady=False (reason NvidiaXID<code>Error) and the
+# default repair action; any other XID is only an event (NvidiaXID<code>Warning).
+NVIDIA_REPAIR_XIDS: Mapping[int, str] = MappingProxyType({
+    13: "Reboot", 31: "Reboot", 48: "Reboot", 63: "Reboot", 64: "Reboot", 74: "Replace", 79: "Replace",
+    94: "Reboot", 95: "Reboot", 119: "Replace", 120: "Replace", 121: "Replace", 140: "Replace",
+})
+NODE_REPAIR_REASONS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "AcceleratedHardwareReady": (
+        "DCGMDiagnosticFailure", "DCGMError", "NvidiaDoubleBitError", "NvidiaNVLinkError", "NeuronDMAError",
+        "NeuronHBMUncorrectableError", "NeuronNCUncorrectableError", "NeuronSRAMUncorrectableError",
+        *(f"NvidiaXID{code}Error" for code in NVIDIA_REPAIR_XIDS)),
+    "ContainerRuntimeReady": ("PodStuckTerminating",),
+    "KernelReady": ("ForkFailedOutOfPIDs",),
+    "NetworkingReady": ("IPAMDNotReady", "IPAMDNotRunning", "InterfaceNotRunning", "InterfaceNotUp",
+                        "MissingLoopbackInterface"),
+    "StorageReady": (),
+})
+# DCGM health failures are reported with their code (DCGMHealthCode<code>); fatal ones are conditions.
+NODE_REPAIR_REASON_PATTERNS: Mapping[str, str] = MappingProxyType({"AcceleratedHardwareReady": r"DCGMHealthCode\d+"})
+
 # Other Helm charts the platform installs (repository, chart).
 CLUSTER_AUTOSCALER_CHART = ("https://kubernetes.github.io/autoscaler", "cluster-autoscaler")
 

@@ -179,6 +179,11 @@ ADDON_KUBERNETES: Mapping[str, Mapping[str, tuple[str, ...]]] = MappingProxyType
     "eks-pod-identity-agent": MappingProxyType({
         "v1.3": ("1.29", "1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36"),
     }),
+    # Inferred, not read from describe-addon-versions: the agent is version-independent DaemonSets and
+    # its v1.6 releases (March-July 2026, aws/eks-node-monitoring-agent) postdate EKS 1.35.
+    "eks-node-monitoring-agent": MappingProxyType({
+        "v1.6": ("1.32", "1.33", "1.34", "1.35"),
+    }),
 })
 
 

@@ -132,6 +132,10 @@ DCGM_METRICS_CONFIGMAP = "gpu-platform-dcgm-metrics"  # dcgm-exporter's collecto
 KUBE_PROMETHEUS_STACK_RELEASE = "kube-prometheus-stack"
 GPU_RULES_NAME = "gpu-platform-gpu-alerts"
 GPU_DASHBOARD_CONFIGMAP = "gpu-platform-gpu-dashboard"
+# Alert delivery: the Secret holding receivers' secrets (mounted into Alertmanager) and the service account
+# the platform names for the chart's Alertmanager (SNS receivers get AWS access through it).
+ALERT_RECEIVERS_SECRET = "gpu-platform-alert-receivers"
+ALERTMANAGER_SERVICE_ACCOUNT = f"{KUBE_PROMETHEUS_STACK_RELEASE}-alertmanager"
 POD_SECURITY_LABEL_PREFIX = "pod-security.kubernetes.io/"
 
 

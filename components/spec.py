@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.alias_generators import to_camel
 
 from . import catalog, names
+from .spec_alerting import AlertingSpec, SeverityRoutesSpec, plaintext_secret_message
+from .spec_repair import NodeRepairSpec
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 QUANTITY = r"^\d+(\.\d+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$"
@@ -215,6 +217,7 @@ class NodePoolSpec(_Model):
         if not 1 <= v <= 100:
             raise ValueError("must be a node count (1-100) or a percentage such as \"25%\" (1%-100%)")
         return v
+    repair: NodeRepairSpec = Field(default_factory=NodeRepairSpec)  # managed node group auto repair
 
     # Look-ups below are valid once `parse_platform` accepted the spec.
     @property
@@ -240,14 +243,17 @@ class ModelCacheSpec(_Model):
 
 
 class AlertThresholds(_Model):
-    memory_used_percent: float = Field(90, gt=0, lt=100)
+    memory_used_percent: float = Field(90, gt=0, lt=100)  # warning
+    memory_critical_percent: float = Field(97, gt=0, lt=100)
     memory_for_minutes: int = Field(5, ge=0)
-    temperature_celsius: float = Field(83, gt=0, lt=120)
+    temperature_celsius: float = Field(83, gt=0, lt=120)  # warning
+    temperature_critical_celsius: float = Field(87, gt=0, lt=120)
     temperature_for_minutes: int = Field(5, ge=0)
     idle_utilization_percent: float = Field(10, gt=0, lt=100)
     idle_minutes: int = Field(30, ge=1)
     exporter_down_minutes: int = Field(5, ge=1)
     not_detected_minutes: int = Field(10, ge=1)
+    gpu_unhealthy_minutes: int = Field(5, ge=0)  # GPUs out of allocatable, node reports a GPU fault
 
 
 class PrometheusSpec(_Model):
@@ -262,6 +268,7 @@ class MonitoringSpec(_Model):
     enabled: bool = True
     prometheus: PrometheusSpec = Field(default_factory=PrometheusSpec)
     alerts: AlertThresholds = Field(default_factory=AlertThresholds)
+    alerting: Optional[AlertingSpec] = None  # receivers and routes of the installed Alertmanager
 
 
 # --- teams ---
@@ -294,6 +301,7 @@ class TeamSpec(_Model):
     priority_tier: Literal[PRIORITY_TIERS] = "standard"  # type: ignore[valid-type]
     access: TeamAccessSpec = Field(default_factory=TeamAccessSpec)
     container_defaults: ContainerDefaultsSpec = Field(default_factory=ContainerDefaultsSpec)
+    alerting: Optional[SeverityRoutesSpec] = None  # receivers for alerts from the team's namespace
 
 
 # --- money ---
@@ -382,7 +390,7 @@ def _format_error(err: dict) -> str:
     msg = err["msg"]
     if err["type"] == "extra_forbidden":
         allowed = _fields_at(loc[:-1])
-        msg = "unknown field" + (f"; allowed: {', '.join(allowed)}" if allowed else "")
+        msg = plaintext_secret_message(loc) or "unknown field" + (f"; allowed: {', '.join(allowed)}" if allowed else "")
     elif err["type"] == "missing":
         msg = "required field is missing"
     return f"{_path(loc)}: {msg}"

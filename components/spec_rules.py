@@ -10,6 +10,8 @@ from typing import Iterator, Mapping
 
 from . import catalog, names
 from .mig import layout_problem
+from .spec_alerting import alerting_rules
+from .spec_repair import repair_rules
 from .spec import ADDON_VERSION, NodePoolSpec, PlatformSpec, quantity_value
 
 ROLE_ARN = r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$"
@@ -27,6 +29,8 @@ def rules(spec: PlatformSpec, today: date) -> Iterator[Problem]:
     yield from _model_cache_rules(spec)
     yield from _access_rules(spec)
     yield from _pricing_rules(spec)
+    yield from repair_rules(spec)
+    yield from alerting_rules(spec)
     pool_problems = [p for i, pool in enumerate(spec.node_pools) for p in _pool_rules(spec, i, pool)]
     yield from pool_problems
     if all(_gpu_known(p) for p in spec.node_pools):  # rules below look each pool's GPU up
@@ -79,8 +83,9 @@ def _cluster_rules(spec: PlatformSpec) -> Iterator[Problem]:
     if missing:
         yield "cluster.create.addons", f"pin every core add-on; missing: {', '.join(missing)}"
     for addon, version in c.create.addons.items():
-        if addon not in catalog.CORE_ADDONS:
-            yield f"cluster.create.addons.{addon}", f"unknown core add-on; allowed: {', '.join(catalog.CORE_ADDONS)}"
+        if addon not in (*catalog.CORE_ADDONS, *catalog.OPTIONAL_ADDONS):
+            allowed = ", ".join((*catalog.CORE_ADDONS, *catalog.OPTIONAL_ADDONS))
+            yield f"cluster.create.addons.{addon}", f"unknown add-on; allowed: {allowed}"
         elif not re.match(ADDON_VERSION, version):
             yield f"cluster.create.addons.{addon}", "must be an exact add-on version such as v1.20.4-eksbuild.1"
     sys_nodes = c.create.system_nodes
