@@ -70,7 +70,7 @@ def rule_for(key: str) -> Rule:
             return Rule(Effect.NONE, "NodePool, in place", False, item)
         if item == "requirements":
             return Rule(_requirements_change, "NodePool requirements (nodes they no longer admit drift)", True)
-        return Rule(Effect.NODE_ROLL, "NodePool template (nodes drift)", True, item)
+        return Rule(Effect.NODE_ROLL, "NodePool template (nodes drift)", True, item.removeprefix("template."))
     if item.startswith("userData."):
         return Rule(Effect.NODE_ROLL, f"EC2NodeClass user data ({item.split('.', 1)[1]}; nodes drift)", True)
     return Rule(Effect.NODE_ROLL, "EC2NodeClass (nodes drift)", True, item)
