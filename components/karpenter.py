@@ -248,7 +248,7 @@ def node_group_view(node_pool: Mapping[str, Any]) -> dict[str, Any]:
     template = (node_pool.get("spec") or {}).get("template") or {}
     labels = dict((template.get("metadata") or {}).get("labels") or {})
     capacity = requirement_values(node_pool, names.KARPENTER_CAPACITY_TYPE_LABEL)
-    effects = {k8s: eks for k8s, eks in names.TAINT_EFFECTS.items()}
+    effects = names.TAINT_EFFECTS  # Kubernetes spelling -> the EKS API's
     return {
         "instanceTypes": requirement_values(node_pool, names.INSTANCE_TYPE_LABEL),
         "capacityType": "SPOT" if capacity == ["spot"] else "ON_DEMAND" if capacity == ["on-demand"] else "MIXED",

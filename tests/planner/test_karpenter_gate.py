@@ -186,3 +186,28 @@ def test_the_budget_rule_agrees_with_the_cost_section(runs):
     config.write_text(json.dumps({"monthly-budget": {"monthlyUsd": 120054, "efsStorageGiB": 2000}}))
     assert main(["plan", "--config", str(runs["base"]["stack"]), "--policy-config", str(config),
                  "--lock", str(COMMITTED_LOCK)]) == 0
+
+
+def test_the_pack_prices_and_counts_a_karpenter_pool_as_the_same_pool_on_a_node_group(runs, plan_of):
+    """Done when: capacity and cost of a Karpenter pool equal those of the same pool on a managed node group,
+    in the plan's sections and in what the policy pack reads from the registered resources."""
+    from pulumi_policy import StackValidationArgs
+
+    from gpu_policies.cost import monthly_at_max
+    from gpu_policies.teams import capacity_at_max
+    from planner import verdict
+
+    managed = stack_platform("karpenter")
+    for pool in managed["nodePools"]:
+        if pool.pop("provisioner", None):
+            pool.pop("karpenter", None)
+            pool["ami"] = {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.33.5-20251120"}
+    plans = {"karpenter": runs["base"]["doc"], "managed": plan_of(managed, stack="karpenter")}
+    assert not [r for r in plans["managed"]["resources"] if r["type"] == NODE_POOL]
+    read = {}
+    for name, plan in plans.items():
+        config = verdict.reconcile(verdict.load_pack(), {}, verdict.plan_derived_config(plan))["monthly-budget"][1]
+        args = StackValidationArgs(verdict.stack_resources(plan), config)
+        read[name] = (monthly_at_max(args, config)[0], capacity_at_max(args), plan["capacity"], plan["cost"]["totals"])
+    assert read["karpenter"][0] == pytest.approx(read["managed"][0], abs=0.01)
+    assert read["karpenter"][1:] == read["managed"][1:]
