@@ -280,3 +280,22 @@ def test_ubuntu_pools_bootstrap_from_the_cluster_s_endpoint():
 def test_stack_outputs_name_the_karpenter_pools(prod_plan):
     assert prod_plan["outputs"]["karpenterNodePools"] == ["l4-inference", "h100-mig"]
     assert "karpenterNodePools" not in cached_plan(stack_platform("dev"))["outputs"]
+
+
+def test_the_gpu_operator_serves_karpenter_pools_like_node_groups():
+    """Tolerations for the pool's taints, its MIG config and its time-slicing entry reach the operator."""
+    import yaml
+
+    from components.operator_values import operator_values
+
+    spec = parse_platform(dev_with(
+        karpenter_pool(taints=[{"key": "reserved", "value": "vision", "effect": "NoSchedule"}],
+                       sharing={"mode": "time-slicing", "replicas": 8}),
+        karpenter_pool(name="h100-k", instanceTypes=["p5.48xlarge"], capacityType="on-demand",
+                       sharing={"mode": "mig", "strategy": "single", "layout": {"1g.10gb": 7}})))
+    values = operator_values(spec)
+    assert {"key": "reserved", "operator": "Equal", "value": "vision", "effect": "NoSchedule"} in \
+        values["daemonsets"]["tolerations"]
+    assert "ts-8" in values["devicePlugin"]["config"]["data"]
+    configs = yaml.safe_load(values["migManager"]["config"]["data"][names.MIG_PARTED_CONFIG_KEY])["mig-configs"]
+    assert configs[names.mig_config_name("h100-k")][0]["mig-devices"] == {"1g.10gb": 7}

@@ -3,6 +3,7 @@ them, and the stack rules that now read NodePools beside node groups."""
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
 from policy_harness import (
@@ -288,3 +289,31 @@ def test_node_groups_and_node_pools_are_read_together():
                                                                  {"effect": "NO_EXECUTE", "key": "x", "value": "y"}]), "a10g"))
     found = run_stack("operator-tolerates-gpu-taints", res)
     assert {m.split(" is ")[0] for m, _ in found} == {"node group 'a10g' (pool a10g)"}  # the NodePool is tolerated
+
+
+# --- the replacement guard holds locked NodePools ---
+
+@pytest.fixture
+def pool_lock(tmp_path):
+    from gpu_policies.replacement import new_lock
+
+    path = tmp_path / "lock.json"
+    path.write_text(json.dumps(new_lock("prod", {}, {}, {"l4-inference": node_pool()})))
+    return path
+
+
+def test_a_renamed_locked_node_pool_is_refused_as_a_replacement(pool_lock):
+    config = {"lockFile": str(pool_lock)}
+    assert run_resource("node-group-replacement-guard", NODE_POOL, node_pool(), name="l4-inference", config=config) == []
+    props = node_pool()
+    props["metadata"]["name"] = "l4-serving"
+    (message,) = run_resource("node-group-replacement-guard", NODE_POOL, props, name="l4-inference", config=config)
+    assert message.startswith("locked NodePool 'l4-inference': metadata.name would change from \"l4-inference\" to "
+                              "\"l4-serving\", which REPLACES the NodePool")
+
+
+def test_a_locked_node_pool_missing_from_the_stack_is_refused(pool_lock):
+    config = {"lockFile": str(pool_lock)}
+    assert run_stack("locked-node-groups-present", stack(("l4-inference", node_pool())), config) == []
+    (found,) = run_stack("locked-node-groups-present", stack(("h100-mig", node_pool("h100-mig"))), config)
+    assert "locked NodePool 'l4-inference' is no longer declared" in found[0]
