@@ -279,10 +279,12 @@ KARPENTER_CHART = "oci://public.ecr.aws/karpenter/karpenter"  # OCI chart: no re
 class KarpenterRelease:
     version: str  # chart and controller version
     crds: str  # folder under components/upstream/crds/ holding the CRDs this chart installs
+    kubernetes_versions: tuple[str, ...]  # Karpenter's compatibility matrix (karpenter.sh, Upgrading: Compatibility)
 
 
+# Kubernetes 1.35 needs Karpenter >= 1.9; 1.36 is left out until the matrix lists it for this release.
 KARPENTER_RELEASES: Mapping[str, KarpenterRelease] = MappingProxyType({
-    r.version: r for r in (KarpenterRelease("1.14.1", "karpenter-v1.14.1"),)
+    r.version: r for r in (KarpenterRelease("1.14.1", "karpenter-v1.14.1", ("1.32", "1.33", "1.34", "1.35")),)
 })
 
 

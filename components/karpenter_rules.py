@@ -34,8 +34,12 @@ def rules(spec: PlatformSpec) -> Iterator[Problem]:
 
 def _platform_rules(spec: PlatformSpec) -> Iterator[Problem]:
     k = spec.karpenter
-    if k.chart_version not in catalog.KARPENTER_RELEASES:
+    release = catalog.KARPENTER_RELEASES.get(k.chart_version)
+    if release is None:
         yield "karpenter.chartVersion", f"must be one of {', '.join(catalog.KARPENTER_RELEASES)} (CRDs checked)"
+    elif spec.cluster.kubernetes_version not in release.kubernetes_versions:
+        yield ("cluster.kubernetesVersion", f"Karpenter {release.version} supports Kubernetes "
+               f"{', '.join(release.kubernetes_versions)}; keep these pools on managed node groups, or pick another version")
     window = k.disruption_window
     if window is None:
         if spec.prod:

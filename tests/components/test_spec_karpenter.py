@@ -164,6 +164,16 @@ def test_the_chart_version_must_be_one_whose_crds_are_checked():
                                    "karpenter.chartVersion")
 
 
+def test_the_cluster_version_must_be_one_karpenter_supports():
+    platform = prod()
+    platform["cluster"]["kubernetesVersion"] = "1.36"
+    for p in platform["nodePools"]:
+        p["ami"].pop("releaseVersion", None)
+    platform["cluster"]["create"]["systemNodes"]["releaseVersion"] = "1.36.1-20260101"
+    next(p for p in platform["nodePools"] if p["name"] == "a100-train")["ami"]["releaseVersion"] = "1.36.1-20260101"
+    assert "Karpenter 1.14.1 supports Kubernetes 1.32, 1.33, 1.34, 1.35" in the_problem(platform, "cluster.kubernetesVersion")
+
+
 @pytest.mark.parametrize("value", ["10m", "1h30m", "Never"])
 def test_durations_follow_karpenter_s_pattern(value):
     assert problems(dev(pool(karpenter={"consolidateAfter": value}))) == []
