@@ -319,6 +319,10 @@ KARPENTER_INTERRUPTION_EVENTS = (
     ("capacity-reservation-interruption", "aws.ec2", "EC2 Capacity Reservation Instance Interruption Warning"),
 )
 KARPENTER_QUEUE_RETENTION_SECONDS = 300
+# Tag keys an EC2NodeClass may not set (its CRD's validation rules): Karpenter owns them.
+KARPENTER_RESTRICTED_TAGS = ("eks:eks-cluster-name", "karpenter.sh/nodepool", "karpenter.sh/nodeclaim",
+                             "karpenter.k8s.aws/ec2nodeclass")
+KARPENTER_RESTRICTED_TAG_PREFIX = "kubernetes.io/cluster"
 
 # --- EKS ---
 KUBERNETES_VERSIONS = ("1.32", "1.33", "1.34", "1.35", "1.36")

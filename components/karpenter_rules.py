@@ -40,6 +40,9 @@ def _platform_rules(spec: PlatformSpec) -> Iterator[Problem]:
     elif spec.cluster.kubernetes_version not in release.kubernetes_versions:
         yield ("cluster.kubernetesVersion", f"Karpenter {release.version} supports Kubernetes "
                f"{', '.join(release.kubernetes_versions)}; keep these pools on managed node groups, or pick another version")
+    for key in spec.tags:
+        if key in catalog.KARPENTER_RESTRICTED_TAGS or key.startswith(catalog.KARPENTER_RESTRICTED_TAG_PREFIX):
+            yield f'tags["{key}"]', "is a tag Karpenter sets itself on the nodes it launches; EC2NodeClasses may not set it"
     window = k.disruption_window
     if window is None:
         if spec.prod:

@@ -158,6 +158,11 @@ def test_karpenter_settings_on_a_node_group_are_refused():
     assert {p.split(":")[0] for p in problems(platform)} == {"nodePools[0].karpenter", "nodePools[0].ami.alias"}
 
 
+@pytest.mark.parametrize("key", ["karpenter.sh/nodepool", "kubernetes.io/cluster/other", "eks:eks-cluster-name"])
+def test_stack_tags_karpenter_owns_are_refused(key):
+    assert "Karpenter sets itself" in the_problem(dev(pool(), tags={key: "x"}), f'tags["{key}"]')
+
+
 def test_the_chart_version_must_be_one_whose_crds_are_checked():
     assert "1.14.1" in the_problem(prod(karpenter={"chartVersion": "1.15.0",
                                                    "disruptionWindow": {"schedule": "@weekly", "duration": "4h"}}),
