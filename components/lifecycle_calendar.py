@@ -198,8 +198,9 @@ def operator_line(chart_version: str) -> str:
 
 
 def release_date(release_version: str) -> Optional[date]:
-    """The AMI build date of an EKS AMI release version (`1.35.8-20260930` -> 2026-09-30), or None."""
-    stamp = release_version.rsplit("-", 1)[-1]
+    """The AMI build date of an EKS AMI release version (`1.35.8-20260930` -> 2026-09-30) or Karpenter
+    alias (`al2023@v20260930`), or None."""
+    stamp = release_version.rsplit("-", 1)[-1].rsplit("@v", 1)[-1]
     try:
         return date(int(stamp[:4]), int(stamp[4:6]), int(stamp[6:8])) if len(stamp) == 8 else None
     except ValueError:

@@ -1,7 +1,7 @@
 """GpuPlatform: builds every capability from a validated PlatformSpec, in dependency order.
 
-cluster -> monitoring (its CRDs first) -> GPU operator -> GPU node pools -> autoscaler -> model cache
--> teams. Children are parented here and get explicit providers; nothing reads global config.
+cluster -> monitoring (its CRDs first) -> GPU operator -> GPU node pools (managed node groups, or
+Karpenter's controller and NodePools) -> autoscaler -> model cache -> teams. Children are parented here and get explicit providers; nothing reads global config.
 
 GPU node groups wait for the GPU Operator's release, not the other way round: the release carries the
 sharing configs (MIG layouts, time-slicing) nodes select by label, so on an update the configs change
@@ -18,6 +18,8 @@ from .alert_sns import build_alert_publishing
 from .autoscaler import ClusterAutoscaler
 from .cluster import Cluster
 from .gpu_operator import GpuOperator, GpuOperatorArgs
+from .karpenter import KARPENTER, karpenter_pools
+from .karpenter_pool import build_karpenter
 from .model_cache import build_model_cache
 from .monitoring import GpuMonitoring, GpuMonitoringArgs
 from .node_pool import GpuNodePool
@@ -55,13 +57,17 @@ class GpuPlatform(pulumi.ComponentResource):
     def _compute(self, spec: PlatformSpec, region: str, aws_child: pulumi.ResourceOptions) -> None:
         pool_cluster = self.cluster.for_pools()
         pool_cluster.depends_on.append(self.gpu_operator.release)
-        self.node_pools = [GpuNodePool(p.name, spec, p, pool_cluster, opts=aws_child) for p in spec.node_pools]
+        self.node_pools = [GpuNodePool(p.name, spec, p, pool_cluster, opts=aws_child) for p in spec.node_pools
+                           if p.provisioner != KARPENTER]
+        self.karpenter = build_karpenter(spec, region, self.cluster, pool_cluster, aws_child)
         if spec.cluster_autoscaler.enabled:
             self.cluster_autoscaler = ClusterAutoscaler(
                 "cluster-autoscaler", spec, region, self.cluster.name, self.cluster.k8s_provider,
                 depends_on=self.cluster.system_ready, opts=aws_child)
         self._exports.update(clusterName=self.cluster.name, kubeconfig=self.cluster.kubeconfig,
                              nodePools=[p.node_group.node_group_name for p in self.node_pools])
+        if self.karpenter is not None:
+            self._exports["karpenterNodePools"] = [p.name for p in karpenter_pools(spec)]
 
     def _monitoring(self, spec: PlatformSpec, aws_child: pulumi.ResourceOptions, alert_secrets: Mapping[str, Any]) -> None:
         # SNS receivers publish through Pod Identity: the association exists before Alertmanager starts.

@@ -166,6 +166,7 @@ class AmiSpec(_Model):
     type: Literal[tuple(catalog.NODE_IMAGES)]  # type: ignore[valid-type]
     release_version: Optional[str] = Field(None, pattern=r"^\d+\.\d+\.\d+-\d{8}$")
     image_id: Optional[str] = Field(None, pattern=r"^ami-[0-9a-f]{8,17}$")
+    alias: Optional[str] = Field(None, max_length=30)  # Karpenter pools: an exact EKS AMI alias, family@version
 
     @property
     def image(self) -> catalog.NodeImage:
@@ -186,8 +187,21 @@ class TaintSpec(_Model):
     effect: Literal[tuple(names.TAINT_EFFECTS)]  # type: ignore[valid-type]
 
 
+KARPENTER_DURATION = r"^(([0-9]+(s|m|h))+|Never)$"  # NodePool consolidateAfter and expireAfter
+
+
+class KarpenterPoolSpec(_Model):
+    """How Karpenter disrupts a pool's nodes (provisioner: karpenter); see docs/karpenter.md."""
+    consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized"] = "WhenEmpty"
+    consolidate_after: str = Field("10m", pattern=KARPENTER_DURATION)  # how long a node must stay empty
+    expire_after: str = Field("Never", pattern=KARPENTER_DURATION)  # expiry ignores disruption budgets
+    weight: Optional[int] = Field(None, ge=1, le=100)  # NodePool priority when a pod fits several
+
+
 class NodePoolSpec(_Model):
     name: str = Field(pattern=DNS_LABEL, max_length=40)
+    provisioner: Literal["managed-node-group", "karpenter"] = "managed-node-group"
+    karpenter: Optional[KarpenterPoolSpec] = None  # Karpenter settings (provisioner: karpenter only)
     instance_types: list[str] = Field(min_length=1)
     capacity_type: Literal["spot", "on-demand"]
     min_size: int = Field(ge=0)
@@ -231,6 +245,20 @@ class NodePoolSpec(_Model):
     @property
     def gpus_per_node(self) -> int:
         return self.instances[0].gpu_count
+
+
+# --- Karpenter ---
+
+class DisruptionWindowSpec(_Model):
+    """When Karpenter may drift or consolidate nodes: opens at each `schedule` (cron, UTC, weekly) for `duration`."""
+    schedule: str
+    duration: str = Field(pattern=r"^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$")
+
+
+class KarpenterSpec(_Model):
+    chart_version: str = Field("1.14.1", pattern=r"^\d+\.\d+\.\d+$")
+    namespace: str = Field("kube-system", pattern=DNS_LABEL)
+    disruption_window: Optional[DisruptionWindowSpec] = None  # required in prod when a pool uses Karpenter
 
 
 # --- model cache, monitoring ---
@@ -326,6 +354,7 @@ class PlatformSpec(_Model):
     cluster: ClusterSpec
     gpu_operator: GpuOperatorSpec
     cluster_autoscaler: ClusterAutoscalerSpec = Field(default_factory=ClusterAutoscalerSpec)
+    karpenter: KarpenterSpec = Field(default_factory=KarpenterSpec)
     node_pools: list[NodePoolSpec] = Field(min_length=1)
     model_cache: ModelCacheSpec = Field(default_factory=ModelCacheSpec)
     monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec)

@@ -9,6 +9,7 @@ from datetime import date
 from typing import Iterator, Mapping
 
 from . import catalog, names
+from .karpenter_rules import ami_rules as karpenter_ami_rules, rules as karpenter_rules
 from .mig import layout_problem
 from .spec_alerting import alerting_rules
 from .spec_repair import repair_rules
@@ -32,6 +33,7 @@ def rules(spec: PlatformSpec, today: date) -> Iterator[Problem]:
     yield from repair_rules(spec)
     yield from alerting_rules(spec)
     pool_problems = [p for i, pool in enumerate(spec.node_pools) for p in _pool_rules(spec, i, pool)]
+    pool_problems += karpenter_rules(spec)
     yield from pool_problems
     if all(_gpu_known(p) for p in spec.node_pools):  # rules below look each pool's GPU up
         yield from _driver_rules(spec, today)
@@ -159,6 +161,9 @@ def _ami_rules(spec: PlatformSpec, at: str, pool: NodePoolSpec) -> Iterator[Prob
         else:
             yield (f"{at}.ami.type", f"{image.key} has no NVIDIA driver; with gpuOperator.driver.source ami use "
                    "AL2023_x86_64_NVIDIA or BOTTLEROCKET_x86_64_NVIDIA, or set source: operator")
+    if pool.provisioner == "karpenter":
+        yield from karpenter_ami_rules(spec, at, pool)
+        return
     if image.eks_ami_type == "CUSTOM":
         if pool.ami.image_id is None:
             yield f"{at}.ami.imageId", f"pin the {image.key} EKS image id (ami-...); look it up at {image.ssm_parameter}"
