@@ -262,6 +262,59 @@ NODE_IMAGES: Mapping[str, NodeImage] = MappingProxyType({
     )
 })
 
+# --- Karpenter (aws/karpenter-provider-aws; docs karpenter.sh v1.14: NodeClasses, NodePools, Disruption) ---
+KARPENTER_CHART = "oci://public.ecr.aws/karpenter/karpenter"  # OCI chart: no repository to name
+
+
+@dataclass(frozen=True)
+class KarpenterRelease:
+    version: str  # chart and controller version
+    crds: str  # folder under components/upstream/crds/ holding the CRDs this chart installs
+    kubernetes_versions: tuple[str, ...]  # Karpenter's compatibility matrix (karpenter.sh, Upgrading: Compatibility)
+
+
+# Kubernetes 1.35 needs Karpenter >= 1.9; 1.36 is left out until the matrix lists it for this release.
+KARPENTER_RELEASES: Mapping[str, KarpenterRelease] = MappingProxyType({
+    r.version: r for r in (KarpenterRelease("1.14.1", "karpenter-v1.14.1", ("1.32", "1.33", "1.34", "1.35")),)
+})
+
+
+@dataclass(frozen=True)
+class KarpenterImage:
+    """How an EC2NodeClass selects a node image: Karpenter's AMI family and its `alias` (family@version).
+
+    AMI-owned driver images are pinned by alias (an exact release, never `latest`) or by ids; Ubuntu is
+    the `Custom` family (ids only) and brings its own bootstrap, as on managed node groups."""
+
+    ami_family: str
+    alias_family: str = ""  # "" : no alias (ids only)
+    alias_version: str = ""  # the exact-release pattern of that family's alias versions
+    alias_example: str = ""
+    root_volume_gib: int = 0  # a separate root volume next to the image volume (Bottlerocket's OS volume)
+
+
+KARPENTER_IMAGES: Mapping[str, KarpenterImage] = MappingProxyType({
+    "AL2023_x86_64_NVIDIA": KarpenterImage("AL2023", "al2023", r"v\d{8}", "al2023@v20260911"),
+    "BOTTLEROCKET_x86_64_NVIDIA": KarpenterImage("Bottlerocket", "bottlerocket", r"v\d+\.\d+\.\d+",
+                                                 "bottlerocket@v1.50.0", root_volume_gib=4),
+    "UBUNTU_22_04": KarpenterImage("Custom"),
+    "UBUNTU_24_04": KarpenterImage("Custom"),
+})
+# EventBridge events Karpenter handles through its interruption queue (rule suffix, source, detail-type),
+# as its v1.14 getting-started CloudFormation template routes them; the queue keeps a message 5 minutes.
+KARPENTER_INTERRUPTION_EVENTS = (
+    ("health", "aws.health", "AWS Health Event"),
+    ("spot-interruption", "aws.ec2", "EC2 Spot Instance Interruption Warning"),
+    ("rebalance", "aws.ec2", "EC2 Instance Rebalance Recommendation"),
+    ("instance-state-change", "aws.ec2", "EC2 Instance State-change Notification"),
+    ("capacity-reservation-interruption", "aws.ec2", "EC2 Capacity Reservation Instance Interruption Warning"),
+)
+KARPENTER_QUEUE_RETENTION_SECONDS = 300
+# Tag keys an EC2NodeClass may not set (its CRD's validation rules): Karpenter owns them.
+KARPENTER_RESTRICTED_TAGS = ("eks:eks-cluster-name", "karpenter.sh/nodepool", "karpenter.sh/nodeclaim",
+                             "karpenter.k8s.aws/ec2nodeclass")
+KARPENTER_RESTRICTED_TAG_PREFIX = "kubernetes.io/cluster"
+
 # --- EKS ---
 KUBERNETES_VERSIONS = ("1.32", "1.33", "1.34", "1.35", "1.36")
 ADDON_VERSION_PATTERN = r"^v\d+\.\d+\.\d+-eksbuild\.\d+$"  # an exact EKS add-on version: v1.20.4-eksbuild.1
@@ -278,6 +331,41 @@ EFS_CSI_MANAGED_POLICY = "service-role/AmazonEFSCSIDriverPolicy"
 EFS_NFS_PORT = 2049
 EKS_POD_IDENTITY_PRINCIPAL = "pods.eks.amazonaws.com"
 EKS_NODE_GROUP_NAME_MAX = 63
+
+# --- Node health: the EKS node monitoring agent and managed node group auto repair (AWS EKS user guide,
+# "Detect node health issues with the EKS node monitoring agent" and "Automatically repair nodes in EKS
+# clusters"; botocore eks NodeRepairConfig). Only reasons of severity "Condition" set a node condition
+# and so trigger repair; "Event" reasons never do. ---
+NODE_MONITORING_AGENT_ADDON = "eks-node-monitoring-agent"
+OPTIONAL_ADDONS = (NODE_MONITORING_AGENT_ADDON,)  # may be pinned beside the core add-ons
+NODE_REPAIR_ACTIONS = ("Replace", "Reboot", "NoAction")
+# Default wait before repair per condition (minutes) and the actions AWS documents for it.
+NODE_REPAIR_CONDITIONS: Mapping[str, tuple[int, str]] = MappingProxyType({
+    "AcceleratedHardwareReady": (10, "Replace or Reboot"),
+    "ContainerRuntimeReady": (30, "Replace"),
+    "KernelReady": (30, "Replace"),
+    "NetworkingReady": (30, "Replace"),
+    "StorageReady": (30, "Replace"),
+})
+# Well-known NVIDIA XIDs that set AcceleratedHardwareReady=False (reason NvidiaXID<code>Error) and the
+# default repair action; any other XID is only an event (NvidiaXID<code>Warning).
+NVIDIA_REPAIR_XIDS: Mapping[int, str] = MappingProxyType({
+    13: "Reboot", 31: "Reboot", 48: "Reboot", 63: "Reboot", 64: "Reboot", 74: "Replace", 79: "Replace",
+    94: "Reboot", 95: "Reboot", 119: "Replace", 120: "Replace", 121: "Replace", 140: "Replace",
+})
+NODE_REPAIR_REASONS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "AcceleratedHardwareReady": (
+        "DCGMDiagnosticFailure", "DCGMError", "NvidiaDoubleBitError", "NvidiaNVLinkError", "NeuronDMAError",
+        "NeuronHBMUncorrectableError", "NeuronNCUncorrectableError", "NeuronSRAMUncorrectableError",
+        *(f"NvidiaXID{code}Error" for code in NVIDIA_REPAIR_XIDS)),
+    "ContainerRuntimeReady": ("PodStuckTerminating",),
+    "KernelReady": ("ForkFailedOutOfPIDs",),
+    "NetworkingReady": ("IPAMDNotReady", "IPAMDNotRunning", "InterfaceNotRunning", "InterfaceNotUp",
+                        "MissingLoopbackInterface"),
+    "StorageReady": (),
+})
+# DCGM health failures are reported with their code (DCGMHealthCode<code>); fatal ones are conditions.
+NODE_REPAIR_REASON_PATTERNS: Mapping[str, str] = MappingProxyType({"AcceleratedHardwareReady": r"DCGMHealthCode\d+"})
 
 # Other Helm charts the platform installs (repository, chart).
 CLUSTER_AUTOSCALER_CHART = ("https://kubernetes.github.io/autoscaler", "cluster-autoscaler")
@@ -326,6 +414,9 @@ REPLACE_FORCING_INPUTS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "aws:ec2/launchTemplate:LaunchTemplate": ("name", "namePrefix"),
     "aws:ec2/vpc:Vpc": ("cidrBlock",),
     "aws:ec2/subnet:Subnet": ("availabilityZone", "cidrBlock", "vpcId"),
+    # Kubernetes objects are replaced when their name changes (pulumi-kubernetes).
+    "kubernetes:karpenter.sh/v1:NodePool": ("metadata.name",),
+    "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": ("metadata.name",),
 })
 
 # --- Look-ups (errors list what is valid, so callers can pass them straight to users) ---

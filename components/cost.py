@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from . import catalog, names
 from .capacity import node_resources
+from .karpenter import os_volume_gib
 
 if TYPE_CHECKING:
     from .spec import NodePoolSpec, PlatformSpec, PricingSpec
@@ -290,7 +291,7 @@ def _efs(spec: "PlatformSpec", pricing: Pricing) -> Optional[FixedItem]:
 
 def _ebs(spec: "PlatformSpec", pricing: Pricing) -> FixedItem:
     """gp3 root volumes of every node the stack creates: disk size x nodes, at min and at max size."""
-    groups = [(p.name, p.disk_size_gib, p.min_size, p.max_size) for p in spec.node_pools]
+    groups = [(p.name, p.disk_size_gib + os_volume_gib(p), p.min_size, p.max_size) for p in spec.node_pools]
     if spec.cluster.create is not None:
         s = spec.cluster.create.system_nodes
         groups.insert(0, ("system", s.disk_size_gib, s.min_size, s.max_size))

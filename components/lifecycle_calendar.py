@@ -179,6 +179,11 @@ ADDON_KUBERNETES: Mapping[str, Mapping[str, tuple[str, ...]]] = MappingProxyType
     "eks-pod-identity-agent": MappingProxyType({
         "v1.3": ("1.29", "1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36"),
     }),
+    # Inferred, not read from describe-addon-versions: the agent is version-independent DaemonSets and
+    # its v1.6 releases (March-July 2026, aws/eks-node-monitoring-agent) postdate EKS 1.35.
+    "eks-node-monitoring-agent": MappingProxyType({
+        "v1.6": ("1.32", "1.33", "1.34", "1.35"),
+    }),
 })
 
 
@@ -193,8 +198,9 @@ def operator_line(chart_version: str) -> str:
 
 
 def release_date(release_version: str) -> Optional[date]:
-    """The AMI build date of an EKS AMI release version (`1.35.8-20260930` -> 2026-09-30), or None."""
-    stamp = release_version.rsplit("-", 1)[-1]
+    """The AMI build date of an EKS AMI release version (`1.35.8-20260930` -> 2026-09-30) or Karpenter
+    alias (`al2023@v20260930`), or None."""
+    stamp = release_version.rsplit("-", 1)[-1].rsplit("@v", 1)[-1]
     try:
         return date(int(stamp[:4]), int(stamp[4:6]), int(stamp[6:8])) if len(stamp) == 8 else None
     except ValueError:

@@ -45,6 +45,18 @@ EPHEMERAL_STORAGE = "ephemeral-storage"
 ELB_SUBNET_TAG = "kubernetes.io/role/elb"  # public subnets for internet-facing load balancers
 INTERNAL_ELB_SUBNET_TAG = "kubernetes.io/role/internal-elb"
 
+# --- Karpenter's keys (karpenter.sh v1 docs) and the platform's keys on Karpenter objects ---
+KARPENTER_RELEASE = "karpenter"  # Helm release, fullname and service account of the controller
+KARPENTER_DISCOVERY_TAG = "karpenter.sh/discovery"  # on the subnets and security groups EC2NodeClasses select
+KARPENTER_CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
+KARPENTER_DO_NOT_DISRUPT_ANNOTATION = "karpenter.sh/do-not-disrupt"  # "true" on job pods
+KARPENTER_UNREGISTERED_TAINT = "karpenter.sh/unregistered"  # custom-image nodes must register with it
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+ARCH_LABEL = "kubernetes.io/arch"
+OS_LABEL = "kubernetes.io/os"
+# On a NodePool (not its template): the window outside which no node is drifted or consolidated.
+DISRUPTION_WINDOW_SCHEDULE_ANNOTATION = f"{DOMAIN}/disruption-window-schedule"
+DISRUPTION_WINDOW_DURATION_ANNOTATION = f"{DOMAIN}/disruption-window-duration"
 
 def ca_cluster_tag(cluster: str) -> str:
     return f"k8s.io/cluster-autoscaler/{cluster}"
@@ -110,6 +122,16 @@ def role_name(cluster: str, purpose: str) -> str:
     return _bounded(f"{cluster}-{purpose}", 64)
 
 
+
+def karpenter_queue_name(cluster: str) -> str:
+    """The SQS interruption queue (`settings.interruptionQueue`): 80 characters at most."""
+    return _bounded(f"{cluster}-karpenter", 80)
+
+
+def karpenter_rule_name(cluster: str, event: str) -> str:
+    """An EventBridge rule feeding the interruption queue: 64 characters at most."""
+    return _bounded(f"{cluster}-karpenter-{event}", 64)
+
 def team_namespace(team: str) -> str:
     return team
 
@@ -132,6 +154,10 @@ DCGM_METRICS_CONFIGMAP = "gpu-platform-dcgm-metrics"  # dcgm-exporter's collecto
 KUBE_PROMETHEUS_STACK_RELEASE = "kube-prometheus-stack"
 GPU_RULES_NAME = "gpu-platform-gpu-alerts"
 GPU_DASHBOARD_CONFIGMAP = "gpu-platform-gpu-dashboard"
+# Alert delivery: the Secret holding receivers' secrets (mounted into Alertmanager) and the service account
+# the platform names for the chart's Alertmanager (SNS receivers get AWS access through it).
+ALERT_RECEIVERS_SECRET = "gpu-platform-alert-receivers"
+ALERTMANAGER_SERVICE_ACCOUNT = f"{KUBE_PROMETHEUS_STACK_RELEASE}-alertmanager"
 POD_SECURITY_LABEL_PREFIX = "pod-security.kubernetes.io/"
 
 

@@ -1,5 +1,6 @@
 """What a stack pins, read from the resources its program registers: Kubernetes version, GPU Operator chart
-and driver, AMI releases of the GPU node groups, EKS add-ons and the Cluster Autoscaler image.
+and driver, AMI releases of the GPU node groups (and AMI aliases of Karpenter pools), EKS add-ons and the
+Cluster Autoscaler image.
 
 One reading for the plan's lifecycle section, the lifecycle policies and `gpu-platform upgrade-check`, so
 the three never disagree about what is deployed. Input: (resource type, inputs as sent to the engine,
@@ -16,14 +17,20 @@ CLUSTER = "aws:eks/cluster:Cluster"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 ADDON = "aws:eks/addon:Addon"
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
-TYPES = (CLUSTER, NODE_GROUP, ADDON, HELM_RELEASE)  # the only resource types read here
+NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
+NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+TYPES = (CLUSTER, NODE_GROUP, ADDON, HELM_RELEASE, NODE_POOL, NODE_CLASS)  # the only resource types read here
 # What is read of each type (policies read these keys one by one: other inputs may be unknown in a preview).
 INPUT_KEYS: Mapping[str, tuple[str, ...]] = {
     CLUSTER: ("version",),
     NODE_GROUP: ("version", "releaseVersion", "amiType", "instanceTypes", "labels", "nodeGroupName"),
     ADDON: ("addonName", "addonVersion"),
     HELM_RELEASE: ("chart", "version", "values.driver", "values.image"),
+    NODE_POOL: ("spec.template",),
+    NODE_CLASS: ("metadata.name", "spec.amiSelectorTerms"),
 }
+# Karpenter alias family -> the node image it selects for GPU instances (`al2023` -> the NVIDIA variant).
+ALIAS_IMAGES = {img.alias_family: key for key, img in catalog.KARPENTER_IMAGES.items() if img.alias_family}
 CUSTOM_AMI = "CUSTOM"
 
 
@@ -76,10 +83,37 @@ def _is_gpu_group(inputs: Mapping[str, Any]) -> bool:
     return any(t in catalog.INSTANCE_TYPES for t in inputs.get("instanceTypes") or [])
 
 
+def _karpenter_pools(node_pools: list[Mapping[str, Any]], classes: list[Mapping[str, Any]]) -> list[PoolPin]:
+    """A Karpenter GPU pool pins its image by the alias of its EC2NodeClass (None: by image ids)."""
+    aliases = {}
+    for node_class in classes:
+        terms = _at(node_class, "spec.amiSelectorTerms") or []
+        alias = next((t.get("alias") for t in terms if isinstance(t, Mapping) and t.get("alias")), None)
+        aliases[_at(node_class, "metadata.name")] = alias
+    pools = []
+    for node_pool in node_pools:
+        template = _at(node_pool, "spec.template") or {}
+        labels = _at(template, "metadata.labels") or {}
+        reqs = _at(template, "spec.requirements") or []
+        types = next((r.get("values") for r in reqs if isinstance(r, Mapping) and r.get("operator") == "In"
+                      and r.get("key") == names.INSTANCE_TYPE_LABEL), None) or []
+        if names.POOL_LABEL not in labels or not any(t in catalog.INSTANCE_TYPES for t in types):
+            continue
+        alias = aliases.get(_at(template, "spec.nodeClassRef.name"))
+        image = ALIAS_IMAGES.get(alias.split("@", 1)[0]) if alias else None
+        pools.append(PoolPin(str(labels[names.POOL_LABEL]), image, alias if image else None, tuple(types)))
+    return pools
+
+
 def from_resources(resources: Iterable[tuple[str, Mapping[str, Any]]]) -> Pinned:
     clusters, group_versions, pools, addons = [], [], [], {}
+    node_pools, node_classes = [], []
     chart = driver = autoscaler = None
     for type_, inputs in resources:
+        if type_ == NODE_POOL:
+            node_pools.append(inputs)
+        elif type_ == NODE_CLASS:
+            node_classes.append(inputs)
         if type_ == CLUSTER and inputs.get("version"):
             clusters.append(str(inputs["version"]))
         elif type_ == NODE_GROUP:
@@ -100,6 +134,7 @@ def from_resources(resources: Iterable[tuple[str, Mapping[str, Any]]]) -> Pinned
         elif type_ == HELM_RELEASE and inputs.get("chart") == catalog.CLUSTER_AUTOSCALER_CHART[1]:
             autoscaler = _at(inputs, "values.image.tag")
     versions = clusters or group_versions
+    pools += _karpenter_pools(node_pools, node_classes)
     return Pinned(versions[0] if versions else None, bool(clusters), chart, driver,
                   tuple(sorted(pools, key=lambda p: p.name)), dict(sorted(addons.items())), autoscaler)
 

@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.alias_generators import to_camel
 
 from . import catalog, names
+from .spec_alerting import AlertingSpec, SeverityRoutesSpec, plaintext_secret_message
+from .spec_repair import NodeRepairSpec
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 QUANTITY = r"^\d+(\.\d+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$"
@@ -164,6 +166,7 @@ class AmiSpec(_Model):
     type: Literal[tuple(catalog.NODE_IMAGES)]  # type: ignore[valid-type]
     release_version: Optional[str] = Field(None, pattern=r"^\d+\.\d+\.\d+-\d{8}$")
     image_id: Optional[str] = Field(None, pattern=r"^ami-[0-9a-f]{8,17}$")
+    alias: Optional[str] = Field(None, max_length=30)  # Karpenter pools: an exact EKS AMI alias, family@version
 
     @property
     def image(self) -> catalog.NodeImage:
@@ -184,8 +187,21 @@ class TaintSpec(_Model):
     effect: Literal[tuple(names.TAINT_EFFECTS)]  # type: ignore[valid-type]
 
 
+KARPENTER_DURATION = r"^(([0-9]+(s|m|h))+|Never)$"  # NodePool consolidateAfter and expireAfter
+
+
+class KarpenterPoolSpec(_Model):
+    """How Karpenter disrupts a pool's nodes (provisioner: karpenter); see docs/karpenter.md."""
+    consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized"] = "WhenEmpty"
+    consolidate_after: str = Field("10m", pattern=KARPENTER_DURATION)  # how long a node must stay empty
+    expire_after: str = Field("Never", pattern=KARPENTER_DURATION)  # expiry ignores disruption budgets
+    weight: Optional[int] = Field(None, ge=1, le=100)  # NodePool priority when a pod fits several
+
+
 class NodePoolSpec(_Model):
     name: str = Field(pattern=DNS_LABEL, max_length=40)
+    provisioner: Literal["managed-node-group", "karpenter"] = "managed-node-group"
+    karpenter: Optional[KarpenterPoolSpec] = None  # Karpenter settings (provisioner: karpenter only)
     instance_types: list[str] = Field(min_length=1)
     capacity_type: Literal["spot", "on-demand"]
     min_size: int = Field(ge=0)
@@ -215,6 +231,7 @@ class NodePoolSpec(_Model):
         if not 1 <= v <= 100:
             raise ValueError("must be a node count (1-100) or a percentage such as \"25%\" (1%-100%)")
         return v
+    repair: NodeRepairSpec = Field(default_factory=NodeRepairSpec)  # managed node group auto repair
 
     # Look-ups below are valid once `parse_platform` accepted the spec.
     @property
@@ -230,6 +247,20 @@ class NodePoolSpec(_Model):
         return self.instances[0].gpu_count
 
 
+# --- Karpenter ---
+
+class DisruptionWindowSpec(_Model):
+    """When Karpenter may drift or consolidate nodes: opens at each `schedule` (cron, UTC, weekly) for `duration`."""
+    schedule: str
+    duration: str = Field(pattern=r"^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$")
+
+
+class KarpenterSpec(_Model):
+    chart_version: str = Field("1.14.1", pattern=r"^\d+\.\d+\.\d+$")
+    namespace: str = Field("kube-system", pattern=DNS_LABEL)
+    disruption_window: Optional[DisruptionWindowSpec] = None  # required in prod when a pool uses Karpenter
+
+
 # --- model cache, monitoring ---
 
 class ModelCacheSpec(_Model):
@@ -240,14 +271,17 @@ class ModelCacheSpec(_Model):
 
 
 class AlertThresholds(_Model):
-    memory_used_percent: float = Field(90, gt=0, lt=100)
+    memory_used_percent: float = Field(90, gt=0, lt=100)  # warning
+    memory_critical_percent: float = Field(97, gt=0, lt=100)
     memory_for_minutes: int = Field(5, ge=0)
-    temperature_celsius: float = Field(83, gt=0, lt=120)
+    temperature_celsius: float = Field(83, gt=0, lt=120)  # warning
+    temperature_critical_celsius: float = Field(87, gt=0, lt=120)
     temperature_for_minutes: int = Field(5, ge=0)
     idle_utilization_percent: float = Field(10, gt=0, lt=100)
     idle_minutes: int = Field(30, ge=1)
     exporter_down_minutes: int = Field(5, ge=1)
     not_detected_minutes: int = Field(10, ge=1)
+    gpu_unhealthy_minutes: int = Field(5, ge=0)  # GPUs out of allocatable, node reports a GPU fault
 
 
 class PrometheusSpec(_Model):
@@ -262,6 +296,7 @@ class MonitoringSpec(_Model):
     enabled: bool = True
     prometheus: PrometheusSpec = Field(default_factory=PrometheusSpec)
     alerts: AlertThresholds = Field(default_factory=AlertThresholds)
+    alerting: Optional[AlertingSpec] = None  # receivers and routes of the installed Alertmanager
 
 
 # --- teams ---
@@ -306,6 +341,7 @@ class TeamSpec(_Model):
     access: TeamAccessSpec = Field(default_factory=TeamAccessSpec)
     queue: TeamQueueSpec = Field(default_factory=TeamQueueSpec)
     container_defaults: ContainerDefaultsSpec = Field(default_factory=ContainerDefaultsSpec)
+    alerting: Optional[SeverityRoutesSpec] = None  # receivers for alerts from the team's namespace
 
 
 class QueueingSpec(_Model):
@@ -341,6 +377,7 @@ class PlatformSpec(_Model):
     cluster: ClusterSpec
     gpu_operator: GpuOperatorSpec
     cluster_autoscaler: ClusterAutoscalerSpec = Field(default_factory=ClusterAutoscalerSpec)
+    karpenter: KarpenterSpec = Field(default_factory=KarpenterSpec)
     node_pools: list[NodePoolSpec] = Field(min_length=1)
     model_cache: ModelCacheSpec = Field(default_factory=ModelCacheSpec)
     monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec)
@@ -406,7 +443,7 @@ def _format_error(err: dict) -> str:
     msg = err["msg"]
     if err["type"] == "extra_forbidden":
         allowed = _fields_at(loc[:-1])
-        msg = "unknown field" + (f"; allowed: {', '.join(allowed)}" if allowed else "")
+        msg = plaintext_secret_message(loc) or "unknown field" + (f"; allowed: {', '.join(allowed)}" if allowed else "")
     elif err["type"] == "missing":
         msg = "required field is missing"
     return f"{_path(loc)}: {msg}"

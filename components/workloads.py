@@ -6,9 +6,9 @@ and NCCL), mount the team's model cache and point `HF_HOME` at it, ask for GPUs 
 limits, and run at the team's priority tier (Kubernetes has no per-namespace default priority).
 
 Job pods (`gpu_job`, or `job=True`) also carry what keeps a running job alive while the platform
-changes: the label the GPU Operator's driver upgrade waits for (`waitForCompletion.podSelector`), and
+changes: the label the GPU Operator's driver upgrade waits for (`waitForCompletion.podSelector`),
 `cluster-autoscaler.kubernetes.io/safe-to-evict: "false"` so the autoscaler never drains their node to
-save money. Long-running services get neither: an upgrade must not wait for pods that never finish.
+save money, and `karpenter.sh/do-not-disrupt: "true"` so Karpenter neither consolidates nor drifts it. Long-running services get neither: an upgrade must not wait for pods that never finish.
 """
 from __future__ import annotations
 
@@ -141,7 +141,8 @@ def gpu_pod_metadata(spec: "PlatformSpec", team: str, *, job: bool = False) -> d
     if not job:
         return {"labels": labels}
     labels.update(selector_labels(spec.gpu_operator.upgrade_policy.wait_for_completion.pod_selector))
-    return {"labels": labels, "annotations": {names.CA_SAFE_TO_EVICT_ANNOTATION: "false"}}
+    return {"labels": labels, "annotations": {names.CA_SAFE_TO_EVICT_ANNOTATION: "false",
+                                              names.KARPENTER_DO_NOT_DISRUPT_ANNOTATION: "true"}}
 
 
 def gpu_pod(spec: "PlatformSpec", team: str, name: str, image: str, *, job: bool = False, **options) -> dict:

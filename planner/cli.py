@@ -182,7 +182,8 @@ def _run(project: Any, stack: Any, debug: bool) -> Any:
     from .mocks import UnansweredInvoke
 
     try:
-        return run_program(project.dir, stack=stack.stack, config=stack.config, project=project.name)
+        return run_program(project.dir, stack=stack.stack, config=stack.config, project=project.name,
+                           secret_keys=stack.secret_keys)
     except PlannerError:
         raise
     except Exception as exc:  # noqa: BLE001 the program's own errors are reported, not raised

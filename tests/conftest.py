@@ -23,8 +23,20 @@ def stack_platform(stack: str) -> dict:
     return copy.deepcopy(data["config"]["gpu-platform:platform"])
 
 
+def stack_secrets() -> dict:
+    """The secret (`secure:`) config keys of every shipped stack: the receivers' secrets they name."""
+    found = {}
+    for path in sorted(STACKS.glob("Pulumi.*.yaml")):
+        for key, value in (yaml.safe_load(path.read_text()).get("config") or {}).items():
+            if isinstance(value, dict) and set(value) == {"secure"}:
+                found[key] = value
+    return found
+
+
 def write_stack(path: Path, platform: dict, region: str = "us-east-1") -> Path:
-    path.write_text(yaml.safe_dump({"config": {"aws:region": region, "gpu-platform:platform": platform}}))
+    """A stack file for `platform`, with the shipped stacks' receiver secrets (as `secure:` values)."""
+    config = {"aws:region": region, **stack_secrets(), "gpu-platform:platform": platform}
+    path.write_text(yaml.safe_dump({"config": config}))
     return path
 
 
@@ -98,15 +110,24 @@ def plan_of():
     return run
 
 
-@pytest.fixture
-def promtool() -> str:
-    """promtool's path; skipped locally without it, a failure under CI (which installs it)."""
-    path = shutil.which("promtool")
+def _tool(name: str, package: str) -> str:
+    """A validator's path; skipped locally without it, a failure under CI (which installs it)."""
+    path = shutil.which(name)
     if path:
         return path
     if os.environ.get("CI"):
-        pytest.fail("promtool is required under CI: install the Debian package `prometheus`")
-    pytest.skip("promtool not installed (apt-get install prometheus); under CI=true this fails instead")
+        pytest.fail(f"{name} is required under CI: install the Debian package `{package}`")
+    pytest.skip(f"{name} not installed (apt-get install {package}); under CI=true this fails instead")
+
+
+@pytest.fixture
+def promtool() -> str:
+    return _tool("promtool", "prometheus")
+
+
+@pytest.fixture
+def amtool() -> str:
+    return _tool("amtool", "prometheus-alertmanager")
 
 
 def resources(plan: dict, type_: str) -> list[dict]:

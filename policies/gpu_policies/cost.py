@@ -1,8 +1,9 @@
 """Money: the stack's monthly cost with every node group at max size stays within the budget.
 
 Priced by components/cost.py, the same model behind the plan's cost section, from what the program
-registered: each node group (GPU pools and system nodes) at its first instance type, the EKS control
-plane, NAT gateways, EBS volumes (launch-template volume or the node group's disk size, times max size)
+registered: each node group (GPU pools and system nodes) and Karpenter NodePool (limits.nodes as max
+size) at its first instance type, the EKS control plane, NAT gateways, EBS volumes (launch-template or
+EC2NodeClass volumes, or the node group's disk size, times max size)
 and EFS storage (`efsStorageGiB`: a file system's size is not an input). Policies cannot read the stack
 file, so the budget and any price overrides come from the policy config; `gpu-platform plan` passes the
 stack file's `budget` and `pricing` itself. Each control plane is priced by the EKS support window of its
@@ -20,6 +21,7 @@ from components.cost import FixedItem, Pricing, estimate, pool_facts_from_node_g
 
 from .common import CLUSTER, LAUNCH_TEMPLATE, NAT_GATEWAY, NODE_GROUP, FILE_SYSTEM, get, of_type, stack_policy
 from .lifecycle import as_of
+from .pools import karpenter_disks, pool_resources
 
 EKS_DEFAULT_DISK_GIB = 20
 # What the cost model reads of a node group (read one by one: ids and ARNs may be unknown in a preview).
@@ -43,8 +45,9 @@ def fixed_items(args: StackValidationArgs, config: Mapping[str, Any], pricing: P
     clusters, nats = of_type(args, CLUSTER), of_type(args, NAT_GATEWAY)
     templates = {get(lt.props, "name", lt.name): lt for lt in of_type(args, LAUNCH_TEMPLATE)}
     groups = of_type(args, NODE_GROUP)
-    disk_min = sum(_disk_gib(ng, templates) * int(get(ng.props, "scalingConfig.minSize", 0) or 0) for ng in groups)
-    disk_max = sum(_disk_gib(ng, templates) * int(get(ng.props, "scalingConfig.maxSize", 0) or 0) for ng in groups)
+    disks = [(_disk_gib(ng, templates), int(get(ng.props, "scalingConfig.minSize", 0) or 0),
+              int(get(ng.props, "scalingConfig.maxSize", 0) or 0)) for ng in groups] + karpenter_disks(args)
+    disk_min, disk_max = sum(g * lo for g, lo, _ in disks), sum(g * hi for g, _, hi in disks)
     efs_gib = float(config.get("efsStorageGiB", 0)) if of_type(args, FILE_SYSTEM) else 0.0
     return [
         *control_planes(clusters, config, pricing),
@@ -72,7 +75,7 @@ def monthly_at_max(args: StackValidationArgs, config: Mapping[str, Any]) -> tupl
     """USD per month with every node group at max size, and the items that have no price."""
     pricing = pricing_from_config(config)
     pools = [pool_facts_from_node_group_inputs({k: v for k in POOL_FACT_INPUTS if (v := get(ng.props, k)) is not None})
-             for ng in of_type(args, NODE_GROUP)]
+             for ng in pool_resources(args)]
     est = estimate(pools, fixed_items(args, config, pricing), pricing)
     return est.monthly_at_max, est.unpriced
 

@@ -19,7 +19,8 @@ from pulumi_policy import Severity, StackValidationArgs
 
 from components import names
 
-from .common import NAMESPACE, NODE_GROUP, get, gpu_operator_release, is_gpu_node_group, of_type, release_values, stack_policy
+from .common import NAMESPACE, NODE_GROUP, NODE_POOL, get, gpu_operator_release, is_gpu_node_group, of_type, release_values, stack_policy
+from .pools import pool_resources
 from .sharing import mig_config_of
 from .teams import _mig_layouts, _quantity, _team_namespaces, capacity_at_max
 
@@ -87,16 +88,16 @@ def _group_labels(group: Any) -> dict[str, str]:
 
 
 def flavor_groups(args: StackValidationArgs, flavor: Any) -> list:
-    """GPU node groups whose nodes carry every node label of the flavor."""
+    """GPU pools (node groups and Karpenter NodePools) whose nodes carry every node label of the flavor."""
     wanted = get(flavor.props, "spec.nodeLabels", {})
-    return [g for g in of_type(args, NODE_GROUP) if is_gpu_node_group(g.props)
+    return [g for g in pool_resources(args) if is_gpu_node_group(g.props)
             and all(_group_labels(g).get(k) == v for k, v in wanted.items())]
 
 
 def flavor_capacity(args: StackValidationArgs, flavor: Any) -> dict[str, int]:
-    """Extended resources the flavor's node groups schedule at max size."""
-    groups = {id(g) for g in flavor_groups(args, flavor)}
-    kept = [r for r in args.resources if r.resource_type != NODE_GROUP or id(r) in groups]
+    """Extended resources the flavor's pools schedule at max size."""
+    urns = {g.urn for g in flavor_groups(args, flavor)}
+    kept = [r for r in args.resources if r.resource_type not in (NODE_GROUP, NODE_POOL) or r.urn in urns]
     return capacity_at_max(StackValidationArgs(kept, args.get_config()))
 
 

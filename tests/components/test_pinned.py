@@ -14,7 +14,7 @@ def test_the_dev_plan_pins(plan_of):
         ("a10g-spot", "AL2023_x86_64_NVIDIA", "1.35.7-20260911", ("g5",))]
     assert pins.addons == {"aws-efs-csi-driver": "v2.1.13-eksbuild.1", "coredns": "v1.13.2-eksbuild.31",
                            "eks-pod-identity-agent": "v1.3.10-eksbuild.3", "kube-proxy": "v1.35.3-eksbuild.29",
-                           "vpc-cni": "v1.22.4-eksbuild.3"}
+                           "vpc-cni": "v1.22.4-eksbuild.3", "eks-node-monitoring-agent": "v1.6.6-eksbuild.1"}
     assert pins.autoscaler_tag == "v1.35.2"
 
 
@@ -50,3 +50,18 @@ def test_the_cluster_version_wins_over_node_groups():
 
 def test_nothing_registered_pins_nothing():
     assert from_resources([]) == Pinned()
+
+
+def test_karpenter_pools_pin_their_image_by_the_node_class_alias(plan_of):
+    pins = from_plan(plan_of(stack_platform("karpenter"), "karpenter"))
+    by_name = {p.name: p for p in pins.pools}
+    assert (by_name["h100-mig"].ami_type, by_name["h100-mig"].release_version, by_name["h100-mig"].families) == (
+        "AL2023_x86_64_NVIDIA", "al2023@v20260911", ("p5",))
+    assert by_name["a100-train"].release_version == "1.35.7-20260911"  # the managed node group beside them
+
+
+def test_an_alias_dates_its_ami_like_a_release_version():
+    from components.lifecycle_calendar import release_date
+
+    assert release_date("al2023@v20260911") == release_date("1.35.7-20260911")
+    assert release_date("bottlerocket@v1.50.0") is None

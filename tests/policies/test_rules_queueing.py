@@ -196,3 +196,36 @@ def test_team_quota_within_capacity_leaves_queued_ceilings_to_the_queue_rules(pr
     unqueued = [r for r in res if not r.resource_type.endswith(":LocalQueue")]
     found = run_stack("team-quota-within-capacity", unqueued)
     assert found and "nvidia.com/gpu" in found[0][0]
+
+
+# --- Karpenter pools: flavors select NodePools as well as node groups ---
+
+@pytest.fixture(scope="module")
+def karpenter_queued():
+    from conftest import cached_plan, stack_platform
+
+    platform = stack_platform("karpenter")
+    platform["queueing"] = {"mode": "kueue", "chartVersion": "0.19.2"}
+    plan = cached_plan(platform, "karpenter")
+    return [stack_resource(r["type"], r["inputs"], r["name"]) for r in plan["resources"] if r["custom"]]
+
+
+@pytest.mark.parametrize("policy", ["queue-team-local-queue", "queue-nominal-within-capacity", "queue-flavor-mig-profile"])
+def test_the_karpenter_stack_queued_passes(karpenter_queued, policy):
+    assert run_stack(policy, karpenter_queued) == []
+
+
+def test_a_guarantee_beyond_a_karpenter_pool_is_refused(karpenter_queued):
+    """h100-mig is a NodePool (MIG, single strategy: 2 nodes x 8 GPUs x 7 slices = 112 nvidia.com/gpu)."""
+    edited = []
+    for r in karpenter_queued:
+        props = copy.deepcopy(dict(r.props))
+        if r.resource_type.endswith(":ClusterQueue"):
+            for group in props["spec"]["resourceGroups"]:
+                for f in group["flavors"]:
+                    for entry in f["resources"]:
+                        if f["name"] == "h100-mig" and props["metadata"]["name"] == "team-research":
+                            entry["nominalQuota"] = "97"  # 97 + 8 + 16 = 121 > 112
+        edited.append(stack_resource(r.resource_type, props, r.name))
+    found = run_stack("queue-nominal-within-capacity", edited)
+    assert len(found) == 1 and "guarantees 121 nvidia.com/gpu on flavor 'h100-mig' but its node groups offer 112" in found[0][0]
