@@ -439,3 +439,32 @@ def version_key(version: str) -> tuple[int, ...]:
 
 def mig_class(gpu: GpuModel, profile: str) -> MigClass:
     return MIG_CLASSES[gpu.mig_profiles[profile]]
+
+
+# --- Kueue: queueing and fair sharing (kubernetes-sigs/kueue releases; chart README "Installing the chart") ---
+
+
+@dataclass(frozen=True)
+class KueueRelease:
+    chart_version: str  # the OCI chart's version (no "v")
+    app_version: str  # the controller image tag the chart deploys
+    crds: str  # folder under components/upstream/crds holding the release's CRDs (tests validate against them)
+
+
+# The official chart is published only as an OCI artifact; Helm takes the reference as the chart name.
+KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
+KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta2"  # the storage version of every Kueue CRD at these releases
+KUEUE_CONFIG_API_VERSION = "config.kueue.x-k8s.io/v1beta2"  # the controller's Configuration (apis/config/v1beta2)
+KUEUE_RELEASES: Mapping[str, KueueRelease] = MappingProxyType({
+    r.chart_version: r for r in (KueueRelease("0.19.2", "v0.19.2", "kueue-v0.19.2"),)
+})
+# Workload kinds Kueue admits (Configuration.integrations.frameworks). "pod", "deployment" and "statefulset"
+# are opt-in: without "pod" a plain Pod carrying the queue label would run unqueued. Kinds whose CRDs are
+# not installed are skipped by the controller.
+KUEUE_FRAMEWORKS = ("batch/job", "pod", "deployment", "statefulset", "jobset.x-k8s.io/jobset",
+                    "kubeflow.org/pytorchjob", "kubeflow.org/mpijob", "trainer.kubeflow.org/trainjob",
+                    "ray.io/rayjob", "ray.io/raycluster", "leaderworkerset.x-k8s.io/leaderworkerset")
+# Requests Kueue does not count (Configuration.resources.excludeResourcePrefixes): node-local resources that
+# come with the node, not with a quota. A ClusterQueue refuses any request it does not cover, so an EFA
+# request (vpc.amazonaws.com/efa) would otherwise keep a training Job pending forever.
+KUEUE_EXCLUDED_RESOURCE_PREFIXES = ("vpc.amazonaws.com/", "ephemeral-storage", "hugepages-")

@@ -232,3 +232,28 @@ def access_entry_resource(principal_arn: str) -> str:
 def model_cache_name(cluster: str) -> str:
     """The cache's file system creation token, security group and IAM role purpose share this name."""
     return _bounded(f"{cluster}-model-cache", 64)
+
+
+# --- Kueue: the labels it reads on workloads, and the platform's queueing objects ---
+KUEUE_QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"  # on a Job, Deployment or Pod: the LocalQueue it waits in
+KUEUE_PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"  # the WorkloadPriorityClass of a workload
+KUEUE_RELEASE = "kueue"  # Helm release (and fullname prefix of the controller)
+KUEUE_COHORT = MANAGED_BY  # every team's ClusterQueue lends and borrows inside this one cohort
+TEAM_LOCAL_QUEUE = "team-queue"  # the LocalQueue inside each team namespace
+KUEUE_CPU_MEMORY_FLAVOR = "cpu-memory"  # the ResourceFlavor CPU and memory quota is counted in (any node)
+QUEUED_GPU_PODS_POLICY = f"{MANAGED_BY}-queued-gpu-pods"  # ValidatingAdmissionPolicy (and its binding)
+# Labels on ResourceFlavor objects (not on nodes): what kind of GPU a flavor stands for.
+GPU_MODEL_LABEL = f"{DOMAIN}/gpu"
+MIG_PROFILE_LABEL = f"{DOMAIN}/mig-profile"
+CAPACITY_TYPE_LABEL = f"{DOMAIN}/capacity-type"
+
+
+def cluster_queue(team: str) -> str:
+    """The ClusterQueue holding a team's nominal quota (cluster-scoped, so prefixed)."""
+    return f"team-{team}"
+
+
+def gpu_flavor(pool: str, mig_profile: str | None = None) -> str:
+    """ResourceFlavor of one pool's GPUs: `a100-train`, or `h100-mig-1g.10gb` per MIG profile (mixed strategy).
+    Pool names have no dots and profiles always do, so the two kinds of name never collide."""
+    return pool if mig_profile is None else f"{pool}-{mig_profile.replace('+', '.')}"

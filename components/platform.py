@@ -93,6 +93,11 @@ class GpuPlatform(pulumi.ComponentResource):
         tenancy = build_tenancy(spec, self.cluster, self.model_cache, aws_child)
         self.priority_tiers, self.teams, self.team_access = tenancy.priority_tiers, tenancy.teams, tenancy.access
         self._exports["teamNamespaces"] = [t.namespace_name for t in self.teams]
+        if spec.queueing.enabled:  # Kueue and its objects are imported only when a stack queues
+            from .kueue import build_queueing
+
+            self.queueing = build_queueing(spec, self.cluster, self.teams, self.monitoring, aws_child)
+            self._exports["queueing"] = self.queueing.outputs
         if self.model_cache is not None:
             self._exports["modelCache"] = {"fileSystemId": self.model_cache.file_system.id,
                                            "storageClass": self.model_cache.storage_class_name}

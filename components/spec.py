@@ -322,14 +322,37 @@ class TeamAccessSpec(_Model):
     admin_role_arns: list[str] = Field(default_factory=list)
 
 
+PERCENT = r"^\d{1,4}%$"
+
+
+class TeamQueueSpec(_Model):
+    """The team's share of the Kueue cohort (queueing.mode kueue); see docs/queueing.md."""
+    weight: float = Field(1, ge=0, le=1000)  # fair-sharing weight: share of what others leave unused
+    borrowing_limit: Optional[str] = Field(None, pattern=PERCENT)  # of the nominal quota; default by tier
+    lending_limit: Optional[str] = Field(None, pattern=PERCENT)  # of the nominal quota; default 100%
+    pools: list[str] = Field(default_factory=list)  # pools holding the nominal GPU quota, in order; default all
+
+
 class TeamSpec(_Model):
     name: str = Field(pattern=DNS_LABEL, max_length=40)
     quota: QuotaSpec
     max_gpus_per_pod: Optional[int] = Field(None, ge=1)  # default: the largest GPU node's count
     priority_tier: Literal[PRIORITY_TIERS] = "standard"  # type: ignore[valid-type]
     access: TeamAccessSpec = Field(default_factory=TeamAccessSpec)
+    queue: TeamQueueSpec = Field(default_factory=TeamQueueSpec)
     container_defaults: ContainerDefaultsSpec = Field(default_factory=ContainerDefaultsSpec)
     alerting: Optional[SeverityRoutesSpec] = None  # receivers for alerts from the team's namespace
+
+
+class QueueingSpec(_Model):
+    """Fair GPU sharing across teams: `kueue` installs Kueue and gives every team a queue (docs/queueing.md)."""
+    mode: Literal["none", "kueue"] = "none"
+    chart_version: Optional[str] = Field(None, pattern=r"^\d+\.\d+\.\d+$")  # required with kueue: pinned
+    namespace: str = Field("kueue-system", pattern=DNS_LABEL)
+
+    @property
+    def enabled(self) -> bool:
+        return self.mode == "kueue"
 
 
 # --- money ---
@@ -360,6 +383,7 @@ class PlatformSpec(_Model):
     monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec)
     teams: list[TeamSpec] = Field(default_factory=list)
     quota_overcommit_ratio: float = Field(1.0, ge=1.0, le=10.0)
+    queueing: QueueingSpec = Field(default_factory=QueueingSpec)
     budget: Optional[BudgetSpec] = None
     pricing: PricingSpec = Field(default_factory=PricingSpec)
     tags: dict[str, str] = Field(default_factory=dict)

@@ -40,6 +40,9 @@ def rules(spec: PlatformSpec, today: date) -> Iterator[Problem]:
         yield from _mig_strategy_rules(spec)
     if not pool_problems:  # capacity is only meaningful once every pool is valid
         yield from _team_rules(spec)
+        from .queueing import queueing_rules  # Kueue's nominal quotas are placed on pool capacity
+
+        yield from queueing_rules(spec)
 
 
 def _pricing_rules(spec: PlatformSpec) -> Iterator[Problem]:

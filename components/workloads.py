@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Optional
 from . import catalog, names
 from .capacity import node_resources, platform_capacity
 from .model_cache import BASE_PATH
+from .queueing import queue_labels
 from .spec import quantity_value, selector_labels
 from .team_objects import max_gpus_per_pod
 
@@ -134,9 +135,9 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
 
 
 def gpu_pod_metadata(spec: "PlatformSpec", team: str, *, job: bool = False) -> dict:
-    """Labels (and, for job pods, annotations) for a GPU pod or a pod template of `team`."""
-    _team(spec, team)
-    labels = {names.TEAM_LABEL: team}
+    """Labels (and, for job pods, annotations) for a GPU pod or a pod template of `team`; with queueing on,
+    the labels that queue it in the team's LocalQueue."""
+    labels = {names.TEAM_LABEL: team, **queue_labels(spec, _team(spec, team))}
     if not job:
         return {"labels": labels}
     labels.update(selector_labels(spec.gpu_operator.upgrade_policy.wait_for_completion.pod_selector))
@@ -158,5 +159,6 @@ def gpu_job(spec: "PlatformSpec", team: str, name: str, image: str, *, backoff_l
     if backoff_limit is not None:
         job = {"backoffLimit": backoff_limit, **job}
     return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": {"name": name, "namespace": names.team_namespace(team), "labels": {names.TEAM_LABEL: team}},
+            "metadata": {"name": name, "namespace": names.team_namespace(team),
+                         "labels": {names.TEAM_LABEL: team, **queue_labels(spec, _team(spec, team))}},
             "spec": job}

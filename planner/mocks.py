@@ -240,6 +240,7 @@ CLUSTER_SCOPED_KINDS = frozenset({
 })
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 PROVIDER_PREFIX = "pulumi:providers:"
+CLUSTER_SCOPED_KINDS |= {"ResourceFlavor", "ClusterQueue", "Cohort", "WorkloadPriorityClass"}  # Kueue
 
 
 def kubernetes_kind(type_: str) -> str:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 # Modules that register sections when imported, e.g. "planner.capacity".
 SECTION_MODULES: list[str] = ["planner.capacity_section", "planner.cost_section", "planner.lifecycle_section",
-                               "planner.health_section"]
+                               "planner.health_section", "planner.queueing_section"]
 
 RESERVED = frozenset({"version", "project", "stack", "resources", "outputs", "policy"})
 

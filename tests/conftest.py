@@ -150,3 +150,11 @@ def on_kubernetes(stack: str, version: str, release_day: str = "20251120") -> di
         if "releaseVersion" in pool["ami"]:
             pool["ami"]["releaseVersion"] = release
     return platform
+
+
+def unqueued(platform: dict) -> dict:
+    """A stack file's platform without queueing (team quotas are the ResourceQuotas as written); edits in place."""
+    platform.pop("queueing", None)
+    for team in platform.get("teams", []):
+        team.pop("queue", None)
+    return platform

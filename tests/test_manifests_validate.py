@@ -24,6 +24,7 @@ CUSTOM_RESOURCE_GROUPS = {
 }
 KARPENTER_CRDS = "karpenter-v1.14.1"  # components/catalog.KARPENTER_RELEASES["1.14.1"].crds
 STACK_NAMES = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in STACKS.glob("Pulumi.*.yaml"))
+CUSTOM_RESOURCE_GROUPS["kueue.x-k8s.io"] = "Kueue's CRDs at the pinned release: tests/test_kueue_manifests.py"
 
 
 def schema_version(kubernetes: str) -> str:

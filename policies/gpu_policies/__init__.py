@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from pulumi_policy import EnforcementLevel
 
-from . import cost, disruption, driver, karpenter, lifecycle, node_groups, pinning, replacement, sharing, storage, teams
+from . import (cost, disruption, driver, karpenter, lifecycle, node_groups, pinning, queueing, replacement, sharing,
+               storage, teams)
 
 PACK_NAME = "gpu-platform"
 PACK_DESCRIPTION = ("Blocks unsafe GPU platform changes and node-pool replacements: pinned drivers, chart and add-on "
@@ -22,6 +23,7 @@ POLICIES = [
     *karpenter.POLICIES,
     *sharing.POLICIES,
     *teams.POLICIES,
+    *queueing.POLICIES,
     *storage.POLICIES,
     *pinning.POLICIES,
     *cost.POLICIES,

@@ -118,7 +118,9 @@ def quotas_within_capacity(args: StackValidationArgs, config: Mapping[str, Any])
     ratio = float(config.get("capacityRatio", 1.0))
     offered = capacity_at_max(args)
     asked: dict[str, int] = {}
-    teams = {name for name, _ in _team_namespaces(args)}
+    # A queued team's quota is its ceiling (nominal + borrowing); queue-nominal-within-capacity checks its guarantees.
+    queued = {get(r.props, "metadata.namespace") for r in args.resources if r.resource_type.endswith(":LocalQueue")}
+    teams = {name for name, _ in _team_namespaces(args)} - queued
     for ns, hard in _quotas_by_namespace(args).items():
         if ns not in teams:
             continue
