@@ -1,14 +1,16 @@
 """The Pulumi program: validate the stack's platform description, build it, export what users need."""
 import pulumi
 
+from components.alert_secrets import receiver_secrets
 from components.platform import GpuPlatform
 from components.spec import SpecError, parse_platform
 
 try:
     spec = parse_platform(pulumi.Config().require_object("platform"))
+    alert_secrets = receiver_secrets(spec)  # secret Outputs from `pulumi config set --secret`
 except SpecError as err:
     raise pulumi.RunError(str(err)) from None
 
-platform = GpuPlatform("gpu-platform", spec, region=pulumi.Config("aws").require("region"))
+platform = GpuPlatform("gpu-platform", spec, region=pulumi.Config("aws").require("region"), alert_secrets=alert_secrets)
 for key, value in platform.exports().items():
     pulumi.export(key, value)

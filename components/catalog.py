@@ -10,6 +10,13 @@ from datetime import date
 from types import MappingProxyType
 from typing import Mapping
 
+# The dated lifecycle calendar (EKS Kubernetes versions, GPU Operator lines, driver branches, AMI driver eras,
+# add-on lines) is kept in its own module and re-exported here.
+from .lifecycle_calendar import (  # noqa: F401
+    ADDON_KUBERNETES, ADDONS_MATCHING_CLUSTER_MINOR, AMI_DRIVER_ERAS, DRIVER_BRANCHES, EKS_KUBERNETES,
+    OPERATOR_LINES, DriverBranch,
+)
+
 # --- MIG profile classes (NVIDIA MIG user guide; NVML placement API; reference gpu-facts.md §5) ---
 
 
@@ -192,6 +199,8 @@ SYSTEM_INSTANCE_PRICES: Mapping[str, Price] = MappingProxyType({
 
 # Fixed platform costs (AWS pricing pages for EKS, VPC NAT gateway and EFS; us-east-1).
 EKS_CONTROL_PLANE = Price(0.10, "AWS EKS pricing page (standard support)", "2025-06")
+# A cluster on a Kubernetes version past its end of standard support (components/lifecycle.py decides when).
+EKS_CONTROL_PLANE_EXTENDED = Price(0.60, "AWS EKS pricing page (extended support)", "2026-11", verified=True)
 NAT_GATEWAY = Price(0.045, "AWS VPC pricing page, NAT gateway hourly charge (data processing excluded)", "2025-06")
 EFS_STANDARD_GB_MONTH = Price(0.30, "AWS EFS pricing page, Standard storage per GB-month", "2025-06")
 EBS_GP3_GB_MONTH = Price(0.08, "AWS EBS pricing page, gp3 storage per GB-month (baseline IOPS and throughput)", "2025-06")
@@ -199,25 +208,7 @@ PRICE_REGION = "us-east-1"  # every price above is for this region
 DEFAULT_SPOT_DISCOUNT = 0.60  # fraction off on-demand; spot prices move hourly, so this is a planning figure
 HOURS_PER_MONTH = 730
 
-# --- Drivers (NVIDIA data center drivers page; GPU Operator life-cycle policy) ---
-
-
-@dataclass(frozen=True)
-class DriverBranch:
-    branch: str
-    kind: str  # LTSB | production | new-feature
-    eol: date
-
-
-DRIVER_BRANCHES: Mapping[str, DriverBranch] = MappingProxyType({
-    b.branch: b
-    for b in (
-        DriverBranch("535", "LTSB", date(2026, 6, 30)),
-        DriverBranch("580", "LTSB", date(2028, 6, 30)),
-        DriverBranch("595", "production", date(2027, 3, 31)),
-        DriverBranch("610", "new-feature", date(2026, 8, 31)),
-    )
-})
+# --- Drivers: DRIVER_BRANCHES and their end-of-life dates are in the lifecycle calendar (imported above) ---
 
 
 @dataclass(frozen=True)
@@ -288,6 +279,59 @@ NODE_IMAGES: Mapping[str, NodeImage] = MappingProxyType({
     )
 })
 
+# --- Karpenter (aws/karpenter-provider-aws; docs karpenter.sh v1.14: NodeClasses, NodePools, Disruption) ---
+KARPENTER_CHART = "oci://public.ecr.aws/karpenter/karpenter"  # OCI chart: no repository to name
+
+
+@dataclass(frozen=True)
+class KarpenterRelease:
+    version: str  # chart and controller version
+    crds: str  # folder under components/upstream/crds/ holding the CRDs this chart installs
+    kubernetes_versions: tuple[str, ...]  # Karpenter's compatibility matrix (karpenter.sh, Upgrading: Compatibility)
+
+
+# Kubernetes 1.35 needs Karpenter >= 1.9; 1.36 is left out until the matrix lists it for this release.
+KARPENTER_RELEASES: Mapping[str, KarpenterRelease] = MappingProxyType({
+    r.version: r for r in (KarpenterRelease("1.14.1", "karpenter-v1.14.1", ("1.32", "1.33", "1.34", "1.35")),)
+})
+
+
+@dataclass(frozen=True)
+class KarpenterImage:
+    """How an EC2NodeClass selects a node image: Karpenter's AMI family and its `alias` (family@version).
+
+    AMI-owned driver images are pinned by alias (an exact release, never `latest`) or by ids; Ubuntu is
+    the `Custom` family (ids only) and brings its own bootstrap, as on managed node groups."""
+
+    ami_family: str
+    alias_family: str = ""  # "" : no alias (ids only)
+    alias_version: str = ""  # the exact-release pattern of that family's alias versions
+    alias_example: str = ""
+    root_volume_gib: int = 0  # a separate root volume next to the image volume (Bottlerocket's OS volume)
+
+
+KARPENTER_IMAGES: Mapping[str, KarpenterImage] = MappingProxyType({
+    "AL2023_x86_64_NVIDIA": KarpenterImage("AL2023", "al2023", r"v\d{8}", "al2023@v20260911"),
+    "BOTTLEROCKET_x86_64_NVIDIA": KarpenterImage("Bottlerocket", "bottlerocket", r"v\d+\.\d+\.\d+",
+                                                 "bottlerocket@v1.50.0", root_volume_gib=4),
+    "UBUNTU_22_04": KarpenterImage("Custom"),
+    "UBUNTU_24_04": KarpenterImage("Custom"),
+})
+# EventBridge events Karpenter handles through its interruption queue (rule suffix, source, detail-type),
+# as its v1.14 getting-started CloudFormation template routes them; the queue keeps a message 5 minutes.
+KARPENTER_INTERRUPTION_EVENTS = (
+    ("health", "aws.health", "AWS Health Event"),
+    ("spot-interruption", "aws.ec2", "EC2 Spot Instance Interruption Warning"),
+    ("rebalance", "aws.ec2", "EC2 Instance Rebalance Recommendation"),
+    ("instance-state-change", "aws.ec2", "EC2 Instance State-change Notification"),
+    ("capacity-reservation-interruption", "aws.ec2", "EC2 Capacity Reservation Instance Interruption Warning"),
+)
+KARPENTER_QUEUE_RETENTION_SECONDS = 300
+# Tag keys an EC2NodeClass may not set (its CRD's validation rules): Karpenter owns them.
+KARPENTER_RESTRICTED_TAGS = ("eks:eks-cluster-name", "karpenter.sh/nodepool", "karpenter.sh/nodeclaim",
+                             "karpenter.k8s.aws/ec2nodeclass")
+KARPENTER_RESTRICTED_TAG_PREFIX = "kubernetes.io/cluster"
+
 # --- EKS ---
 KUBERNETES_VERSIONS = ("1.32", "1.33", "1.34", "1.35", "1.36")
 ADDON_VERSION_PATTERN = r"^v\d+\.\d+\.\d+-eksbuild\.\d+$"  # an exact EKS add-on version: v1.20.4-eksbuild.1
@@ -304,6 +348,41 @@ EFS_CSI_MANAGED_POLICY = "service-role/AmazonEFSCSIDriverPolicy"
 EFS_NFS_PORT = 2049
 EKS_POD_IDENTITY_PRINCIPAL = "pods.eks.amazonaws.com"
 EKS_NODE_GROUP_NAME_MAX = 63
+
+# --- Node health: the EKS node monitoring agent and managed node group auto repair (AWS EKS user guide,
+# "Detect node health issues with the EKS node monitoring agent" and "Automatically repair nodes in EKS
+# clusters"; botocore eks NodeRepairConfig). Only reasons of severity "Condition" set a node condition
+# and so trigger repair; "Event" reasons never do. ---
+NODE_MONITORING_AGENT_ADDON = "eks-node-monitoring-agent"
+OPTIONAL_ADDONS = (NODE_MONITORING_AGENT_ADDON,)  # may be pinned beside the core add-ons
+NODE_REPAIR_ACTIONS = ("Replace", "Reboot", "NoAction")
+# Default wait before repair per condition (minutes) and the actions AWS documents for it.
+NODE_REPAIR_CONDITIONS: Mapping[str, tuple[int, str]] = MappingProxyType({
+    "AcceleratedHardwareReady": (10, "Replace or Reboot"),
+    "ContainerRuntimeReady": (30, "Replace"),
+    "KernelReady": (30, "Replace"),
+    "NetworkingReady": (30, "Replace"),
+    "StorageReady": (30, "Replace"),
+})
+# Well-known NVIDIA XIDs that set AcceleratedHardwareReady=False (reason NvidiaXID<code>Error) and the
+# default repair action; any other XID is only an event (NvidiaXID<code>Warning).
+NVIDIA_REPAIR_XIDS: Mapping[int, str] = MappingProxyType({
+    13: "Reboot", 31: "Reboot", 48: "Reboot", 63: "Reboot", 64: "Reboot", 74: "Replace", 79: "Replace",
+    94: "Reboot", 95: "Reboot", 119: "Replace", 120: "Replace", 121: "Replace", 140: "Replace",
+})
+NODE_REPAIR_REASONS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "AcceleratedHardwareReady": (
+        "DCGMDiagnosticFailure", "DCGMError", "NvidiaDoubleBitError", "NvidiaNVLinkError", "NeuronDMAError",
+        "NeuronHBMUncorrectableError", "NeuronNCUncorrectableError", "NeuronSRAMUncorrectableError",
+        *(f"NvidiaXID{code}Error" for code in NVIDIA_REPAIR_XIDS)),
+    "ContainerRuntimeReady": ("PodStuckTerminating",),
+    "KernelReady": ("ForkFailedOutOfPIDs",),
+    "NetworkingReady": ("IPAMDNotReady", "IPAMDNotRunning", "InterfaceNotRunning", "InterfaceNotUp",
+                        "MissingLoopbackInterface"),
+    "StorageReady": (),
+})
+# DCGM health failures are reported with their code (DCGMHealthCode<code>); fatal ones are conditions.
+NODE_REPAIR_REASON_PATTERNS: Mapping[str, str] = MappingProxyType({"AcceleratedHardwareReady": r"DCGMHealthCode\d+"})
 
 # Other Helm charts the platform installs (repository, chart).
 CLUSTER_AUTOSCALER_CHART = ("https://kubernetes.github.io/autoscaler", "cluster-autoscaler")
@@ -446,6 +525,9 @@ REPLACE_FORCING_INPUTS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "aws:ec2/launchTemplate:LaunchTemplate": ("name", "namePrefix"),
     "aws:ec2/vpc:Vpc": ("cidrBlock",),
     "aws:ec2/subnet:Subnet": ("availabilityZone", "cidrBlock", "vpcId"),
+    # Kubernetes objects are replaced when their name changes (pulumi-kubernetes).
+    "kubernetes:karpenter.sh/v1:NodePool": ("metadata.name",),
+    "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": ("metadata.name",),
 })
 
 # --- Look-ups (errors list what is valid, so callers can pass them straight to users) ---
@@ -468,3 +550,32 @@ def version_key(version: str) -> tuple[int, ...]:
 
 def mig_class(gpu: GpuModel, profile: str) -> MigClass:
     return MIG_CLASSES[gpu.mig_profiles[profile]]
+
+
+# --- Kueue: queueing and fair sharing (kubernetes-sigs/kueue releases; chart README "Installing the chart") ---
+
+
+@dataclass(frozen=True)
+class KueueRelease:
+    chart_version: str  # the OCI chart's version (no "v")
+    app_version: str  # the controller image tag the chart deploys
+    crds: str  # folder under components/upstream/crds holding the release's CRDs (tests validate against them)
+
+
+# The official chart is published only as an OCI artifact; Helm takes the reference as the chart name.
+KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
+KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta2"  # the storage version of every Kueue CRD at these releases
+KUEUE_CONFIG_API_VERSION = "config.kueue.x-k8s.io/v1beta2"  # the controller's Configuration (apis/config/v1beta2)
+KUEUE_RELEASES: Mapping[str, KueueRelease] = MappingProxyType({
+    r.chart_version: r for r in (KueueRelease("0.19.2", "v0.19.2", "kueue-v0.19.2"),)
+})
+# Workload kinds Kueue admits (Configuration.integrations.frameworks). "pod", "deployment" and "statefulset"
+# are opt-in: without "pod" a plain Pod carrying the queue label would run unqueued. Kinds whose CRDs are
+# not installed are skipped by the controller.
+KUEUE_FRAMEWORKS = ("batch/job", "pod", "deployment", "statefulset", "jobset.x-k8s.io/jobset",
+                    "kubeflow.org/pytorchjob", "kubeflow.org/mpijob", "trainer.kubeflow.org/trainjob",
+                    "ray.io/rayjob", "ray.io/raycluster", "leaderworkerset.x-k8s.io/leaderworkerset")
+# Requests Kueue does not count (Configuration.resources.excludeResourcePrefixes): node-local resources that
+# come with the node, not with a quota. A ClusterQueue refuses any request it does not cover, so an EFA
+# request (vpc.amazonaws.com/efa) would otherwise keep a training Job pending forever.
+KUEUE_EXCLUDED_RESOURCE_PREFIXES = ("vpc.amazonaws.com/", "ephemeral-storage", "hugepages-")

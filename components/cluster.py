@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Optional
 
 import pulumi
 
-from . import catalog, names
+from . import catalog, names, node_repair
 from .kubeconfig import kubeconfig_json
 from .launch_template import image_volume, metadata_options, service_cidr_for
 from .node_iam import control_plane_role, node_role
@@ -137,11 +137,14 @@ class Cluster(pulumi.ComponentResource):
         coredns = self._addon(name, "coredns", create.addons["coredns"], [system])
         self.system_ready = [system, *before.values(), coredns]
         self._admin_access(name, spec)
+        if node_repair.agent_installed(spec):  # turns GPU faults into node conditions repair acts on
+            self._addon(name, catalog.NODE_MONITORING_AGENT_ADDON, create.addons[catalog.NODE_MONITORING_AGENT_ADDON],
+                        [], config=node_repair.agent_configuration(spec))
 
-    def _addon(self, name: str, addon: str, version: str, depends_on: list):
+    def _addon(self, name: str, addon: str, version: str, depends_on: list, config: Optional[dict] = None):
         from pulumi_aws import eks
 
-        config = catalog.ADDON_CONFIGURATION.get(addon)
+        config = config or catalog.ADDON_CONFIGURATION.get(addon)
         return eks.Addon(f"{name}-{addon}", cluster_name=self.cluster.name, addon_name=addon, addon_version=version,
                          configuration_values=json.dumps(config) if config else None,
                          resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE",

@@ -11,14 +11,18 @@ registered). Conventions, explained to users in docs/cost.md:
 - A month is catalog.HOURS_PER_MONTH hours. Storage is priced per GB-month (GiB, as AWS bills volumes).
 - A figure without a price is None ("unknown"), never a guess; totals add the known figures and name
   the unpriced items.
+- The EKS control plane is priced by the support window its Kubernetes version is in on the as-of date
+  (components/lifecycle.py): standard, or extended support past the end of standard support.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from . import catalog, names
 from .capacity import node_resources
+from .karpenter import os_volume_gib
 
 if TYPE_CHECKING:
     from .spec import NodePoolSpec, PlatformSpec, PricingSpec
@@ -99,6 +103,16 @@ class Pricing:
         if key in self.fixed_overrides:
             return Quote(self.fixed_overrides[key], OVERRIDE_SOURCE, OVERRIDE_AS_OF)
         price = FIXED_PRICES[key]
+        return Quote(price.usd_per_hour, price.source, price.as_of)
+
+    def control_plane(self, kubernetes_version: Optional[str], as_of: date) -> Quote:
+        """The EKS control plane's hourly price: the stack's override, else the price of the support window
+        the version is in on `as_of`."""
+        if "eksControlPlane" in self.fixed_overrides:
+            return self.fixed("eksControlPlane")
+        from .lifecycle import control_plane_price
+
+        price = control_plane_price(kubernetes_version, as_of)
         return Quote(price.usd_per_hour, price.source, price.as_of)
 
 
@@ -238,15 +252,16 @@ def nat_gateway_count(spec: "PlatformSpec") -> int:
     return network_nat_count(spec, create.vpc.availability_zones)
 
 
-def fixed_items_from_spec(spec: "PlatformSpec", pricing: Pricing) -> list[FixedItem]:
-    return [item for item in (_eks(spec, pricing), _nat(spec, pricing), _system_nodes(spec, pricing),
-                              _efs(spec, pricing), _ebs(spec, pricing), _fsx(spec, pricing)) if item is not None]
+def fixed_items_from_spec(spec: "PlatformSpec", pricing: Pricing, as_of: Optional[date] = None) -> list[FixedItem]:
+    return [item for item in (_eks(spec, pricing, as_of or date.today()), _nat(spec, pricing),
+                              _system_nodes(spec, pricing), _efs(spec, pricing), _ebs(spec, pricing),
+                              _fsx(spec, pricing)) if item is not None]
 
 
-def _eks(spec: "PlatformSpec", pricing: Pricing) -> FixedItem:
+def _eks(spec: "PlatformSpec", pricing: Pricing, as_of: date) -> FixedItem:
     adopted = spec.cluster.create is None
-    return FixedItem("eksControlPlane", "EKS control plane", "hour", "cluster", 1, 1, pricing.fixed("eksControlPlane"),
-                     included=not adopted,
+    return FixedItem("eksControlPlane", "EKS control plane", "hour", "cluster", 1, 1,
+                     pricing.control_plane(spec.cluster.kubernetes_version, as_of), included=not adopted,
                      note="adopted cluster: billed to its owner, not to this stack" if adopted else "")
 
 
@@ -303,7 +318,7 @@ def _fsx(spec: "PlatformSpec", pricing: Pricing) -> Optional[FixedItem]:
 
 def _ebs(spec: "PlatformSpec", pricing: Pricing) -> FixedItem:
     """gp3 root volumes of every node the stack creates: disk size x nodes, at min and at max size."""
-    groups = [(p.name, p.disk_size_gib, p.min_size, p.max_size) for p in spec.node_pools]
+    groups = [(p.name, p.disk_size_gib + os_volume_gib(p), p.min_size, p.max_size) for p in spec.node_pools]
     if spec.cluster.create is not None:
         s = spec.cluster.create.system_nodes
         groups.insert(0, ("system", s.disk_size_gib, s.min_size, s.max_size))
@@ -385,10 +400,11 @@ def estimate(pools: list[PoolFacts], fixed: list[FixedItem], pricing: Pricing,
                         pricing.spot_discount)
 
 
-def estimate_spec(spec: "PlatformSpec") -> CostEstimate:
+def estimate_spec(spec: "PlatformSpec", as_of: Optional[date] = None) -> CostEstimate:
+    """The stack's estimate; the control plane priced by its support window on `as_of` (default: today)."""
     pricing = Pricing.from_spec(spec.pricing)
     budget = spec.budget.monthly_usd if spec.budget else None
-    return estimate(pool_facts_from_spec(spec), fixed_items_from_spec(spec, pricing), pricing, budget)
+    return estimate(pool_facts_from_spec(spec), fixed_items_from_spec(spec, pricing, as_of), pricing, budget)
 
 
 # --- per schedulable unit: teams and alerts ---

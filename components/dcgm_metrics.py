@@ -1,9 +1,14 @@
 """Which DCGM fields dcgm-exporter collects, and the GPU Operator values that turn them on.
 
-The field list is data: each field says whether it exists on every GPU in the catalog. Only those are
-rendered into the exporter's CSV, because asking dcgm-exporter for a field a GPU lacks can crash it
-(DCGM_FI_PROF_PIPE_FP64_ACTIVE on an A10G) or leave blank series. The alerts and the dashboard read only
-fields from this CSV; tests hold all three together.
+The field list is data: each field says whether it exists on every GPU in the catalog and, if not,
+what the exporter does on a GPU that lacks it. Profiling fields (DCGM_FI_PROF_*) need the profiling
+module's support for the GPU: asking for one a GPU lacks fails the exporter (DCGM_FI_PROF_PIPE_FP64_ACTIVE
+on an A10G), so those are collected only when every GPU has them. Device fields (DCGM_FI_DEV_*) a GPU
+lacks come back as DCGM's "not supported"/blank sentinel values, which dcgm-exporter skips (no series;
+its ToString returns SkipDCGMValue for every blank and not-supported sentinel): the datacenter health
+fields (ECC, row remapping, NVLink errors, HBM temperature) are collected cluster-wide and simply have
+no series on GPUs without them. The alerts and the dashboard read only fields from this CSV; tests hold
+all three together.
 """
 from __future__ import annotations
 
@@ -16,6 +21,9 @@ SCRAPE_INTERVAL = "15s"
 # Catalog GPU keys whose field support was reviewed for the flags below. A GPU added to the catalog
 # must be reviewed (and added here) before its pools are monitored with this CSV.
 REVIEWED_GPUS = ("A10G", "L4", "L40S", "A100-SXM4-40GB", "A100-SXM4-80GB", "H100-80GB-HBM3", "H200")
+HBM_GPUS = ("A100-SXM4-40GB", "A100-SXM4-80GB", "H100-80GB-HBM3", "H200")  # HBM: memory temperature, row remapping
+NVLINK_GPUS = HBM_GPUS  # the SXM boards of p4d/p4de/p5/p5e/p5en; the g-family PCIe boards have no NVLink
+ECC_GPUS = REVIEWED_GPUS  # every reviewed board has ECC; on GDDR6 boards it can be switched off (then blank)
 
 
 @dataclass(frozen=True)
@@ -26,6 +34,12 @@ class DcgmField:
     group: str  # comment heading in the CSV
     on_all_gpus: bool  # exists on every reviewed GPU: safe to collect cluster-wide
     note: str = ""  # why it is excluded, or what reads it
+    gpus: tuple[str, ...] = ()  # where it exists, when not on every GPU (catalog GPU keys)
+
+    @property
+    def skipped_when_absent(self) -> bool:
+        """A GPU without it reports DCGM's not-supported value, which the exporter skips (no series)."""
+        return self.name.startswith("DCGM_FI_DEV_")
 
 
 FIELDS: tuple[DcgmField, ...] = (
@@ -45,6 +59,8 @@ FIELDS: tuple[DcgmField, ...] = (
               "GpuTemperatureHigh, GpuNotDetected, dashboard"),
     DcgmField("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).", "Temperature and power", True,
               "dashboard"),
+    DcgmField("DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C).", "Temperature and power",
+              False, "ad-hoc queries; HBM boards only (GDDR6 boards report none)", gpus=HBM_GPUS),
     DcgmField("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).", "Clocks", True,
               "throttling shows as a falling SM clock"),
     DcgmField("DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz).", "Clocks", True),
@@ -53,27 +69,38 @@ FIELDS: tuple[DcgmField, ...] = (
     DcgmField("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "Total number of PCIe retries.", "Errors", True),
     DcgmField("DCGM_FI_PROF_PCIE_TX_BYTES", "gauge", "PCIe bytes transmitted per second.", "PCIe", True),
     DcgmField("DCGM_FI_PROF_PCIE_RX_BYTES", "gauge", "PCIe bytes received per second.", "PCIe", True),
-    # Not on every catalog GPU: never collected cluster-wide.
+    # Not on every catalog GPU. A profiling field is never collected cluster-wide (it fails the exporter
+    # on GPUs without it); a device field is, and has no series where the GPU lacks it.
     DcgmField("DCGM_FI_PROF_PIPE_FP64_ACTIVE", "gauge", "Ratio of cycles the FP64 pipe is active.",
-              "Utilisation", False, "absent on A10G: requesting it crashes dcgm-exporter"),
-    DcgmField("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "counter", "Total NVLink bandwidth counter.", "NVLink",
-              False, "A10G, L4 and L40S have no NVLink"),
-    DcgmField("DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C).", "Temperature and power",
-              False, "GDDR6 boards (A10G, L4, L40S) report no memory temperature"),
-    DcgmField("DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed.", "Errors",
-              False, "row remapping is an HBM feature; unverified on the GDDR6 boards"),
+              "Utilisation", False, "absent on A10G: requesting it crashes dcgm-exporter",
+              gpus=("A100-SXM4-40GB", "A100-SXM4-80GB", "H100-80GB-HBM3", "H200")),
+    DcgmField("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "counter", "Volatile single-bit ECC errors (corrected).",
+              "Datacenter health", False, "ad-hoc queries; blank where ECC is off", gpus=ECC_GPUS),
+    DcgmField("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter", "Volatile double-bit ECC errors (uncorrected).",
+              "Datacenter health", False, "GpuEccUncorrectable; blank where ECC is off", gpus=ECC_GPUS),
+    DcgmField("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter", "Rows remapped for correctable errors.",
+              "Datacenter health", False, "ad-hoc queries; row remapping is an HBM feature", gpus=HBM_GPUS),
     DcgmField("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter", "Rows remapped for uncorrectable errors.",
-              "Errors", False, "row remapping is an HBM feature; unverified on the GDDR6 boards"),
-    DcgmField("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter", "Volatile double-bit ECC errors.", "Errors", False,
-              "blank where ECC is disabled, which GDDR6 boards allow"),
+              "Datacenter health", False, "ad-hoc queries; row remapping is an HBM feature", gpus=HBM_GPUS),
+    DcgmField("DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed.",
+              "Datacenter health", False, "GpuRowRemapFailure; row remapping is an HBM feature", gpus=HBM_GPUS),
+    DcgmField("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "counter", "Total NVLink bandwidth counter.", "NVLink",
+              False, "ad-hoc queries; A10G, L4 and L40S have no NVLink", gpus=NVLINK_GPUS),
+    DcgmField("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "counter", "NVLink flow-control CRC errors.",
+              "NVLink", False, "ad-hoc queries (corrected by replay)", gpus=NVLINK_GPUS),
+    DcgmField("DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", "counter", "NVLink retries.", "NVLink", False,
+              "ad-hoc queries", gpus=NVLINK_GPUS),
+    DcgmField("DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "counter", "NVLink link recoveries.", "NVLink",
+              False, "GpuNvlinkErrors", gpus=NVLINK_GPUS),
 )
 
 FIELDS_BY_NAME = {f.name: f for f in FIELDS}
 
 
 def collected_fields() -> tuple[DcgmField, ...]:
-    """The fields the exporter is asked for: only those every catalog GPU has."""
-    return tuple(f for f in FIELDS if f.on_all_gpus)
+    """The fields the exporter is asked for: those every catalog GPU has, and device fields the exporter
+    skips on GPUs that lack them."""
+    return tuple(f for f in FIELDS if f.on_all_gpus or f.skipped_when_absent)
 
 
 def metrics_csv() -> str:
@@ -81,7 +108,8 @@ def metrics_csv() -> str:
     lines = [
         "# gpu-platform: DCGM fields collected on every GPU node.",
         "# Format: DCGM field, Prometheus metric type, help message. Lines starting with # are comments.",
-        "# Only fields present on every supported GPU are listed: a missing field can crash the exporter.",
+        "# Profiling fields only where every supported GPU has them (a missing one can crash the exporter);",
+        "# device fields a GPU lacks are reported as not supported and skipped by the exporter.",
     ]
     group = None
     for f in collected_fields():

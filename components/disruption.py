@@ -1,7 +1,8 @@
 """What a change does to GPU nodes and the work on them: the disruption model (pure, no Pulumi).
 
-Each pool (every GPU node group and the system one) is reduced to the inputs that decide what its nodes
-run, each tagged with the effect a change to it has (docs/policies.md cites the sources):
+Each pool (every GPU node group, every Karpenter NodePool and the system node group) is reduced to the
+inputs that decide what its nodes run, each tagged with the effect a change to it has (docs/policies.md
+cites the sources; Karpenter's drift rules are in karpenter_disruption):
 
   none < operand-restart < gpu-pod-eviction < node-roll < replacement
 
@@ -73,6 +74,7 @@ TEMPLATE_NOT_CONTENT = ("tags", "tagsAll", "updateDefaultVersion", "defaultVersi
 # Top-level node group inputs the model reads on its own; every other one is applied in place.
 # The driver's upgrade policy steers how a reload happens, not whether one does.
 DRIVER_IDENTITY_EXCLUDED = ("upgradePolicy",)
+KARPENTER_AREAS = ("nodePool", "nodeClass")  # fingerprint keys of Karpenter pools (karpenter_disruption)
 NODE_GROUP_READ = frozenset({p.split(".", 1)[0] for p in REPLACE_INPUTS} | {"releaseVersion", "version", "labels", "taints"})
 
 
@@ -85,15 +87,19 @@ def _added_no_execute(before: Any, after: Any) -> Effect:
     return Effect.GPU_POD_EVICTION if set(after) - set(before if isinstance(before, list) else []) else Effect.NONE
 
 
+DRIFT_TAG = "nodeClassTag"  # a Karpenter pool's MIG layout tag: on its EC2NodeClass, not a launch template
+
+
 def _mig_change(before: Any, after: Any) -> Effect:
     """Relabelling a running node makes its MIG manager repartition it at once (GPU pods die with the
     reboot); a new layout tag rolls the pool; a changed config under the same name reaches nodes only
     when their MIG manager restarts, which may be any time: counted as an eviction."""
     b, a = (before if isinstance(before, dict) else {}), (after if isinstance(after, dict) else {})
     effects = [Effect.NONE]
+    drift = DRIFT_TAG in b or DRIFT_TAG in a  # Karpenter never relabels a node: a new label drifts it
     if b.get("label") != a.get("label"):
-        effects.append(Effect.GPU_POD_EVICTION)
-    if b.get("launchTemplateTag") != a.get("launchTemplateTag"):
+        effects.append(Effect.NODE_ROLL if drift else Effect.GPU_POD_EVICTION)
+    if b.get("launchTemplateTag") != a.get("launchTemplateTag") or b.get(DRIFT_TAG) != a.get(DRIFT_TAG):
         effects.append(Effect.NODE_ROLL)
     if b.get("layout") != a.get("layout") and len(effects) == 1:
         effects.append(Effect.GPU_POD_EVICTION)
@@ -111,6 +117,10 @@ class Rule:
 def rule_for(key: str) -> Rule:
     """What a change to the fingerprint `key` does."""
     area, _, item = key.partition(".")
+    if area in KARPENTER_AREAS:
+        from .karpenter_disruption import rule_for as karpenter_rule
+
+        return karpenter_rule(key)
     if area == "nodeGroup":
         if item in REPLACE_INPUTS:
             return Rule(Effect.REPLACEMENT, "node group (replaced)", False, item)
@@ -154,6 +164,7 @@ class Pool:
     nodes: int  # at max size
     gpus_per_node: int
     values: dict[str, Any] = field(default_factory=dict)  # fingerprint key -> plain JSON value
+    kind: str = "node group"  # or "NodePool" (Karpenter): how causes name the pool's resource
 
     @property
     def gpus(self) -> int:
@@ -218,7 +229,8 @@ def _truthy(value: Any) -> bool:
 
 
 def pools_of(resources: Iterable[Resource]) -> dict[str, Pool]:
-    """Every node group's pool, by pool name, with its node group, launch template and operator facts."""
+    """Every node group's pool, by pool name, with its node group, launch template and operator facts;
+    and every Karpenter NodePool's, with its EC2NodeClass (components/karpenter_disruption.py)."""
     resources = list(resources)
     templates = {_get(i, "name"): i for t, _, i in resources if t == LAUNCH_TEMPLATE}
     release = next((i for t, _, i in resources if t == HELM_RELEASE and _get(i, "chart") == catalog.GPU_OPERATOR_CHART),
@@ -229,6 +241,9 @@ def pools_of(resources: Iterable[Resource]) -> dict[str, Pool]:
             continue
         pool = _pool_of(name, inputs, templates.get(_get(inputs, "launchTemplate.name")), release)
         out[pool.name] = pool
+    from .karpenter_disruption import karpenter_pools
+
+    out.update(karpenter_pools(resources, release))
     return out
 
 
@@ -459,6 +474,8 @@ def _layout_text(value: Any) -> str:
 
 def _mig_how(before: Any, after: Any) -> str:
     effect = _mig_change(before, after)
+    if effect == Effect.NODE_ROLL and DRIFT_TAG in ((after or {}) if isinstance(after, dict) else {}):
+        return " (the nodes drift: Karpenter replaces them within the NodePool's budgets and they partition their GPUs at boot)"
     if effect == Effect.NODE_ROLL:
         return " (a new launch template version: nodes are replaced one batch at a time and partition their GPUs at boot)"
     if effect == Effect.GPU_POD_EVICTION:
@@ -471,7 +488,7 @@ def classify(base: Optional[Pool], head: Optional[Pool], *, locked_only: bool = 
     if base is None and head is None:
         return None
     if head is None:
-        cause = Cause("nodeGroup", Effect.REPLACEMENT, f"pool removed: node group {base.node_group} is deleted")
+        cause = Cause("nodeGroup", Effect.REPLACEMENT, f"pool removed: {base.kind} {base.node_group} is deleted")
         return Disruption(base.name, Effect.REPLACEMENT, (cause,), base.nodes, base.gpus)
     if base is None:
         cause = Cause("nodeGroup", Effect.NONE, "new pool: no node or job runs there yet")

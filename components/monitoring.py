@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
 import pulumi
 
 from . import catalog, names
+from .alert_routing import alertmanager_values
 from .alerts import rule_groups
 from .dashboard import FILE_NAME as DASHBOARD_FILE, dashboard
 
@@ -58,13 +59,15 @@ def stack_values(spec: "PlatformSpec") -> dict:
     """
     prom = spec.monitoring.prometheus
     system = {names.ROLE_LABEL: names.SYSTEM_ROLE}
+    delivery = alertmanager_values(spec)
     return {
         "prometheus": {"prometheusSpec": {
             "nodeSelector": dict(system),
             "ruleSelectorNilUsesHelmValues": False,
             "serviceMonitorSelectorNilUsesHelmValues": False,
         }},
-        "alertmanager": {"alertmanagerSpec": {"nodeSelector": dict(system)}},
+        "alertmanager": {**delivery, "alertmanagerSpec": {"nodeSelector": dict(system),
+                                                          **delivery.get("alertmanagerSpec", {})}},
         "prometheusOperator": {
             "nodeSelector": dict(system),
             "admissionWebhooks": {"patch": {"nodeSelector": dict(system)}},  # the certificate Job
@@ -88,6 +91,7 @@ class GpuMonitoringArgs:
     spec: "PlatformSpec"
     k8s_provider: pulumi.ProviderResource
     depends_on: Sequence[pulumi.Resource] = field(default_factory=list)  # system nodes and core add-ons
+    alert_secrets: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)  # config key -> secret value
 
 
 class GpuMonitoring(pulumi.ComponentResource):
@@ -98,9 +102,9 @@ class GpuMonitoring(pulumi.ComponentResource):
         spec, prom = args.spec, args.spec.monitoring.prometheus
         self.mode = prometheus_mode(spec)
         self._k8s = pulumi.ResourceOptions(parent=self, provider=args.k8s_provider)
-        self.namespace = self.release = self.rules = self.dashboard = None
+        self.namespace = self.release = self.rules = self.dashboard = self.receiver_secrets = None
         if self.mode == "install":
-            self._install_stack(name, spec, args.depends_on)
+            self._install_stack(name, spec, args.depends_on, args.alert_secrets)
         # What must exist before anything creates Prometheus operator objects (ServiceMonitor, PrometheusRule).
         self.crds_ready: list[pulumi.Resource] = [self.release] if self.release is not None else []
         if self.mode != "none":
@@ -116,8 +120,9 @@ class GpuMonitoring(pulumi.ComponentResource):
             self.outputs["chartVersion"] = prom.chart_version
         self.register_outputs(self.outputs)
 
-    def _install_stack(self, name: str, spec: "PlatformSpec", depends_on: Sequence[pulumi.Resource]) -> None:
-        from pulumi_kubernetes.core.v1 import Namespace
+    def _install_stack(self, name: str, spec: "PlatformSpec", depends_on: Sequence[pulumi.Resource],
+                       alert_secrets: Mapping[str, pulumi.Input[str]]) -> None:
+        from pulumi_kubernetes.core.v1 import Namespace, Secret
         from pulumi_kubernetes.helm.v3 import Release, RepositoryOptsArgs
         from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 
@@ -129,6 +134,13 @@ class GpuMonitoring(pulumi.ComponentResource):
                 **names.pod_security_labels(POD_SECURITY_LEVEL), names.MANAGED_BY_LABEL: names.MANAGED_BY}),
             opts=self._k8s,
         )
+        # Receivers read their secrets from files in this Secret: Alertmanager mounts it before it starts.
+        self.receiver_secrets = Secret(
+            f"{name}-receiver-secrets",
+            metadata=ObjectMetaArgs(name=names.ALERT_RECEIVERS_SECRET, namespace=self.namespace.metadata.name,
+                                    labels={names.MANAGED_BY_LABEL: names.MANAGED_BY}),
+            type="Opaque", string_data=dict(alert_secrets), opts=self._k8s,
+        ) if alert_secrets else None
         self.release = Release(
             f"{name}-stack",
             name=names.KUBE_PROMETHEUS_STACK_RELEASE,
@@ -141,7 +153,8 @@ class GpuMonitoring(pulumi.ComponentResource):
             skip_await=False,
             timeout=RELEASE_TIMEOUT_SECONDS,
             opts=pulumi.ResourceOptions.merge(
-                self._k8s, pulumi.ResourceOptions(depends_on=[self.namespace, *depends_on])),
+                self._k8s, pulumi.ResourceOptions(depends_on=[
+                    self.namespace, *([self.receiver_secrets] if self.receiver_secrets else []), *depends_on])),
         )
 
     def _prometheus_rule(self, name: str, spec: "PlatformSpec", after: pulumi.ResourceOptions):

@@ -47,6 +47,18 @@ EPHEMERAL_STORAGE = "ephemeral-storage"
 ELB_SUBNET_TAG = "kubernetes.io/role/elb"  # public subnets for internet-facing load balancers
 INTERNAL_ELB_SUBNET_TAG = "kubernetes.io/role/internal-elb"
 
+# --- Karpenter's keys (karpenter.sh v1 docs) and the platform's keys on Karpenter objects ---
+KARPENTER_RELEASE = "karpenter"  # Helm release, fullname and service account of the controller
+KARPENTER_DISCOVERY_TAG = "karpenter.sh/discovery"  # on the subnets and security groups EC2NodeClasses select
+KARPENTER_CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
+KARPENTER_DO_NOT_DISRUPT_ANNOTATION = "karpenter.sh/do-not-disrupt"  # "true" on job pods
+KARPENTER_UNREGISTERED_TAINT = "karpenter.sh/unregistered"  # custom-image nodes must register with it
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+ARCH_LABEL = "kubernetes.io/arch"
+OS_LABEL = "kubernetes.io/os"
+# On a NodePool (not its template): the window outside which no node is drifted or consolidated.
+DISRUPTION_WINDOW_SCHEDULE_ANNOTATION = f"{DOMAIN}/disruption-window-schedule"
+DISRUPTION_WINDOW_DURATION_ANNOTATION = f"{DOMAIN}/disruption-window-duration"
 
 def ca_cluster_tag(cluster: str) -> str:
     return f"k8s.io/cluster-autoscaler/{cluster}"
@@ -112,6 +124,16 @@ def role_name(cluster: str, purpose: str) -> str:
     return _bounded(f"{cluster}-{purpose}", 64)
 
 
+
+def karpenter_queue_name(cluster: str) -> str:
+    """The SQS interruption queue (`settings.interruptionQueue`): 80 characters at most."""
+    return _bounded(f"{cluster}-karpenter", 80)
+
+
+def karpenter_rule_name(cluster: str, event: str) -> str:
+    """An EventBridge rule feeding the interruption queue: 64 characters at most."""
+    return _bounded(f"{cluster}-karpenter-{event}", 64)
+
 def team_namespace(team: str) -> str:
     return team
 
@@ -134,6 +156,10 @@ DCGM_METRICS_CONFIGMAP = "gpu-platform-dcgm-metrics"  # dcgm-exporter's collecto
 KUBE_PROMETHEUS_STACK_RELEASE = "kube-prometheus-stack"
 GPU_RULES_NAME = "gpu-platform-gpu-alerts"
 GPU_DASHBOARD_CONFIGMAP = "gpu-platform-gpu-dashboard"
+# Alert delivery: the Secret holding receivers' secrets (mounted into Alertmanager) and the service account
+# the platform names for the chart's Alertmanager (SNS receivers get AWS access through it).
+ALERT_RECEIVERS_SECRET = "gpu-platform-alert-receivers"
+ALERTMANAGER_SERVICE_ACCOUNT = f"{KUBE_PROMETHEUS_STACK_RELEASE}-alertmanager"
 POD_SECURITY_LABEL_PREFIX = "pod-security.kubernetes.io/"
 
 
@@ -208,6 +234,31 @@ def access_entry_resource(principal_arn: str) -> str:
 def model_cache_name(cluster: str) -> str:
     """The cache's file system creation token, security group and IAM role purpose share this name."""
     return _bounded(f"{cluster}-model-cache", 64)
+
+
+# --- Kueue: the labels it reads on workloads, and the platform's queueing objects ---
+KUEUE_QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"  # on a Job, Deployment or Pod: the LocalQueue it waits in
+KUEUE_PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"  # the WorkloadPriorityClass of a workload
+KUEUE_RELEASE = "kueue"  # Helm release (and fullname prefix of the controller)
+KUEUE_COHORT = MANAGED_BY  # every team's ClusterQueue lends and borrows inside this one cohort
+TEAM_LOCAL_QUEUE = "team-queue"  # the LocalQueue inside each team namespace
+KUEUE_CPU_MEMORY_FLAVOR = "cpu-memory"  # the ResourceFlavor CPU and memory quota is counted in (any node)
+QUEUED_GPU_PODS_POLICY = f"{MANAGED_BY}-queued-gpu-pods"  # ValidatingAdmissionPolicy (and its binding)
+# Labels on ResourceFlavor objects (not on nodes): what kind of GPU a flavor stands for.
+GPU_MODEL_LABEL = f"{DOMAIN}/gpu"
+MIG_PROFILE_LABEL = f"{DOMAIN}/mig-profile"
+CAPACITY_TYPE_LABEL = f"{DOMAIN}/capacity-type"
+
+
+def cluster_queue(team: str) -> str:
+    """The ClusterQueue holding a team's nominal quota (cluster-scoped, so prefixed)."""
+    return f"team-{team}"
+
+
+def gpu_flavor(pool: str, mig_profile: str | None = None) -> str:
+    """ResourceFlavor of one pool's GPUs: `a100-train`, or `h100-mig-1g.10gb` per MIG profile (mixed strategy).
+    Pool names have no dots and profiles always do, so the two kinds of name never collide."""
+    return pool if mig_profile is None else f"{pool}-{mig_profile.replace('+', '.')}"
 
 
 # --- Training: EFA and the datasets file system ---

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Optional
 import pulumi
 
 from . import names
+from .karpenter import discovery_tags
 
 if TYPE_CHECKING:
     from .spec import PlatformSpec, VpcSpec
@@ -78,7 +79,8 @@ class Network(pulumi.ComponentResource):
                                       opts=child)
             priv = ec2.Subnet(f"{name}-private-{z.zone}", vpc_id=self.vpc.id, cidr_block=z.private_cidr,
                               availability_zone=z.zone,
-                              tags={"Name": f"{cluster}-private-{z.zone}", names.INTERNAL_ELB_SUBNET_TAG: "1"},
+                              tags={"Name": f"{cluster}-private-{z.zone}", names.INTERNAL_ELB_SUBNET_TAG: "1",
+                                    **discovery_tags(spec)},  # Karpenter's EC2NodeClasses select them by it
                               opts=child)
             public.append(pub)
             private.append(priv)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import pulumi
 
 from . import names
+from .node_repair import repair_args, repair_config
 from .sharing import mig_layout_tag, operand_labels, sharing_labels
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ class NodeGroupInputs:
     update_config: dict[str, Any]  # EKS API terms: maxUnavailable or maxUnavailablePercentage, updateStrategy
     protect: bool
     tags: dict[str, str] = field(default_factory=dict)
+    repair: dict = field(default_factory=dict)  # nodeRepairConfig, EKS API field names
 
 
 def node_group_inputs(spec: "PlatformSpec", pool: "NodePoolSpec") -> NodeGroupInputs:
@@ -86,6 +88,7 @@ def node_group_inputs(spec: "PlatformSpec", pool: "NodePoolSpec") -> NodeGroupIn
         update_config=update_config(spec, pool),
         protect=spec.pool_protected(pool),
         tags={names.POOL_LABEL: pool.name},
+        repair=repair_config(spec, pool),
     )
 
 
@@ -155,7 +158,7 @@ class GpuNodePool(pulumi.ComponentResource):
             scaling_config=eks.NodeGroupScalingConfigArgs(
                 min_size=inputs.min_size, max_size=inputs.max_size, desired_size=inputs.desired_size),
             update_config=eks.NodeGroupUpdateConfigArgs(**{_SNAKE[k]: v for k, v in inputs.update_config.items()}),
-            node_repair_config=eks.NodeGroupNodeRepairConfigArgs(enabled=True),
+            node_repair_config=repair_args(inputs.repair),
             tags=inputs.tags,
             opts=pulumi.ResourceOptions(parent=self, protect=inputs.protect, depends_on=[template, *cluster.depends_on],
                                         ignore_changes=["scalingConfig.desiredSize"]),

@@ -194,4 +194,5 @@ def driver_summary(spec: "PlatformSpec") -> dict:
     drv = spec.gpu_operator.driver
     if drv.source == "operator":
         return {"source": "operator", "version": drv.version}
-    return {"source": "ami", "amiReleases": {p.name: f"{p.ami.type} {p.ami.release_version}" for p in spec.node_pools}}
+    return {"source": "ami", "amiReleases": {p.name: f"{p.ami.type} {p.ami.release_version or p.ami.alias or p.ami.image_id}"
+                                             for p in spec.node_pools}}

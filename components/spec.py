@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.alias_generators import to_camel
 
 from . import catalog, names
+from .spec_alerting import AlertingSpec, SeverityRoutesSpec, plaintext_secret_message
+from .spec_repair import NodeRepairSpec
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 QUANTITY = r"^\d+(\.\d+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$"
@@ -165,6 +167,7 @@ class AmiSpec(_Model):
     type: Literal[tuple(catalog.NODE_IMAGES)]  # type: ignore[valid-type]
     release_version: Optional[str] = Field(None, pattern=r"^\d+\.\d+\.\d+-\d{8}$")
     image_id: Optional[str] = Field(None, pattern=r"^ami-[0-9a-f]{8,17}$")
+    alias: Optional[str] = Field(None, max_length=30)  # Karpenter pools: an exact EKS AMI alias, family@version
 
     @property
     def image(self) -> catalog.NodeImage:
@@ -185,8 +188,21 @@ class TaintSpec(_Model):
     effect: Literal[tuple(names.TAINT_EFFECTS)]  # type: ignore[valid-type]
 
 
+KARPENTER_DURATION = r"^(([0-9]+(s|m|h))+|Never)$"  # NodePool consolidateAfter and expireAfter
+
+
+class KarpenterPoolSpec(_Model):
+    """How Karpenter disrupts a pool's nodes (provisioner: karpenter); see docs/karpenter.md."""
+    consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized"] = "WhenEmpty"
+    consolidate_after: str = Field("10m", pattern=KARPENTER_DURATION)  # how long a node must stay empty
+    expire_after: str = Field("Never", pattern=KARPENTER_DURATION)  # expiry ignores disruption budgets
+    weight: Optional[int] = Field(None, ge=1, le=100)  # NodePool priority when a pod fits several
+
+
 class NodePoolSpec(_Model):
     name: str = Field(pattern=DNS_LABEL, max_length=40)
+    provisioner: Literal["managed-node-group", "karpenter"] = "managed-node-group"
+    karpenter: Optional[KarpenterPoolSpec] = None  # Karpenter settings (provisioner: karpenter only)
     instance_types: list[str] = Field(min_length=1)
     capacity_type: Literal["spot", "on-demand"]
     min_size: int = Field(ge=0)
@@ -220,6 +236,7 @@ class NodePoolSpec(_Model):
         if not 1 <= v <= 100:
             raise ValueError("must be a node count (1-100) or a percentage such as \"25%\" (1%-100%)")
         return v
+    repair: NodeRepairSpec = Field(default_factory=NodeRepairSpec)  # managed node group auto repair
 
     # Look-ups below are valid once `parse_platform` accepted the spec.
     @property
@@ -266,6 +283,20 @@ class DatasetsSpec(_Model):
     fsx_lustre: Optional[FsxLustreSpec] = None
 
 
+# --- Karpenter ---
+
+class DisruptionWindowSpec(_Model):
+    """When Karpenter may drift or consolidate nodes: opens at each `schedule` (cron, UTC, weekly) for `duration`."""
+    schedule: str
+    duration: str = Field(pattern=r"^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$")
+
+
+class KarpenterSpec(_Model):
+    chart_version: str = Field("1.14.1", pattern=r"^\d+\.\d+\.\d+$")
+    namespace: str = Field("kube-system", pattern=DNS_LABEL)
+    disruption_window: Optional[DisruptionWindowSpec] = None  # required in prod when a pool uses Karpenter
+
+
 # --- model cache, monitoring ---
 
 class ModelCacheSpec(_Model):
@@ -276,14 +307,17 @@ class ModelCacheSpec(_Model):
 
 
 class AlertThresholds(_Model):
-    memory_used_percent: float = Field(90, gt=0, lt=100)
+    memory_used_percent: float = Field(90, gt=0, lt=100)  # warning
+    memory_critical_percent: float = Field(97, gt=0, lt=100)
     memory_for_minutes: int = Field(5, ge=0)
-    temperature_celsius: float = Field(83, gt=0, lt=120)
+    temperature_celsius: float = Field(83, gt=0, lt=120)  # warning
+    temperature_critical_celsius: float = Field(87, gt=0, lt=120)
     temperature_for_minutes: int = Field(5, ge=0)
     idle_utilization_percent: float = Field(10, gt=0, lt=100)
     idle_minutes: int = Field(30, ge=1)
     exporter_down_minutes: int = Field(5, ge=1)
     not_detected_minutes: int = Field(10, ge=1)
+    gpu_unhealthy_minutes: int = Field(5, ge=0)  # GPUs out of allocatable, node reports a GPU fault
 
 
 class PrometheusSpec(_Model):
@@ -298,6 +332,7 @@ class MonitoringSpec(_Model):
     enabled: bool = True
     prometheus: PrometheusSpec = Field(default_factory=PrometheusSpec)
     alerts: AlertThresholds = Field(default_factory=AlertThresholds)
+    alerting: Optional[AlertingSpec] = None  # receivers and routes of the installed Alertmanager
 
 
 # --- teams ---
@@ -323,13 +358,37 @@ class TeamAccessSpec(_Model):
     admin_role_arns: list[str] = Field(default_factory=list)
 
 
+PERCENT = r"^\d{1,4}%$"
+
+
+class TeamQueueSpec(_Model):
+    """The team's share of the Kueue cohort (queueing.mode kueue); see docs/queueing.md."""
+    weight: float = Field(1, ge=0, le=1000)  # fair-sharing weight: share of what others leave unused
+    borrowing_limit: Optional[str] = Field(None, pattern=PERCENT)  # of the nominal quota; default by tier
+    lending_limit: Optional[str] = Field(None, pattern=PERCENT)  # of the nominal quota; default 100%
+    pools: list[str] = Field(default_factory=list)  # pools holding the nominal GPU quota, in order; default all
+
+
 class TeamSpec(_Model):
     name: str = Field(pattern=DNS_LABEL, max_length=40)
     quota: QuotaSpec
     max_gpus_per_pod: Optional[int] = Field(None, ge=1)  # default: the largest GPU node's count
     priority_tier: Literal[PRIORITY_TIERS] = "standard"  # type: ignore[valid-type]
     access: TeamAccessSpec = Field(default_factory=TeamAccessSpec)
+    queue: TeamQueueSpec = Field(default_factory=TeamQueueSpec)
     container_defaults: ContainerDefaultsSpec = Field(default_factory=ContainerDefaultsSpec)
+    alerting: Optional[SeverityRoutesSpec] = None  # receivers for alerts from the team's namespace
+
+
+class QueueingSpec(_Model):
+    """Fair GPU sharing across teams: `kueue` installs Kueue and gives every team a queue (docs/queueing.md)."""
+    mode: Literal["none", "kueue"] = "none"
+    chart_version: Optional[str] = Field(None, pattern=r"^\d+\.\d+\.\d+$")  # required with kueue: pinned
+    namespace: str = Field("kueue-system", pattern=DNS_LABEL)
+
+    @property
+    def enabled(self) -> bool:
+        return self.mode == "kueue"
 
 
 # --- money ---
@@ -342,7 +401,7 @@ class PricingSpec(_Model):
     spot_discount: float = Field(catalog.DEFAULT_SPOT_DISCOUNT, ge=0, lt=1)
     spot_discounts: dict[str, float] = Field(default_factory=dict)  # per instance type
     on_demand_usd_per_hour: dict[str, float] = Field(default_factory=dict)  # per instance type
-    # Overrides of the catalog's fixed prices (e.g. 0.60 for a cluster in EKS extended support).
+    # Overrides of the catalog's fixed prices. The control plane is otherwise priced by its EKS support window.
     eks_control_plane_usd_per_hour: Optional[float] = Field(None, ge=0)
     nat_gateway_usd_per_hour: Optional[float] = Field(None, ge=0)
     efs_usd_per_gb_month: Optional[float] = Field(None, ge=0)
@@ -355,6 +414,7 @@ class PlatformSpec(_Model):
     cluster: ClusterSpec
     gpu_operator: GpuOperatorSpec
     cluster_autoscaler: ClusterAutoscalerSpec = Field(default_factory=ClusterAutoscalerSpec)
+    karpenter: KarpenterSpec = Field(default_factory=KarpenterSpec)
     node_pools: list[NodePoolSpec] = Field(min_length=1)
     model_cache: ModelCacheSpec = Field(default_factory=ModelCacheSpec)
     efa_device_plugin: EfaDevicePluginSpec = Field(default_factory=EfaDevicePluginSpec)
@@ -362,6 +422,7 @@ class PlatformSpec(_Model):
     monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec)
     teams: list[TeamSpec] = Field(default_factory=list)
     quota_overcommit_ratio: float = Field(1.0, ge=1.0, le=10.0)
+    queueing: QueueingSpec = Field(default_factory=QueueingSpec)
     budget: Optional[BudgetSpec] = None
     pricing: PricingSpec = Field(default_factory=PricingSpec)
     tags: dict[str, str] = Field(default_factory=dict)
@@ -421,7 +482,7 @@ def _format_error(err: dict) -> str:
     msg = err["msg"]
     if err["type"] == "extra_forbidden":
         allowed = _fields_at(loc[:-1])
-        msg = "unknown field" + (f"; allowed: {', '.join(allowed)}" if allowed else "")
+        msg = plaintext_secret_message(loc) or "unknown field" + (f"; allowed: {', '.join(allowed)}" if allowed else "")
     elif err["type"] == "missing":
         msg = "required field is missing"
     return f"{_path(loc)}: {msg}"

@@ -10,7 +10,10 @@ from typing import Iterator, Mapping
 
 from . import catalog, names
 from . import spec_rules_training as training
+from .karpenter_rules import ami_rules as karpenter_ami_rules, rules as karpenter_rules
 from .mig import layout_problem
+from .spec_alerting import alerting_rules
+from .spec_repair import repair_rules
 from .spec import ADDON_VERSION, NodePoolSpec, PlatformSpec, quantity_value
 
 ROLE_ARN = r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$"
@@ -28,15 +31,21 @@ def rules(spec: PlatformSpec, today: date) -> Iterator[Problem]:
     yield from _model_cache_rules(spec)
     yield from _access_rules(spec)
     yield from _pricing_rules(spec)
+    yield from repair_rules(spec)
+    yield from alerting_rules(spec)
     yield from training.efa_rules(spec)
     yield from training.datasets_rules(spec)
     pool_problems = [p for i, pool in enumerate(spec.node_pools) for p in _pool_rules(spec, i, pool)]
+    pool_problems += karpenter_rules(spec)
     yield from pool_problems
     if all(_gpu_known(p) for p in spec.node_pools):  # rules below look each pool's GPU up
         yield from _driver_rules(spec, today)
         yield from _mig_strategy_rules(spec)
     if not pool_problems:  # capacity is only meaningful once every pool is valid
         yield from _team_rules(spec)
+        from .queueing import queueing_rules  # Kueue's nominal quotas are placed on pool capacity
+
+        yield from queueing_rules(spec)
 
 
 def _pricing_rules(spec: PlatformSpec) -> Iterator[Problem]:
@@ -82,8 +91,9 @@ def _cluster_rules(spec: PlatformSpec) -> Iterator[Problem]:
     if missing:
         yield "cluster.create.addons", f"pin every core add-on; missing: {', '.join(missing)}"
     for addon, version in c.create.addons.items():
-        if addon not in catalog.CORE_ADDONS:
-            yield f"cluster.create.addons.{addon}", f"unknown core add-on; allowed: {', '.join(catalog.CORE_ADDONS)}"
+        if addon not in (*catalog.CORE_ADDONS, *catalog.OPTIONAL_ADDONS):
+            allowed = ", ".join((*catalog.CORE_ADDONS, *catalog.OPTIONAL_ADDONS))
+            yield f"cluster.create.addons.{addon}", f"unknown add-on; allowed: {allowed}"
         elif not re.match(ADDON_VERSION, version):
             yield f"cluster.create.addons.{addon}", "must be an exact add-on version such as v1.20.4-eksbuild.1"
     sys_nodes = c.create.system_nodes
@@ -158,6 +168,9 @@ def _ami_rules(spec: PlatformSpec, at: str, pool: NodePoolSpec) -> Iterator[Prob
         else:
             yield (f"{at}.ami.type", f"{image.key} has no NVIDIA driver; with gpuOperator.driver.source ami use "
                    "AL2023_x86_64_NVIDIA or BOTTLEROCKET_x86_64_NVIDIA, or set source: operator")
+    if pool.provisioner == "karpenter":
+        yield from karpenter_ami_rules(spec, at, pool)
+        return
     if image.eks_ami_type == "CUSTOM":
         if pool.ami.image_id is None:
             yield f"{at}.ami.imageId", f"pin the {image.key} EKS image id (ami-...); look it up at {image.ssm_parameter}"

@@ -76,7 +76,8 @@ def namespace(spec: "PlatformSpec", team: "TeamSpec") -> dict:
 
 def quota_hard(spec: "PlatformSpec", team: "TeamSpec") -> dict[str, str]:
     """Requests only (extended resources can only be quota'd on requests). Every GPU resource the cluster
-    offers is bounded, at 0 when the team has no quota for it, so no team can use an unquoted GPU."""
+    offers is bounded, at 0 when the team has no quota for it, so no team can use an unquoted GPU. With
+    queueing on, GPUs, CPU and memory are bounded at the team's ceiling (components/queueing.py)."""
     q = team.quota
     offered = [r for r in platform_capacity(spec).total if r.startswith(names.MIG_RESOURCE_PREFIX)]
     hard = {names.quota_key(names.GPU_RESOURCE): str(q.gpus)}
@@ -84,6 +85,10 @@ def quota_hard(spec: "PlatformSpec", team: "TeamSpec") -> dict[str, str]:
         hard[names.quota_key(res)] = str(q.mig_slices.get(res.removeprefix(names.MIG_RESOURCE_PREFIX), 0))
     hard.update({"requests.cpu": q.cpu, "requests.memory": q.memory, "pods": str(q.pods),
                  "persistentvolumeclaims": str(q.persistent_volume_claims), "requests.storage": q.storage})
+    if spec.queueing.enabled:  # Kueue admits up to nominal + borrowing limit: the quota is that ceiling
+        from .queueing import quota_ceiling
+
+        hard.update(quota_ceiling(spec, team))
     return hard
 
 

@@ -6,9 +6,9 @@ and NCCL), mount the team's model cache and point `HF_HOME` at it, ask for GPUs 
 limits, and run at the team's priority tier (Kubernetes has no per-namespace default priority).
 
 Job pods (`gpu_job`, or `job=True`) also carry what keeps a running job alive while the platform
-changes: the label the GPU Operator's driver upgrade waits for (`waitForCompletion.podSelector`), and
+changes: the label the GPU Operator's driver upgrade waits for (`waitForCompletion.podSelector`),
 `cluster-autoscaler.kubernetes.io/safe-to-evict: "false"` so the autoscaler never drains their node to
-save money. Long-running services get neither: an upgrade must not wait for pods that never finish.
+save money, and `karpenter.sh/do-not-disrupt: "true"` so Karpenter neither consolidates nor drifts it. Long-running services get neither: an upgrade must not wait for pods that never finish.
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from .efa import pod_devices, pod_env
 from .local_storage import pool_local_storage
 from .model_cache import BASE_PATH
 from .pod_sizing import pod_size
+from .queueing import queue_labels
 from .spec import quantity_value, selector_labels
 from .team_objects import max_gpus_per_pod
 
@@ -182,13 +183,14 @@ def _efa_devices(landing: list["NodePoolSpec"], resource: str, gpus: int) -> int
 
 
 def gpu_pod_metadata(spec: "PlatformSpec", team: str, *, job: bool = False) -> dict:
-    """Labels (and, for job pods, annotations) for a GPU pod or a pod template of `team`."""
-    _team(spec, team)
-    labels = {names.TEAM_LABEL: team}
+    """Labels (and, for job pods, annotations) for a GPU pod or a pod template of `team`; with queueing on,
+    the labels that queue it in the team's LocalQueue."""
+    labels = {names.TEAM_LABEL: team, **queue_labels(spec, _team(spec, team))}
     if not job:
         return {"labels": labels}
     labels.update(selector_labels(spec.gpu_operator.upgrade_policy.wait_for_completion.pod_selector))
-    return {"labels": labels, "annotations": {names.CA_SAFE_TO_EVICT_ANNOTATION: "false"}}
+    return {"labels": labels, "annotations": {names.CA_SAFE_TO_EVICT_ANNOTATION: "false",
+                                              names.KARPENTER_DO_NOT_DISRUPT_ANNOTATION: "true"}}
 
 
 def gpu_pod(spec: "PlatformSpec", team: str, name: str, image: str, *, job: bool = False, **options) -> dict:
@@ -205,5 +207,6 @@ def gpu_job(spec: "PlatformSpec", team: str, name: str, image: str, *, backoff_l
     if backoff_limit is not None:
         job = {"backoffLimit": backoff_limit, **job}
     return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": {"name": name, "namespace": names.team_namespace(team), "labels": {names.TEAM_LABEL: team}},
+            "metadata": {"name": name, "namespace": names.team_namespace(team),
+                         "labels": {names.TEAM_LABEL: team, **queue_labels(spec, _team(spec, team))}},
             "spec": job}

@@ -1,14 +1,16 @@
 """The `gpu-platform` command.
 
   gpu-platform plan (--stack NAME | --config FILE) [--json FILE] [--out DIR]
-                    [--policy-config FILE] [--lock FILE] [--format text|markdown]
+                    [--policy-config FILE] [--lock FILE] [--format text|markdown] [--as-of YYYY-MM-DD]
   gpu-platform diff BASE.json HEAD.json [--format text|markdown|json]     (planner/diff.py)
   gpu-platform check-preview FILE [--lock FILE] [--environment ENV] [--guard-type TYPE]...
                                                                     (planner/preview_gate.py)
   gpu-platform lock (--stack NAME | --config FILE | --plan JSON) [--out FILE]   (planner/lock.py)
+  gpu-platform upgrade-check BASE.json HEAD.json [--format text|markdown]  (planner/upgrade_check.py)
 
-Exit codes: 0 plan is clean, 1 mandatory policy violations, 2 invalid input (stack file, options),
-3 the program itself failed (a bug, or an invoke the offline planner cannot answer).
+Exit codes: 0 plan is clean, 1 mandatory policy violations, 2 invalid input (stack file, options, or a
+version past end of life in prod on the as-of date: the plan is still printed), 3 the program itself
+failed (a bug, or an invoke the offline planner cannot answer).
 Input problems print one line each, never a traceback; `--debug` shows the traceback of a failure.
 More subcommands plug in through COMMAND_MODULES: each module has `add_command(subparsers)` that
 sets `run=<function(args) -> int>` as the parser's default.
@@ -16,6 +18,7 @@ sets `run=<function(args) -> int>` as the parser's default.
 from __future__ import annotations
 
 import argparse
+import datetime
 import gc
 import importlib
 import json
@@ -32,7 +35,7 @@ PLATFORM_KEY = "platform"
 PLANNER_DIR = Path(__file__).resolve().parent
 
 # Modules adding subcommands (e.g. "planner.diff"); each defines add_command(subparsers).
-COMMAND_MODULES: list[str] = ["planner.diff", "planner.preview_gate", "planner.lock"]
+COMMAND_MODULES: list[str] = ["planner.diff", "planner.preview_gate", "planner.lock", "planner.upgrade_check"]
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -78,28 +81,39 @@ def _add_plan(commands: Any) -> None:
     p.add_argument("--lock", metavar="FILE", type=Path,
                    help="the node-group lock to hold the plan to (default: stacks/Pulumi.<stack>.lock.json)")
     p.add_argument("--format", choices=("text", "markdown"), default="text", help="how to print the plan")
+    p.add_argument("--as-of", metavar="YYYY-MM-DD", type=as_of_date, default=None,
+                   help="judge support windows and price the control plane on this day (default: today)")
     p.add_argument("--project-dir", metavar="DIR", type=Path,
                    help="the Pulumi project (default: the one holding Pulumi.yaml here or above)")
     p.add_argument("--debug", action="store_true", help="print the traceback when the program fails")
     p.set_defaults(run=run_plan)
 
 
+def as_of_date(text: str) -> datetime.date:
+    """`--as-of`: an ISO day; argparse reports a bad one as a usage error (exit 2)."""
+    try:
+        return datetime.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date like 2026-11-23") from None
+
+
 def run_plan(args: argparse.Namespace) -> int:
     from . import outputs, plan as plan_doc, render, sections, verdict
 
+    as_of = args.as_of or datetime.date.today()
     project = stackfile.load_project(args.project_dir.resolve() if args.project_dir else _default_project_dir())
     stack = stackfile.load_stack(project, stack=args.stack, path=args.config)
     _check_policy_config(args.policy_config)
     if args.lock is not None and not args.lock.is_file():
         raise PlannerError(f"--lock {args.lock}: no such file (write one with `gpu-platform lock`)")
-    platform, spec = _prevalidate(project, stack)
+    platform, spec = _prevalidate(project, stack, as_of)
 
     recording = _run(project, stack, args.debug)
     if recording is None:
         return EXIT_FAILED
     plan = plan_doc.build_plan(recording)
     active = sections.sections()
-    ctx = sections.PlanContext(plan=plan, recording=recording, stack=stack, platform=platform, spec=spec)
+    ctx = sections.PlanContext(plan=plan, recording=recording, stack=stack, platform=platform, spec=spec, as_of=as_of)
     plan.update(sections.build_all(ctx))
     plan["policy"]["violations"] = verdict.evaluate(plan, args.policy_config, lock=args.lock)
 
@@ -111,6 +125,12 @@ def run_plan(args: argparse.Namespace) -> int:
     sys.stdout.write(shown)
     for message in dict.fromkeys(recording.warnings):
         print(message, file=sys.stderr)
+    from .lifecycle_section import NAME as LIFECYCLE, errors as lifecycle_errors  # registered by sections()
+
+    expired = lifecycle_errors(plan.get(LIFECYCLE))
+    if expired:  # EKS or NVIDIA no longer supports what the file pins: as invalid as a bad field
+        _problems([f"{stackfile.show_path(stack.path)}: {e}" for e in expired])
+        return EXIT_INVALID
     mandatory = any(v.get("level") == "mandatory" for v in plan["policy"]["violations"])
     return EXIT_VIOLATIONS if mandatory else EXIT_OK
 
@@ -134,7 +154,7 @@ def _check_policy_config(path: Optional[Path]) -> None:
         raise PlannerError(f"--policy-config {path}: must be a JSON object like {{\"all\": \"mandatory\"}}")
 
 
-def _prevalidate(project: Any, stack: Any) -> tuple[Any, Any]:
+def _prevalidate(project: Any, stack: Any, as_of: Optional[datetime.date] = None) -> tuple[Any, Any]:
     """Parse the platform object, and validate it with the project's own spec module when it has one
     (`components/spec.py`), so an invalid file stops here with every problem listed."""
     key = f"{project.name}:{PLATFORM_KEY}"
@@ -150,7 +170,7 @@ def _prevalidate(project: Any, stack: Any) -> tuple[Any, Any]:
     finally:
         sys.path.remove(str(project.dir))
     try:
-        return platform, spec_module.parse_platform(platform)
+        return platform, spec_module.parse_platform(platform, as_of)
     except ValueError as exc:
         _raise_spec_error(exc, stack.path)
         raise
@@ -162,7 +182,8 @@ def _run(project: Any, stack: Any, debug: bool) -> Any:
     from .mocks import UnansweredInvoke
 
     try:
-        return run_program(project.dir, stack=stack.stack, config=stack.config, project=project.name)
+        return run_program(project.dir, stack=stack.stack, config=stack.config, project=project.name,
+                           secret_keys=stack.secret_keys)
     except PlannerError:
         raise
     except Exception as exc:  # noqa: BLE001 the program's own errors are reported, not raised

@@ -6,9 +6,10 @@ to 6. JSON shape documented in docs/cost.md; `VERSION` changes only when a field
 """
 from __future__ import annotations
 
+from datetime import date
 from typing import Any, Optional
 
-from components import catalog
+from components import catalog, lifecycle
 from components.cost import (
     EXCLUSIONS, HOURS, SPOT, CostEstimate, FixedItem, PoolEstimate, TeamCost, estimate_spec, team_costs,
 )
@@ -25,11 +26,13 @@ CURRENCY = "USD"
 
 
 def build(ctx: PlanContext) -> Optional[dict[str, Any]]:
-    return None if ctx.spec is None else from_spec(ctx.spec, ctx.stack.config.get("aws:region"))
+    return None if ctx.spec is None else from_spec(ctx.spec, ctx.stack.config.get("aws:region"), ctx.as_of)
 
 
-def from_spec(spec: PlatformSpec, region: Optional[str] = None) -> dict[str, Any]:
-    est = estimate_spec(spec)
+def from_spec(spec: PlatformSpec, region: Optional[str] = None, as_of: Optional[date] = None) -> dict[str, Any]:
+    """The section for `spec`; the control plane priced by its EKS support window on `as_of` (default today)."""
+    as_of = as_of or date.today()
+    est = estimate_spec(spec, as_of)
     budget = None
     if est.budget is not None:
         budget = {"monthlyUsd": est.budget.monthly_usd, "headroomAtMax": _m(est.budget.headroom_at_max),
@@ -46,7 +49,7 @@ def from_spec(spec: PlatformSpec, region: Optional[str] = None) -> dict[str, Any
         "budget": budget,
         "teams": [_team(t) for t in team_costs(spec)],
         "exclusions": list(EXCLUSIONS),
-        "notes": _notes(est, region),
+        "notes": _notes(est, region) + _support_notes(spec, as_of),
     }
 
 
@@ -99,6 +102,17 @@ def _notes(est: CostEstimate, region: Optional[str]) -> list[str]:
     if est.unpriced:
         notes.append(f"No price known for {', '.join(est.unpriced)}: left out of the totals.")
     return notes
+
+
+def _support_notes(spec: PlatformSpec, as_of: date) -> list[str]:
+    """Why the control plane costs the extended-support rate, when it does."""
+    version = spec.cluster.kubernetes_version
+    window = lifecycle.kubernetes_window(version, as_of)
+    if window not in (lifecycle.EXTENDED, lifecycle.END_OF_LIFE) or spec.pricing.eks_control_plane_usd_per_hour:
+        return []
+    price = catalog.EKS_CONTROL_PLANE_EXTENDED.usd_per_hour
+    return [f"EKS control plane at the extended-support rate (${price:.2f}/h): Kubernetes {version} is past its end "
+            f"of standard support ({catalog.EKS_KUBERNETES[version].end_of_standard}) on {as_of}."]
 
 
 def _m(usd: Optional[float]) -> Optional[float]:

@@ -190,8 +190,10 @@ def run_program(
     config: dict[str, str],
     project: str = "gpu-platform",
     mocks: Optional[sdk_mocks.Mocks] = None,
+    secret_keys: tuple[str, ...] = (),
 ) -> Recording:
-    """Run `<program_dir>/__main__.py` offline with `config` (`ns:key` -> string) and record it.
+    """Run `<program_dir>/__main__.py` offline with `config` (`ns:key` -> string) and record it; keys in
+    `secret_keys` are secrets to the program (`pulumi.Config().require_secret`, `is_config_secret`).
 
     Exceptions from the program propagate unchanged once the runtime has wound down.
     """
@@ -205,7 +207,7 @@ def run_program(
     engine = RecordingEngine()
 
     def run() -> None:
-        _configure(monitor, engine, project, stack, config)
+        _configure(monitor, engine, project, stack, config, secret_keys)
         previous = _current_loop()
         loop = asyncio.new_event_loop()
         loop.set_default_executor(InlineExecutor())
@@ -225,14 +227,14 @@ def run_program(
 
 
 def _configure(monitor: RecordingMonitor, engine: RecordingEngine, project: str, stack: str,
-               config: dict[str, str]) -> None:
+               config: dict[str, str], secret_keys: tuple[str, ...] = ()) -> None:
     """Fresh runtime state in the current context: what `set_mocks` does, minus its early root stack.
 
     `set_mocks` creates and finishes a root stack at once, which would drop later exports;
     `_run_stack` creates the root stack around the program, as the language host does.
     """
     sdk_settings.reset_options(project=project, stack=stack, preview=False, organization="organization")
-    set_all_config(dict(config), [])
+    set_all_config(dict(config), list(secret_keys))
     features = set(monitor.GetDeploymentInfo(empty_pb2.Empty()).supportedFeatures)
     sdk_settings.configure(sdk_mocks.MockSettings(
         monitor=monitor, monitor_features=features, engine=engine, project=project, stack=stack,

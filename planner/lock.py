@@ -44,7 +44,8 @@ def run_lock(args: argparse.Namespace) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(lock, indent=2, sort_keys=True) + "\n")
     groups = lock["nodeGroups"]
-    print(f"Locked {len(groups)} node group(s) and {len(lock['pools'])} pool(s) of stack {plan['stack']} in {out}")
+    karpenter = f", {len(lock['nodePools'])} Karpenter NodePool(s)" if lock.get("nodePools") else ""
+    print(f"Locked {len(groups)} node group(s){karpenter} and {len(lock['pools'])} pool(s) of stack {plan['stack']} in {out}")
     for line in changes(old, lock):
         print(f"  {line}")
     return 0
@@ -62,6 +63,8 @@ def lock_from_plan(plan: dict[str, Any]) -> dict[str, Any]:
     resources = plan.get("resources") or []
     groups = {r["name"]: unknown_checking_proxy(_engine_value(r.get("inputs") or {}))
               for r in resources if r.get("type") == NODE_GROUP}
+    node_pools = {r["name"]: unknown_checking_proxy(_engine_value(r.get("inputs") or {}))
+                  for r in resources if r.get("type") == replacement.NODE_POOL}
     pools = disruption.pools_of((r["type"], r["name"], r.get("inputs") or {}) for r in resources)
     entries = {name: disruption.lock_entry(pool) for name, pool in pools.items()}
     unknown = sorted(name for name, entry in entries.items() if disruption.UNKNOWN in json.dumps(entry))
@@ -69,7 +72,7 @@ def lock_from_plan(plan: dict[str, Any]) -> dict[str, Any]:
         raise PlannerError(f"cannot lock: pool(s) {', '.join(unknown)} have inputs the plan does not know; lock "
                            "from a plan whose node-group, launch-template and GPU Operator inputs are known")
     try:
-        return replacement.new_lock(plan["stack"], groups, entries)
+        return replacement.new_lock(plan["stack"], groups, entries, node_pools)
     except UnknownValueError as err:
         raise PlannerError(f"cannot lock: {err.message} in the plan; lock from a plan whose node-group inputs are known") from None
 
@@ -78,14 +81,16 @@ def changes(old: Optional[dict[str, Any]], new: dict[str, Any]) -> list[str]:
     """Human lines: groups added or dropped, inputs changed (what a reviewer must agree to)."""
     if old is None:
         return ["(no previous lock)"]
-    before, after = old.get("nodeGroups", {}), new["nodeGroups"]
-    lines = [f"+ {name}: newly locked" for name in sorted(set(after) - set(before))]
-    lines += [f"- {name}: no longer locked (the guard will not stop its deletion)" for name in sorted(set(before) - set(after))]
-    for name in sorted(set(before) & set(after)):
-        for key in sorted(set(before[name]) | set(after[name])):
-            if before[name].get(key) != after[name].get(key):
-                lines.append(f"~ {name}.{key}: {json.dumps(before[name].get(key))} -> {json.dumps(after[name].get(key))}"
-                             " (replaces the node group)")
+    lines = []
+    for section, what in (("nodeGroups", "node group"), ("nodePools", "NodePool")):
+        before, after = old.get(section, {}), new.get(section, {})
+        lines += [f"+ {name}: newly locked" for name in sorted(set(after) - set(before))]
+        lines += [f"- {name}: no longer locked (the guard will not stop its deletion)" for name in sorted(set(before) - set(after))]
+        for name in sorted(set(before) & set(after)):
+            for key in sorted(set(before[name]) | set(after[name])):
+                if before[name].get(key) != after[name].get(key):
+                    lines.append(f"~ {name}.{key}: {json.dumps(before[name].get(key))} -> {json.dumps(after[name].get(key))}"
+                                 f" (replaces the {what})")
     return (lines + pool_changes(old.get("pools"), new["pools"])) or ["(unchanged)"]
 
 

@@ -202,6 +202,12 @@ RESOURCES: dict[str, TypeMock] = {
         extra=lambda c: {"associationId": c.id,
                          "associationArn": c.arn("eks", f"podidentityassociation/{c.inputs.get('clusterName')}/"
                                                         f"{c.id}")}),
+    # --- Karpenter's interruption queue and rules ---
+    "aws:sqs/queue:Queue": TypeMock(
+        lambda c: f"https://sqs.{c.region}.amazonaws.com/{ACCOUNT}/{c.inputs['name']}", autoname="name",
+        arn=lambda c: c.arn("sqs", c.inputs["name"]), extra=lambda c: {"url": c.id}),
+    "aws:cloudwatch/eventRule:EventRule": TypeMock(
+        lambda c: c.inputs["name"], autoname="name", arn=lambda c: c.arn("events", f"rule/{c.inputs['name']}")),
     "aws:autoscaling/tag:Tag": TypeMock(
         lambda c: f"{c.inputs.get('autoscalingGroupName')},{(c.inputs.get('tag') or {}).get('key')}"),
     # --- EFS ---
@@ -239,9 +245,11 @@ CLUSTER_SCOPED_KINDS = frozenset({
     "APIService", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
     "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "FlowSchema",
     "PriorityLevelConfiguration", "CertificateSigningRequest", "VolumeSnapshotClass", "ClusterIssuer",
+    "NodePool", "EC2NodeClass", "NodeClaim",  # Karpenter
 })
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 PROVIDER_PREFIX = "pulumi:providers:"
+CLUSTER_SCOPED_KINDS |= {"ResourceFlavor", "ClusterQueue", "Cohort", "WorkloadPriorityClass"}  # Kueue
 
 
 def kubernetes_kind(type_: str) -> str:

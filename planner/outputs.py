@@ -18,14 +18,19 @@ import yaml
 
 from .errors import PlannerError
 from .mocks import HELM_RELEASE, is_cluster_scoped, kubernetes_kind
+from .alertmanager_file import alertmanager_files
 from .rules_file import rules_files
 from .sections import PlanContext, Section
+from .wire import to_json_ready
 
 MARKER = ".gpu-platform-out"
 HEAD_KEYS = ("apiVersion", "kind", "metadata")
 
 # Extra writers for features without a section: context -> {relative path: text}.
-FILE_WRITERS: list[Callable[[PlanContext], dict[str, str]]] = [rules_files]  # prometheus/gpu-rules.yaml
+FILE_WRITERS: list[Callable[[PlanContext], dict[str, str]]] = [
+    rules_files,  # prometheus/gpu-rules.yaml
+    alertmanager_files,  # alertmanager/alertmanager.yaml
+]
 
 
 def is_kubernetes_object(resource: dict[str, Any]) -> bool:
@@ -35,11 +40,14 @@ def is_kubernetes_object(resource: dict[str, Any]) -> bool:
 
 def manifest_files(ctx: PlanContext) -> dict[str, str]:
     outputs = {r.urn: r.outputs for r in ctx.recording.resources}
+    recorded = {r.urn: r.inputs for r in ctx.recording.resources}
     files = {}
     for resource in ctx.plan["resources"]:
         if not is_kubernetes_object(resource):
             continue
-        obj = resource["inputs"]
+        # As in the plan, but a secret map keeps its keys (values masked): the object stays well-formed.
+        obj = to_json_ready(recorded[resource["urn"]], keep_secret_keys=True) if resource["urn"] in recorded \
+            else resource["inputs"]
         meta = obj.get("metadata") or {}
         given = outputs.get(resource["urn"], {}).get("metadata") or {}
         name = meta.get("name") or given.get("name") or resource["name"]

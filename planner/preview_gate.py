@@ -6,13 +6,15 @@ the preview's JSON digest can. Each entry of its `steps[]` carries `op`, `urn`, 
 `diffReasons`, `replaceReasons` and `detailedDiff` (property path -> {kind, inputDiff}), plus
 `oldState`/`newState` (with `protect`). The gate fails (exit 1) on:
 - a destructive op (replace, create-replacement, delete-replaced, delete, discard-replaced,
-  import-replacement, read-replacement) on a guarded type: node groups, the EKS cluster, the model
-  cache and datasets file systems, the VPC and its subnets (add more with --guard-type);
+  import-replacement, read-replacement) on a guarded type: node groups, Karpenter NodePools and
+  EC2NodeClasses, the EKS cluster, the model cache and datasets file systems, the VPC and its subnets
+  (add more with --guard-type);
 - a step that drops `protect` from a guarded resource (the hole that lets the next update replace it);
 - a preview that reported errors (its steps may be incomplete, so nothing can be proven);
 - in prod (the aws provider's environment tag, or --environment), a pool the steps disrupt with a GPU
   pod eviction or a node roll (components/disruption.py reads each step's old and new inputs: an update
-  of a node group's release or version, or of its launch template's content, is a node roll) whose new
+  of a node group's release or version, or of its launch template's content, or a NodePool template or
+  EC2NodeClass change that drifts Karpenter's nodes, is a node roll) whose new
   inputs the lock does not record. Elsewhere such a disruption is reported, not refused.
 Exit 2 when the file is not a preview digest.
 """
@@ -33,6 +35,8 @@ GUARDED_TYPES = (
     "aws:fsx/lustreFileSystem:LustreFileSystem",
     "aws:ec2/vpc:Vpc",
     "aws:ec2/subnet:Subnet",
+    "kubernetes:karpenter.sh/v1:NodePool",  # deleting one makes Karpenter terminate every node it launched
+    "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass",
 )
 DESTRUCTIVE_OPS = ("replace", "create-replacement", "delete-replaced", "delete", "discard-replaced",
                    "import-replacement", "read-replacement")
@@ -193,7 +197,8 @@ def add_command(commands: Any) -> None:
     p = commands.add_parser(
         "check-preview", help="fail when `pulumi preview --json` replaces or deletes a guarded resource, or, "
                               "in prod, evicts GPU pods or rolls nodes the lock does not approve",
-        description="Gate a real preview: refuse replace/delete steps on node groups, the cluster, the model cache, "
+        description="Gate a real preview: refuse replace/delete steps on node groups, Karpenter NodePools and "
+                    "EC2NodeClasses, the cluster, the model cache, "
                     "the VPC and subnets, and in prod GPU pod evictions and node rolls the lock does not record.")
     p.add_argument("file", type=Path, metavar="FILE", help="output of `pulumi preview --json` ('-' for stdin)")
     p.add_argument("--guard-type", action="append", default=[], metavar="TYPE",

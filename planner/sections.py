@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from datetime import date
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 if TYPE_CHECKING:
@@ -17,7 +18,8 @@ if TYPE_CHECKING:
     from .stackfile import StackConfig
 
 # Modules that register sections when imported, e.g. "planner.capacity".
-SECTION_MODULES: list[str] = ["planner.capacity_section", "planner.cost_section", "planner.training_section"]
+SECTION_MODULES: list[str] = ["planner.capacity_section", "planner.cost_section", "planner.training_section",
+                               "planner.lifecycle_section", "planner.health_section", "planner.queueing_section"]
 
 RESERVED = frozenset({"version", "project", "stack", "resources", "outputs", "policy"})
 
@@ -31,6 +33,7 @@ class PlanContext:
     stack: "StackConfig"  # the stack file as config strings
     platform: Any  # the `<project>:platform` object as loaded, or None
     spec: Any  # the validated PlatformSpec when the project has one, else None
+    as_of: Optional[date] = None  # the day support windows and prices are judged on (`plan --as-of`); None: today
 
 
 def _no_files(data: Any) -> dict[str, str]:

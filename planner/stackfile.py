@@ -2,7 +2,10 @@
 
 Pulumi hands a program every config value as a string under an `ns:key` name: objects and lists as
 JSON, scalars as their text, keys without a namespace under the project's. Secrets (`secure:`) need
-the stack's secrets provider; an offline plan never needs them, so they are refused with a message.
+the stack's secrets provider, which an offline plan does not have: a secret config key (what
+`pulumi config set --secret KEY` writes) gets a clearly fake stand-in value and is marked secret, so
+the program reads it as a secret Output exactly as under `pulumi up`. A `secure:` value nested inside
+a structured key (`--path`) is refused: the program keeps every secret in its own key.
 YAML is read as YAML 1.2 like the CLI does (`on`/`yes` stay strings, dates stay text).
 """
 from __future__ import annotations
@@ -64,6 +67,7 @@ class StackConfig:
     stack: str
     path: Path
     config: dict[str, str]  # what pulumi.Config reads: `ns:key` -> string
+    secret_keys: tuple[str, ...] = ()  # keys stored with `secure:` (their values here are stand-ins)
 
     def object(self, key: str) -> Any:
         return json.loads(self.config[key])
@@ -128,6 +132,8 @@ def load_stack(project: Project, *, stack: str | None = None, path: Path | None 
     if not isinstance(raw, dict):
         raise PlannerError(f"{show_path(path)}: `config:` must be a mapping of `namespace:key: value`")
     values = {_namespaced(str(key), project.name): value for key, value in raw.items()}
+    secrets = tuple(key for key, value in values.items() if _is_secure(value))
+    values.update({key: stand_in(key) for key in secrets})
     problems = list(_secure_values(values, path))
     config = {**project.config, **{k: _to_config_string(v) for k, v in values.items()}}
     for key in (k.format(project=project.name) for k in REQUIRED_KEYS):
@@ -135,7 +141,12 @@ def load_stack(project: Project, *, stack: str | None = None, path: Path | None 
             problems.append(f"{show_path(path)}: missing config key `{key}` under `config:`")
     if problems:
         raise PlannerError(problems)
-    return StackConfig(stack, path, config)
+    return StackConfig(stack, path, config, secrets)
+
+
+def stand_in(key: str) -> str:
+    """The value an offline plan gives secret `key`: obviously not a real secret, never sent anywhere."""
+    return f"offline-plan-stand-in-for-secret-{key}"
 
 
 def _read_yaml(path: Path) -> Any:
@@ -172,13 +183,17 @@ def _to_config_string(value: Any) -> str:
 def _secure_values(values: dict[str, Any], path: Path) -> Iterable[str]:
     for key, value in values.items():
         for where in _find_secure(value, key):
-            yield (f"{show_path(path)}: `{where}` is a secret (`secure:`); the offline planner needs no secrets, "
-                   "so use a stack file without them (e.g. a copy for planning)")
+            yield (f"{show_path(path)}: `{where}` is a secret (`secure:`) inside a structured value; keep each "
+                   "secret in its own config key (`pulumi config set --secret KEY VALUE`) and refer to the key")
+
+
+def _is_secure(value: Any) -> bool:
+    return isinstance(value, dict) and set(value) == {"secure"}
 
 
 def _find_secure(value: Any, where: str) -> Iterable[str]:
     if isinstance(value, dict):
-        if set(value) == {"secure"}:
+        if _is_secure(value):
             yield where
             return
         for key, item in value.items():

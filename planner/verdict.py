@@ -5,7 +5,8 @@ This is what `pulumi preview --policy-pack policies --policy-pack-config FILE` d
   properties (a string is a level; an object may hold `enforcementLevel` and properties), validated
   against each policy's schema;
 - values the stack file decides and policies cannot read (budget, price overrides, quota overcommit
-  ratio) come from the plan's cost and capacity sections, below anything the config file sets;
+  ratio) come from the plan's cost and capacity sections, and the as-of date (`plan --as-of`) from its
+  lifecycle section, below anything the config file sets;
 - resource policies get `ResourceValidationArgs` per resource (inputs behind the SDK's unknown-checking
   proxy, options, provider); stack policies get one `StackValidationArgs` of every resource;
 - a policy that touches an unknown value is reported as the SDK reports it: advisory, "can't run
@@ -25,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACK_DIR = ROOT / "policies"
 LEVELS = ("advisory", "mandatory", "remediate", "disabled")
 UNKNOWN_MARK = "[unknown]"  # planner/wire.py writes unknowns so
+AS_OF_POLICIES = ("monthly-budget", "lifecycle-end-of-life", "lifecycle-support-window")  # read config `asOf`
 
 
 def load_pack() -> Any:
@@ -87,6 +89,10 @@ def plan_derived_config(plan: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         if budget is not None:
             pricing["monthlyUsd"] = budget
         derived["monthly-budget"] = {k: v for k, v in pricing.items() if v is not None}
+    as_of = (plan.get("lifecycle") or {}).get("asOf")  # `plan --as-of`: the pack judges the same day
+    if as_of:
+        for name in AS_OF_POLICIES:
+            derived.setdefault(name, {})["asOf"] = as_of
     ratio = (plan.get("capacity") or {}).get("quotaOvercommitRatio")
     if ratio is not None:
         derived["team-quota-within-capacity"] = {"capacityRatio": ratio}

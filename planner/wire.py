@@ -97,14 +97,19 @@ def to_struct(value: dict[str, Any]) -> struct_pb2.Struct:
     return struct
 
 
-def to_json_ready(value: Any) -> Any:
-    """Replace Secret values with SECRET_MARK (a new structure; the input is not changed)."""
+def to_json_ready(value: Any, keep_secret_keys: bool = False) -> Any:
+    """Replace Secret values with SECRET_MARK (a new structure; the input is not changed). With
+    `keep_secret_keys`, a secret mapping keeps its keys and masks each value, so a manifest holding one
+    (a Secret's `stringData`) still has the shape its schema asks for."""
     if isinstance(value, Secret):
+        inner = reveal(value.value)
+        if keep_secret_keys and isinstance(inner, dict):
+            return {key: SECRET_MARK for key in inner}
         return SECRET_MARK
     if isinstance(value, dict):
-        return {key: to_json_ready(item) for key, item in value.items()}
+        return {key: to_json_ready(item, keep_secret_keys) for key, item in value.items()}
     if isinstance(value, list):
-        return [to_json_ready(item) for item in value]
+        return [to_json_ready(item, keep_secret_keys) for item in value]
     return value
 
 

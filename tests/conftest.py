@@ -14,6 +14,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 STACKS = ROOT / "stacks"
+AS_OF = "2026-11-23"  # the day plans in tests are judged on (`plan --as-of`): the example stacks' last update
 
 
 def stack_platform(stack: str) -> dict:
@@ -22,8 +23,20 @@ def stack_platform(stack: str) -> dict:
     return copy.deepcopy(data["config"]["gpu-platform:platform"])
 
 
+def stack_secrets() -> dict:
+    """The secret (`secure:`) config keys of every shipped stack: the receivers' secrets they name."""
+    found = {}
+    for path in sorted(STACKS.glob("Pulumi.*.yaml")):
+        for key, value in (yaml.safe_load(path.read_text()).get("config") or {}).items():
+            if isinstance(value, dict) and set(value) == {"secure"}:
+                found[key] = value
+    return found
+
+
 def write_stack(path: Path, platform: dict, region: str = "us-east-1") -> Path:
-    path.write_text(yaml.safe_dump({"config": {"aws:region": region, "gpu-platform:platform": platform}}))
+    """A stack file for `platform`, with the shipped stacks' receiver secrets (as `secure:` values)."""
+    config = {"aws:region": region, **stack_secrets(), "gpu-platform:platform": platform}
+    path.write_text(yaml.safe_dump({"config": config}))
     return path
 
 
@@ -79,7 +92,8 @@ def _plan(platform_json: str, stack: str, region: str, extra: tuple[str, ...]) -
     cfg = write_stack(folder / f"Pulumi.{stack}.yaml", json.loads(platform_json), region)
     out = folder / "plan.json"
     try:
-        code = main(["plan", "--config", str(cfg), "--json", str(out), *extra])
+        as_of = () if "--as-of" in extra else ("--as-of", AS_OF)  # support windows and prices judged on a fixed day
+        code = main(["plan", "--config", str(cfg), "--json", str(out), *as_of, *extra])
     except SystemExit as exit_:
         code = exit_.code
     assert code in (0, 1), f"plan exited {code}"
@@ -96,15 +110,24 @@ def plan_of():
     return run
 
 
-@pytest.fixture
-def promtool() -> str:
-    """promtool's path; skipped locally without it, a failure under CI (which installs it)."""
-    path = shutil.which("promtool")
+def _tool(name: str, package: str) -> str:
+    """A validator's path; skipped locally without it, a failure under CI (which installs it)."""
+    path = shutil.which(name)
     if path:
         return path
     if os.environ.get("CI"):
-        pytest.fail("promtool is required under CI: install the Debian package `prometheus`")
-    pytest.skip("promtool not installed (apt-get install prometheus); under CI=true this fails instead")
+        pytest.fail(f"{name} is required under CI: install the Debian package `{package}`")
+    pytest.skip(f"{name} not installed (apt-get install {package}); under CI=true this fails instead")
+
+
+@pytest.fixture
+def promtool() -> str:
+    return _tool("promtool", "prometheus")
+
+
+@pytest.fixture
+def amtool() -> str:
+    return _tool("amtool", "prometheus-alertmanager")
 
 
 def resources(plan: dict, type_: str) -> list[dict]:
@@ -115,3 +138,23 @@ def resource(plan: dict, type_: str, name: str) -> dict:
     found = [r for r in resources(plan, type_) if r["name"] == name]
     assert len(found) == 1, f"expected one {type_} named {name!r}, found {[r['name'] for r in resources(plan, type_)]}"
     return found[0]
+
+
+def on_kubernetes(stack: str, version: str, release_day: str = "20251120") -> dict:
+    """A shipped stack moved to another Kubernetes minor, its AMI releases with it (add-ons unchanged)."""
+    platform = stack_platform(stack)
+    platform["cluster"]["kubernetesVersion"] = version
+    release = f"{version}.5-{release_day}"
+    platform["cluster"]["create"]["systemNodes"]["releaseVersion"] = release
+    for pool in platform["nodePools"]:
+        if "releaseVersion" in pool["ami"]:
+            pool["ami"]["releaseVersion"] = release
+    return platform
+
+
+def unqueued(platform: dict) -> dict:
+    """A stack file's platform without queueing (team quotas are the ResourceQuotas as written); edits in place."""
+    platform.pop("queueing", None)
+    for team in platform.get("teams", []):
+        team.pop("queue", None)
+    return platform

@@ -15,12 +15,16 @@ from kubernetes_validate.utils import all_versions, major_minor
 from packaging.version import Version
 
 from components.spec import parse_platform
-from conftest import STACKS, stack_platform
+from conftest import AS_OF, STACKS, stack_platform
 
 CUSTOM_RESOURCE_GROUPS = {
     "monitoring.coreos.com": "Prometheus Operator CRDs; the alert rules inside are checked with promtool",
+    "karpenter.sh": "Karpenter's CRDs at the pinned release: test_karpenter_objects_match_their_crds below",
+    "karpenter.k8s.aws": "Karpenter's CRDs at the pinned release: test_karpenter_objects_match_their_crds below",
 }
+KARPENTER_CRDS = "karpenter-v1.14.1"  # components/catalog.KARPENTER_RELEASES["1.14.1"].crds
 STACK_NAMES = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in STACKS.glob("Pulumi.*.yaml"))
+CUSTOM_RESOURCE_GROUPS["kueue.x-k8s.io"] = "Kueue's CRDs at the pinned release: tests/test_kueue_manifests.py"
 
 
 def schema_version(kubernetes: str) -> str:
@@ -36,7 +40,8 @@ def written_manifests(stack: str, out: Path) -> list[Path]:
     from planner.cli import main
 
     config = STACKS / f"Pulumi.{stack}.yaml"
-    code = main(["plan", "--config", str(config), "--out", str(out), "--json", str(out.parent / "plan.json")])
+    code = main(["plan", "--config", str(config), "--out", str(out), "--json", str(out.parent / "plan.json"),
+                 "--as-of", AS_OF])
     assert code == 0, f"plan of {stack} exited {code}"
     return sorted((out / "manifests").rglob("*.yaml"))
 
@@ -91,7 +96,8 @@ def test_every_written_object_matches_the_kubernetes_schema(stack_manifests):
 
 def test_strict_validation_refuses_an_unknown_field(stack_manifests):
     _, version, files = stack_manifests
-    obj = yaml.safe_load(files[0].read_text())
+    objects = (yaml.safe_load(f.read_text()) for f in files)
+    obj = next(o for o in objects if o["apiVersion"].split("/")[0] not in CUSTOM_RESOURCE_GROUPS)
     obj["metadata"]["unexpected"] = True
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate(obj, schema_version(version), strict=True)
@@ -105,3 +111,27 @@ def test_a_kind_without_a_schema_outside_the_listed_groups_fails():
 def test_a_listed_custom_resource_is_let_through():
     rule = {"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule", "metadata": {"name": "r"}}
     assert schema_problem(rule, "1.33") is None
+
+
+def test_karpenter_objects_match_their_crds(stack_manifests):
+    """Every NodePool and EC2NodeClass a stack writes, against the CRD's schema (strict) and CEL rules."""
+    from crd_schemas import cel_problems, schema_problems
+
+    from components.karpenter import karpenter_pools
+
+    stack, _, files = stack_manifests
+    failures, kinds = [], []
+    for path in files:
+        obj = yaml.safe_load(path.read_text())
+        if obj["apiVersion"].split("/")[0] in ("karpenter.sh", "karpenter.k8s.aws"):
+            kinds.append(obj["kind"])
+            failures += [f"{path.name}: {p}" for p in schema_problems(KARPENTER_CRDS, obj) + cel_problems(obj)]
+    assert not failures, f"{stack}:\n" + "\n".join(failures)
+    pools = len(karpenter_pools(parse_platform(stack_platform(stack))))
+    assert sorted(kinds) == ["EC2NodeClass"] * pools + ["NodePool"] * pools
+
+
+def test_the_karpenter_crds_are_the_pinned_chart_s():
+    from components import catalog
+
+    assert catalog.KARPENTER_RELEASES["1.14.1"].crds == KARPENTER_CRDS

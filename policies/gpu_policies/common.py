@@ -33,6 +33,9 @@ from components import catalog, names
 # --- resource types the pack reads ---
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
+NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+KARPENTER_VIEW = "karpenterNodePool"  # set on a NodePool seen in node-group terms (pools.pool_resources)
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 ADDON = "aws:eks/addon:Addon"
 FILE_SYSTEM = "aws:efs/fileSystem:FileSystem"
@@ -119,9 +122,10 @@ def is_gpu_node_group(props: Any) -> bool:
 
 
 def node_group_label(name: str, props: Any) -> str:
-    """How messages name a node group: its pool, else its logical name."""
+    """How messages name a node group (or a Karpenter NodePool seen as one): its pool, else its logical name."""
     pool = get(props, "labels", {}).get(names.POOL_LABEL)
-    return f"node group {name!r} (pool {pool})" if pool else f"node group {name!r}"
+    what = "NodePool" if get(props, KARPENTER_VIEW) else "node group"
+    return f"{what} {name!r} (pool {pool})" if pool else f"{what} {name!r}"
 
 
 def gpu_model_of(props: Any) -> Optional[catalog.GpuModel]:

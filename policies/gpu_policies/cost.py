@@ -1,15 +1,18 @@
 """Money: the stack's monthly cost with every node group at max size stays within the budget.
 
 Priced by components/cost.py, the same model behind the plan's cost section, from what the program
-registered: each node group (GPU pools and system nodes) at its first instance type, the EKS control
-plane, NAT gateways, EBS volumes (launch-template volume or the node group's disk size, times max size)
-EFS storage (`efsStorageGiB`: a file system's size is not an input) and FSx for Lustre storage (its
-provisioned capacity is). Policies cannot read the stack
+registered: each node group (GPU pools and system nodes) and Karpenter NodePool (limits.nodes as max
+size) at its first instance type, the EKS control plane, NAT gateways, EBS volumes (launch-template or
+EC2NodeClass volumes, or the node group's disk size, times max size), EFS storage (`efsStorageGiB`: a
+file system's size is not an input) and FSx for Lustre storage (its provisioned capacity is). Policies
+cannot read the stack
 file, so the budget and any price overrides come from the policy config; `gpu-platform plan` passes the
-stack file's `budget` and `pricing` itself.
+stack file's `budget` and `pricing` itself. Each control plane is priced by the EKS support window of its
+`version` on the config's `asOf` day (default today), as the plan's cost section prices it.
 """
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Iterator, Mapping, Optional
 
 from pulumi_policy import PolicyConfigSchema, Severity, StackValidationArgs
@@ -18,6 +21,8 @@ from components import catalog
 from components.cost import FixedItem, Pricing, estimate, fsx_lustre_item, pool_facts_from_node_group_inputs
 
 from .common import CLUSTER, LAUNCH_TEMPLATE, LUSTRE, NAT_GATEWAY, NODE_GROUP, FILE_SYSTEM, get, of_type, stack_policy
+from .lifecycle import as_of
+from .pools import karpenter_disks, pool_resources
 
 EKS_DEFAULT_DISK_GIB = 20
 # What the cost model reads of a node group (read one by one: ids and ARNs may be unknown in a preview).
@@ -41,12 +46,12 @@ def fixed_items(args: StackValidationArgs, config: Mapping[str, Any], pricing: P
     clusters, nats = of_type(args, CLUSTER), of_type(args, NAT_GATEWAY)
     templates = {get(lt.props, "name", lt.name): lt for lt in of_type(args, LAUNCH_TEMPLATE)}
     groups = of_type(args, NODE_GROUP)
-    disk_min = sum(_disk_gib(ng, templates) * int(get(ng.props, "scalingConfig.minSize", 0) or 0) for ng in groups)
-    disk_max = sum(_disk_gib(ng, templates) * int(get(ng.props, "scalingConfig.maxSize", 0) or 0) for ng in groups)
+    disks = [(_disk_gib(ng, templates), int(get(ng.props, "scalingConfig.minSize", 0) or 0),
+              int(get(ng.props, "scalingConfig.maxSize", 0) or 0)) for ng in groups] + karpenter_disks(args)
+    disk_min, disk_max = sum(g * lo for g, lo, _ in disks), sum(g * hi for g, _, hi in disks)
     efs_gib = float(config.get("efsStorageGiB", 0)) if of_type(args, FILE_SYSTEM) else 0.0
     return [
-        FixedItem("eksControlPlane", "EKS control plane", "hour", "cluster", len(clusters), len(clusters),
-                  pricing.fixed("eksControlPlane"), included=bool(clusters)),
+        *control_planes(clusters, config, pricing),
         FixedItem("natGateways", "NAT gateways", "hour", "NAT gateway", len(nats), len(nats),
                   pricing.fixed("natGateway"), included=bool(nats)),
         FixedItem("ebsRootVolumes", "EBS gp3 volumes", "GB-month", "GB provisioned", disk_min, disk_max,
@@ -58,11 +63,22 @@ def fixed_items(args: StackValidationArgs, config: Mapping[str, Any], pricing: P
     ]
 
 
+def control_planes(clusters: list, config: Mapping[str, Any], pricing: Pricing) -> list[FixedItem]:
+    """One item per price: clusters on versions in different support windows cost differently."""
+    if not clusters:
+        return [FixedItem("eksControlPlane", "EKS control plane", "hour", "cluster", 0, 0,
+                          pricing.fixed("eksControlPlane"), included=False)]
+    day = as_of(config)
+    quotes = Counter(pricing.control_plane(get(c.props, "version"), day) for c in clusters)
+    return [FixedItem("eksControlPlane", "EKS control plane", "hour", "cluster", n, n, quote)
+            for quote, n in quotes.items()]
+
+
 def monthly_at_max(args: StackValidationArgs, config: Mapping[str, Any]) -> tuple[float, list[str]]:
     """USD per month with every node group at max size, and the items that have no price."""
     pricing = pricing_from_config(config)
     pools = [pool_facts_from_node_group_inputs({k: v for k in POOL_FACT_INPUTS if (v := get(ng.props, k)) is not None})
-             for ng in of_type(args, NODE_GROUP)]
+             for ng in pool_resources(args)]
     est = estimate(pools, fixed_items(args, config, pricing), pricing)
     return est.monthly_at_max, est.unpriced
 
@@ -71,6 +87,11 @@ def within_budget(args: StackValidationArgs, config: Mapping[str, Any]) -> Itera
     budget = config.get("monthlyUsd")
     if budget is None:
         return  # no budget configured: nothing to hold the stack to
+    try:
+        as_of(config)
+    except ValueError:
+        yield f"policy config asOf {config.get('asOf')!r} is not a date (YYYY-MM-DD)", None
+        return
     total, unpriced = monthly_at_max(args, config)
     if total > float(budget):
         note = f" (not counting unpriced {', '.join(unpriced)})" if unpriced else ""
@@ -91,6 +112,8 @@ BUDGET_SCHEMA = PolicyConfigSchema({
                                    "fsxLustre (USD/GB-month)."},
     "efsStorageGiB": {"type": "number", "minimum": 0, "default": 0,
                       "description": "Expected model-cache size (modelCache.storageGiBEstimate)."},
+    "asOf": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$",
+             "description": "The day whose EKS support window prices each control plane (YYYY-MM-DD); unset: today."},
 })
 
 POLICIES = [

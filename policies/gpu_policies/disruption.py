@@ -3,7 +3,8 @@
 The lock (`stacks/Pulumi.<stack>.lock.json`, written by `gpu-platform lock`) records, per pool, the
 fingerprint of everything whose change restarts the GPU Operator's operands, evicts GPU pods or replaces
 nodes (components/disruption.py: driver version and source, MIG layout, sharing config, launch template
-content, AMI release and Kubernetes version). A head whose pool differs from the lock in an input whose
+content, AMI release and Kubernetes version; for Karpenter pools every NodePool template and EC2NodeClass
+field whose change drifts nodes, components/karpenter_disruption.py). A head whose pool differs from the lock in an input whose
 change evicts GPU pods or rolls nodes is not approved:
 
 - `disruption-approved` (mandatory) reports it in the environments listed (default prod);
@@ -20,12 +21,14 @@ from typing import Any, Iterator, Mapping, Optional
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity, StackValidationArgs
 
-from components import disruption
+from components import disruption, karpenter
 
 from .common import ENVIRONMENT_PROPERTY, applies_in, plain_or_unknown, stack_environment, stack_of, stack_policy
 from .replacement import LOCK_SCHEMA, LockError, load_lock, lock_path
 
-READ_TYPES = (disruption.NODE_GROUP, disruption.LAUNCH_TEMPLATE, disruption.HELM_RELEASE)
+READ_TYPES = (disruption.NODE_GROUP, disruption.LAUNCH_TEMPLATE, disruption.HELM_RELEASE, karpenter.NODE_POOL,
+              karpenter.NODE_CLASS)
+POOL_TYPES = (disruption.NODE_GROUP, karpenter.NODE_POOL)  # the resource each pool is named after
 Finding = Iterator[tuple[str, Optional[str]]]
 
 
@@ -34,7 +37,7 @@ def head_pools(args: StackValidationArgs) -> tuple[dict[str, disruption.Pool], d
     resources = [r for r in args.resources if r.resource_type in READ_TYPES]
     pools = disruption.pools_of((r.resource_type, r.name, plain_or_unknown(r.props, disruption.UNKNOWN))
                                 for r in resources)
-    urns = {r.name: r.urn for r in resources if r.resource_type == disruption.NODE_GROUP}
+    urns = {r.name: r.urn for r in resources if r.resource_type in POOL_TYPES}
     return pools, {name: urns.get(pool.node_group, "") for name, pool in pools.items()}
 
 

@@ -6,10 +6,13 @@ writes from a plan:
 
     {"version": 2, "stack": "prod",
      "nodeGroups": {"<logical name>": {"amiType": ..., "instanceTypes": [...], ...}},
-     "pools": {"<pool>": {"nodeGroup": "<logical name>", "fingerprint": {...}}}}
+     "pools": {"<pool>": {"nodeGroup": "<logical name>", "fingerprint": {...}}},
+     "nodePools": {"<logical name>": {"metadata.name": "<NodePool name>"}}}
 
 (`pools` is what the disruption gate in gpu_policies.disruption holds each pool to; version-1 locks,
-without it, are still read here.)
+without it, are still read here. `nodePools`, present when the stack has Karpenter pools, holds each
+Karpenter NodePool the way `nodeGroups` holds node groups: renamed or deleted, Karpenter drains and
+terminates every node it launched for it.)
 
 - `node-group-replacement-guard` (resource): a locked node group whose replace-forcing input differs from
   the lock fails; an input unknown during preview (its source resource is being created or replaced)
@@ -41,6 +44,10 @@ REPLACE_INPUTS = catalog.REPLACE_FORCING_INPUTS[NODE_GROUP]
 # lock does not pin their values. The guard still fails closed when one is unknown during a preview.
 REFERENCE_INPUTS = ("launchTemplate.id", "nodeRoleArn", "subnetIds")
 LOCKED_INPUTS = tuple(i for i in REPLACE_INPUTS if i not in REFERENCE_INPUTS)
+NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
+NODE_POOL_INPUTS = catalog.REPLACE_FORCING_INPUTS[NODE_POOL]
+# Lock section, replace-forcing inputs and how messages name the resource, per guarded type.
+SECTIONS = {NODE_GROUP: ("nodeGroups", REPLACE_INPUTS, "node group"), NODE_POOL: ("nodePools", NODE_POOL_INPUTS, "NodePool")}
 
 
 LOCK_FILE = "stacks/Pulumi.{stack}.lock.json"  # beside the stack file, relative to the repository
@@ -65,12 +72,16 @@ def locked_values(props: Any) -> dict[str, Any]:
     return {name: get(props, name) for name in LOCKED_INPUTS}
 
 
-def new_lock(stack: str, node_groups: Mapping[str, Any], pools: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
-    """A lock document from node group props by logical name, and each pool's disruption fingerprint."""
+def new_lock(stack: str, node_groups: Mapping[str, Any], pools: Optional[Mapping[str, Any]] = None,
+             node_pools: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
+    """A lock document from node group (and Karpenter NodePool) props by logical name, and each pool's
+    disruption fingerprint."""
     doc = {"version": LOCK_VERSION, "stack": stack,
            "nodeGroups": {name: locked_values(props) for name, props in sorted(node_groups.items())}}
     if pools is not None:
         doc["pools"] = {name: pools[name] for name in sorted(pools)}
+    if node_pools:
+        doc["nodePools"] = {name: {i: get(props, i) for i in NODE_POOL_INPUTS} for name, props in sorted(node_pools.items())}
     return doc
 
 
@@ -85,7 +96,8 @@ def _read(path: str, mtime: float) -> dict[str, Any]:
     except ValueError as err:
         raise LockError(f"{path} is not valid JSON ({err}); regenerate it with `gpu-platform lock`") from None
     if (not isinstance(doc, dict) or doc.get("version") not in READABLE_VERSIONS
-            or not isinstance(doc.get("nodeGroups"), dict) or not isinstance(doc.get("pools", {}), dict)):
+            or not isinstance(doc.get("nodeGroups"), dict) or not isinstance(doc.get("pools", {}), dict)
+            or not isinstance(doc.get("nodePools", {}), dict)):
         raise LockError(f"{path} is not a node-group lock this version reads (versions "
                         f"{', '.join(map(str, READABLE_VERSIONS))}); regenerate it with `gpu-platform lock`")
     return doc
@@ -108,11 +120,12 @@ def guard(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterator[s
     except LockError as err:
         yield str(err)
         return
-    locked = (lock or {}).get("nodeGroups", {}).get(args.name)
+    section, inputs, what = SECTIONS[args.resource_type]
+    locked = (lock or {}).get(section, {}).get(args.name)
     if locked is None:
         return
-    where = f"locked node group {args.name!r}"
-    for name in REPLACE_INPUTS:
+    where = f"locked {what} {args.name!r}"
+    for name in inputs:
         try:
             value = get(args.props, name)
         except UnknownValueError as err:
@@ -120,7 +133,7 @@ def guard(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterator[s
             continue
         if name in locked and value != locked[name]:
             yield (f"{where}: {name} would change from {_show(locked[name])} to {_show(value)}, which REPLACES the "
-                   "node group (every node drained and recreated): revert it, or make the replacement deliberate by "
+                   f"{what} (every node drained and recreated): revert it, or make the replacement deliberate by "
                    f"regenerating the lock (`gpu-platform lock --stack {stack_of(args.urn) or '<stack>'}`) in the same "
                    "reviewed change (docs/policies.md)")
 
@@ -144,6 +157,11 @@ def locked_groups_present(args: StackValidationArgs, config: Mapping[str, Any]) 
         yield (f"locked node group {name!r} is no longer declared: this update would DELETE it (a renamed pool or "
                "a moved component without `aliases` is a delete plus a create); restore it, add an alias, or remove it "
                "from the lock deliberately (`gpu-platform lock`)", None)
+    node_pools = {r.name for r in of_type(args, NODE_POOL)}
+    for name in sorted(set(lock.get("nodePools") or {}) - node_pools):
+        yield (f"locked NodePool {name!r} is no longer declared: this update would DELETE it and Karpenter would drain "
+               "and terminate every node it launched; restore the pool, add an alias, or remove it from the lock "
+               "deliberately (`gpu-platform lock`)", None)
 
 
 LOCK_SCHEMA = PolicyConfigSchema({
@@ -160,7 +178,7 @@ POLICIES = [
     resource_policy(
         "node-group-replacement-guard",
         "Locked node groups keep every replace-forcing input; unknown values fail closed.",
-        [NODE_GROUP], guard, severity=Severity.CRITICAL, schema=LOCK_SCHEMA, fail_closed=True,
+        [NODE_GROUP, NODE_POOL], guard, severity=Severity.CRITICAL, schema=LOCK_SCHEMA, fail_closed=True,
         remediation="Revert the input, or regenerate the lock with `gpu-platform lock` in the same change."),
     stack_policy(
         "locked-node-groups-present", "Every locked node group is still declared (no silent delete or rename).",

@@ -27,13 +27,13 @@ from .common import (
     gpu_operator_release,
     is_gpu_node_group,
     node_group_label,
-    of_type,
     release_values,
     resource_policy,
     stack_environment,
     stack_policy,
     truthy,
 )
+from .pools import pool_resources
 
 NFD = "node-feature-discovery"
 Finding = Iterator[tuple[str, Optional[str]]]
@@ -74,7 +74,7 @@ def _mig_file(release: Any) -> tuple[Optional[dict], list[str]]:
 
 
 def mig_layouts_valid(args: StackValidationArgs, config: Mapping[str, Any]) -> Finding:
-    groups = [(ng, mig_config_of(ng.props)) for ng in of_type(args, NODE_GROUP)]
+    groups = [(ng, mig_config_of(ng.props)) for ng in pool_resources(args)]
     groups = [(ng, name) for ng, name in groups if name]
     if not groups:
         return
@@ -135,7 +135,7 @@ def time_slicing_allowed(args: StackValidationArgs, config: Mapping[str, Any]) -
     env = stack_environment(args, config)
     in_env = env is not None and env in set(config.get("environments", []))
     pools = set(config.get("pools", []))
-    for ng in of_type(args, NODE_GROUP):
+    for ng in pool_resources(args):
         props = ng.props
         if not is_gpu_node_group(props):
             continue
@@ -175,7 +175,7 @@ def operator_tolerations(args: StackValidationArgs, config: Mapping[str, Any]) -
         f"{NFD}.worker.tolerations": ((values.get(NFD) or {}).get("worker") or {}).get("tolerations"),
     }
     lists = {k: list(CHART_DEFAULT_TOLERATIONS) if v is None else v for k, v in lists.items()}
-    for ng in of_type(args, NODE_GROUP):
+    for ng in pool_resources(args):
         if not is_gpu_node_group(ng.props):
             continue
         for taint in get(ng.props, "taints", []):

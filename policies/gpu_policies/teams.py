@@ -18,7 +18,6 @@ from components.capacity import node_resources
 
 from .common import (
     NAMESPACE,
-    NODE_GROUP,
     RESOURCE_QUOTA,
     get,
     gpu_operator_release,
@@ -27,6 +26,7 @@ from .common import (
     release_values,
     stack_policy,
 )
+from .pools import pool_resources
 from .sharing import mig_config_of, time_slicing_replicas
 
 Finding = Iterator[tuple[str, Optional[str]]]
@@ -49,13 +49,13 @@ def _mig_layouts(values: Mapping[str, Any]) -> dict[str, dict[str, int]]:
 
 
 def capacity_at_max(args: StackValidationArgs) -> dict[str, int]:
-    """Extended resources the GPU node groups offer at max size (components/capacity.py arithmetic)."""
+    """Extended resources the GPU pools (node groups and NodePools) offer at max size (components/capacity.py)."""
     release = gpu_operator_release(args)
     values = release_values(release.props) if release is not None else {}
     strategy = (values.get("mig") or {}).get("strategy") or "single"
     layouts = _mig_layouts(values)
     total: dict[str, int] = {}
-    for ng in of_type(args, NODE_GROUP):
+    for ng in pool_resources(args):
         props = ng.props
         types = [catalog.INSTANCE_TYPES[t] for t in get(props, "instanceTypes", []) if t in catalog.INSTANCE_TYPES]
         if not types or not is_gpu_node_group(props):
@@ -118,7 +118,9 @@ def quotas_within_capacity(args: StackValidationArgs, config: Mapping[str, Any])
     ratio = float(config.get("capacityRatio", 1.0))
     offered = capacity_at_max(args)
     asked: dict[str, int] = {}
-    teams = {name for name, _ in _team_namespaces(args)}
+    # A queued team's quota is its ceiling (nominal + borrowing); queue-nominal-within-capacity checks its guarantees.
+    queued = {get(r.props, "metadata.namespace") for r in args.resources if r.resource_type.endswith(":LocalQueue")}
+    teams = {name for name, _ in _team_namespaces(args)} - queued
     for ns, hard in _quotas_by_namespace(args).items():
         if ns not in teams:
             continue

@@ -51,7 +51,7 @@ def component(plan_: dict, type_: str, name: str) -> dict:
 def existing_cluster_platform() -> dict:
     """dev adopting an existing cluster: name, version and the subnets its node groups go into."""
     platform = stack_platform("dev")
-    platform["cluster"] = {"name": "shared-gpu", "kubernetesVersion": "1.33",
+    platform["cluster"] = {"name": "shared-gpu", "kubernetesVersion": "1.35",
                            "existing": {"subnetIds": ["subnet-0aaa1111bbbb2222c", "subnet-0ddd3333eeee4444f"]}}
     platform["modelCache"] = {"enabled": False}
     return platform

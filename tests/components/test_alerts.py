@@ -21,9 +21,10 @@ LONG = 60  # minutes of input series: longer than any `for:` under test
 
 THRESHOLDS = {
     "defaults": AlertThresholds(),
-    "custom": AlertThresholds(memory_used_percent=80, memory_for_minutes=2, temperature_celsius=75,
-                              temperature_for_minutes=3, idle_utilization_percent=20, idle_minutes=15,
-                              exporter_down_minutes=2, not_detected_minutes=4),
+    "custom": AlertThresholds(memory_used_percent=80, memory_critical_percent=95, memory_for_minutes=2,
+                              temperature_celsius=75, temperature_critical_celsius=85, temperature_for_minutes=3,
+                              idle_utilization_percent=20, idle_minutes=15, exporter_down_minutes=2,
+                              not_detected_minutes=4, gpu_unhealthy_minutes=3),
 }
 
 
@@ -56,13 +57,16 @@ def group(series: list[tuple[str, dict, str]], checks: list[tuple[int, str, list
 
 
 def description(alertname: str, **labels: str) -> str:
-    [rule] = [r for r in alerts.alert_rules(AlertThresholds())
-              if r["alert"] == alertname and labels.items() <= r["labels"].items()]
+    rules = [r for r in alerts.alert_rules(AlertThresholds())
+             if r["alert"] == alertname and labels.items() <= r["labels"].items()]
+    if len(rules) > 1:  # e.g. GpuIdle of a whole GPU (no `scope`) beside the MIG-slice rule
+        rules = [r for r in rules if set(r["labels"]) - {"severity"} <= set(labels)]
+    [rule] = rules
     return rule["annotations"]["description"]
 
 
 def fired(labels: dict, summary: str, alertname: str) -> dict:
-    rule_labels = {k: v for k, v in labels.items() if k == "cause"}
+    rule_labels = {k: v for k, v in labels.items() if k in ("cause", "severity", "scope")}
     return {"exp_labels": labels, "exp_annotations": {"summary": summary,
                                                       "description": description(alertname, **rule_labels)}}
 
@@ -401,7 +405,7 @@ def target(node: str, ip: str) -> dict:
 def test_exporter_down_fires_for_a_target_down_for_the_whole_delay(promtool, tmp_path, t):
     up, down = target("node-a", "10.0.0.1"), target("node-b", "10.0.0.2")
     series = [("up", up, flat(1)), ("up", down, flat(0)), taint("node-a"), taint("node-b")]
-    alert = fired({**down, "severity": "warning"}, "dcgm-exporter target 10.0.0.2:9400 on node node-b is down.",
+    alert = fired({**down, "severity": "critical"}, "dcgm-exporter target 10.0.0.2:9400 on node node-b is down.",
                   "DcgmExporterDown")
     checks = [(t.exporter_down_minutes - 1, "DcgmExporterDown", []),
               (t.exporter_down_minutes, "DcgmExporterDown", [alert])]
@@ -416,7 +420,7 @@ def test_exporter_down_stays_silent_when_the_target_recovers_in_time(promtool, t
 
 
 def test_exporter_down_fires_when_gpu_nodes_exist_but_no_exporter_target_does(promtool, tmp_path, t):
-    alert = fired({"severity": "warning"}, "dcgm-exporter target (none found) is down.", "DcgmExporterDown")
+    alert = fired({"severity": "critical"}, "dcgm-exporter target (none found) is down.", "DcgmExporterDown")
     series = [taint("node-a")]
     run(promtool, tmp_path, t, [group(series, [(t.exporter_down_minutes, "DcgmExporterDown", [alert])])])
 
@@ -437,11 +441,16 @@ def test_without_prices_no_price_series_are_recorded(t):
     assert group_["name"] == alerts.ALERT_GROUP and all("alert" in r for r in group_["rules"])
 
 
-def test_every_alert_has_its_listed_severity(t):
-    severities = {r["alert"]: r["labels"]["severity"] for r in alerts.alert_rules(t)}
-    assert severities == {"GpuMemoryNearLimit": "warning", "GpuTemperatureHigh": "warning", "GpuIdle": "info",
-                          "GpuXidError": "critical", "GpuCudaOom": "high", "GpuNotDetected": "critical",
-                          "DcgmExporterDown": "warning"}
+def test_every_alert_has_its_listed_severities(t):
+    severities: dict[str, set] = {}
+    for r in alerts.alert_rules(t):
+        severities.setdefault(r["alert"], set()).add(r["labels"]["severity"])
+    assert severities == {"GpuMemoryNearLimit": {"warning", "critical"}, "GpuTemperatureHigh": {"warning", "critical"},
+                          "GpuIdle": {"info"}, "GpuXidError": {"critical"}, "GpuCudaOom": {"high"},
+                          "GpuNotDetected": {"critical"}, "DcgmExporterDown": {"critical"},
+                          "GpuDevicesUnhealthy": {"critical"}, "GpuNodeHardwareUnhealthy": {"critical"},
+                          "GpuRowRemapFailure": {"critical"}, "GpuEccUncorrectable": {"critical"},
+                          "GpuNvlinkErrors": {"warning"}}
 
 
 def test_descriptions_are_static_runbook_text(t):

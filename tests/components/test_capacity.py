@@ -7,7 +7,7 @@ from components.catalog import INSTANCE_TYPES
 from components.spec import parse_platform
 from conftest import spec_with_pools, stack_platform
 
-AL2023 = {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.33.5-20251120"}
+AL2023 = {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"}
 
 
 def pool(name, instances, max_size=3, sharing=None):

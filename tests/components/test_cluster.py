@@ -86,10 +86,10 @@ def test_control_plane_role_trusts_eks_with_the_cluster_policy_only():
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
-def test_core_addons_are_pinned_to_the_spec_versions(stack):
+def test_core_and_optional_addons_are_pinned_to_the_spec_versions(stack):
     spec = parse_platform(stack_platform(stack))
     addons = {a["inputs"]["addonName"]: a["inputs"] for a in resources(stack_plan(stack), ADDON)}
-    core = {a: v for a, v in addons.items() if a in catalog.CORE_ADDONS}
+    core = {a: v for a, v in addons.items() if a in (*catalog.CORE_ADDONS, *catalog.OPTIONAL_ADDONS)}
     assert {a: v["addonVersion"] for a, v in core.items()} == spec.cluster.create.addons
     assert {v["resolveConflictsOnUpdate"] for v in core.values()} == {"OVERWRITE"}
 

@@ -1,15 +1,19 @@
 """The cost model on hand-computed cases: catalog figures are written out as literals so every expected
 value can be recomputed by a reader (g5.xlarge $1.006/h, p5.48xlarge $55.04/h, 730 hours a month...)."""
+from datetime import date
+
 import pytest
 
 from components import catalog, names
 from components.cost import (
-    ON_DEMAND, OVERRIDE_SOURCE, SPOT, Budget, Pricing, PoolFacts, estimate, estimate_pool, estimate_spec,
+    ON_DEMAND, OVERRIDE_SOURCE, SPOT, Budget, Pricing, PoolFacts, Quote, estimate, estimate_pool, estimate_spec,
     fixed_items_from_spec, gpu_hourly_cost_by_model, nat_gateway_count, pool_facts_from_node_group_inputs,
     pool_facts_from_spec, team_costs, unit_prices,
 )
 from components.spec import SpecError, parse_platform
-from conftest import stack_platform
+from conftest import AS_OF, on_kubernetes, stack_platform
+
+DAY = date.fromisoformat(AS_OF)  # the control plane's price depends on the day (EKS support windows)
 
 
 def spec_of(stack: str, **changes):
@@ -23,7 +27,7 @@ def pool(types=("g5.xlarge",), capacity=ON_DEMAND, lo=0, hi=4, name="p"):
 
 
 def fixed_item(spec, key):
-    return next(f for f in fixed_items_from_spec(spec, Pricing.from_spec(spec.pricing)) if f.key == key)
+    return next(f for f in fixed_items_from_spec(spec, Pricing.from_spec(spec.pricing), DAY) if f.key == key)
 
 
 # --- catalog figures the literals below rely on ---
@@ -216,17 +220,53 @@ def test_fixed_price_override():
     assert (item.monthly_at_min, item.price.source) == (pytest.approx(0.60 * 730), OVERRIDE_SOURCE)
 
 
+# --- the control plane by EKS support window ---
+
+def control_plane(platform: dict, day: date):
+    spec = parse_platform(platform, day)
+    return next(f for f in fixed_items_from_spec(spec, Pricing.from_spec(spec.pricing), day) if f.key == "eksControlPlane")
+
+
+def test_control_plane_in_standard_support_costs_the_standard_rate():
+    item = control_plane(stack_platform("prod"), DAY)  # 1.35: standard support until 2027-03-27
+    assert (item.price.usd, item.monthly_at_max, item.price.source) == (
+        0.10, pytest.approx(73.0), "AWS EKS pricing page (standard support)")
+
+
+def test_1_33_on_2026_11_23_prices_the_control_plane_at_the_extended_rate():
+    item = control_plane(on_kubernetes("prod", "1.33"), DAY)  # standard support ended 2026-07-29
+    assert (item.price.usd, item.monthly_at_max, item.price.source) == (
+        0.60, pytest.approx(438.0), "AWS EKS pricing page (extended support)")
+
+
+@pytest.mark.parametrize("day, usd", [(date(2027, 3, 26), 0.10), (date(2027, 3, 27), 0.60)])
+def test_the_price_changes_on_the_day_standard_support_ends(day, usd):
+    assert control_plane(stack_platform("dev"), day).price.usd == usd
+
+
+def test_a_stack_override_wins_over_the_window():
+    platform = on_kubernetes("dev", "1.33")
+    platform["pricing"] = {"eksControlPlaneUsdPerHour": 0.10}
+    assert control_plane(platform, DAY).price == Quote(0.10, OVERRIDE_SOURCE, "stack")
+
+
+def test_the_estimate_total_follows_the_window():
+    standard = estimate_spec(parse_platform(on_kubernetes("dev", "1.34")), DAY)
+    extended = estimate_spec(parse_platform(on_kubernetes("dev", "1.33")), DAY)
+    assert extended.monthly_at_max - standard.monthly_at_max == pytest.approx(365.0)
+
+
 # --- totals, budget, sources ---
 
 def test_dev_total_at_max_is_the_sum_of_its_parts():
-    dev = estimate_spec(spec_of("dev"))
+    dev = estimate_spec(spec_of("dev"), DAY)
     pools = 1.006 * 0.4 * 4 * 730                                   # a10g-spot, spot, 4 x g5.xlarge
     fixed = 0.10 * 730 + 0.045 * 730 + 0.096 * 3 * 730 + 200 * 0.30 + (50 * 3 + 200 * 4) * 0.08
     assert dev.monthly_at_max == pytest.approx(pools + fixed)
 
 
 def test_dev_total_at_min_is_the_platform_floor():
-    dev = estimate_spec(spec_of("dev"))  # the GPU pool scales to zero
+    dev = estimate_spec(spec_of("dev"), DAY)  # the GPU pool scales to zero
     assert dev.monthly_at_min == pytest.approx(0.10 * 730 + 0.045 * 730 + 0.096 * 2 * 730 + 200 * 0.30 + 50 * 2 * 0.08)
 
 

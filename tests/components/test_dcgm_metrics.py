@@ -41,10 +41,27 @@ def test_every_field_the_rules_and_dashboard_read_is_collected():
     assert referenced <= csv_fields()
 
 
-def test_no_field_missing_on_some_gpu_is_collected():
-    unsafe = {f.name for f in dcgm_metrics.FIELDS if not f.on_all_gpus}
+def test_no_profiling_field_missing_on_some_gpu_is_collected():
+    """A profiling field a GPU lacks fails the exporter there; only device fields are skipped when absent."""
+    unsafe = {f.name for f in dcgm_metrics.FIELDS if not f.on_all_gpus and not f.skipped_when_absent}
     assert "DCGM_FI_PROF_PIPE_FP64_ACTIVE" in unsafe
     assert not unsafe & csv_fields()
+    assert all(name.startswith("DCGM_FI_PROF_") for name in unsafe)
+
+
+def test_datacenter_health_fields_are_collected_where_the_gpu_has_them():
+    health = {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_ROW_REMAP_FAILURE",
+              "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL"}
+    assert health <= csv_fields()
+    for name in health:
+        field = FIELDS_BY_NAME[name]
+        assert field.skipped_when_absent and not field.on_all_gpus
+        assert field.gpus and set(field.gpus) <= set(dcgm_metrics.REVIEWED_GPUS), name
+
+
+def test_fields_not_on_every_gpu_name_the_gpus_that_have_them():
+    for field in dcgm_metrics.FIELDS:
+        assert bool(field.gpus) == (not field.on_all_gpus), field.name
 
 
 def test_every_catalog_gpu_was_reviewed_for_field_support():

@@ -13,8 +13,8 @@ from conftest import cached_plan, resource, resources, stack_platform
 
 RELEASE, NAMESPACE, NODE_GROUP = "kubernetes:helm.sh/v3:Release", "kubernetes:core/v1:Namespace", "aws:eks/nodeGroup:NodeGroup"
 COMPONENT = "gpu-platform:gpu_operator:GpuOperator"
-AL2023 = {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.33.5-20251120"}
-BOTTLEROCKET = {"type": "BOTTLEROCKET_x86_64_NVIDIA", "releaseVersion": "1.33.5-20251120"}
+AL2023 = {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"}
+BOTTLEROCKET = {"type": "BOTTLEROCKET_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"}
 
 
 def pool(name, instance, ami=AL2023, **extra):

@@ -6,7 +6,7 @@ import pytest
 from components import catalog, names
 from components.model_cache import STORAGE_CLASS_PARAMETERS, pod_identity_trust_policy, storage_class, subnet_count
 from components.spec import parse_platform
-from conftest import resource, resources, stack_platform, write_stack
+from conftest import AS_OF, resource, resources, stack_platform, write_stack
 
 FS = "aws:efs/fileSystem:FileSystem"
 MOUNT = "aws:efs/mountTarget:MountTarget"
@@ -21,13 +21,14 @@ def plan(platform: dict, tmp: "pytest.TempPathFactory", stack: str) -> dict:
 
     folder = tmp.mktemp(stack)
     out = folder / "plan.json"
-    code = main(["plan", "--config", str(write_stack(folder / f"Pulumi.{stack}.yaml", platform)), "--json", str(out)])
+    code = main(["plan", "--config", str(write_stack(folder / f"Pulumi.{stack}.yaml", platform)), "--json", str(out),
+                 "--as-of", AS_OF])
     assert code == 0, f"plan of {stack} exited {code}"
     return json.loads(out.read_text())
 
 
 def existing_cluster(platform: dict) -> dict:
-    platform["cluster"] = {"name": platform["cluster"]["name"], "kubernetesVersion": "1.33",
+    platform["cluster"] = {"name": platform["cluster"]["name"], "kubernetesVersion": "1.35",
                            "existing": {"subnetIds": ["subnet-0a", "subnet-0b"]}}
     return platform
 

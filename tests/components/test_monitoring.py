@@ -27,6 +27,10 @@ VERIFIED_KEYS = {
     "prometheus.prometheusSpec.ruleSelectorNilUsesHelmValues": ("kube-prometheus-stack", "true"),
     "prometheus.prometheusSpec.serviceMonitorSelectorNilUsesHelmValues": ("kube-prometheus-stack", "true"),
     "alertmanager.alertmanagerSpec.nodeSelector": ("kube-prometheus-stack", "{}"),
+    # The whole alertmanager.yaml (tplConfig stays false: its {{ }} templates reach Alertmanager as written).
+    "alertmanager.config": ("kube-prometheus-stack", "null receiver, Watchdog route, severity inhibit rules"),
+    "alertmanager.alertmanagerSpec.secrets": ("kube-prometheus-stack", "[] (mounted under /etc/alertmanager/secrets/)"),
+    "alertmanager.serviceAccount.name": ("kube-prometheus-stack", '"" (the chart names it <release>-alertmanager)'),
     "prometheusOperator.nodeSelector": ("kube-prometheus-stack", "{}"),
     "prometheusOperator.admissionWebhooks.patch.nodeSelector": ("kube-prometheus-stack", "{}"),
     "grafana.nodeSelector": ("grafana", "{}"),
@@ -46,7 +50,8 @@ def existing_stack():
     p = stack_platform("dev")
     p["monitoring"] = {"prometheus": {"mode": "existing", "namespace": "observability",
                                       "selectorLabels": {"prometheus": "platform", "team": "sre"},
-                                      "grafanaDashboardLabel": "sre_dashboard"}}
+                                      "grafanaDashboardLabel": "sre_dashboard"},
+                       "alerting": p["monitoring"]["alerting"]}
     return p
 
 
@@ -66,7 +71,8 @@ def custom_install():
     p = stack_platform("dev")
     p["monitoring"] = {"prometheus": {"mode": "install", "namespace": "metrics", "chartVersion": "79.4.1",
                                       "selectorLabels": {"prometheus": "gpu"}, "grafanaDashboardLabel": "gpu_dash"},
-                       "alerts": {"memoryUsedPercent": 80, "temperatureCelsius": 75, "idleMinutes": 15}}
+                       "alerts": {"memoryUsedPercent": 80, "temperatureCelsius": 75, "idleMinutes": 15},
+                       "alerting": p["monitoring"]["alerting"]}
     return p
 
 
@@ -239,9 +245,11 @@ def test_rule_groups_come_from_the_stack_thresholds_and_gpu_prices(planned, key)
 
 
 def test_custom_thresholds_reach_the_rules(planned):
-    rules = {r["alert"]: r for g in rule(planned("custom-install"))["inputs"]["spec"]["groups"]
+    rules = {(r["alert"], r["labels"]["severity"]): r for g in rule(planned("custom-install"))["inputs"]["spec"]["groups"]
              for r in g["rules"] if "alert" in r}
-    assert (rules["GpuMemoryNearLimit"]["expr"].endswith("> 80"), rules["GpuIdle"]["for"]) == (True, "15m")
+    assert rules["GpuMemoryNearLimit", "warning"]["expr"].endswith("> 80")
+    assert rules["GpuMemoryNearLimit", "critical"]["expr"].endswith("> 97")  # the default critical tier
+    assert rules["GpuIdle", "info"]["for"] == "15m"
 
 
 @pytest.mark.parametrize("key", INSTALL)

@@ -12,6 +12,7 @@ from hypothesis import given, strategies as st
 
 from components import catalog, names
 from components.node_pool import node_group_inputs, node_labels, node_taints
+from components.node_repair import repair_config
 from components.sharing import operand_labels, sharing_labels
 from components.spec import parse_platform
 from conftest import resources, stack_platform
@@ -150,7 +151,7 @@ def test_rolling_updates_and_auto_repair(stack):
         ng = node_groups(stack_plan(stack))[pool.name]["inputs"]
         limit = {"maxUnavailable": 1} if spec.prod else {"maxUnavailablePercentage": 25}
         assert ng["updateConfig"] == {**limit, "updateStrategy": "DEFAULT"}
-        assert ng["nodeRepairConfig"] == {"enabled": True}
+        assert ng["nodeRepairConfig"] == repair_config(spec, pool) and ng["nodeRepairConfig"]["enabled"] is True
 
 
 def test_physical_names_derive_from_the_spec():
@@ -296,15 +297,20 @@ def _variants():
     spot_mig = stack_platform("dev")
     spot_mig["nodePools"].append({
         "name": "a100-mig-spot", "instanceTypes": ["p4de.24xlarge"], "capacityType": "spot", "minSize": 0,
-        "maxSize": 1, "ami": {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.33.5-20251120"},
+        "maxSize": 1, "ami": {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"},
         "sharing": {"mode": "mig", "strategy": "single", "layout": {"1g.10gb": 7}}, "maxUnavailable": 100,
         "taints": [{"key": "dedicated", "value": "ml", "effect": "NoExecute"},
                    {"key": "preemptible", "effect": "PreferNoSchedule"}]})
     bottlerocket = stack_platform("dev")
-    bottlerocket["nodePools"][0].update(ami={"type": "BOTTLEROCKET_x86_64_NVIDIA", "releaseVersion": "1.33.5-20251120"},
+    bottlerocket["nodePools"][0].update(ami={"type": "BOTTLEROCKET_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"},
                                         sharing={"mode": "none"}, maxSize=12)
+    repair = stack_platform("prod")
+    repair["nodePools"][0]["repair"] = {"maxUnhealthyPercent": 40, "maxParallelPercent": 50, "overrides": [
+        {"condition": "AcceleratedHardwareReady", "reason": "NvidiaXID79Error", "waitMinutes": 1, "action": "Replace"},
+        {"condition": "AcceleratedHardwareReady", "reason": "DCGMHealthCode3", "waitMinutes": 60, "action": "Reboot"}]}
+    repair["nodePools"][1]["repair"] = {"enabled": False}
     return {"dev": stack_platform("dev"), "prod": stack_platform("prod"), "spot-mig": spot_mig,
-            "bottlerocket": bottlerocket}
+            "bottlerocket": bottlerocket, "repair": repair}
 
 
 @pytest.mark.parametrize("variant", list(_variants()))
@@ -339,8 +345,10 @@ def test_custom_image_node_groups_omit_what_eks_refuses_with_an_image_id(variant
 
 def test_model_check_catches_a_bad_input():
     """The checker itself: an unknown enum value and an oversized label are reported."""
-    bad = {"capacityType": "CHEAP", "labels": {"k": "v" * 64}}
-    assert len(_model_problems(bad, CREATE_NODEGROUP)) == 2
+    bad = {"capacityType": "CHEAP", "labels": {"k": "v" * 64},
+           "nodeRepairConfig": {"maxParallelNodesRepairedPercentage": 101, "nodeRepairConfigOverrides": [
+               {"repairAction": "Terminate", "minRepairWaitTimeMins": 0}]}}
+    assert len(_model_problems(bad, CREATE_NODEGROUP)) == 5
 
 
 # --- replace-forcing inputs depend on the pool's own spec only ---

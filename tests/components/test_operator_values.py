@@ -11,8 +11,8 @@ from components.sharing import check_mig_parted_config, device_plugin_configs, m
 from components.spec import parse_platform
 from conftest import stack_platform
 
-AL2023 = {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.33.5-20251120"}
-BOTTLEROCKET = {"type": "BOTTLEROCKET_x86_64_NVIDIA", "releaseVersion": "1.33.5-20251120"}
+AL2023 = {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"}
+BOTTLEROCKET = {"type": "BOTTLEROCKET_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"}
 REMOVED_KEYS = [("operator", "defaultRuntime"), ("driver", "useOpenKernelModules"), ("driver", "maxParallelUpgrades")]
 
 

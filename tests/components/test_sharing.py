@@ -14,8 +14,8 @@ from components.spec import parse_platform
 from conftest import spec_with_pools, stack_platform
 
 UPSTREAM = Path(__file__).resolve().parents[2] / "components" / "upstream"
-AL2023 = {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.33.5-20251120"}
-BOTTLEROCKET = {"type": "BOTTLEROCKET_x86_64_NVIDIA", "releaseVersion": "1.33.5-20251120"}
+AL2023 = {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"}
+BOTTLEROCKET = {"type": "BOTTLEROCKET_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"}
 
 
 def pool(name, instance, sharing=None, ami=AL2023, **extra):

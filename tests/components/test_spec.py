@@ -4,7 +4,7 @@ from datetime import date
 import pytest
 
 from components.spec import SpecError, parse_platform
-from conftest import stack_platform
+from conftest import stack_platform, unqueued
 
 TODAY = date(2026, 11, 22)
 
@@ -140,7 +140,7 @@ def test_mig_profile_must_exist_on_that_gpu():
 
 
 def test_a100_40gb_reads_1g_10gb_as_its_double_memory_profile():
-    p = stack_platform("prod")
+    p = unqueued(stack_platform("prod"))  # quotaOvercommitRatio stretches unqueued quotas only
     pool = p["nodePools"][1]  # p4d.24xlarge: A100-SXM4-40GB
     pool["sharing"] = {"mode": "mig", "strategy": "mixed", "layout": {"1g.10gb": 7}}
     assert "at most 4 1g-2m" in only_problem(p, "nodePools[1].sharing.layout")
@@ -212,7 +212,7 @@ def test_ami_owned_driver_needs_a_pinned_release():
 def test_ami_release_must_match_the_cluster_version():
     p = stack_platform("dev")
     p["nodePools"][0]["ami"]["releaseVersion"] = "1.32.9-20251120"
-    assert "not a release for Kubernetes 1.33" in only_problem(p, "nodePools[0].ami.releaseVersion")
+    assert "not a release for Kubernetes 1.35" in only_problem(p, "nodePools[0].ami.releaseVersion")
 
 
 def test_ami_owned_driver_must_not_name_a_version():
@@ -230,7 +230,7 @@ def test_chart_version_must_be_in_the_catalog():
 # --- names ---
 
 def test_duplicate_pool_names_are_refused():
-    p = stack_platform("prod")
+    p = unqueued(stack_platform("prod"))  # a queue naming the renamed pool would be a second problem
     p["nodePools"][2]["name"] = "h100-mig"
     assert "also nodePools[0]" in only_problem(p, "nodePools[2].name")
 

@@ -13,9 +13,9 @@ from conftest import stack_platform
 
 TODAY = date(2026, 11, 22)
 BEFORE_R535_EOL = date(2026, 6, 1)
-AL2023 = {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.33.5-20251120"}
-BOTTLEROCKET = {"type": "BOTTLEROCKET_x86_64_NVIDIA", "releaseVersion": "1.33.5-20251120"}
-AL2 = {"type": "AL2_x86_64_GPU", "releaseVersion": "1.33.5-20251120"}
+AL2023 = {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"}
+BOTTLEROCKET = {"type": "BOTTLEROCKET_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"}
+AL2 = {"type": "AL2_x86_64_GPU", "releaseVersion": "1.35.7-20260911"}
 UBUNTU = {"type": "UBUNTU_24_04", "imageId": "ami-0c3f9e8a1b2d4e567"}
 CHART = "v26.7.0"
 SUPPORTED = catalog.GPU_OPERATOR_CHARTS[CHART].supported_drivers
@@ -114,7 +114,7 @@ def test_ubuntu_pool_must_pin_its_image_id():
 
 
 def test_ubuntu_pool_takes_no_release_version():
-    ami = {**UBUNTU, "releaseVersion": "1.33.5-20251120"}
+    ami = {**UBUNTU, "releaseVersion": "1.35.7-20260911"}
     assert_refused(platform(pool("a", "g5.xlarge", ami), driver=operator_driver()),
                    "nodePools[0].ami.releaseVersion", "Ubuntu pools pin imageId")
 
@@ -131,7 +131,7 @@ def test_eks_ami_pool_must_pin_its_release():
 
 def test_eks_ami_release_must_match_the_cluster_version():
     assert_refused(platform(pool("a", "g5.xlarge", {**AL2023, "releaseVersion": "1.32.9-20251120"})),
-                   "nodePools[0].ami.releaseVersion", "not a release for Kubernetes 1.33")
+                   "nodePools[0].ami.releaseVersion", "not a release for Kubernetes 1.35")
 
 
 # --- the pinned driver ---

@@ -3,7 +3,7 @@ asserting the field path a user must edit and what the message tells them."""
 import pytest
 
 from components.spec import SpecError, parse_platform, quantity_value
-from conftest import stack_platform
+from conftest import stack_platform, unqueued
 
 ARN = "arn:aws:iam::123456789012:role/{}"
 
@@ -116,7 +116,8 @@ def test_gpu_quotas_beyond_capacity_are_refused():
 
 
 def test_overcommit_ratio_admits_quotas_up_to_the_ratio():
-    platform = prod(quota={"gpus": 13, "migSlices": {"1g.10gb": 16, "3g.40gb": 2}, "cpu": "256", "memory": "2Ti"})
+    platform = unqueued(prod(quota={"gpus": 13, "migSlices": {"1g.10gb": 16, "3g.40gb": 2}, "cpu": "256",
+                                    "memory": "2Ti"}))  # queued quotas are guarantees: no overcommit
     platform["quotaOvercommitRatio"] = 1.5
     assert problems(platform) == []
 

@@ -6,7 +6,7 @@ import pytest
 from components import names
 from components import team_objects as objects
 from components.spec import parse_platform
-from conftest import resources, stack_platform, write_stack
+from conftest import AS_OF, resources, stack_platform, write_stack
 
 TEAM = "gpu-platform:team:TeamNamespace"
 UNIT = {("Namespace", None), ("ResourceQuota", names.TEAM_QUOTA), ("LimitRange", names.TEAM_LIMITS),
@@ -21,7 +21,8 @@ def plan(platform: dict, tmp, stack: str) -> dict:
 
     folder = tmp.mktemp(stack)
     out = folder / "plan.json"
-    code = main(["plan", "--config", str(write_stack(folder / f"Pulumi.{stack}.yaml", platform)), "--json", str(out)])
+    code = main(["plan", "--config", str(write_stack(folder / f"Pulumi.{stack}.yaml", platform)), "--json", str(out),
+                 "--as-of", AS_OF])
     assert code == 0, f"plan of {stack} exited {code}"
     return json.loads(out.read_text())
 
@@ -107,9 +108,10 @@ def test_team_with_mig_quota_bounds_every_offered_profile(plans):
     _, children = unit(plans["prod"], "research")
     (quota,) = [c for c in children if c["inputs"]["kind"] == "ResourceQuota"]
     hard = quota["inputs"]["spec"]["hard"]
+    # prod queues: each bound is the ceiling, the nominal quota (16 and 2) plus research's 100% borrowing limit
     assert {k: v for k, v in hard.items() if k.startswith(names.quota_key(names.MIG_RESOURCE_PREFIX))} == {
-        "requests.nvidia.com/mig-1g.10gb": "16", "requests.nvidia.com/mig-2g.20gb": "0",
-        "requests.nvidia.com/mig-3g.40gb": "2"}
+        "requests.nvidia.com/mig-1g.10gb": "32", "requests.nvidia.com/mig-2g.20gb": "0",
+        "requests.nvidia.com/mig-3g.40gb": "4"}
 
 
 @pytest.mark.parametrize("stack, expected", [("dev", ["research", "applied-ml"]),

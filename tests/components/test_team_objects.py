@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from components import names
 from components import team_objects as t
-from conftest import spec_of
+from conftest import spec_of, unqueued
 
 GPU_QUOTA = names.quota_key(names.GPU_RESOURCE)
 
@@ -82,8 +82,9 @@ def test_quota_always_bounds_whole_gpus_even_at_zero():
     assert t.quota_hard(spec, team_of(spec, "applied-ml"))[GPU_QUOTA] == "0"
 
 
-def test_quota_holds_the_teams_mig_slices(prod):
-    hard = t.quota_hard(prod, team_of(prod, "research"))
+def test_quota_holds_the_teams_mig_slices():
+    spec = spec_of("prod", unqueued)
+    hard = t.quota_hard(spec, team_of(spec, "research"))
     assert (hard[names.quota_key(names.mig_resource("1g.10gb"))],
             hard[names.quota_key(names.mig_resource("3g.40gb"))]) == ("16", "2")
 
@@ -98,8 +99,9 @@ def test_quota_has_no_mig_keys_without_mig_pools(dev):
     assert not [k for k in t.quota_hard(dev, dev.teams[0]) if names.MIG_RESOURCE_PREFIX in k]
 
 
-def test_quota_copies_cpu_memory_pods_claims_and_storage(prod):
-    hard = t.quota_hard(prod, team_of(prod, "batch"))
+def test_quota_copies_cpu_memory_pods_claims_and_storage():
+    spec = spec_of("prod", unqueued)
+    hard = t.quota_hard(spec, team_of(spec, "batch"))
     assert {k: hard[k] for k in ("requests.cpu", "requests.memory", "pods", "persistentvolumeclaims",
                                  "requests.storage")} == {"requests.cpu": "64", "requests.memory": "1Ti",
                                                           "pods": "200", "persistentvolumeclaims": "20",
@@ -111,6 +113,7 @@ def test_quota_copies_cpu_memory_pods_claims_and_storage(prod):
                                                       st.integers(0, 4)))
 def test_every_gpu_resource_the_pools_offer_is_bounded(gpus, slices):
     def edit(p):
+        unqueued(p)
         p["teams"][1]["quota"].update(gpus=gpus, migSlices=slices)
     spec = spec_of("prod", edit)
     from components.capacity import platform_capacity
@@ -118,6 +121,24 @@ def test_every_gpu_resource_the_pools_offer_is_bounded(gpus, slices):
     hard = t.quota_hard(spec, team_of(spec, "inference"))
     for resource in platform_capacity(spec).total:
         assert names.quota_key(resource) in hard
+
+
+def test_queued_quota_is_the_ceiling_nominal_plus_borrowing_limit(prod):
+    hard = t.quota_hard(prod, team_of(prod, "batch"))  # 100% borrowing (the batch tier's default)
+    assert {k: hard[k] for k in (GPU_QUOTA, names.quota_key(names.mig_resource("2g.20gb")), "requests.cpu",
+                                 "requests.memory")} == {GPU_QUOTA: "8", names.quota_key(names.mig_resource("2g.20gb")): "4",
+                                                         "requests.cpu": "128", "requests.memory": "2Ti"}
+    assert (hard["pods"], hard["persistentvolumeclaims"], hard["requests.storage"]) == ("200", "20", "2Ti")
+
+
+def test_queued_quota_of_a_team_that_does_not_borrow_is_its_nominal_quota(prod):
+    hard = t.quota_hard(prod, team_of(prod, "inference"))  # critical inference borrows 0% by default
+    assert (hard[GPU_QUOTA], hard["requests.cpu"], hard["requests.memory"]) == ("6", "64", "256Gi")
+
+
+def test_queued_quota_still_bounds_every_offered_mig_profile(prod):
+    hard = t.quota_hard(prod, team_of(prod, "inference"))
+    assert [hard[names.quota_key(names.mig_resource(p))] for p in ("1g.10gb", "2g.20gb", "3g.40gb")] == ["0"] * 3
 
 
 # --- limits ---
@@ -171,7 +192,7 @@ def test_mig_single_strategy_counts_slices_as_gpus():
     def edit(p):
         single = {"mode": "mig", "strategy": "single", "layout": {"1g.10gb": 7}}
         p["nodePools"] = [p["nodePools"][0] | {"sharing": single}]
-        p["teams"] = [p["teams"][0] | {"quota": {"gpus": 8, "cpu": "8", "memory": "8Gi"}}]
+        p["teams"] = [p["teams"][0] | {"quota": {"gpus": 8, "cpu": "8", "memory": "8Gi"}, "queue": {}}]
     spec = spec_of("prod", edit)
     assert t.largest_gpu_request(spec) == 56  # 8 GPUs x 7 slices
 

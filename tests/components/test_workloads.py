@@ -212,7 +212,7 @@ def test_a_custom_wait_selector_reaches_job_pods():
 
 def test_job_pods_are_never_evicted_by_the_autoscaler_and_services_may_be(prod):
     annotations = gpu_job(prod, "research", "train", IMAGE)["spec"]["template"]["metadata"]["annotations"]
-    assert annotations == {names.CA_SAFE_TO_EVICT_ANNOTATION: "false"}
+    assert annotations == {names.CA_SAFE_TO_EVICT_ANNOTATION: "false", names.KARPENTER_DO_NOT_DISRUPT_ANNOTATION: "true"}
     assert "annotations" not in gpu_pod(prod, "research", "serve", IMAGE)["metadata"]
 
 

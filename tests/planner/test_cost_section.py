@@ -8,6 +8,7 @@ import contextlib
 import io
 import json
 import os
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -15,12 +16,13 @@ import pytest
 from components import names
 from components.cost import pool_facts_from_node_group_inputs, pool_facts_from_spec
 from components.spec import parse_platform
-from conftest import resources, stack_platform
+from conftest import AS_OF, resources, stack_platform
 from planner import capacity_section, cost_section, render
 from planner.plan import schema_problems
 from planner.tables import money
 
 SNAPSHOTS = Path(__file__).with_name("snapshots")
+DAY = date.fromisoformat(AS_OF)  # the control plane is priced by its EKS support window on this day
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 
 
@@ -35,14 +37,14 @@ def capacity(stack: str, **changes) -> dict:
 
 
 def cost(stack: str, region: str = "us-east-1", **changes) -> dict:
-    return cost_section.from_spec(spec_of(stack, **changes), region)
+    return cost_section.from_spec(spec_of(stack, **changes), region, DAY)
 
 
 def pr_summary(stack: str) -> str:
     """The capacity and cost part of the pull-request comment, as the planner prints it."""
     spec = spec_of(stack)
     plan = {"project": "gpu-platform", "stack": stack, "resources": [], "outputs": {}, "policy": {"violations": []},
-            "capacity": capacity_section.from_spec(spec), "cost": cost_section.from_spec(spec, "us-east-1")}
+            "capacity": capacity_section.from_spec(spec), "cost": cost_section.from_spec(spec, "us-east-1", DAY)}
     shown = render.markdown(plan, [capacity_section.SECTION, cost_section.SECTION])
     return shown[shown.index(f"#### {capacity_section.TITLE}"):]
 
@@ -59,7 +61,7 @@ def planned(tmp_path_factory):
             out = tmp_path_factory.mktemp("plan") / "plan.json"
             shown = io.StringIO()
             with contextlib.redirect_stdout(shown):
-                code = main(["plan", "--stack", stack, "--json", str(out), "--format", fmt])
+                code = main(["plan", "--stack", stack, "--json", str(out), "--format", fmt, "--as-of", AS_OF])
             runs[stack, fmt] = (code, shown.getvalue(), json.loads(out.read_text()))
         return runs[stack, fmt]
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import resource
+from conftest import AS_OF, resource
 from planner.cli import main
 from planner.diff import compare, markdown
 
@@ -16,7 +16,7 @@ NODE_GROUP, FILE_SYSTEM = "aws:eks/nodeGroup:NodeGroup", "aws:efs/fileSystem:Fil
 @pytest.fixture(scope="module")
 def base_plan(tmp_path_factory):
     path = tmp_path_factory.mktemp("plans") / "prod.json"
-    assert main(["plan", "--stack", "prod", "--json", str(path)]) == 0
+    assert main(["plan", "--stack", "prod", "--json", str(path), "--as-of", AS_OF]) == 0
     return json.loads(path.read_text())
 
 

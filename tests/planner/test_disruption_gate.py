@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, stack_platform, write_stack
+from conftest import AS_OF, ROOT, stack_platform, write_stack
 from planner.cli import main
 from planner.lock import lock_from_plan
 
@@ -46,7 +46,7 @@ def runs(tmp_path_factory):
         edit(platform)
         stack = write_stack(folder / "Pulumi.prod.yaml", platform)
         plan = folder / "plan.json"
-        code = main(["plan", "--config", str(stack), "--json", str(plan), "--lock", str(COMMITTED_LOCK)])
+        code = main(["plan", "--config", str(stack), "--json", str(plan), "--lock", str(COMMITTED_LOCK), "--as-of", AS_OF])
         out[name] = {"stack": stack, "plan": plan, "code": code, "doc": json.loads(plan.read_text())}
     return out
 
@@ -81,7 +81,7 @@ def test_regenerating_the_lock_approves_the_change(runs, edit, tmp_path, capsys)
     assert main(["lock", "--plan", str(run["plan"]), "--out", str(lock)]) == 0
     approved = capsys.readouterr().out
     assert all(f"~ pool {pool}: approves {effect}" in approved for pool, effect in EXPECTED[edit])
-    assert main(["plan", "--config", str(run["stack"]), "--lock", str(lock)]) == 0
+    assert main(["plan", "--config", str(run["stack"]), "--lock", str(lock), "--as-of", AS_OF]) == 0
 
 
 @pytest.mark.parametrize("edit", ["maxsize", "quota"])

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import ROOT
+from conftest import AS_OF, ROOT
 from planner.cli import main
 from planner.errors import PlannerError
 from planner.lock import changes, lock_from_plan
@@ -20,7 +20,7 @@ def plans(tmp_path_factory):
     out = {}
     for stack in ("dev", "prod"):
         path = tmp_path_factory.mktemp("plans") / f"{stack}.json"
-        assert main(["plan", "--stack", stack, "--json", str(path)]) == 0
+        assert main(["plan", "--stack", stack, "--json", str(path), "--as-of", AS_OF]) == 0
         out[stack] = path
     return out
 

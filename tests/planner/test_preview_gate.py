@@ -116,14 +116,14 @@ def test_not_a_digest_is_an_input_error():
 # --- disruption: real preview steps classified like `gpu-platform diff`, approved through the lock ---
 
 def _plan(tmp_path_factory, name, edit):
-    from conftest import stack_platform, write_stack
+    from conftest import AS_OF, stack_platform, write_stack
 
     folder = tmp_path_factory.mktemp(name)
     platform = stack_platform("prod")
     edit(platform)
     path = folder / "plan.json"
     assert main(["plan", "--config", str(write_stack(folder / "Pulumi.prod.yaml", platform)),
-                 "--json", str(path)]) in (0, 1)
+                 "--json", str(path), "--as-of", AS_OF]) in (0, 1)
     return path
 
 

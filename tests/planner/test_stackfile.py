@@ -6,7 +6,7 @@ import json
 import pytest
 
 from planner.errors import PlannerError
-from planner.stackfile import find_project_dir, load_project, load_stack, stack_name_for
+from planner.stackfile import find_project_dir, load_project, load_stack, stack_name_for, stand_in
 
 from planner_fixtures import project, write_yaml  # noqa: F401 (fixture)
 
@@ -73,16 +73,21 @@ def test_typed_project_key_without_default_sets_nothing(project):
     assert "gpu-platform:tier" not in loaded.config
 
 
-def test_secure_value_is_refused_with_its_key(project):
-    problems = _problems(project, "config:\n  aws:region: us-east-1\n  gpu-platform:platform: {}\n"
-                                  "  gpu-platform:token:\n    secure: AAABAC==\n")
-    assert len(problems) == 1 and "`gpu-platform:token` is a secret" in problems[0]
+def test_secret_key_gets_a_fake_stand_in_and_is_marked_secret(project):
+    (project / "stacks" / "Pulumi.dev.yaml").write_text(
+        "config:\n  aws:region: us-east-1\n  gpu-platform:platform: {}\n  gpu-platform:token:\n    secure: v1:AAABAC==\n"
+        "  gpu-platform:plain: visible\n")
+    loaded = load_stack(load_project(project), stack="dev")
+    assert loaded.secret_keys == ("gpu-platform:token",)
+    assert loaded.config["gpu-platform:token"] == stand_in("gpu-platform:token")
+    assert "stand-in" in stand_in("x") and "AAABAC" not in json.dumps(loaded.config)
+    assert loaded.config["gpu-platform:plain"] == "visible"
 
 
 def test_secure_value_nested_in_an_object_is_refused_with_its_path(project):
     problems = _problems(project, "config:\n  aws:region: us-east-1\n  gpu-platform:platform:\n"
                                   "    alerts: {webhook: {secure: AAAB}}\n")
-    assert "`gpu-platform:platform.alerts.webhook` is a secret" in problems[0]
+    assert "`gpu-platform:platform.alerts.webhook` is a secret" in problems[0] and "its own config key" in problems[0]
 
 
 def test_missing_stack_file_names_the_path_and_the_known_stacks(project):

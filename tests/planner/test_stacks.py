@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import AS_OF
 from planner.cli import main
 from planner.plan import schema_problems
 
@@ -17,7 +18,7 @@ STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (ROOT / "stacks").
 @pytest.fixture(scope="module", params=STACKS)
 def planned(request, tmp_path_factory):
     out = tmp_path_factory.mktemp(request.param) / "plan.json"
-    code = main(["plan", "--project-dir", str(ROOT), "--stack", request.param, "--json", str(out)])
+    code = main(["plan", "--project-dir", str(ROOT), "--stack", request.param, "--json", str(out), "--as-of", AS_OF])
     return request.param, code, json.loads(out.read_text()) if out.exists() else None
 
 

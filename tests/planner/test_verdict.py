@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, resource, resources, stack_platform
+from conftest import AS_OF, ROOT, resource, resources, stack_platform
 from planner import verdict
 from planner.cli import main
 from planner.errors import PlannerError
@@ -28,7 +28,7 @@ def stack_plans(tmp_path_factory):
     out = {}
     for stack in ("dev", "prod"):
         path = tmp_path_factory.mktemp("plans") / f"{stack}.json"
-        assert main(["plan", "--stack", stack, "--json", str(path)]) == 0
+        assert main(["plan", "--stack", stack, "--json", str(path), "--as-of", AS_OF]) == 0
         out[stack] = json.loads(path.read_text())
     return out
 
@@ -113,7 +113,7 @@ def test_cli_exits_1_and_prints_the_verdict_on_mandatory(tmp_path, capsys):
     platform = stack_platform("prod")
     platform["nodePools"][1]["protect"] = False
     cfg = write_stack(tmp_path / "Pulumi.prod.yaml", platform)
-    assert main(["plan", "--config", str(cfg)]) == 1
+    assert main(["plan", "--config", str(cfg), "--as-of", AS_OF]) == 1
     out = capsys.readouterr().out
     assert "Policy: FAILED (1 mandatory)." in out and "node-group-protected" in out
 

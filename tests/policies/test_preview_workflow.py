@@ -42,10 +42,17 @@ def test_runs_the_tests(workflow):
 
 
 def test_posts_the_offline_plan_of_each_stack(workflow):
-    assert {i["stack"] for i in workflow["jobs"]["plan"]["strategy"]["matrix"]["include"]} == {"dev", "prod"}
+    stacks = {p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in (ROOT / "stacks").glob("Pulumi.*.yaml")}
+    assert {i["stack"] for i in workflow["jobs"]["plan"]["strategy"]["matrix"]["include"]} == stacks
     assert "gpu-platform plan --stack" in runs(workflow, "plan") and "--format markdown" in runs(workflow, "plan")
     assert "gpu-platform diff" in runs(workflow, "plan")
     assert uses(workflow, "plan", "marocchino/sticky-pull-request-comment")["with"]["path"] == "comment.md"
+
+
+def test_checks_the_upgrade_path_against_the_base_branch(workflow):
+    text = runs(workflow, "plan")
+    assert 'gpu-platform upgrade-check "base-$STACK.json" "plan-$STACK.json" --format markdown' in text
+    assert any("steps.upgrade.outputs.exit" in str(s.get("if", "")) for s in steps(workflow, "plan"))
 
 
 def test_previews_with_the_policy_pack(workflow):

@@ -1,0 +1,260 @@
+"""Karpenter GPU pools as plain data: each pool's EC2NodeClass and NodePool, decided from the spec alone.
+
+A pool with `provisioner: karpenter` gets the same labels, taints, sharing selectors, disk and image
+rules as a managed node group (node_pool.node_labels and node_taints, sharing.mig_layout_tag), in
+Karpenter's v1 API (karpenter.sh v1.14 NodePools, NodeClasses, Disruption):
+
+- EC2NodeClass: the image pinned by an exact alias (`al2023@v20251120`) or by id (Ubuntu: the `Custom`
+  family with our own bootstrap, registering with Karpenter's `karpenter.sh/unregistered` taint), IMDSv2
+  with hop limit 2, encrypted gp3 volumes, subnets and security groups found by the
+  `karpenter.sh/discovery: <cluster>` tag, the shared Karpenter node role, and instance tags (the
+  stack's, and the MIG layout, so a new layout drifts the pool's nodes instead of relabelling them).
+- NodePool: requirements on the pool's instance types and capacity type, the node labels and taints,
+  `limits.nodes` = maxSize (so capacity and cost read as on a managed node group), and disruption:
+  consolidate only empty nodes by default, budgets of `maxUnavailable` nodes for drift and
+  consolidation, and with a disruption window `nodes: "0"` budgets over the rest of the week.
+
+Karpenter keeps no minimum: a NodePool has no minimum size, so `minSize` must be 0 (spec rules).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping, Optional
+
+from . import catalog, names
+from .karpenter_window import closed_budgets
+from .sharing import mig_layout_tag
+
+if TYPE_CHECKING:
+    from .spec import NodePoolSpec, PlatformSpec
+
+KARPENTER = "karpenter"  # nodePools[].provisioner
+NODE_POOL_API = ("karpenter.sh/v1", "NodePool")
+NODE_CLASS_API = ("karpenter.k8s.aws/v1", "EC2NodeClass")
+NODE_POOL = f"kubernetes:{NODE_POOL_API[0]}:{NODE_POOL_API[1]}"
+NODE_CLASS = f"kubernetes:{NODE_CLASS_API[0]}:{NODE_CLASS_API[1]}"
+CAPACITY_TYPES = {"spot": "spot", "on-demand": "on-demand"}  # the spec's spelling is Karpenter's
+# Reasons Karpenter may voluntarily disrupt a node for; a window holds back the two that evict pods.
+POD_EVICTING_REASONS = ("Drifted", "Underutilized")
+EMPTY_REASON = "Empty"
+HOP_LIMIT = 2  # as on managed node groups: pods that still read instance metadata sit one hop away
+
+
+def uses_karpenter(spec: "PlatformSpec") -> bool:
+    return any(p.provisioner == KARPENTER for p in spec.node_pools)
+
+
+def karpenter_pools(spec: "PlatformSpec") -> list["NodePoolSpec"]:
+    return [p for p in spec.node_pools if p.provisioner == KARPENTER]
+
+
+def discovery_tags(spec: "PlatformSpec") -> dict[str, str]:
+    """The tag EC2NodeClasses select subnets and security groups by ({} when no pool uses Karpenter)."""
+    return {names.KARPENTER_DISCOVERY_TAG: spec.cluster.name} if uses_karpenter(spec) else {}
+
+
+def node_role_name(cluster: str) -> str:
+    """Karpenter's nodes run as their own role (with its own EKS access entry), not the node groups' one."""
+    return names.role_name(cluster, "karpenter-nodes")
+
+
+def pool_settings(pool: "NodePoolSpec"):
+    from .spec import KarpenterPoolSpec
+
+    return pool.karpenter or KarpenterPoolSpec()
+
+
+# --- NodePool ---
+
+def requirements(pool: "NodePoolSpec") -> list[dict[str, Any]]:
+    """The pool's exact instance types and capacity type (every type shares one GPU model and count)."""
+    return [
+        {"key": names.INSTANCE_TYPE_LABEL, "operator": "In", "values": list(pool.instance_types)},
+        {"key": names.KARPENTER_CAPACITY_TYPE_LABEL, "operator": "In", "values": [CAPACITY_TYPES[pool.capacity_type]]},
+        {"key": names.ARCH_LABEL, "operator": "In", "values": ["amd64"]},
+        {"key": names.OS_LABEL, "operator": "In", "values": ["linux"]},
+    ]
+
+
+def taints(pool: "NodePoolSpec") -> list[dict[str, str]]:
+    """The GPU taint and the pool's own (Kubernetes spelling; an empty value is left out, as the API does)."""
+    from .node_pool import node_taints
+
+    return [{"key": k, **({"value": v} if v else {}), "effect": e} for k, v, e in node_taints(pool)]
+
+
+def limits(pool: "NodePoolSpec") -> dict[str, str]:
+    """At most maxSize nodes: the same ceiling capacity, cost and quota checks read on a node group."""
+    return {"nodes": str(pool.max_size)}
+
+
+def budgets(spec: "PlatformSpec", pool: "NodePoolSpec") -> list[dict[str, Any]]:
+    """`maxUnavailable` nodes at a time for drift and consolidation; empty nodes (nothing runs there but
+    DaemonSets) go whenever they are empty; with a window, no drift or consolidation outside it."""
+    limit = spec.pool_max_unavailable(pool)
+    out = [{"nodes": str(limit), "reasons": list(POD_EVICTING_REASONS)},
+           {"nodes": "100%", "reasons": [EMPTY_REASON]}]
+    window = spec.karpenter.disruption_window
+    if window is not None:
+        out += closed_budgets(window.schedule, window.duration, POD_EVICTING_REASONS)
+    return out
+
+
+def disruption(spec: "PlatformSpec", pool: "NodePoolSpec") -> dict[str, Any]:
+    settings = pool_settings(pool)
+    return {"consolidationPolicy": settings.consolidation_policy, "consolidateAfter": settings.consolidate_after,
+            "budgets": budgets(spec, pool)}
+
+
+def node_pool_metadata(spec: "PlatformSpec", pool: "NodePoolSpec") -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": pool.name, "labels": {names.MANAGED_BY_LABEL: names.MANAGED_BY}}
+    window = spec.karpenter.disruption_window
+    if window is not None:  # policies read the window the budgets must honour from here
+        meta["annotations"] = {names.DISRUPTION_WINDOW_SCHEDULE_ANNOTATION: window.schedule,
+                               names.DISRUPTION_WINDOW_DURATION_ANNOTATION: window.duration}
+    return meta
+
+
+def node_pool_spec(spec: "PlatformSpec", pool: "NodePoolSpec") -> dict[str, Any]:
+    from .node_pool import node_labels
+
+    group, kind = NODE_CLASS_API[0].split("/")[0], NODE_CLASS_API[1]
+    settings = pool_settings(pool)
+    out: dict[str, Any] = {
+        "template": {
+            "metadata": {"labels": node_labels(pool)},
+            "spec": {
+                "nodeClassRef": {"group": group, "kind": kind, "name": pool.name},
+                "requirements": requirements(pool),
+                "taints": taints(pool),
+                "expireAfter": settings.expire_after,
+            },
+        },
+        "limits": limits(pool),
+        "disruption": disruption(spec, pool),
+    }
+    if settings.weight is not None:
+        out["weight"] = settings.weight
+    return out
+
+
+def node_pool_object(spec: "PlatformSpec", pool: "NodePoolSpec") -> dict[str, Any]:
+    api_version, kind = NODE_POOL_API
+    return {"apiVersion": api_version, "kind": kind, "metadata": node_pool_metadata(spec, pool),
+            "spec": node_pool_spec(spec, pool)}
+
+
+# --- EC2NodeClass ---
+
+def karpenter_image(pool: "NodePoolSpec") -> catalog.KarpenterImage:
+    return catalog.KARPENTER_IMAGES[pool.ami.type]
+
+
+def ami_selector_terms(pool: "NodePoolSpec") -> list[dict[str, str]]:
+    return [{"alias": pool.ami.alias}] if pool.ami.alias else [{"id": pool.ami.image_id}]
+
+
+def os_volume_gib(pool: "NodePoolSpec") -> int:
+    """A Karpenter pool's declared OS volume (Bottlerocket's), 0 otherwise: a node group's comes with its AMI."""
+    return karpenter_image(pool).root_volume_gib if pool.provisioner == KARPENTER else 0
+
+
+def block_device_mappings(pool: "NodePoolSpec") -> list[dict[str, Any]]:
+    """The volume images live on (as in the node group's launch template), plus Bottlerocket's OS volume:
+    naming any mapping replaces Karpenter's defaults, so every volume the image needs is listed."""
+    image = pool.ami.image
+    volumes = [(catalog.IMAGE_VOLUME_DEVICE[image.os], pool.disk_size_gib)]
+    root = karpenter_image(pool).root_volume_gib
+    if root:
+        volumes.insert(0, ("/dev/xvda", root))
+    return [{"deviceName": device, "ebs": {"volumeSize": f"{size}Gi", "volumeType": "gp3", "encrypted": True,
+                                           "deleteOnTermination": True}} for device, size in volumes]
+
+
+def node_class_tags(spec: "PlatformSpec", pool: "NodePoolSpec") -> dict[str, str]:
+    """Tags on every instance, volume and launch template Karpenter makes for the pool: what the aws
+    provider's default tags put on the stack's own resources, the pool, and its MIG layout."""
+    return {names.MANAGED_BY_TAG: names.MANAGED_BY, names.CLUSTER_TAG: spec.cluster.name,
+            names.ENVIRONMENT_TAG: spec.environment, names.POOL_LABEL: pool.name, **spec.tags, **mig_layout_tag(pool)}
+
+
+def node_class_spec(spec: "PlatformSpec", pool: "NodePoolSpec", user_data: Optional[str] = None) -> dict[str, Any]:
+    """`user_data` is the bootstrap of a custom (Ubuntu) image: `custom_user_data`."""
+    image = karpenter_image(pool)
+    discovery = [{"tags": {names.KARPENTER_DISCOVERY_TAG: spec.cluster.name}}]
+    out: dict[str, Any] = {}
+    if not pool.ami.alias:  # an alias implies its family
+        out["amiFamily"] = image.ami_family
+    out.update({
+        "amiSelectorTerms": ami_selector_terms(pool),
+        "role": node_role_name(spec.cluster.name),
+        "subnetSelectorTerms": discovery,
+        "securityGroupSelectorTerms": discovery,
+        "metadataOptions": {"httpEndpoint": "enabled", "httpProtocolIPv6": "disabled",
+                            "httpPutResponseHopLimit": HOP_LIMIT, "httpTokens": "required"},
+        "blockDeviceMappings": block_device_mappings(pool),
+        "tags": node_class_tags(spec, pool),
+    })
+    if user_data is not None:
+        out["userData"] = user_data
+    return out
+
+
+def node_class_object(spec: "PlatformSpec", pool: "NodePoolSpec", user_data: Optional[str] = None) -> dict[str, Any]:
+    api_version, kind = NODE_CLASS_API
+    return {"apiVersion": api_version, "kind": kind,
+            "metadata": {"name": pool.name, "labels": {names.MANAGED_BY_LABEL: names.MANAGED_BY}},
+            "spec": node_class_spec(spec, pool, user_data)}
+
+
+def needs_user_data(pool: "NodePoolSpec") -> bool:
+    return karpenter_image(pool).ami_family == "Custom"
+
+
+def custom_user_data(spec: "PlatformSpec", pool: "NodePoolSpec", endpoint: str, ca_data: str,
+                     service_cidr: str) -> str:
+    """Canonical's bootstrap (as on Ubuntu node groups) with the node registering under Karpenter's
+    `karpenter.sh/unregistered:NoExecute` taint, which Karpenter lifts once it has synced the node's
+    labels and taints (karpenter.sh v1.14 NodeClasses, Custom user data)."""
+    from .launch_template import ubuntu_bootstrap_script
+    from .node_pool import node_labels, node_taints
+
+    registering = [*node_taints(pool), (names.KARPENTER_UNREGISTERED_TAINT, "", "NoExecute")]
+    return ubuntu_bootstrap_script(spec.cluster.name, endpoint, ca_data, service_cidr, node_labels(pool), registering)
+
+
+# --- reading a NodePool back (cost, capacity, disruption and policies see what was registered) ---
+
+def requirement_values(node_pool: Mapping[str, Any], key: str) -> list[str]:
+    """The `In` values of one requirement of a NodePool's inputs ([] without one)."""
+    reqs = (((node_pool.get("spec") or {}).get("template") or {}).get("spec") or {}).get("requirements") or []
+    for req in reqs:
+        if isinstance(req, Mapping) and req.get("key") == key and req.get("operator") == "In":
+            return list(req.get("values") or [])
+    return []
+
+
+def max_nodes(node_pool: Mapping[str, Any]) -> int:
+    """limits.nodes (0 when absent or not a whole number)."""
+    value = ((node_pool.get("spec") or {}).get("limits") or {}).get("nodes")
+    try:
+        return int(str(value))
+    except ValueError:
+        return 0
+
+
+def node_group_view(node_pool: Mapping[str, Any]) -> dict[str, Any]:
+    """A NodePool's inputs in a managed node group's terms (instanceTypes, capacityType, scalingConfig,
+    labels, taints in the EKS API's spelling), so the cost model and the pack's pool rules read both."""
+    template = (node_pool.get("spec") or {}).get("template") or {}
+    labels = dict((template.get("metadata") or {}).get("labels") or {})
+    capacity = requirement_values(node_pool, names.KARPENTER_CAPACITY_TYPE_LABEL)
+    effects = names.TAINT_EFFECTS  # Kubernetes spelling -> the EKS API's
+    return {
+        "instanceTypes": requirement_values(node_pool, names.INSTANCE_TYPE_LABEL),
+        "capacityType": "SPOT" if capacity == ["spot"] else "ON_DEMAND" if capacity == ["on-demand"] else "MIXED",
+        "scalingConfig": {"minSize": 0, "maxSize": max_nodes(node_pool)},
+        "labels": labels,
+        "taints": [{"key": t.get("key"), "value": t.get("value", ""), "effect": effects.get(t.get("effect"), t.get("effect"))}
+                   for t in (template.get("spec") or {}).get("taints") or [] if isinstance(t, Mapping)],
+        "nodeGroupName": (node_pool.get("metadata") or {}).get("name"),
+    }
