@@ -45,10 +45,17 @@ def al2023_parts(spec: "PlatformSpec", pool: "NodePoolSpec") -> list:
     parts: list = []
     if pool_local_storage(pool).how == "nodeadm":
         parts.append((catalog.NODEADM_CONTENT_TYPE, node_config()))
-    if mounts_datasets(spec, pool):
-        parts.append("\n".join(["#!/bin/bash", "set -o errexit -o nounset -o pipefail",
-                                *lustre_boot_lines(pool.ami.image)]) + "\n")
+    lustre = lustre_part(spec, pool)
+    if lustre:
+        parts.append(lustre)
     return parts
+
+
+def lustre_part(spec: "PlatformSpec", pool: "NodePoolSpec") -> Optional[str]:
+    """The shell part installing the Lustre client on an AL2023 node (None when the stack has no datasets)."""
+    if not mounts_datasets(spec, pool):
+        return None
+    return "\n".join(["#!/bin/bash", "set -o errexit -o nounset -o pipefail", *lustre_boot_lines(pool.ami.image)]) + "\n"
 
 
 def eks_image_user_data(spec: "PlatformSpec", pool: "NodePoolSpec") -> Optional[str]:
