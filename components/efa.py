@@ -41,18 +41,19 @@ def rdma(pool: "NodePoolSpec") -> bool:
     return pool.efa and all(it.family in catalog.EFA_RDMA_FAMILIES for it in pool.instances)
 
 
-def pod_env(pool: "NodePoolSpec") -> list[dict]:
-    """libfabric/NCCL environment for pods on an EFA pool."""
-    pairs = [*catalog.EFA_ENV, *(catalog.EFA_RDMA_ENV if rdma(pool) else ())]
+def pod_env(pools: Sequence["NodePoolSpec"]) -> list[dict]:
+    """libfabric/NCCL environment for pods that may land on any of these EFA pools. Device RDMA only when
+    every one of them has it: libfabric aborts a process asking for it on a device without RDMA read."""
+    pairs = [*catalog.EFA_ENV, *(catalog.EFA_RDMA_ENV if all(rdma(p) for p in pools) else ())]
     return [{"name": k, "value": v} for k, v in pairs]
 
 
-def pod_devices(pool: "NodePoolSpec", gpus: int) -> int:
-    """EFA devices for a pod with `gpus` of the node's GPUs: the node's interfaces in proportion, at least one."""
-    interfaces = efa_interface_count(pool)
-    if not interfaces:
-        return 0
-    return max(1, interfaces * gpus // pool.gpus_per_node)
+def pod_devices(pool: "NodePoolSpec", units: int, units_per_node: int) -> int:
+    """EFA devices for a pod with `units` of the node's `units_per_node` GPUs (or time-sliced replicas):
+    the node's interfaces in proportion, rounded down, so pods filling a node never ask for more
+    devices than it has. A pod whose share is under one interface asks for none (an interface cannot
+    be shared between pods)."""
+    return efa_interface_count(pool) * units // units_per_node if units_per_node else 0
 
 
 # --- the device plugin chart ---

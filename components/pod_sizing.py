@@ -11,7 +11,8 @@ kept back for kubelet's and the system's reservations, the platform's DaemonSets
 The budget is divided among the node's units of the resource the pod asks for: whole GPUs, time-sliced
 replicas, or MIG slices (a slice gets its compute share, slices/7, of a GPU's CPUs and its memory share,
 slices/8, of a GPU's memory). A pod asking for N units gets N shares, rounded down to half a CPU and a
-whole GiB, so N pods of one unit, or one pod of all of them, always fit on a node. A pool with several
+whole GiB (a share below that, say many time-sliced replicas on a 4-vCPU node, down to 10 millicores and
+a MiB), never up: N pods of one unit, or one pod of all of them, always fit on a node. A pool with several
 instance types is sized by its smallest one; a pod that may land in several pools by the smallest share.
 """
 from __future__ import annotations
@@ -29,9 +30,8 @@ if TYPE_CHECKING:
 RESERVED_FRACTION = 0.10
 RESERVED_CPU = 1.0
 RESERVED_MEMORY_GIB = 2.0
-CPU_STEP = 0.5
-MIN_CPU = 0.5
-MIN_MEMORY_GIB = 1
+CPU_STEP_MILLI = 500  # half a CPU
+FINE_CPU_STEP_MILLI = 10  # below half a CPU
 
 
 @dataclass(frozen=True)
@@ -45,21 +45,36 @@ class Budget:
 @dataclass(frozen=True)
 class PodSize:
     cpu: float
-    memory_gib: int
+    memory_mib: int
 
     @property
     def cpu_quantity(self) -> str:
-        """`21` or `10500m`: whole CPUs plainly, half CPUs in millicores."""
+        """`21` or `10500m`: whole CPUs plainly, others in millicores."""
         return str(int(self.cpu)) if self.cpu == int(self.cpu) else f"{int(round(self.cpu * 1000))}m"
 
     @property
     def memory_quantity(self) -> str:
-        return f"{self.memory_gib}Gi"
+        return _mib_quantity(self.memory_mib)
 
-    @property
-    def shm_gib(self) -> int:
-        """/dev/shm: half the memory (its pages count against the memory limit), at least 1 GiB."""
-        return max(1, self.memory_gib // 2)
+
+def _mib_quantity(mib: int) -> str:
+    return f"{mib // 1024}Gi" if mib % 1024 == 0 else f"{mib}Mi"
+
+
+def shm_size(memory_bytes: float) -> str:
+    """/dev/shm for a container of `memory_bytes`: half of it (its pages count against the memory limit),
+    whole GiB from 2 GiB of memory up."""
+    half = int(memory_bytes // 2**20) // 2
+    return _mib_quantity(half - half % 1024 if half >= 1024 else max(1, half))
+
+
+def _round_down(cpu: float, memory_gib: float) -> PodSize:
+    """Half CPUs and whole GiB; a smaller figure in 10 millicores or MiB. Never rounds up."""
+    milli = math.floor(cpu * 1000)
+    milli -= milli % (CPU_STEP_MILLI if milli >= CPU_STEP_MILLI else FINE_CPU_STEP_MILLI)
+    mib = math.floor(memory_gib * 1024)
+    mib -= mib % 1024 if mib >= 1024 else 0
+    return PodSize(max(1, milli) / 1000, max(1, mib))
 
 
 def node_budget(pool: "NodePoolSpec") -> Budget:
@@ -87,9 +102,7 @@ def pod_size(pools: Sequence["NodePoolSpec"], resource: str, units: int, mig_str
     """CPU and memory for a pod with `units` of `resource` that may run on any of `pools`."""
     shares = [unit_share(p, resource, mig_strategy) for p in pools]
     shares = [s for s in shares if s.cpu > 0] or [Budget(0.0, 0.0)]
-    cpu = min(s.cpu for s in shares) * units
-    memory = min(s.memory_gib for s in shares) * units
-    return PodSize(max(MIN_CPU, math.floor(cpu / CPU_STEP) * CPU_STEP), max(MIN_MEMORY_GIB, math.floor(memory)))
+    return _round_down(min(s.cpu for s in shares) * units, min(s.memory_gib for s in shares) * units)
 
 
 @dataclass(frozen=True)
@@ -110,7 +123,7 @@ class TeamFit:
         out = []
         if quantity_value(self.cpu_quota) < self.size.cpu:
             out.append(f"quota.cpu {self.cpu_quota} < {self.size.cpu_quantity}")
-        if quantity_value(self.memory_quota) < self.size.memory_gib * 2**30:
+        if quantity_value(self.memory_quota) < self.size.memory_mib * 2**20:
             out.append(f"quota.memory {self.memory_quota} < {self.size.memory_quantity}")
         return out
 

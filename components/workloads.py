@@ -20,7 +20,7 @@ from .datasets import MOUNT_PATH as DATASETS_PATH, claim_teams
 from .efa import pod_devices, pod_env
 from .local_storage import pool_local_storage
 from .model_cache import BASE_PATH
-from .pod_sizing import pod_size
+from .pod_sizing import pod_size, shm_size as default_shm
 from .queueing import queue_labels
 from .spec import quantity_value, selector_labels
 from .team_objects import max_gpus_per_pod
@@ -111,7 +111,7 @@ def _sizes(spec: "PlatformSpec", landing: list["NodePoolSpec"], resource: str, g
             shown = f"{largest.vcpu} vCPUs" if what == "cpu" else f"{largest.memory_gib} GiB"
             raise ValueError(f"{what} {asked} is more than a {largest.name} node has ({shown})")
     memory = memory or size.memory_quantity
-    shm_size = shm_size or f"{max(1, int(quantity_value(memory) // 2**30) // 2)}Gi"
+    shm_size = shm_size or default_shm(quantity_value(memory))
     if quantity_value(shm_size) > quantity_value(memory):
         raise ValueError(f"shm_size {shm_size} exceeds memory {memory}: /dev/shm pages count against the memory limit")
     return cpu or size.cpu_quantity, memory, shm_size
@@ -140,7 +140,7 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
     cpu, memory, shm_size = _sizes(spec, landing, resource, gpus, cpu, memory, shm_size)
     requests: dict[str, str] = {resource: str(gpus)}
     limits: dict[str, str] = {resource: str(gpus)}  # extended resources: requests must equal limits
-    efa_devices = _efa_devices(landing, resource, gpus)
+    efa_devices = _efa_devices(spec, landing, resource, gpus)
     if efa_devices:
         requests[names.EFA_RESOURCE] = limits[names.EFA_RESOURCE] = str(efa_devices)
     requests["cpu"] = cpu  # no CPU limit: limits only throttle
@@ -159,7 +159,7 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
         mounts.append({"name": SCRATCH_VOLUME, "mountPath": SCRATCH_PATH})
         volumes.append({"name": SCRATCH_VOLUME, "emptyDir": {}})
     if efa_devices:
-        env += pod_env(landing[0])
+        env += pod_env(landing)
     main: dict = {"name": container, "image": image}
     if command:
         main["command"] = list(command)
@@ -175,11 +175,11 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
     return pod
 
 
-def _efa_devices(landing: list["NodePoolSpec"], resource: str, gpus: int) -> int:
+def _efa_devices(spec: "PlatformSpec", landing: list["NodePoolSpec"], resource: str, gpus: int) -> int:
     """EFA devices to ask for: only when every pool the pod may land in has EFA (whole GPUs)."""
     if resource != names.GPU_RESOURCE or not landing or not all(p.efa for p in landing):
         return 0
-    return min(pod_devices(p, gpus) for p in landing)
+    return min(pod_devices(p, gpus, node_resources(p, spec.mig_strategy).get(resource, 0)) for p in landing)
 
 
 def gpu_pod_metadata(spec: "PlatformSpec", team: str, *, job: bool = False) -> dict:
