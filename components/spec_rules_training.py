@@ -82,7 +82,9 @@ def datasets_rules(spec: PlatformSpec) -> Iterator[Problem]:
             yield (f"{at}.deploymentType", f"{fsx.deployment_type} loses its data when a file server fails; prod "
                    "needs PERSISTENT_2 (or PERSISTENT_1)")
     if fsx.data_repository is not None and not kind.data_repository_associations:
-        yield f"{at}.dataRepository", "an S3 data repository association needs deploymentType PERSISTENT_2"
+        linked = ", ".join(k for k, d in catalog.FSX_LUSTRE_DEPLOYMENTS.items() if d.data_repository_associations)
+        yield (f"{at}.dataRepository", f"{fsx.deployment_type} file systems cannot link an S3 data repository; "
+               f"deploymentType must be one of {linked}")
     team_names = [t.name for t in spec.teams]
     for j, team in enumerate(fsx.teams or []):
         if team not in team_names:
