@@ -169,7 +169,8 @@ def test_prod_file_system_is_persistent_2_ssd_at_its_tier_on_lustre_2_15():
     assert {k: inputs[k] for k in ("deploymentType", "storageType", "storageCapacity", "perUnitStorageThroughput",
                                    "fileSystemTypeVersion", "metadataConfiguration")} == {
         "deploymentType": "PERSISTENT_2", "storageType": "SSD", "storageCapacity": 4800,
-        "perUnitStorageThroughput": 250, "fileSystemTypeVersion": "2.15", "metadataConfiguration": {"mode": "AUTOMATIC"}}
+        "perUnitStorageThroughput": 250, "fileSystemTypeVersion": "2.15",
+        "metadataConfiguration": {"mode": "AUTOMATIC"}}
     assert "kmsKeyId" not in inputs  # encrypted at rest with the AWS-managed FSx key
     assert inputs["tags"] == {"Name": names.datasets_name("gpu-prod")}
 
@@ -407,7 +408,8 @@ def test_every_aws_input_is_an_input_of_the_provider_sdk_with_its_type(variant):
 def test_the_sdk_check_catches_a_bad_input():
     from pulumi_aws import fsx
 
-    found = sdk_problems({"subnetIds": ["subnet-1"], "storageCapacity": "1200", "throughput": 1}, fsx.LustreFileSystemArgs)
+    bad = {"subnetIds": ["subnet-1"], "storageCapacity": "1200", "throughput": 1}
+    found = sdk_problems(bad, fsx.LustreFileSystemArgs)
     assert found == [".throughput: not an input of LustreFileSystemArgs", ".storageCapacity: '1200' is not int",
                      ".subnetIds: ['subnet-1'] is not str"]
 
@@ -527,7 +529,8 @@ def test_the_fsx_checks_catch_bad_requests():
 def test_the_delete_request_meets_delete_file_system(variant):
     inputs = the(plan(variant), FS)["inputs"]
     shape = FSX_API.operation_model("DeleteFileSystem").input_shape
-    request = {"FileSystemId": "fs-0123456789abcdef0", "LustreConfiguration": {"SkipFinalBackup": inputs["skipFinalBackup"]}}
+    request = {"FileSystemId": "fs-0123456789abcdef0",
+               "LustreConfiguration": {"SkipFinalBackup": inputs["skipFinalBackup"]}}
     assert api_problems(request, shape) == []
 
 
