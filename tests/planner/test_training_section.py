@@ -3,6 +3,8 @@ plugin, the datasets file system with its cost, teams whose quota refuses their 
 capacity table's Scratch/node column, through the real planner on the shipped stacks."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from components import catalog, names
@@ -228,3 +230,35 @@ def test_the_scratch_column_reads_gb_per_node_or_a_dash():
     assert "| a100-train | 0-2 | 16 x A100-SXM4-40GB | whole GPUs | 8,000 GB |" in markdown
     a100 = next(line for line in text.splitlines() if line.strip().startswith("a100-train"))
     assert "8,000 GB" in a100
+
+
+# --- docs/training.md shows what the planner prints ---
+
+def documented(kind: str) -> list[str]:
+    """The fenced blocks of docs/training.md opened with ```<kind>."""
+    from conftest import ROOT
+
+    blocks, lines, inside, keep = [], [], False, False
+    for line in (ROOT / "docs" / "training.md").read_text().splitlines():
+        if line.startswith("```"):
+            if inside and keep:
+                blocks.append("\n".join(lines))
+            inside, keep, lines = not inside, not inside and line == f"```{kind}", []
+        elif inside:
+            lines.append(line)
+    return blocks
+
+
+def test_the_documented_section_text_is_the_prod_plan_s(prod):
+    (block,) = [b for b in documented("") if b.startswith(training_section.TITLE)]
+    shown = [training_section.TITLE, *training_section.text(prod).splitlines()]
+    assert block == "\n".join(line.rstrip() for line in shown)
+
+
+def test_the_documented_json_is_the_prod_plan_s(prod):
+    (block,) = documented("json")
+    doc = json.loads(block)
+    assert doc["pools"] == [pools(prod)["a100-train"]]
+    assert {k: doc[k] for k in ("version", "efaDevicePlugin", "datasets")} == {
+        k: prod[k] for k in ("version", "efaDevicePlugin", "datasets")}
+    assert doc["teams"] == prod["teams"][:1]
