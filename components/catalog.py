@@ -479,16 +479,20 @@ _FSX_PAGE = "AWS FSx for Lustre pricing page, us-east-1 SSD storage per GB-month
 
 
 def _fsx(usd: float) -> Price:
-    return Price(usd, _FSX_PAGE, "2025-06")
+    # Not verified: the pricing page's table could not be read when these were last checked (2026-11);
+    # secondary sources agree on SCRATCH_2 0.14 and PERSISTENT_2 at 125 MB/s/TiB 0.145. Stacks may override.
+    return Price(usd, _FSX_PAGE, "2025-06", verified=False)
 
 
-# Throughputs from the FSx API reference (CreateFileSystem PerUnitStorageThroughput, SSD storage).
+# Throughputs from the FSx API reference (CreateFileSystem PerUnitStorageThroughput, SSD storage). Data
+# repository associations: every Lustre 2.12/2.15 file system but SCRATCH_1 (CreateDataRepositoryAssociation;
+# the stack always creates 2.15). tests/components/test_datasets.py holds both to botocore's FSx model.
 FSX_LUSTRE_DEPLOYMENTS: Mapping[str, FsxLustreDeployment] = MappingProxyType({d.key: d for d in (
     FsxLustreDeployment("PERSISTENT_2", True, (125, 250, 500, 1000),
                         {125: _fsx(0.145), 250: _fsx(0.21), 500: _fsx(0.34), 1000: _fsx(0.60)}, True),
     FsxLustreDeployment("PERSISTENT_1", True, (50, 100, 200), {50: _fsx(0.145), 100: _fsx(0.20), 200: _fsx(0.29)},
-                        False),
-    FsxLustreDeployment("SCRATCH_2", False, (), {0: _fsx(0.14)}, False),
+                        True),
+    FsxLustreDeployment("SCRATCH_2", False, (), {0: _fsx(0.14)}, True),
 )})
 # SSD capacities for these deployment types: 1200 GiB, 2400 GiB, then increments of 2400 GiB (API reference).
 FSX_LUSTRE_CAPACITY_GIB = (1200, 2400)

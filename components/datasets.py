@@ -3,7 +3,8 @@
 `datasets: {fsxLustre: {...}}` makes:
 - the file system (PERSISTENT_2 by default: data survives a file server failure), SSD, encrypted at rest
   (always: the AWS-managed FSx key or the stack's KMS key), Lustre 2.15, in the zone of the first EFA
-  pool (training nodes read it without crossing zones), protected and retained on delete in prod;
+  pool (training nodes read it without crossing zones), protected and retained on delete in prod (a
+  final backup on delete when kept and not linked to S3: FSx does not back up linked file systems);
 - optionally a data repository association: an S3 prefix that appears in the file system (auto import)
   and receives what jobs write there (auto export, e.g. checkpoints);
 - a security group with the Lustre ports (988, 1018-1023) between the file servers and the nodes;
@@ -53,6 +54,13 @@ def aggregate_throughput_mbps(fsx: "FsxLustreSpec") -> Optional[int]:
 
 def price(fsx: "FsxLustreSpec") -> catalog.Price:
     return deployment(fsx).prices[throughput(fsx) or 0]
+
+
+def final_backup(fsx: "FsxLustreSpec", keep: bool) -> bool:
+    """Whether deleting the file system takes a final backup: kept persistent file systems, unless linked to
+    S3 (FSx backs up only persistent file systems without a data repository: CreateBackup; there S3 holds
+    what auto export wrote)."""
+    return keep and deployment(fsx).persistent and fsx.data_repository is None
 
 
 def protected(spec: "PlatformSpec") -> bool:
@@ -192,7 +200,7 @@ class Datasets(pulumi.ComponentResource):
             file_system_type_version=catalog.FSX_LUSTRE_VERSION,
             metadata_configuration=(aws_fsx.LustreFileSystemMetadataConfigurationArgs(mode="AUTOMATIC")
                                     if config.deployment_type == "PERSISTENT_2" else None),
-            skip_final_backup=not (keep and persistent) if persistent else None,
+            skip_final_backup=not final_backup(config, keep) if persistent else None,
             tags={"Name": physical},
             opts=pulumi.ResourceOptions(parent=self, protect=keep, retain_on_delete=keep))
         self.association = self._data_repository(name, config, keep)

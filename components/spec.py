@@ -259,7 +259,7 @@ class EfaDevicePluginSpec(_Model):
 
 
 class DataRepositorySpec(_Model):
-    """An S3 prefix linked to the file system (a data repository association, PERSISTENT_2 only)."""
+    """An S3 prefix linked to the file system (a data repository association)."""
 
     s3_path: str = Field(pattern=r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/\S*)?$")
     file_system_path: str = Field("/", pattern=r"^/\S*$")  # where the prefix appears in the file system

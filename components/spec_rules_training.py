@@ -82,13 +82,18 @@ def datasets_rules(spec: PlatformSpec) -> Iterator[Problem]:
             yield (f"{at}.deploymentType", f"{fsx.deployment_type} loses its data when a file server fails; prod "
                    "needs PERSISTENT_2 (or PERSISTENT_1)")
     if fsx.data_repository is not None and not kind.data_repository_associations:
-        yield f"{at}.dataRepository", "an S3 data repository association needs deploymentType PERSISTENT_2"
+        linked = ", ".join(k for k, d in catalog.FSX_LUSTRE_DEPLOYMENTS.items() if d.data_repository_associations)
+        yield (f"{at}.dataRepository", f"{fsx.deployment_type} file systems cannot link an S3 data repository; "
+               f"deploymentType must be one of {linked}")
     team_names = [t.name for t in spec.teams]
     for j, team in enumerate(fsx.teams or []):
         if team not in team_names:
             yield f"{at}.teams[{j}]", f"unknown team {team!r}; teams: {', '.join(team_names) or 'none'}"
     for i, pool in enumerate(spec.node_pools):
-        if not pool.ami.image.lustre_client:
+        if pool.provisioner == "karpenter":
+            yield (f"nodePools[{i}].provisioner", "Karpenter nodes do not install the Lustre client, and every GPU pod "
+                   "of a team with a datasets claim mounts it: use managed-node-group with datasets.fsxLustre")
+        elif not pool.ami.image.lustre_client:
             yield (f"nodePools[{i}].ami.type", f"{pool.ami.type} nodes cannot mount the datasets file system (the "
                    "Lustre client is installed at boot on AL2023 and Ubuntu pools)")
     yield from _claim_quota_rules(spec)

@@ -16,6 +16,7 @@ from components.node_repair import repair_config
 from components.sharing import operand_labels, sharing_labels
 from components.spec import parse_platform
 from conftest import resources, stack_platform
+from aws_api import model_problems as _model_problems
 from cluster_plans import children, component, node_groups, plan, replace_forcing, stack_plan
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
@@ -265,32 +266,6 @@ def _api_params(inputs: dict) -> dict:
     unknown = set(params) - set(CREATE_NODEGROUP.members)
     assert not unknown, f"plan inputs with no CreateNodegroup member: {unknown}"
     return params
-
-
-def _model_problems(value, shape, path="") -> list[str]:
-    """Enums, lengths and ranges from the model (botocore's own validator checks types and minimums)."""
-    problems, meta = [], shape.metadata
-    if shape.type_name == "structure":
-        for name, member in shape.members.items():
-            if isinstance(value, dict) and name in value:
-                problems += _model_problems(value[name], member, f"{path}.{name}")
-    elif shape.type_name == "list":
-        problems += [p for i, v in enumerate(value) for p in _model_problems(v, shape.member, f"{path}[{i}]")]
-    elif shape.type_name == "map":
-        for k, v in value.items():
-            problems += _model_problems(k, shape.key, f"{path} key {k!r}")
-            problems += _model_problems(v, shape.value, f"{path}[{k}]")
-    elif shape.type_name == "string":
-        if getattr(shape, "enum", None) and value not in shape.enum:
-            problems.append(f"{path}: {value!r} not in {shape.enum}")
-        if not meta.get("min", 0) <= len(value) <= meta.get("max", 10**9):
-            problems.append(f"{path}: length {len(value)} outside {meta}")
-    elif shape.type_name == "integer":
-        if not meta.get("min", -10**9) <= value <= meta.get("max", 10**9):
-            problems.append(f"{path}: {value} outside {meta}")
-    if shape.type_name in ("list", "map") and not meta.get("min", 0) <= len(value) <= meta.get("max", 10**9):
-        problems.append(f"{path}: {len(value)} entries outside {meta}")
-    return problems
 
 
 def _variants():
