@@ -77,7 +77,6 @@ def _objects(platform: dict) -> list[dict]:
 
 def ubuntu_platform() -> dict:
     platform = stack_platform("prod")
-    platform.pop("datasets")  # Karpenter nodes do not install the Lustre client: the stack file refuses both
     platform["nodePools"].append(karpenter_pool(
         name="l4-k", capacityType="on-demand", ami={"type": "UBUNTU_24_04", "imageId": "ami-0c3f9e8a1b2d4e567"},
         taints=[{"key": "workload", "value": "inference", "effect": "NoSchedule"}]))

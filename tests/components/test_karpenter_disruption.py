@@ -127,7 +127,6 @@ def test_a_renamed_node_pool_is_a_replacement():
 def test_an_operator_driver_upgrade_evicts_gpu_pods_on_karpenter_pools_too():
     def ubuntu(version):
         platform = stack_platform("prod")
-        platform.pop("datasets")  # Karpenter pools and datasets do not mix (no Lustre client on Karpenter nodes)
         platform["nodePools"].append({"name": "l4-k", "provisioner": "karpenter", "instanceTypes": ["g6.xlarge"],
                                       "capacityType": "on-demand", "minSize": 0, "maxSize": 3,
                                       "ami": {"type": "UBUNTU_24_04", "imageId": "ami-0c3f9e8a1b2d4e567"}})
