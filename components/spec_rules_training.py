@@ -90,10 +90,7 @@ def datasets_rules(spec: PlatformSpec) -> Iterator[Problem]:
         if team not in team_names:
             yield f"{at}.teams[{j}]", f"unknown team {team!r}; teams: {', '.join(team_names) or 'none'}"
     for i, pool in enumerate(spec.node_pools):
-        if pool.provisioner == "karpenter":
-            yield (f"nodePools[{i}].provisioner", "Karpenter nodes do not install the Lustre client, and every GPU pod "
-                   "of a team with a datasets claim mounts it: use managed-node-group with datasets.fsxLustre")
-        elif not pool.ami.image.lustre_client:
+        if not pool.ami.image.lustre_client:
             yield (f"nodePools[{i}].ami.type", f"{pool.ami.type} nodes cannot mount the datasets file system (the "
                    "Lustre client is installed at boot on AL2023 and Ubuntu pools)")
     yield from _claim_quota_rules(spec)

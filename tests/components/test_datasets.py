@@ -630,6 +630,15 @@ def karpenter_with_datasets() -> dict:
     return platform
 
 
+def test_karpenter_pools_mount_datasets_like_node_groups():
+    """Their EC2NodeClass installs the Lustre client (AL2023 user data; Ubuntu's boot script)."""
+    from components.karpenter import node_class_object
+
+    spec = parse_platform(karpenter_with_datasets())
+    for pool in (p for p in spec.node_pools if p.provisioner == "karpenter"):
+        assert "lustre-client" in node_class_object(spec, pool)["spec"]["userData"], pool.name
+
+
 def bottlerocket_with_datasets() -> dict:
     platform = with_datasets("dev")
     platform["nodePools"][0].update(ami={"type": "BOTTLEROCKET_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"},
@@ -674,7 +683,6 @@ REFUSED = [
     ("an S3 path that is not one", lambda: with_datasets("dev", dataRepository={"s3Path": "gpu-data/train"}),
      "datasets.fsxLustre.dataRepository.s3Path"),
     ("nodes that cannot mount Lustre", bottlerocket_with_datasets, "nodePools[0].ami.type: BOTTLEROCKET_x86_64_NVIDIA"),
-    ("Karpenter nodes", karpenter_with_datasets, "nodePools[0].provisioner: Karpenter nodes do not install the Lustre"),
     ("no room for the claim in a quota", lambda: quota_without_room(1),
      "teams[0].quota.persistentVolumeClaims: must be >= 2"),
 ]
