@@ -2,8 +2,9 @@
 
 With no node running, the autoscaler only knows a pool through tags on its Auto Scaling group: the
 labels, taints and extended resources (`nvidia.com/gpu`, or `nvidia.com/mig-<profile>` under the mixed
-MIG strategy) a node would have. `node_template_tags` renders them from the same functions that label
-and taint the node group, so the template and the real nodes cannot drift apart.
+MIG strategy, `vpc.amazonaws.com/efa` on EFA pools) and the ephemeral storage a node would have.
+`node_template_tags` renders them from the same functions that label and taint the node group, so the
+template and the real nodes cannot drift apart.
 """
 from __future__ import annotations
 
@@ -14,10 +15,19 @@ import pulumi
 
 from . import catalog, names
 from .capacity import node_resources
+from .launch_template import efa_interface_count
 from .node_pool import node_labels, node_taints
 
 if TYPE_CHECKING:
     from .spec import NodePoolSpec, PlatformSpec
+
+
+def ephemeral_storage_gib(pool: "NodePoolSpec") -> int:
+    """The node's ephemeral storage: the instance-store array when kubelet lives on it, else the root volume."""
+    from .local_storage import pool_local_storage
+
+    scratch = pool_local_storage(pool)
+    return scratch.gb_per_node * 10**9 // 2**30 if scratch.mount else pool.disk_size_gib
 
 
 def node_template_tags(spec: "PlatformSpec", pool: "NodePoolSpec") -> dict[str, str]:
@@ -26,7 +36,9 @@ def node_template_tags(spec: "PlatformSpec", pool: "NodePoolSpec") -> dict[str, 
     tags.update({names.ca_label_tag(k): v for k, v in node_labels(pool).items()})
     tags.update({names.ca_taint_tag(k): f"{v}:{effect}" for k, v, effect in node_taints(pool)})
     tags.update({names.ca_resource_tag(r): str(n) for r, n in node_resources(pool, spec.mig_strategy).items()})
-    tags[names.ca_resource_tag(names.EPHEMERAL_STORAGE)] = f"{pool.disk_size_gib}Gi"
+    tags[names.ca_resource_tag(names.EPHEMERAL_STORAGE)] = f"{ephemeral_storage_gib(pool)}Gi"
+    if efa_interface_count(pool):  # pods asking for EFA devices can scale such a pool from zero
+        tags[names.ca_resource_tag(names.EFA_RESOURCE)] = str(efa_interface_count(pool))
     return tags
 
 

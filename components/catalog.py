@@ -156,6 +156,10 @@ _G_SIZES = (
     ("12xlarge", 4, 48), ("24xlarge", 4, 96), ("48xlarge", 8, 192),
 )
 _G_RAM_PER_VCPU = {"g5": 4, "g6": 4, "g6e": 8}
+# EFA interfaces (one per network card with EFA) of the g sizes that have any: the 8xlarge and larger
+# (AWS EC2 user guide, "Supported instance types" for EFA, and the network specifications; 2025-06).
+_G_EFA_INTERFACES = {"8xlarge": 1, "12xlarge": 1, "16xlarge": 1, "24xlarge": 1, "48xlarge": 1}
+_G6E_EFA_INTERFACES = {**_G_EFA_INTERFACES, "24xlarge": 2, "48xlarge": 4}
 _G_GPU = {"g5": "A10G", "g6": "L4", "g6e": "L40S"}
 _G_PRICES = {
     "g5": (1.006, 1.212, 1.624, 2.448, 4.096, 5.672, 8.144, 16.288),
@@ -169,7 +173,8 @@ def _g_family(family: str) -> list[InstanceType]:
     for (size, gpus, vcpu), usd in zip(_G_SIZES, _G_PRICES[family]):
         name = f"{family}.{size}"
         verified = name == "g5.xlarge"  # the one point checked against the pricing page (June 2026)
-        out.append(InstanceType(name, _G_GPU[family], gpus, vcpu, vcpu * _G_RAM_PER_VCPU[family], 0,
+        efa = (_G6E_EFA_INTERFACES if family == "g6e" else _G_EFA_INTERFACES).get(size, 0)
+        out.append(InstanceType(name, _G_GPU[family], gpus, vcpu, vcpu * _G_RAM_PER_VCPU[family], efa,
                                 _price(usd, verified)))
     return out
 
@@ -244,20 +249,32 @@ class NodeImage:
     supported: bool = True
     note: str = ""
     ssm_parameter: str = ""  # where the pinned image id or release comes from
+    # How the instance-store NVMe becomes kubelet and container storage: "nodeadm" (AL2023 NodeConfig
+    # localStorage), "script" (the platform's boot script before Canonical's bootstrap), "" (not offered).
+    local_storage: str = ""
+    # The EFA kernel driver: "image" (the AMI ships it: AWS EKS user guide, "Manage EFA devices"),
+    # "boot-check" (the Ubuntu AWS kernel's module, loaded and counted at boot before the node joins).
+    efa_driver: str = "image"
+    # The FSx for Lustre client (a host kernel module): "dnf" (AL2023 repository, locked to the AMI
+    # release), "apt" (AWS's FSx apt repository, built per Ubuntu AWS kernel), "" (not offered).
+    lustre_client: str = ""
 
 
 NODE_IMAGES: Mapping[str, NodeImage] = MappingProxyType({
     i.key: i
     for i in (
-        NodeImage("AL2023_x86_64_NVIDIA", "AL2023_x86_64_NVIDIA", "al2023", "ami", True, True,
+        NodeImage("AL2023_x86_64_NVIDIA", "AL2023_x86_64_NVIDIA", "al2023", "ami", True, True, local_storage="nodeadm",
+                  lustre_client="dnf",
                   ssm_parameter="/aws/service/eks/optimized-ami/{k8s}/amazon-linux-2023/x86_64/nvidia/recommended/release_version"),
         NodeImage("BOTTLEROCKET_x86_64_NVIDIA", "BOTTLEROCKET_x86_64_NVIDIA", "bottlerocket", "ami", False, False,
                   note="ships its own device plugin and MIG manager"),
         NodeImage("AL2_x86_64_GPU", "AL2_x86_64_GPU", "al2", "ami", False, True, supported=False,
                   note="AWS stopped publishing AL2 AMIs on 2025-11-26; use AL2023_x86_64_NVIDIA"),
-        NodeImage("UBUNTU_22_04", "CUSTOM", "ubuntu", "operator", True, True,
+        NodeImage("UBUNTU_22_04", "CUSTOM", "ubuntu", "operator", True, True, local_storage="script",
+                  efa_driver="boot-check", lustre_client="apt",
                   ssm_parameter="/aws/service/canonical/ubuntu/eks/22.04/{k8s}/stable/current/amd64/hvm/ebs-gp2/ami-id"),
-        NodeImage("UBUNTU_24_04", "CUSTOM", "ubuntu", "operator", True, True,
+        NodeImage("UBUNTU_24_04", "CUSTOM", "ubuntu", "operator", True, True, local_storage="script",
+                  efa_driver="boot-check", lustre_client="apt",
                   ssm_parameter="/aws/service/canonical/ubuntu/eks/24.04/{k8s}/stable/current/amd64/hvm/ebs-gp3/ami-id"),
     )
 })
@@ -398,6 +415,101 @@ UBUNTU_EKS_BOOTSTRAP = "/etc/eks/bootstrap.sh"
 KUBE_PROMETHEUS_STACK_CHART = ("https://prometheus-community.github.io/helm-charts", "kube-prometheus-stack")
 
 
+# --- Training: instance-store NVMe, EFA, FSx for Lustre ---
+
+
+@dataclass(frozen=True)
+class InstanceStore:
+    disks: int
+    gb_each: int  # decimal GB, as AWS lists instance store volumes
+
+    @property
+    def total_gb(self) -> int:
+        return self.disks * self.gb_each
+
+
+INSTANCE_STORE_SOURCE = "AWS EC2 user guide, instance store volume specifications (accelerated computing), 2025-06"
+_G_STORE = {"xlarge": (1, 250), "2xlarge": (1, 450), "4xlarge": (1, 600), "8xlarge": (1, 900)}
+_STORES = {
+    "g5": {**_G_STORE, "16xlarge": (1, 1900), "12xlarge": (1, 3800), "24xlarge": (1, 3800), "48xlarge": (2, 3800)},
+    "g6": {**_G_STORE, "8xlarge": (2, 450), "16xlarge": (2, 940), "12xlarge": (4, 940), "24xlarge": (4, 940),
+           "48xlarge": (8, 940)},
+    "g6e": {**_G_STORE, "16xlarge": (1, 1900), "12xlarge": (2, 1900), "24xlarge": (2, 1900), "48xlarge": (4, 1900)},
+}
+INSTANCE_STORE: Mapping[str, InstanceStore] = MappingProxyType({
+    **{f"{family}.{size}": InstanceStore(*disks) for family, sizes in _STORES.items() for size, disks in sizes.items()},
+    "p4d.24xlarge": InstanceStore(8, 1000), "p4de.24xlarge": InstanceStore(8, 1000),
+    **{f"{family}.48xlarge": InstanceStore(8, 3840) for family in ("p5", "p5e", "p5en")},
+})
+# nodeadm's NodeConfig `spec.instance.localStorage.strategy` (amazon-eks-ami nodeadm API reference); RAID0
+# stripes every instance-store disk into one array and bind-mounts kubelet, containerd and pod logs onto it.
+NODEADM_API_VERSION = "node.eks.aws/v1alpha1"
+NODEADM_CONTENT_TYPE = "application/node.eks.aws"
+NODEADM_LOCAL_STORAGE_STRATEGIES = ("RAID0", "RAID10", "Mount")
+LOCAL_STORAGE_MOUNT = "/mnt/k8s-disks/0"  # nodeadm's array mount; the Ubuntu boot script uses the same path
+LOCAL_STORAGE_BIND_DIRS = ("/var/lib/kubelet", "/var/lib/containerd", "/var/log/pods")
+# Instance store disks appear under this by-id prefix (the NVMe model name AWS gives them).
+INSTANCE_STORE_DISK_GLOB = "/dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_*"
+
+# EFA: GPUDirect RDMA over EFA on these families (AWS EC2 user guide, EFA supported instance types).
+EFA_RDMA_FAMILIES = ("p4d", "p4de", "p5", "p5e", "p5en")
+EFA_DEVICE_PLUGIN_CHART = ("https://aws.github.io/eks-charts", "aws-efa-k8s-device-plugin")
+EFA_DEVICE_PLUGIN_NAMESPACE = "kube-system"
+# Chart version -> its values.yaml kept in components/upstream/ for the Helm-keys guard.
+EFA_DEVICE_PLUGIN_VALUES: Mapping[str, str] = MappingProxyType({
+    "v0.5.30": "aws-efa-k8s-device-plugin-values-v0.5.30.yaml",
+})
+# libfabric/NCCL settings for EFA (AWS EC2 user guide, "Get started with EFA and NCCL"; aws-ofi-nccl):
+# use the EFA provider, keep registered memory safe across fork (PyTorch data loaders fork), and on
+# RDMA-capable instances let NCCL move GPU memory over EFA directly.
+EFA_ENV = (("FI_PROVIDER", "efa"), ("FI_EFA_FORK_SAFE", "1"))
+EFA_RDMA_ENV = (("FI_EFA_USE_DEVICE_RDMA", "1"),)
+
+
+@dataclass(frozen=True)
+class FsxLustreDeployment:
+    key: str  # the API's DeploymentType
+    persistent: bool  # data survives a file server failure; customer KMS keys and backups allowed
+    throughputs: tuple[int, ...]  # PerUnitStorageThroughput, MB/s per TiB; () when not settable
+    prices: Mapping[int, Price]  # per GB-month, by throughput (0 for scratch)
+    data_repository_associations: bool  # linked S3 prefixes through CreateDataRepositoryAssociation
+
+
+_FSX_PAGE = "AWS FSx for Lustre pricing page, us-east-1 SSD storage per GB-month (throughput included)"
+
+
+def _fsx(usd: float) -> Price:
+    # Not verified: the pricing page's table could not be read when these were last checked (2026-11);
+    # secondary sources agree on SCRATCH_2 0.14 and PERSISTENT_2 at 125 MB/s/TiB 0.145. Stacks may override.
+    return Price(usd, _FSX_PAGE, "2025-06", verified=False)
+
+
+# Throughputs from the FSx API reference (CreateFileSystem PerUnitStorageThroughput, SSD storage). Data
+# repository associations: every Lustre 2.12/2.15 file system but SCRATCH_1 (CreateDataRepositoryAssociation;
+# the stack always creates 2.15). tests/components/test_datasets.py holds both to botocore's FSx model.
+FSX_LUSTRE_DEPLOYMENTS: Mapping[str, FsxLustreDeployment] = MappingProxyType({d.key: d for d in (
+    FsxLustreDeployment("PERSISTENT_2", True, (125, 250, 500, 1000),
+                        {125: _fsx(0.145), 250: _fsx(0.21), 500: _fsx(0.34), 1000: _fsx(0.60)}, True),
+    FsxLustreDeployment("PERSISTENT_1", True, (50, 100, 200), {50: _fsx(0.145), 100: _fsx(0.20), 200: _fsx(0.29)},
+                        True),
+    FsxLustreDeployment("SCRATCH_2", False, (), {0: _fsx(0.14)}, True),
+)})
+# SSD capacities for these deployment types: 1200 GiB, 2400 GiB, then increments of 2400 GiB (API reference).
+FSX_LUSTRE_CAPACITY_GIB = (1200, 2400)
+FSX_LUSTRE_CAPACITY_STEP_GIB = 2400
+FSX_LUSTRE_VERSION = "2.15"  # metadata configuration and current clients need 2.15
+# LNet ports between clients and file servers, and among the servers (FSx user guide, "File system access
+# control with Amazon VPC").
+FSX_LUSTRE_PORTS = ((988, 988), (1018, 1023))
+FSX_CSI_ADDON = "aws-fsx-csi-driver"
+FSX_CSI_DRIVER = "fsx.csi.aws.com"
+FSX_CSI_CONTROLLER_SERVICE_ACCOUNT = "fsx-csi-controller-sa"
+# AWS's Lustre client packages for Ubuntu (FSx user guide, "Installing the Lustre client"), one module
+# package per Ubuntu AWS kernel release.
+FSX_UBUNTU_REPOSITORY = "https://fsx-lustre-client-repo.s3.amazonaws.com/ubuntu"
+FSX_UBUNTU_KEY = "https://fsx-lustre-client-repo-public-keys.s3.amazonaws.com/fsx-ubuntu-public-key.asc"
+
+
 # --- Inputs whose change REPLACES a resource (Terraform AWS provider ForceNew, which pulumi-aws inherits:
 # internal/service/eks/node_group.go and cluster.go, efs/file_system.go, ec2 vpc.go and subnet.go, and
 # ec2 launch template name; gpu-facts.md §4). Wire (camelCase) names; `a.b` is a nested field. ---
@@ -411,6 +523,9 @@ REPLACE_FORCING_INPUTS: Mapping[str, tuple[str, ...]] = MappingProxyType({
         "kubernetesNetworkConfig.ipFamily", "kubernetesNetworkConfig.serviceIpv4Cidr",
     ),
     "aws:efs/fileSystem:FileSystem": ("availabilityZoneName", "creationToken", "encrypted", "kmsKeyId", "performanceMode"),
+    "aws:fsx/lustreFileSystem:LustreFileSystem": (
+        "deploymentType", "efaEnabled", "kmsKeyId", "securityGroupIds", "storageType", "subnetIds",
+    ),
     "aws:ec2/launchTemplate:LaunchTemplate": ("name", "namePrefix"),
     "aws:ec2/vpc:Vpc": ("cidrBlock",),
     "aws:ec2/subnet:Subnet": ("availabilityZone", "cidrBlock", "vpcId"),

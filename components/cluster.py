@@ -60,7 +60,7 @@ class Cluster(pulumi.ComponentResource):
                            service_cidr=self.service_cidr, subnet_ids=self.private_subnet_ids,
                            node_security_group_id=self.node_security_group_id, node_role_arn=self.node_role_arn,
                            extra_security_group_ids=self.extra_node_security_group_ids,
-                           depends_on=list(self.nodes_prerequisites))
+                           depends_on=list(self.nodes_prerequisites), vpc_id=self.vpc_id, zone_names=self.zone_names)
 
     # --- existing cluster ---
 
@@ -76,6 +76,7 @@ class Cluster(pulumi.ComponentResource):
         self.service_cidr = found.kubernetes_network_configs.apply(lambda k: k[0].service_ipv4_cidr)
         self.private_subnet_ids = pulumi.Output.from_input(list(spec.cluster.existing.subnet_ids))
         self.extra_node_security_group_ids = list(spec.cluster.existing.node_security_group_ids)
+        self.zone_names = None  # existing subnets: used in the order listed
 
     # --- created cluster ---
 
@@ -86,14 +87,16 @@ class Cluster(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         network_config = None
         if create.vpc is not None:
-            from .network import Network
+            from .network import Network, zones
 
             self.network = Network(f"{name}-network", spec, region, opts=child)
             subnet_ids = self.network.private_subnet_ids
+            self.zone_names = zones(region, create.vpc)  # the private subnets' zones, in order
             network_config = eks.ClusterKubernetesNetworkConfigArgs(
                 ip_family="ipv4", service_ipv4_cidr=service_cidr_for(create.vpc.cidr))
         else:
             subnet_ids = pulumi.Output.from_input(list(create.subnet_ids))
+            self.zone_names = None
         cp_role, cp_attachments = control_plane_role(f"{name}-control-plane", cluster_name, child)
         encryption = None
         if create.secrets_kms_key_arn:

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from .spec import NodePoolSpec, PlatformSpec, PricingSpec
 
 HOURS = catalog.HOURS_PER_MONTH
+FSX_LUSTRE = "fsxLustre"  # price override key (pricing.fsxLustreUsdPerGbMonth)
+FSX_DATASETS = "fsxDatasets"  # fixed item key
 SPOT, ON_DEMAND = "spot", "on-demand"
 OVERRIDE_SOURCE = "stack file (pricing)"
 OVERRIDE_AS_OF = "stack"
@@ -36,6 +38,7 @@ OVERRIDE_AS_OF = "stack"
 EXCLUSIONS = (
     "NAT gateway data processing and all data transfer",
     "EFS throughput and request charges (storage only)",
+    "FSx for Lustre backups and S3 requests of its data repository association",
     "EBS snapshots, extra IOPS or throughput, load balancers, CloudWatch and logs",
     "taxes, support plans, savings plans and reserved-instance discounts",
 )
@@ -73,7 +76,8 @@ class Pricing:
         fixed = {"eksControlPlane": pricing.eks_control_plane_usd_per_hour,
                  "natGateway": pricing.nat_gateway_usd_per_hour,
                  "efsStandard": pricing.efs_usd_per_gb_month,
-                 "ebsGp3": pricing.ebs_gp3_usd_per_gb_month}
+                 "ebsGp3": pricing.ebs_gp3_usd_per_gb_month,
+                 FSX_LUSTRE: pricing.fsx_lustre_usd_per_gb_month}
         return cls(pricing.spot_discount, dict(pricing.spot_discounts), dict(pricing.on_demand_usd_per_hour),
                    {k: v for k, v in fixed.items() if v is not None})
 
@@ -250,7 +254,8 @@ def nat_gateway_count(spec: "PlatformSpec") -> int:
 
 def fixed_items_from_spec(spec: "PlatformSpec", pricing: Pricing, as_of: Optional[date] = None) -> list[FixedItem]:
     return [item for item in (_eks(spec, pricing, as_of or date.today()), _nat(spec, pricing),
-                              _system_nodes(spec, pricing), _efs(spec, pricing), _ebs(spec, pricing)) if item is not None]
+                              _system_nodes(spec, pricing), _efs(spec, pricing), _ebs(spec, pricing),
+                              _fsx(spec, pricing)) if item is not None]
 
 
 def _eks(spec: "PlatformSpec", pricing: Pricing, as_of: date) -> FixedItem:
@@ -287,6 +292,28 @@ def _efs(spec: "PlatformSpec", pricing: Pricing) -> Optional[FixedItem]:
     gib = cache.storage_gib_estimate
     return FixedItem("efsModelCache", "EFS model cache", "GB-month", "GB stored", gib, gib, pricing.fixed("efsStandard"),
                      note="modelCache.storageGiBEstimate; EFS bills what is stored")
+
+
+def fsx_lustre_item(deployment_type: str, throughput: Optional[int], gib: float, pricing: Pricing) -> FixedItem:
+    """The datasets file system: provisioned SSD storage at its deployment type's and throughput's price."""
+    if FSX_LUSTRE in pricing.fixed_overrides:
+        quote = Quote(pricing.fixed_overrides[FSX_LUSTRE], OVERRIDE_SOURCE, OVERRIDE_AS_OF)
+    else:
+        tier = catalog.FSX_LUSTRE_DEPLOYMENTS.get(deployment_type)
+        price = tier.prices.get(throughput or 0) if tier else None
+        quote = Quote(price.usd_per_hour, price.source, price.as_of) if price else None
+    tier_text = f"{deployment_type}{f', {throughput} MB/s/TiB' if throughput else ''}"
+    return FixedItem(FSX_DATASETS, "FSx for Lustre datasets", "GB-month", "GB provisioned", gib, gib, quote,
+                     note=f"{tier_text}; billed as provisioned")
+
+
+def _fsx(spec: "PlatformSpec", pricing: Pricing) -> Optional[FixedItem]:
+    from .datasets import throughput
+
+    fsx = spec.datasets.fsx_lustre
+    if fsx is None:
+        return None
+    return fsx_lustre_item(fsx.deployment_type, throughput(fsx), fsx.storage_capacity_gib, pricing)
 
 
 def _ebs(spec: "PlatformSpec", pricing: Pricing) -> FixedItem:

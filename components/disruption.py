@@ -316,9 +316,12 @@ def _user_data_values(value: Any) -> dict[str, Any]:
     if value == UNKNOWN:
         return {f"launchTemplate.userData.{k}": UNKNOWN for k in ("labels", "taints", "bootstrap")}
     facts = read_user_data(value)
-    return {"launchTemplate.userData.labels": dict(sorted(facts.labels.items())),
-            "launchTemplate.userData.taints": facts.taints,
-            "launchTemplate.userData.bootstrap": _digest(facts.bootstrap)}
+    values: dict[str, Any] = {"launchTemplate.userData.bootstrap": _digest(facts.bootstrap)}
+    if facts.labels:  # only a bootstrap that registers the node lists labels and taints (Ubuntu)
+        values["launchTemplate.userData.labels"] = dict(sorted(facts.labels.items()))
+    if facts.taints:
+        values["launchTemplate.userData.taints"] = facts.taints
+    return values
 
 
 def _without_mig_tag(specs: Any) -> Any:

@@ -194,8 +194,28 @@ def node_class_spec(spec: "PlatformSpec", pool: "NodePoolSpec", user_data: Optio
         "blockDeviceMappings": block_device_mappings(pool),
         "tags": node_class_tags(spec, pool),
     })
+    out.update(local_boot(spec, pool))
     if user_data is not None:
         out["userData"] = user_data
+    return out
+
+
+def local_boot(spec: "PlatformSpec", pool: "NodePoolSpec") -> dict[str, Any]:
+    """What an AL2023 pool's nodes do at boot, as on a node group's launch template: Karpenter's
+    `instanceStorePolicy: RAID0` writes the same nodeadm local-storage setting, and MIME user data (merged by
+    Karpenter with its own NodeConfig) installs the Lustre client. Ubuntu's steps are in `custom_user_data`."""
+    from . import launch_template as lt
+    from .local_storage import pool_local_storage
+    from .node_boot import lustre_part
+
+    out: dict[str, Any] = {}
+    if pool.ami.image.os != "al2023":
+        return out
+    if pool_local_storage(pool).how == "nodeadm":
+        out["instanceStorePolicy"] = "RAID0"
+    lustre = lustre_part(spec, pool)
+    if lustre:
+        out["userData"] = lt.mime_multipart(lustre)
     return out
 
 
@@ -212,14 +232,17 @@ def needs_user_data(pool: "NodePoolSpec") -> bool:
 
 def custom_user_data(spec: "PlatformSpec", pool: "NodePoolSpec", endpoint: str, ca_data: str,
                      service_cidr: str) -> str:
-    """Canonical's bootstrap (as on Ubuntu node groups) with the node registering under Karpenter's
+    """Canonical's bootstrap after the pool's boot steps (as on Ubuntu node groups: node_boot), the node
+    registering under Karpenter's
     `karpenter.sh/unregistered:NoExecute` taint, which Karpenter lifts once it has synced the node's
     labels and taints (karpenter.sh v1.14 NodeClasses, Custom user data)."""
     from .launch_template import ubuntu_bootstrap_script
+    from .node_boot import ubuntu_prelude
     from .node_pool import node_labels, node_taints
 
     registering = [*node_taints(pool), (names.KARPENTER_UNREGISTERED_TAINT, "", "NoExecute")]
-    return ubuntu_bootstrap_script(spec.cluster.name, endpoint, ca_data, service_cidr, node_labels(pool), registering)
+    return ubuntu_bootstrap_script(spec.cluster.name, endpoint, ca_data, service_cidr, node_labels(pool), registering,
+                                   ubuntu_prelude(spec, pool))
 
 
 # --- reading a NodePool back (cost, capacity, disruption and policies see what was registered) ---

@@ -17,7 +17,7 @@ import ipaddress
 import re
 import shlex
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence, Union
 
 from . import catalog
 
@@ -73,11 +73,16 @@ def kubelet_args(labels: Mapping[str, str], taints: Sequence[tuple[str, str, str
 
 
 def ubuntu_bootstrap_script(cluster: str, endpoint: str, ca_data: str, service_cidr: str,
-                            labels: Mapping[str, str], taints: Sequence[tuple[str, str, str]]) -> str:
-    """Shell script joining a Canonical Ubuntu EKS node to `cluster` without a DescribeCluster call."""
+                            labels: Mapping[str, str], taints: Sequence[tuple[str, str, str]],
+                            prelude: Sequence[str] = ()) -> str:
+    """Shell script joining a Canonical Ubuntu EKS node to `cluster` without a DescribeCluster call.
+
+    `prelude` lines run first (node preparation: local NVMe, EFA, the Lustre client); errexit makes any
+    failure there stop the node from joining."""
     lines = [
         "#!/bin/bash",
         "set -o errexit -o nounset -o pipefail",
+        *prelude,
         f"{catalog.UBUNTU_EKS_BOOTSTRAP} {shlex.quote(cluster)} \\",
         f"  --apiserver-endpoint {shlex.quote(endpoint)} \\",
         f"  --b64-cluster-ca {shlex.quote(ca_data)} \\",
@@ -87,23 +92,31 @@ def ubuntu_bootstrap_script(cluster: str, endpoint: str, ca_data: str, service_c
     return "\n".join(lines) + "\n"
 
 
-def mime_multipart(script: str) -> str:
-    """The MIME multi-part archive cloud-init reads and EKS expects for Linux node user data."""
-    return (
-        "MIME-Version: 1.0\n"
-        f'Content-Type: multipart/mixed; boundary="{MIME_BOUNDARY}"\n\n'
-        f"--{MIME_BOUNDARY}\n"
-        'Content-Type: text/x-shellscript; charset="us-ascii"\n\n'
-        f"{script}\n"
-        f"--{MIME_BOUNDARY}--\n"
-    )
+SHELL_SCRIPT = 'text/x-shellscript; charset="us-ascii"'
+
+
+def mime_multipart(*parts: Union[str, tuple[str, str]]) -> str:
+    """The MIME multi-part archive cloud-init reads and EKS expects (and merges, for EKS-optimized AMIs)
+    for Linux node user data. A part is a shell script or (content type, body)."""
+    out = ["MIME-Version: 1.0\n", f'Content-Type: multipart/mixed; boundary="{MIME_BOUNDARY}"\n\n']
+    for part in parts:
+        content_type, body = (SHELL_SCRIPT, part) if isinstance(part, str) else part
+        out.append(f"--{MIME_BOUNDARY}\nContent-Type: {content_type}\n\n{body}\n")
+    out.append(f"--{MIME_BOUNDARY}--\n")
+    return "".join(out)
+
+
+def encode(user_data: str) -> str:
+    """EC2 takes launch-template user data base64-encoded."""
+    return base64.b64encode(user_data.encode()).decode()
 
 
 def ubuntu_user_data(cluster: str, endpoint: str, ca_data: str, service_cidr: str,
-                     labels: Mapping[str, str], taints: Sequence[tuple[str, str, str]]) -> str:
-    """Base64 user data for the launch template (EC2 takes launch-template user data base64-encoded)."""
-    script = ubuntu_bootstrap_script(cluster, endpoint, ca_data, service_cidr, labels, taints)
-    return base64.b64encode(mime_multipart(script).encode()).decode()
+                     labels: Mapping[str, str], taints: Sequence[tuple[str, str, str]],
+                     prelude: Sequence[str] = ()) -> str:
+    """Base64 user data for the launch template: the bootstrap script, after any `prelude` lines."""
+    return encode(mime_multipart(ubuntu_bootstrap_script(cluster, endpoint, ca_data, service_cidr, labels, taints,
+                                                         prelude)))
 
 
 # --- reading user data back (the disruption model fingerprints what a node boots with) ---

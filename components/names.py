@@ -15,6 +15,7 @@ DEVICE_PLUGIN_CONFIG_LABEL = f"{NVIDIA_DOMAIN}device-plugin.config"
 MIG_CONFIG_LABEL = f"{NVIDIA_DOMAIN}mig.config"
 GPU_DEPLOY_LABEL_PREFIX = f"{NVIDIA_DOMAIN}gpu.deploy."
 ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"  # Cluster Autoscaler's GPU node hint
+EFA_RESOURCE = "vpc.amazonaws.com/efa"  # the EFA device plugin's extended resource
 
 # --- The platform's own keys ---
 DOMAIN = "gpu-platform.io"
@@ -24,6 +25,7 @@ TEAM_LABEL = f"{DOMAIN}/team"
 PRIORITY_TIER_LABEL = f"{DOMAIN}/priority-tier"
 CRITICAL_LABEL = f"{DOMAIN}/critical"  # node label "true" on pools marked critical (policies require on-demand)
 WAIT_FOR_COMPLETION_LABEL = f"{DOMAIN}/wait-for-completion"  # job pods a driver upgrade waits for
+EFA_LABEL = f"{DOMAIN}/efa"  # node label "true" on EFA pools: where the EFA device plugin runs
 ENVIRONMENT_TAG = "gpu-platform/environment"  # aws provider default tag policies read the environment from
 CLUSTER_TAG = "gpu-platform/cluster"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
@@ -257,3 +259,22 @@ def gpu_flavor(pool: str, mig_profile: str | None = None) -> str:
     """ResourceFlavor of one pool's GPUs: `a100-train`, or `h100-mig-1g.10gb` per MIG profile (mixed strategy).
     Pool names have no dots and profiles always do, so the two kinds of name never collide."""
     return pool if mig_profile is None else f"{pool}-{mig_profile.replace('+', '.')}"
+
+
+# --- Training: EFA and the datasets file system ---
+EFA_DEVICE_PLUGIN_RELEASE = "aws-efa-k8s-device-plugin"
+DATASETS_PVC = "datasets"  # each team's claim on the shared FSx for Lustre file system
+
+
+def efa_security_group_name(cluster: str, pool: str) -> str:
+    return _bounded(f"{cluster}-{pool}-efa", 255)
+
+
+def datasets_name(cluster: str) -> str:
+    """The datasets file system's Name tag, security group and IAM role purpose share this name."""
+    return _bounded(f"{cluster}-datasets", 64)
+
+
+def datasets_volume(team: str) -> str:
+    """The cluster-scoped PersistentVolume bound to one team's datasets claim."""
+    return _bounded(f"{MANAGED_BY}-datasets-{team}", 253)

@@ -33,6 +33,7 @@ def node_labels(pool: "NodePoolSpec") -> dict[str, str]:
         **sharing_labels(pool),
         **operand_labels(pool),
         **({names.CRITICAL_LABEL: "true"} if pool.critical else {}),  # policies hold critical pools to on-demand
+        **({names.EFA_LABEL: "true"} if pool.efa else {}),  # the EFA device plugin runs here
         **pool.labels,
     }
 
@@ -62,7 +63,6 @@ class NodeGroupInputs:
     desired_size: int
     update_config: dict[str, Any]  # EKS API terms: maxUnavailable or maxUnavailablePercentage, updateStrategy
     protect: bool
-    single_subnet: bool  # EFA pools stay in one zone (one placement group)
     tags: dict[str, str] = field(default_factory=dict)
     repair: dict = field(default_factory=dict)  # nodeRepairConfig, EKS API field names
 
@@ -87,7 +87,6 @@ def node_group_inputs(spec: "PlatformSpec", pool: "NodePoolSpec") -> NodeGroupIn
         desired_size=pool.min_size,  # only at creation: the autoscaler owns it afterwards (ignore_changes)
         update_config=update_config(spec, pool),
         protect=spec.pool_protected(pool),
-        single_subnet=pool.efa,
         tags={names.POOL_LABEL: pool.name},
         repair=repair_config(spec, pool),
     )
@@ -120,6 +119,8 @@ class PoolCluster:
     node_role_arn: pulumi.Input[str]
     extra_security_group_ids: list[str] = field(default_factory=list)
     depends_on: list[pulumi.Resource] = field(default_factory=list)
+    vpc_id: Optional[pulumi.Input[str]] = None  # for the EFA security group
+    zone_names: Optional[list[str]] = None  # the private subnets' zones in order, when the stack made the VPC
 
 
 class GpuNodePool(pulumi.ComponentResource):
@@ -132,10 +133,13 @@ class GpuNodePool(pulumi.ComponentResource):
 
         from .autoscaler import node_template_tags
 
+        from .placement import subnet_indices
+
         inputs = node_group_inputs(spec, pool)
         template = self._launch_template(name, spec, pool, inputs, cluster)
-        subnets = (pulumi.Output.from_input(cluster.subnet_ids).apply(lambda ids: list(ids)[:1])
-                   if inputs.single_subnet else cluster.subnet_ids)
+        chosen = subnet_indices(spec, pool, cluster.zone_names)  # EFA pools: one zone (one placement group)
+        subnets = (cluster.subnet_ids if chosen is None else
+                   pulumi.Output.from_input(cluster.subnet_ids).apply(lambda ids: [list(ids)[i] for i in chosen]))
         self.node_group = eks.NodeGroup(
             name,
             cluster_name=inputs.cluster_name,
@@ -168,6 +172,7 @@ class GpuNodePool(pulumi.ComponentResource):
         from pulumi_aws import ec2
 
         from . import launch_template as lt
+        from . import node_boot
 
         image = pool.ami.image
         child = pulumi.ResourceOptions(parent=self)
@@ -175,17 +180,22 @@ class GpuNodePool(pulumi.ComponentResource):
         groups = None
         if efa or cluster.extra_security_group_ids:
             # Naming any security group stops EKS adding the cluster one: name it ourselves.
-            groups = pulumi.Output.all(cluster.node_security_group_id, *cluster.extra_security_group_ids)
+            extra = list(cluster.extra_security_group_ids)
+            if efa:
+                from .efa import efa_security_group
+
+                extra.append(efa_security_group(f"{name}-efa-sg", spec, pool, cluster.vpc_id, self).id)
+            groups = pulumi.Output.all(cluster.node_security_group_id, *extra)
         placement = None
         if efa:
             group = ec2.PlacementGroup(f"{name}-efa", name=names.placement_group_name(spec.cluster.name, pool.name),
                                        strategy="cluster", opts=child)
             placement = ec2.LaunchTemplatePlacementArgs(group_name=group.name)
-        user_data = None
+        user_data = node_boot.eks_image_user_data(spec, pool)
         if image.eks_ami_type == "CUSTOM":
             taints = node_taints(pool)
             user_data = pulumi.Output.all(cluster.endpoint, cluster.certificate_authority, cluster.service_cidr).apply(
-                lambda a: lt.ubuntu_user_data(spec.cluster.name, a[0], a[1], a[2], inputs.labels, taints))
+                lambda a: node_boot.ubuntu_user_data(spec, pool, a[0], a[1], a[2], inputs.labels, taints))
         volume = lt.image_volume(image.os, pool.disk_size_gib)
         instance_tags = {"Name": inputs.node_group_name, **spec.tags, **mig_layout_tag(pool)}
         return ec2.LaunchTemplate(

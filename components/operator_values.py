@@ -165,20 +165,26 @@ def unknown_value_keys(values: Mapping, chart_version: str) -> list[str]:
     Maps are walked key by key; a list or scalar only needs its own key. Keys under a map the chart
     leaves empty (`data: {}`, `additionalLabels: {}`) are data, as are FREE_FORM maps.
     """
-    return list(_unknown(values, _chart_defaults(chart_version), ""))
+    return unknown_keys(values, _chart_defaults(chart_version), (*ABSENT_BUT_READ, *FREE_FORM))
 
 
-def _unknown(values: Mapping, defaults: Any, prefix: str) -> Iterator[str]:
+def unknown_keys(values: Mapping, defaults: Mapping, exempt: tuple[str, ...] = ()) -> list[str]:
+    """The same guard for any chart: dotted paths of `values` its values.yaml (`defaults`) lacks;
+    `exempt` paths, and everything under them, are allowed."""
+    return list(_unknown(values, defaults, "", exempt))
+
+
+def _unknown(values: Mapping, defaults: Any, prefix: str, exempt: tuple[str, ...]) -> Iterator[str]:
     for key, value in values.items():
         path = f"{prefix}{key}"
-        if path in ABSENT_BUT_READ or path in FREE_FORM:
+        if path in exempt:
             continue
         if not isinstance(defaults, dict) or key not in defaults:
             yield path
             continue
         default = defaults[key]
         if isinstance(value, Mapping) and isinstance(default, dict) and default:
-            yield from _unknown(value, default, path + ".")
+            yield from _unknown(value, default, path + ".", exempt)
         elif isinstance(value, Mapping) and default is not None and not isinstance(default, dict):
             yield f"{path} (a map where the chart expects {type(default).__name__})"
 

@@ -1,7 +1,9 @@
 """GpuPlatform: builds every capability from a validated PlatformSpec, in dependency order.
 
 cluster -> monitoring (its CRDs first) -> GPU operator -> GPU node pools (managed node groups, or
-Karpenter's controller and NodePools) -> autoscaler -> model cache -> teams. Children are parented here and get explicit providers; nothing reads global config.
+Karpenter's controller and NodePools; the EFA device plugin) -> autoscaler -> model cache -> teams ->
+datasets (each team's claim) -> queueing. Children are parented here and get explicit providers; nothing
+reads global config.
 
 GPU node groups wait for the GPU Operator's release, not the other way round: the release carries the
 sharing configs (MIG layouts, time-slicing) nodes select by label, so on an update the configs change
@@ -17,6 +19,8 @@ from . import names
 from .alert_sns import build_alert_publishing
 from .autoscaler import ClusterAutoscaler
 from .cluster import Cluster
+from .datasets import build_datasets
+from .efa import EfaDevicePlugin, efa_pools
 from .gpu_operator import GpuOperator, GpuOperatorArgs
 from .karpenter import KARPENTER, karpenter_pools
 from .karpenter_pool import build_karpenter
@@ -60,6 +64,11 @@ class GpuPlatform(pulumi.ComponentResource):
         self.node_pools = [GpuNodePool(p.name, spec, p, pool_cluster, opts=aws_child) for p in spec.node_pools
                            if p.provisioner != KARPENTER]
         self.karpenter = build_karpenter(spec, region, self.cluster, pool_cluster, aws_child)
+        self.efa_device_plugin = None
+        if efa_pools(spec):
+            self.efa_device_plugin = EfaDevicePlugin("efa-device-plugin", spec, self.cluster.k8s_provider,
+                                                     depends_on=self.cluster.system_ready,
+                                                     opts=pulumi.ResourceOptions(parent=self))
         if spec.cluster_autoscaler.enabled:
             self.cluster_autoscaler = ClusterAutoscaler(
                 "cluster-autoscaler", spec, region, self.cluster.name, self.cluster.k8s_provider,
@@ -93,6 +102,10 @@ class GpuPlatform(pulumi.ComponentResource):
         tenancy = build_tenancy(spec, self.cluster, self.model_cache, aws_child)
         self.priority_tiers, self.teams, self.team_access = tenancy.priority_tiers, tenancy.teams, tenancy.access
         self._exports["teamNamespaces"] = [t.namespace_name for t in self.teams]
+        self.datasets = build_datasets(spec, self.cluster, self.teams, aws_child)
+        if self.datasets is not None:
+            self._exports["datasets"] = {"fileSystemId": self.datasets.file_system.id,
+                                         "dnsName": self.datasets.file_system.dns_name}
         if spec.queueing.enabled:  # Kueue and its objects are imported only when a stack queues
             from .kueue import build_queueing
 

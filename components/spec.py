@@ -20,6 +20,7 @@ from .spec_repair import NodeRepairSpec
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 QUANTITY = r"^\d+(\.\d+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$"
+KMS_KEY_ARN = r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[\w-]+$"
 ADDON_VERSION = catalog.ADDON_VERSION_PATTERN
 PRIORITY_TIERS = ("critical-inference", "standard", "preemptible-batch")
 
@@ -69,7 +70,7 @@ class CreateClusterSpec(_Model):
     addons: dict[str, str]
     system_nodes: SystemNodesSpec
     # Envelope-encrypt Kubernetes secrets with this KMS key (optional; cannot be removed once set).
-    secrets_kms_key_arn: Optional[str] = Field(None, pattern=r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[\w-]+$")
+    secrets_kms_key_arn: Optional[str] = Field(None, pattern=KMS_KEY_ARN)
 
 
 class ExistingClusterSpec(_Model):
@@ -217,6 +218,10 @@ class NodePoolSpec(_Model):
     # The managed node group's rolling update: nodes (1-100) or a percentage ("25%") replaced at a time.
     max_unavailable: Optional[Union[int, str]] = None  # default: 1 node in prod, 25% elsewhere
     update_strategy: Literal["default", "minimal"] = "default"  # minimal: terminate before launching
+    # Availability zones of a VPC the stack creates (default: every zone; an EFA pool: the first one).
+    zones: Optional[list[str]] = Field(None, min_length=1)
+    # Instance-store NVMe as one RAID0 array for kubelet and containers (default raid0 where offered).
+    local_storage: Optional[Literal["raid0", "none"]] = None
 
     @field_validator("max_unavailable")
     @classmethod
@@ -245,6 +250,37 @@ class NodePoolSpec(_Model):
     @property
     def gpus_per_node(self) -> int:
         return self.instances[0].gpu_count
+
+
+# --- training: the EFA device plugin and the datasets file system ---
+
+class EfaDevicePluginSpec(_Model):
+    chart_version: str = "v0.5.30"  # aws-efa-k8s-device-plugin, installed only when a pool sets efa
+
+
+class DataRepositorySpec(_Model):
+    """An S3 prefix linked to the file system (a data repository association)."""
+
+    s3_path: str = Field(pattern=r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/\S*)?$")
+    file_system_path: str = Field("/", pattern=r"^/\S*$")  # where the prefix appears in the file system
+    auto_import: bool = True  # new, changed and deleted S3 objects show up in the file system
+    auto_export: bool = False  # files written in the linked directory (checkpoints) are copied to S3
+
+
+class FsxLustreSpec(_Model):
+    deployment_type: Literal[tuple(catalog.FSX_LUSTRE_DEPLOYMENTS)] = "PERSISTENT_2"  # type: ignore[valid-type]
+    storage_capacity_gib: int = Field(1200, ge=1200, alias="storageCapacityGiB")
+    throughput_per_tib: Optional[int] = Field(None, alias="throughputPerTiB")  # MB/s per TiB; default the lowest
+    kms_key_arn: Optional[str] = Field(None, pattern=KMS_KEY_ARN)  # default: the AWS-managed FSx key
+    addon_version: Optional[str] = Field(None, pattern=ADDON_VERSION)  # aws-fsx-csi-driver, pinned
+    data_repository: Optional[DataRepositorySpec] = None
+    teams: Optional[list[str]] = None  # teams that get a claim; default: every team
+    claim_size: str = Field("1Ti", pattern=QUANTITY)  # what each team's claim asks (its storage quota counts it)
+    protect: Optional[bool] = None  # default: protected and retained on delete in prod
+
+
+class DatasetsSpec(_Model):
+    fsx_lustre: Optional[FsxLustreSpec] = None
 
 
 # --- Karpenter ---
@@ -370,6 +406,7 @@ class PricingSpec(_Model):
     nat_gateway_usd_per_hour: Optional[float] = Field(None, ge=0)
     efs_usd_per_gb_month: Optional[float] = Field(None, ge=0)
     ebs_gp3_usd_per_gb_month: Optional[float] = Field(None, ge=0)
+    fsx_lustre_usd_per_gb_month: Optional[float] = Field(None, ge=0)  # the datasets file system's tier
 
 
 class PlatformSpec(_Model):
@@ -380,6 +417,8 @@ class PlatformSpec(_Model):
     karpenter: KarpenterSpec = Field(default_factory=KarpenterSpec)
     node_pools: list[NodePoolSpec] = Field(min_length=1)
     model_cache: ModelCacheSpec = Field(default_factory=ModelCacheSpec)
+    efa_device_plugin: EfaDevicePluginSpec = Field(default_factory=EfaDevicePluginSpec)
+    datasets: DatasetsSpec = Field(default_factory=DatasetsSpec)
     monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec)
     teams: list[TeamSpec] = Field(default_factory=list)
     quota_overcommit_ratio: float = Field(1.0, ge=1.0, le=10.0)

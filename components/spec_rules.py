@@ -9,6 +9,7 @@ from datetime import date
 from typing import Iterator, Mapping
 
 from . import catalog, names
+from . import spec_rules_training as training
 from .karpenter_rules import ami_rules as karpenter_ami_rules, rules as karpenter_rules
 from .mig import layout_problem
 from .spec_alerting import alerting_rules
@@ -32,6 +33,8 @@ def rules(spec: PlatformSpec, today: date) -> Iterator[Problem]:
     yield from _pricing_rules(spec)
     yield from repair_rules(spec)
     yield from alerting_rules(spec)
+    yield from training.efa_rules(spec)
+    yield from training.datasets_rules(spec)
     pool_problems = [p for i, pool in enumerate(spec.node_pools) for p in _pool_rules(spec, i, pool)]
     pool_problems += karpenter_rules(spec)
     yield from pool_problems
@@ -138,7 +141,7 @@ def _pool_rules(spec: PlatformSpec, i: int, pool: NodePoolSpec) -> Iterator[Prob
         yield f"{at}.name", f"cluster name + '-' + pool name must fit {catalog.EKS_NODE_GROUP_NAME_MAX} characters"
     if pool.efa and any(it.efa_interfaces == 0 for it in pool.instances):
         no_efa = [it.name for it in pool.instances if it.efa_interfaces == 0]
-        yield f"{at}.efa", f"{', '.join(no_efa)} have no EFA; EFA is available on p4d, p4de, p5, p5e, p5en"
+        yield f"{at}.efa", f"{', '.join(no_efa)} have no EFA; EFA instance types: {training.efa_instance_types()}"
     if pool.critical and pool.capacity_type == "spot":
         yield f"{at}.capacityType", "a critical pool must be on-demand (spot capacity can be reclaimed at any time)"
     for j, taint in enumerate(pool.taints):
@@ -149,6 +152,7 @@ def _pool_rules(spec: PlatformSpec, i: int, pool: NodePoolSpec) -> Iterator[Prob
             yield f"{at}.labels", f"{key!r} is managed by the platform; reserved prefixes: {', '.join(RESERVED_LABEL_DOMAINS)}"
     yield from _ami_rules(spec, at, pool)
     yield from _sharing_rules(at, pool)
+    yield from training.pool_rules(spec, at, pool)
 
 
 def _ami_rules(spec: PlatformSpec, at: str, pool: NodePoolSpec) -> Iterator[Problem]:

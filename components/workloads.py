@@ -16,7 +16,11 @@ from typing import TYPE_CHECKING, Optional
 
 from . import catalog, names
 from .capacity import node_resources, platform_capacity
+from .datasets import MOUNT_PATH as DATASETS_PATH, claim_teams
+from .efa import pod_devices, pod_env
+from .local_storage import pool_local_storage
 from .model_cache import BASE_PATH
+from .pod_sizing import pod_size, shm_size as default_shm
 from .queueing import queue_labels
 from .spec import quantity_value, selector_labels
 from .team_objects import max_gpus_per_pod
@@ -26,6 +30,9 @@ if TYPE_CHECKING:
 
 SHM_VOLUME = "dshm"
 CACHE_VOLUME = "model-cache"
+DATASETS_VOLUME = "datasets"
+SCRATCH_VOLUME = "scratch"
+SCRATCH_PATH = "/scratch"  # an emptyDir: on pools with instance-store NVMe it lives on the RAID0 array
 HF_HOME = f"{BASE_PATH}/huggingface"
 
 
@@ -54,10 +61,10 @@ def _gpu_resource(spec: "PlatformSpec", mig_profile: Optional[str]) -> str:
 
 
 def _placement(spec: "PlatformSpec", resource: str, gpus: int, pool: Optional[str],
-               gpu_product: Optional[str]) -> tuple[dict[str, str], list[dict]]:
-    """Node selector and tolerations. Choosing a pool also tolerates that pool's own taints; choosing
-    a product (or nothing) tolerates only the GPU taint, so pools reserved by an extra taint stay
-    reserved. Refuses a placement no node can satisfy."""
+               gpu_product: Optional[str]) -> tuple[dict[str, str], list[dict], list["NodePoolSpec"]]:
+    """Node selector, tolerations and the pools the pod may land in. Choosing a pool also tolerates that
+    pool's own taints; choosing a product (or nothing) tolerates only the GPU taint, so pools reserved
+    by an extra taint stay reserved. Refuses a placement no node can satisfy."""
     tolerations = [{"key": names.GPU_TAINT_KEY, "operator": "Equal", "value": names.GPU_TAINT_VALUE,
                     "effect": "NoSchedule"}]
     if pool is not None and gpu_product is not None:
@@ -67,17 +74,23 @@ def _placement(spec: "PlatformSpec", resource: str, gpus: int, pool: Optional[st
         _fits(spec, [chosen], resource, gpus, f"pool {pool}", hint="")
         tolerations += [{"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect}
                         for t in chosen.taints]
-        return {names.POOL_LABEL: pool}, tolerations
+        return {names.POOL_LABEL: pool}, tolerations, [chosen]
     open_pools = [p for p in spec.node_pools if not p.taints]
     if gpu_product is not None:
         offered = sorted({p.gpu.key for p in spec.node_pools})
         if gpu_product not in offered:
             raise ValueError(f"no pool has {gpu_product} GPUs; pools offer: {', '.join(offered)}")
-        _fits(spec, [p for p in open_pools if p.gpu.key == gpu_product], resource, gpus,
-              f"{gpu_product} pools without extra taints")
-        return {names.GPU_PRODUCT_LABEL: catalog.GPU_MODELS[gpu_product].product_label}, tolerations
+        product_pools = [p for p in open_pools if p.gpu.key == gpu_product]
+        _fits(spec, product_pools, resource, gpus, f"{gpu_product} pools without extra taints")
+        selector = {names.GPU_PRODUCT_LABEL: catalog.GPU_MODELS[gpu_product].product_label}
+        return selector, tolerations, _landing(spec, product_pools, resource, gpus)
     _fits(spec, open_pools, resource, gpus, "pools without extra taints")
-    return {}, tolerations
+    return {}, tolerations, _landing(spec, open_pools, resource, gpus)
+
+
+def _landing(spec: "PlatformSpec", pools: list["NodePoolSpec"], resource: str, gpus: int) -> list["NodePoolSpec"]:
+    """The pools whose nodes can hold the pod (the scheduler places it nowhere else)."""
+    return [p for p in pools if node_resources(p, spec.mig_strategy).get(resource, 0) >= gpus]
 
 
 def _fits(spec: "PlatformSpec", pools: list["NodePoolSpec"], resource: str, gpus: int, where: str,
@@ -87,15 +100,35 @@ def _fits(spec: "PlatformSpec", pools: list["NodePoolSpec"], resource: str, gpus
         raise ValueError(f"{where}: nodes offer at most {most} {resource}; asked for {gpus}{hint}")
 
 
+def _sizes(spec: "PlatformSpec", landing: list["NodePoolSpec"], resource: str, gpus: int, cpu: Optional[str],
+           memory: Optional[str], shm_size: Optional[str]) -> tuple[str, str, str]:
+    """CPU and memory requests and the /dev/shm size: the caller's, else the pool shape's per-GPU share.
+    Refuses more than the largest instance of the landing pools has."""
+    size = pod_size(landing, resource, gpus, spec.mig_strategy)
+    largest = max((it for p in landing for it in p.instances), key=lambda it: (it.vcpu, it.memory_gib))
+    for asked, have, what in ((cpu, largest.vcpu, "cpu"), (memory, largest.memory_gib * 2**30, "memory")):
+        if asked is not None and quantity_value(asked) > have:
+            shown = f"{largest.vcpu} vCPUs" if what == "cpu" else f"{largest.memory_gib} GiB"
+            raise ValueError(f"{what} {asked} is more than a {largest.name} node has ({shown})")
+    memory = memory or size.memory_quantity
+    shm_size = shm_size or default_shm(quantity_value(memory))
+    if quantity_value(shm_size) > quantity_value(memory):
+        raise ValueError(f"shm_size {shm_size} exceeds memory {memory}: /dev/shm pages count against the memory limit")
+    return cpu or size.cpu_quantity, memory, shm_size
+
+
 def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, pool: Optional[str] = None,
-                 gpu_product: Optional[str] = None, mig_profile: Optional[str] = None, shm_size: str = "8Gi",
-                 cpu: Optional[str] = None, memory: Optional[str] = None, container: str = "main",
-                 command: Optional[list[str]] = None) -> dict:
+                 gpu_product: Optional[str] = None, mig_profile: Optional[str] = None,
+                 shm_size: Optional[str] = None, cpu: Optional[str] = None, memory: Optional[str] = None,
+                 container: str = "main", command: Optional[list[str]] = None) -> dict:
     """A PodSpec for one GPU container of `team`, ready to put in a Deployment, Job or Pod template.
 
     `gpus` counts `nvidia.com/gpu` (or slices of `mig_profile` under the mixed MIG strategy);
-    `gpu_product` is a catalog GPU key such as `L4`. Raises ValueError for anything the cluster
-    cannot schedule (unknown team, pool or product, more GPUs than a node or the team's pod limit).
+    `gpu_product` is a catalog GPU key such as `L4`. CPU and memory default to the GPUs' share of the
+    node (pod_sizing), /dev/shm to half the memory. On EFA pools the pod asks for its share of the
+    node's EFA devices and gets the libfabric/NCCL environment. Raises ValueError for anything the
+    cluster cannot schedule (unknown team, pool or product, more GPUs than a node or the team's pod
+    limit, more CPU or memory than a node has).
     """
     t = _team(spec, team)
     if gpus < 1:
@@ -103,15 +136,15 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
     resource = _gpu_resource(spec, mig_profile)
     if resource == names.GPU_RESOURCE and gpus > max_gpus_per_pod(spec, t):
         raise ValueError(f"team {team} pods may use at most {max_gpus_per_pod(spec, t)} {resource}; asked for {gpus}")
-    selector, tolerations = _placement(spec, resource, gpus, pool, gpu_product)
+    selector, tolerations, landing = _placement(spec, resource, gpus, pool, gpu_product)
+    cpu, memory, shm_size = _sizes(spec, landing, resource, gpus, cpu, memory, shm_size)
     requests: dict[str, str] = {resource: str(gpus)}
     limits: dict[str, str] = {resource: str(gpus)}  # extended resources: requests must equal limits
-    if cpu is not None:
-        requests["cpu"] = cpu
-    if memory is not None and quantity_value(shm_size) > quantity_value(memory):
-        raise ValueError(f"shm_size {shm_size} exceeds memory {memory}: /dev/shm pages count against the memory limit")
-    if memory is not None:  # memory limit = request: no OOM kill for using what was asked
-        requests["memory"] = limits["memory"] = memory
+    efa_devices = _efa_devices(spec, landing, resource, gpus)
+    if efa_devices:
+        requests[names.EFA_RESOURCE] = limits[names.EFA_RESOURCE] = str(efa_devices)
+    requests["cpu"] = cpu  # no CPU limit: limits only throttle
+    requests["memory"] = limits["memory"] = memory  # memory limit = request: no OOM kill for using what was asked
     mounts = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}]
     volumes: list[dict] = [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": shm_size}}]
     env: list[dict] = []
@@ -119,6 +152,14 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
         mounts.append({"name": CACHE_VOLUME, "mountPath": BASE_PATH})
         volumes.append({"name": CACHE_VOLUME, "persistentVolumeClaim": {"claimName": names.MODEL_CACHE_PVC}})
         env.append({"name": "HF_HOME", "value": HF_HOME})
+    if t.name in {c.name for c in claim_teams(spec)}:
+        mounts.append({"name": DATASETS_VOLUME, "mountPath": DATASETS_PATH})
+        volumes.append({"name": DATASETS_VOLUME, "persistentVolumeClaim": {"claimName": names.DATASETS_PVC}})
+    if all(pool_local_storage(p).mount for p in landing):  # emptyDir lives on the instance-store array
+        mounts.append({"name": SCRATCH_VOLUME, "mountPath": SCRATCH_PATH})
+        volumes.append({"name": SCRATCH_VOLUME, "emptyDir": {}})
+    if efa_devices:
+        env += pod_env(landing)
     main: dict = {"name": container, "image": image}
     if command:
         main["command"] = list(command)
@@ -132,6 +173,13 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
     pod.update({"securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
                 "containers": [main], "volumes": volumes})
     return pod
+
+
+def _efa_devices(spec: "PlatformSpec", landing: list["NodePoolSpec"], resource: str, gpus: int) -> int:
+    """EFA devices to ask for: only when every pool the pod may land in has EFA (whole GPUs)."""
+    if resource != names.GPU_RESOURCE or not landing or not all(p.efa for p in landing):
+        return 0
+    return min(pod_devices(p, gpus, node_resources(p, spec.mig_strategy).get(resource, 0)) for p in landing)
 
 
 def gpu_pod_metadata(spec: "PlatformSpec", team: str, *, job: bool = False) -> dict:

@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from components.capacity import platform_capacity, team_quota_totals
+from components.launch_template import efa_interface_count
+from components.local_storage import pool_local_storage
 from components.spec import NodePoolSpec, PlatformSpec
 
 from .sections import PlanContext, Section, register
@@ -31,7 +33,7 @@ def from_spec(spec: PlatformSpec) -> dict[str, Any]:
             "name": pool.name, "gpu": pc.gpu, "instanceType": pool.instance_types[0],
             "minSize": pool.min_size, "maxSize": pool.max_size, "sharing": _sharing(pool),
             "physicalGpusPerNode": pool.gpus_per_node, "physicalGpusAtMax": pc.physical_gpus_max,
-            "perNode": pc.per_node, "atMax": pc.at_max,
+            "perNode": pc.per_node, "atMax": pc.at_max, **_training(pool),
         })
     ratio = spec.quota_overcommit_ratio
     resources = []
@@ -45,6 +47,13 @@ def from_spec(spec: PlatformSpec) -> dict[str, Any]:
         "teamQuotas": quotas, "quotaOvercommitRatio": ratio, "resources": resources,
         "overcommitted": any(r["overcommitted"] for r in resources),
     }
+
+
+def _training(pool: NodePoolSpec) -> dict[str, Any]:
+    """Local NVMe scratch (decimal GB, 0 without the RAID0) and EFA interfaces per node."""
+    scratch = pool_local_storage(pool)
+    return {"localScratchGBPerNode": scratch.gb_per_node if scratch.mount else 0,
+            "efaInterfacesPerNode": efa_interface_count(pool)}
 
 
 def _sharing(pool: NodePoolSpec) -> dict[str, Any]:
@@ -74,10 +83,10 @@ def text(section: dict[str, Any]) -> str:
     for p in section["pools"]:
         for i, (res, per_node) in enumerate(p["perNode"].items()):
             head = [p["name"], p["gpu"], sharing_text(p["sharing"]), span(p["minSize"], p["maxSize"]),
-                    count(p["physicalGpusPerNode"]), count(p["physicalGpusAtMax"])] if i == 0 else [""] * 6
+                    count(p["physicalGpusPerNode"]), count(p["physicalGpusAtMax"]), scratch(p)] if i == 0 else [""] * 7
             rows.append([*head, res, count(per_node), count(p["atMax"][res])])
-    lines = text_table(["Pool", "GPU", "Sharing", "Nodes", "GPUs/node", "GPUs at max", "Resource", "Per node",
-                         "At max"], rows, right=(3, 4, 5, 7, 8))
+    lines = text_table(["Pool", "GPU", "Sharing", "Nodes", "GPUs/node", "GPUs at max", "Scratch/node", "Resource",
+                        "Per node", "At max"], rows, right=(3, 4, 5, 6, 8, 9))
     lines.append("")
     res_rows = [[r["resource"], count(r["capacityAtMax"]), count(r["teamQuota"]), percent(r["quotaToCapacity"]),
                  "OVERCOMMITTED" if r["overcommitted"] else ""] for r in section["resources"]]
@@ -85,6 +94,12 @@ def text(section: dict[str, Any]) -> str:
     lines.append(f"  Physical GPUs at max size: {count(section['total']['physicalGpusAtMax'])}; "
                  f"MIG strategy {section['migStrategy']}. {_verdict(section)}")
     return "\n".join(lines)
+
+
+def scratch(pool: dict[str, Any]) -> str:
+    """Local NVMe scratch per node: `8,000 GB`, or `-` without it."""
+    gb = pool.get("localScratchGBPerNode", 0)
+    return f"{count(gb)} GB" if gb else "-"
 
 
 def _verdict(section: dict[str, Any]) -> str:
@@ -97,15 +112,16 @@ def _verdict(section: dict[str, Any]) -> str:
 
 def markdown(section: dict[str, Any]) -> str:
     rows = [[p["name"], span(p["minSize"], p["maxSize"]), f"{count(p['physicalGpusAtMax'])} x {p['gpu']}",
-             sharing_text(p["sharing"]), ", ".join(f"{count(n)} {short(r)}" for r, n in p["atMax"].items())]
+             sharing_text(p["sharing"]), scratch(p), ", ".join(f"{count(n)} {short(r)}" for r, n in p["atMax"].items())]
             for p in section["pools"]]
-    rows.append(["**Total**", "", f"**{count(section['total']['physicalGpusAtMax'])} GPUs**", "",
+    rows.append(["**Total**", "", f"**{count(section['total']['physicalGpusAtMax'])} GPUs**", "", "",
                  ", ".join(f"{count(n)} {short(r)}" for r, n in section["total"]["atMax"].items())])
     quota = ", ".join(f"{count(r['teamQuota'])} {short(r['resource'])} ({percent(r['quotaToCapacity'])})"
                       for r in section["resources"] if r["teamQuota"])
     if quota:
-        rows.append(["Team quotas", "", "", "", quota])
-    lines = [*md_table(["Pool", "Nodes", "GPUs at max", "Sharing", "Schedulable at max (nvidia.com/...)"], rows)]
+        rows.append(["Team quotas", "", "", "", "", quota])
+    headers = ["Pool", "Nodes", "GPUs at max", "Sharing", "Scratch/node", "Schedulable at max (nvidia.com/...)"]
+    lines = [*md_table(headers, rows)]
     if section["overcommitted"]:
         lines += ["", f"⚠️ {_verdict(section)}"]
     return "\n".join(lines)

@@ -4,7 +4,7 @@ quotas and cost.
 Compares two plans (`gpu-platform plan --json`), e.g. of the base branch and of a pull request:
 - per pool, the disruption (components/disruption.py): none, operand-restart, gpu-pod-eviction,
   node-roll or replacement, with its cause and the nodes and GPUs affected at max size;
-- guarded resources (node groups, EKS cluster, model-cache file system, VPC, subnets) that would be
+- guarded resources (node groups, EKS cluster, model-cache and datasets file systems, VPC, subnets) that would be
   REPLACED (same URN, a replace-forcing input changed: components/catalog.REPLACE_FORCING_INPUTS),
   DELETED (URN gone and no alias in HEAD points at it), or UNPROTECTED (protect dropped);
 - ResourceQuota changes per team namespace and resource;

@@ -227,6 +227,15 @@ RESOURCES: dict[str, TypeMock] = {
         extra=lambda c: {"fileSystemArn": c.arn("elasticfilesystem",
                                                 f"file-system/{c.inputs.get('fileSystemId')}"),
                          "ownerId": ACCOUNT}),
+    # --- FSx for Lustre ---
+    "aws:fsx/lustreFileSystem:LustreFileSystem": TypeMock(
+        _prefixed("fs"), arn=lambda c: c.arn("fsx", f"file-system/{c.id}"),
+        extra=lambda c: {"dnsName": f"{c.id}.fsx.{c.region}.amazonaws.com", "mountName": c.hex(8, "mount"),
+                         "networkInterfaceIds": [f"eni-{c.hex(17, 'eni')}"], "ownerId": ACCOUNT,
+                         "vpcId": f"vpc-{c.hex(17, 'vpc')}"}),
+    "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation": TypeMock(
+        _prefixed("dra"), arn=lambda c: c.arn("fsx", f"association/{c.inputs.get('fileSystemId')}/{c.id}"),
+        extra=lambda c: {"associationId": c.id}),
 }
 
 # Kinds the Kubernetes API serves without a namespace; every other kind gets "default" when unset.

@@ -7,8 +7,8 @@ the preview's JSON digest can. Each entry of its `steps[]` carries `op`, `urn`, 
 `oldState`/`newState` (with `protect`). The gate fails (exit 1) on:
 - a destructive op (replace, create-replacement, delete-replaced, delete, discard-replaced,
   import-replacement, read-replacement) on a guarded type: node groups, Karpenter NodePools and
-  EC2NodeClasses, the EKS cluster, the model cache file system, the VPC and its subnets (add more with
-  --guard-type);
+  EC2NodeClasses, the EKS cluster, the model cache and datasets file systems, the VPC and its subnets
+  (add more with --guard-type);
 - a step that drops `protect` from a guarded resource (the hole that lets the next update replace it);
 - a preview that reported errors (its steps may be incomplete, so nothing can be proven);
 - in prod (the aws provider's environment tag, or --environment), a pool the steps disrupt with a GPU
@@ -32,6 +32,7 @@ GUARDED_TYPES = (
     "aws:eks/nodeGroup:NodeGroup",
     "aws:eks/cluster:Cluster",
     "aws:efs/fileSystem:FileSystem",
+    "aws:fsx/lustreFileSystem:LustreFileSystem",
     "aws:ec2/vpc:Vpc",
     "aws:ec2/subnet:Subnet",
     "kubernetes:karpenter.sh/v1:NodePool",  # deleting one makes Karpenter terminate every node it launched

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from .stackfile import StackConfig
 
 # Modules that register sections when imported, e.g. "planner.capacity".
-SECTION_MODULES: list[str] = ["planner.capacity_section", "planner.cost_section", "planner.lifecycle_section",
-                               "planner.health_section", "planner.queueing_section"]
+SECTION_MODULES: list[str] = ["planner.capacity_section", "planner.cost_section", "planner.training_section",
+                               "planner.lifecycle_section", "planner.health_section", "planner.queueing_section"]
 
 RESERVED = frozenset({"version", "project", "stack", "resources", "outputs", "policy"})
 

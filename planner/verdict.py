@@ -81,7 +81,7 @@ def plan_derived_config(plan: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         }
         fixed = {f["key"]: f for f in cost.get("fixed") or []}
         prices = {"eksControlPlane": "eksControlPlane", "natGateways": "natGateway",
-                  "efsModelCache": "efsStandard", "ebsRootVolumes": "ebsGp3"}
+                  "efsModelCache": "efsStandard", "ebsRootVolumes": "ebsGp3", "fsxDatasets": "fsxLustre"}
         pricing["fixedPrices"] = {price: fixed[key]["usdPerUnit"] for key, price in prices.items()
                                   if key in fixed and fixed[key].get("usdPerUnit") is not None}
         if "efsModelCache" in fixed:

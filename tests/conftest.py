@@ -60,6 +60,17 @@ def spec_with_pools(*pools: dict):
     return parse_platform(platform)
 
 
+def spec_problems(platform: dict) -> list[str]:
+    """What validating `platform` reports, one line per problem (empty when valid)."""
+    from components.spec import SpecError, parse_platform
+
+    try:
+        parse_platform(platform)
+    except SpecError as err:
+        return err.problems
+    return []
+
+
 @pytest.fixture(scope="session")
 def dev():
     """The validated spec of stacks/Pulumi.dev.yaml."""

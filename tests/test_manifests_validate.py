@@ -135,3 +135,20 @@ def test_the_karpenter_crds_are_the_pinned_chart_s():
     from components import catalog
 
     assert catalog.KARPENTER_RELEASES["1.14.1"].crds == KARPENTER_CRDS
+
+
+def test_the_datasets_volumes_and_claims_are_among_the_validated_objects(stack_manifests):
+    """Each team's datasets claim and the volume bound to it are written, and are core kinds the schema
+    check above validates (none is let through as a custom resource)."""
+    from components import names
+    from components.datasets import claim_teams
+
+    stack, version, files = stack_manifests
+    teams = [names.team_namespace(t.name) for t in claim_teams(parse_platform(stack_platform(stack)))]
+    assert stack != "prod" or len(teams) == 3
+    objects = [yaml.safe_load(f.read_text()) for f in files]
+    claims = [o for o in objects if o["kind"] == "PersistentVolumeClaim" and o["metadata"]["name"] == names.DATASETS_PVC]
+    volumes = [o for o in objects if o["kind"] == "PersistentVolume"]
+    assert sorted(c["metadata"]["namespace"] for c in claims) == sorted(teams) and len(volumes) == len(teams)
+    for obj in claims + volumes:
+        kubernetes_validate.validate(obj, schema_version(version), strict=True)  # a missing schema would raise

@@ -39,6 +39,7 @@ KARPENTER_VIEW = "karpenterNodePool"  # set on a NodePool seen in node-group ter
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 ADDON = "aws:eks/addon:Addon"
 FILE_SYSTEM = "aws:efs/fileSystem:FileSystem"
+LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 RESOURCE_QUOTA = "kubernetes:core/v1:ResourceQuota"
 CLUSTER = "aws:eks/cluster:Cluster"

@@ -3,8 +3,9 @@
 Priced by components/cost.py, the same model behind the plan's cost section, from what the program
 registered: each node group (GPU pools and system nodes) and Karpenter NodePool (limits.nodes as max
 size) at its first instance type, the EKS control plane, NAT gateways, EBS volumes (launch-template or
-EC2NodeClass volumes, or the node group's disk size, times max size)
-and EFS storage (`efsStorageGiB`: a file system's size is not an input). Policies cannot read the stack
+EC2NodeClass volumes, or the node group's disk size, times max size), EFS storage (`efsStorageGiB`: a
+file system's size is not an input) and FSx for Lustre storage (its provisioned capacity is). Policies
+cannot read the stack
 file, so the budget and any price overrides come from the policy config; `gpu-platform plan` passes the
 stack file's `budget` and `pricing` itself. Each control plane is priced by the EKS support window of its
 `version` on the config's `asOf` day (default today), as the plan's cost section prices it.
@@ -17,9 +18,9 @@ from typing import Any, Iterator, Mapping, Optional
 from pulumi_policy import PolicyConfigSchema, Severity, StackValidationArgs
 
 from components import catalog
-from components.cost import FixedItem, Pricing, estimate, pool_facts_from_node_group_inputs
+from components.cost import FixedItem, Pricing, estimate, fsx_lustre_item, pool_facts_from_node_group_inputs
 
-from .common import CLUSTER, LAUNCH_TEMPLATE, NAT_GATEWAY, NODE_GROUP, FILE_SYSTEM, get, of_type, stack_policy
+from .common import CLUSTER, LAUNCH_TEMPLATE, LUSTRE, NAT_GATEWAY, NODE_GROUP, FILE_SYSTEM, get, of_type, stack_policy
 from .lifecycle import as_of
 from .pools import karpenter_disks, pool_resources
 
@@ -57,6 +58,8 @@ def fixed_items(args: StackValidationArgs, config: Mapping[str, Any], pricing: P
                   pricing.fixed("ebsGp3")),
         FixedItem("efsModelCache", "EFS model cache", "GB-month", "GB stored", efs_gib, efs_gib,
                   pricing.fixed("efsStandard"), included=bool(efs_gib)),
+        *(fsx_lustre_item(get(fs.props, "deploymentType", ""), get(fs.props, "perUnitStorageThroughput"),
+                          float(get(fs.props, "storageCapacity", 0) or 0), pricing) for fs in of_type(args, LUSTRE)),
     ]
 
 
@@ -105,7 +108,8 @@ BUDGET_SCHEMA = PolicyConfigSchema({
     "spotDiscounts": {"type": "object", "default": {}, "description": "Per instance type spot discounts."},
     "onDemandUsdPerHour": {"type": "object", "default": {}, "description": "Per instance type price overrides."},
     "fixedPrices": {"type": "object", "default": {},
-                    "description": "Overrides of eksControlPlane, natGateway (USD/hour), efsStandard, ebsGp3 (USD/GB-month)."},
+                    "description": "Overrides of eksControlPlane, natGateway (USD/hour), efsStandard, ebsGp3, "
+                                   "fsxLustre (USD/GB-month)."},
     "efsStorageGiB": {"type": "number", "minimum": 0, "default": 0,
                       "description": "Expected model-cache size (modelCache.storageGiBEstimate)."},
     "asOf": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$",

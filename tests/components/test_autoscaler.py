@@ -93,10 +93,25 @@ def test_whole_gpu_pool_advertises_its_gpu_count():
     assert node_template_tags(spec, pool)[names.ca_resource_tag(names.GPU_RESOURCE)] == "1"
 
 
-def test_ephemeral_storage_follows_the_pool_disk():
-    spec = _spec("prod")
-    pool = _pool(spec, "h100-mig")
+def test_ephemeral_storage_follows_the_pool_disk_without_local_nvme():
+    platform = stack_platform("prod")
+    platform["nodePools"][0]["localStorage"] = "none"
+    spec = parse_platform(platform)
+    pool = spec.node_pools[0]
     assert node_template_tags(spec, pool)[names.ca_resource_tag(names.EPHEMERAL_STORAGE)] == f"{pool.disk_size_gib}Gi"
+
+
+def test_ephemeral_storage_is_the_instance_store_array_when_kubelet_lives_on_it():
+    spec = _spec("prod")
+    pool = _pool(spec, "h100-mig")  # p5.48xlarge: 8 x 3840 GB = 30720 GB = 28610 GiB
+    assert node_template_tags(spec, pool)[names.ca_resource_tag(names.EPHEMERAL_STORAGE)] == "28610Gi"
+
+
+def test_efa_pool_advertises_its_efa_devices_for_scale_from_zero():
+    spec = _spec("prod")
+    tags = node_template_tags(spec, _pool(spec, "a100-train"))
+    assert tags[names.ca_resource_tag(names.EFA_RESOURCE)] == str(catalog.INSTANCE_TYPES["p4d.24xlarge"].efa_interfaces)
+    assert names.ca_resource_tag(names.EFA_RESOURCE) not in node_template_tags(spec, _pool(spec, "h100-mig"))
 
 
 # --- release values, image, IAM (pure) ---

@@ -10,6 +10,7 @@ from components.cost import (
     fixed_items_from_spec, gpu_hourly_cost_by_model, nat_gateway_count, pool_facts_from_node_group_inputs,
     pool_facts_from_spec, team_costs, unit_prices,
 )
+from components.cost import EXCLUSIONS, fsx_lustre_item
 from components.spec import SpecError, parse_platform
 from conftest import AS_OF, on_kubernetes, stack_platform
 
@@ -218,6 +219,77 @@ def test_fixed_price_override():
     spec = spec_of("prod", pricing={"eksControlPlaneUsdPerHour": 0.60})
     item = fixed_item(spec, "eksControlPlane")
     assert (item.monthly_at_min, item.price.source) == (pytest.approx(0.60 * 730), OVERRIDE_SOURCE)
+
+
+# --- the datasets file system (FSx for Lustre) ---
+
+def with_datasets(**fsx):
+    platform = stack_platform("dev")
+    platform["datasets"] = {"fsxLustre": {"addonVersion": "v1.7.0-eksbuild.1", **fsx}}
+    return parse_platform(platform)
+
+
+def test_fsx_literals_match_the_catalog():
+    prices = {k: {t: p.usd_per_hour for t, p in d.prices.items()} for k, d in catalog.FSX_LUSTRE_DEPLOYMENTS.items()}
+    assert prices == {"PERSISTENT_2": {125: 0.145, 250: 0.21, 500: 0.34, 1000: 0.60},
+                      "PERSISTENT_1": {50: 0.145, 100: 0.20, 200: 0.29}, "SCRATCH_2": {0: 0.14}}
+    assert not any(p.verified for d in catalog.FSX_LUSTRE_DEPLOYMENTS.values() for p in d.prices.values())
+
+
+def test_prod_datasets_are_priced_as_provisioned_storage_at_their_tier():
+    item = fixed_item(spec_of("prod"), "fsxDatasets")  # PERSISTENT_2, 4800 GiB at 250 MB/s/TiB
+    assert (item.label, item.unit, item.quantity_at_min, item.quantity_at_max) == (
+        "FSx for Lustre datasets", "GB-month", 4800, 4800)
+    assert (item.monthly_at_min, item.monthly_at_max) == (pytest.approx(4800 * 0.21), pytest.approx(4800 * 0.21))
+    assert item.price.source.startswith("AWS FSx for Lustre pricing page") and item.price.as_of == "2025-06"
+    assert item.note == "PERSISTENT_2, 250 MB/s/TiB; billed as provisioned"
+
+
+@pytest.mark.parametrize("fsx, monthly, note", [
+    ({}, 1200 * 0.145, "PERSISTENT_2, 125 MB/s/TiB; billed as provisioned"),  # the lowest tier by default
+    ({"throughputPerTiB": 1000, "storageCapacityGiB": 2400}, 2400 * 0.60,
+     "PERSISTENT_2, 1000 MB/s/TiB; billed as provisioned"),
+    ({"deploymentType": "PERSISTENT_1", "throughputPerTiB": 200}, 1200 * 0.29,
+     "PERSISTENT_1, 200 MB/s/TiB; billed as provisioned"),
+    ({"deploymentType": "SCRATCH_2"}, 1200 * 0.14, "SCRATCH_2; billed as provisioned"),
+])
+def test_each_deployment_type_and_tier_has_its_price(fsx, monthly, note):
+    item = fixed_item(with_datasets(**fsx), "fsxDatasets")
+    assert (item.monthly_at_max, item.note) == (pytest.approx(monthly), note)
+
+
+def test_no_fsx_item_without_datasets():
+    assert "fsxDatasets" not in [f.key for f in fixed_items_from_spec(spec_of("dev"), Pricing(), DAY)]
+
+
+def test_the_stack_can_price_fsx_itself():
+    spec = spec_of("prod", pricing={"fsxLustreUsdPerGbMonth": 0.18})
+    item = fixed_item(spec, "fsxDatasets")
+    assert (item.monthly_at_max, item.price.source, item.price.as_of) == (pytest.approx(4800 * 0.18), OVERRIDE_SOURCE,
+                                                                          "stack")
+
+
+def test_a_negative_fsx_price_is_refused_naming_the_field():
+    with pytest.raises(SpecError) as err:
+        spec_of("prod", pricing={"fsxLustreUsdPerGbMonth": -0.1})
+    assert [p for p in err.value.problems if p.startswith("pricing.fsxLustreUsdPerGbMonth")]
+
+
+def test_an_unknown_fsx_type_is_unpriced_not_guessed():
+    item = fsx_lustre_item("SCRATCH_1", None, 1200, Pricing())
+    assert (item.price, item.monthly_at_max) == (None, None)
+    assert estimate([], [item], Pricing()).unpriced == ["FSx for Lustre datasets"]
+
+
+def test_prod_total_at_max_is_the_sum_of_its_parts():
+    pools = (55.04 * 2 + 21.96 * 2 + 0.9776 * 6) * 730                  # h100-mig, a100-train, l4-inference
+    fixed = (0.10 * 730 + 3 * 0.045 * 730 + 0.192 * 6 * 730 + 2000 * 0.30
+             + (50 * 6 + 500 * 2 + 500 * 2 + 200 * 6) * 0.08 + 4800 * 0.21)  # ... EBS, FSx datasets
+    assert estimate_spec(spec_of("prod"), DAY).monthly_at_max == pytest.approx(pools + fixed)
+
+
+def test_fsx_backups_and_s3_requests_are_named_as_not_included():
+    assert "FSx for Lustre backups and S3 requests of its data repository association" in EXCLUSIONS
 
 
 # --- the control plane by EKS support window ---

@@ -61,6 +61,7 @@ VARIANTS = {
     "mig-single": dev_with(karpenter_pool(name="l4-k", instanceTypes=["p5.48xlarge"], capacityType="on-demand",
                                           sharing={"mode": "mig", "strategy": "single", "layout": {"1g.10gb": 7}})),
     "prod-window": stack_platform("karpenter"),
+    "al2023-datasets": dev_with(karpenter_pool(), datasets=stack_platform("prod")["datasets"]),
 }
 
 
@@ -165,6 +166,34 @@ def test_ubuntu_nodes_bootstrap_themselves_and_register_under_karpenter_s_taint(
     assert f"{names.KARPENTER_UNREGISTERED_TAINT}=:NoExecute" in script
     assert "workload=inference:NoSchedule" in script and f"{names.POOL_LABEL}=l4-k" in script
     assert node_class_object(spec, pool, script)["spec"]["amiFamily"] == "Custom"
+
+
+# --- what nodes do at boot, as on node groups: the instance-store array and the Lustre client ---
+
+def test_al2023_pools_stripe_the_instance_store_through_karpenter():
+    spec, pool = spec_and_pool(VARIANTS["al2023-spot"])  # g6.xlarge: one 250 GB NVMe disk
+    assert node_class_object(spec, pool)["spec"]["instanceStorePolicy"] == "RAID0"
+    spec, pool = spec_and_pool(dev_with(karpenter_pool(localStorage="none")))
+    assert "instanceStorePolicy" not in node_class_object(spec, pool)["spec"]
+    spec, pool = spec_and_pool(VARIANTS["bottlerocket"])
+    assert "instanceStorePolicy" not in node_class_object(spec, pool)["spec"]
+
+
+def test_al2023_pools_install_the_lustre_client_only_with_a_datasets_file_system():
+    spec, pool = spec_and_pool(VARIANTS["al2023-spot"])
+    assert "userData" not in node_class_object(spec, pool)["spec"]
+    spec, pool = spec_and_pool(VARIANTS["al2023-datasets"])
+    user_data = node_class_object(spec, pool)["spec"]["userData"]
+    assert user_data.startswith("MIME-Version: 1.0") and "dnf install -y -q lustre-client" in user_data
+    assert "NodeConfig" not in user_data  # instanceStorePolicy has Karpenter write the local-storage setting
+
+
+def test_ubuntu_pools_run_the_node_group_s_boot_steps_before_bootstrap():
+    spec, pool = spec_and_pool(ubuntu_platform())  # prod: a datasets file system; g6.xlarge: instance store
+    script = custom_user_data(spec, pool, "https://EXAMPLE.eks.amazonaws.com", "Q0E=", "172.20.0.0/16")
+    bootstrap = script.index(catalog.UBUNTU_EKS_BOOTSTRAP)
+    assert 0 < script.index("mkfs.ext4") < bootstrap and 0 < script.index("lustre") < bootstrap
+    assert "instanceStorePolicy" not in node_class_object(spec, pool, script)["spec"]
 
 
 def test_requirements_name_the_instance_and_capacity_types():

@@ -140,3 +140,22 @@ def test_read_user_data_masks_the_cluster_identity_and_the_lists():
 def test_read_user_data_takes_plain_text_too():
     facts = lt.read_user_data("#!/bin/bash\n/etc/eks/bootstrap.sh c --kubelet-extra-args '--node-labels=x=y'\n")
     assert facts.labels == {"x": "y"} and facts.taints == []
+
+
+# --- boot steps per image (node_boot) ---
+
+def test_boot_steps_go_only_where_the_image_runs_them():
+    """Bottlerocket's user data is TOML settings: no MIME parts. An AL2023 pool with nothing to add sends
+    none; Ubuntu pools run the EFA check, then the array, before bootstrap."""
+    from components import node_boot
+    from conftest import spec_with_pools
+
+    spec = spec_with_pools(
+        {"name": "br", "instanceTypes": ["g6.2xlarge"], "capacityType": "on-demand", "minSize": 0, "maxSize": 1,
+         "ami": {"type": "BOTTLEROCKET_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"}, "sharing": {"mode": "none"}},
+        {"name": "bare", "instanceTypes": ["g6.2xlarge"], "capacityType": "on-demand", "minSize": 0, "maxSize": 1,
+         "ami": {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"}, "localStorage": "none"})
+    assert [node_boot.eks_image_user_data(spec, p) for p in spec.node_pools] == [None, None]
+    prelude = node_boot.ubuntu_prelude(PROD, POOLS["a100-train"])
+    efa, raid = prelude.index("modprobe efa"), prelude.index("disks=()")
+    assert efa < raid and node_boot.ubuntu_prelude(PROD, POOLS["h100-mig"]).count("modprobe efa") == 0

@@ -1,6 +1,8 @@
 """GPU node pools: the decided node-group inputs, the plan's node groups and launch templates, their
 options, the AWS API rules they must meet (botocore's EKS model), and the stability of every input that
 would make EKS replace a node group."""
+import base64
+import email
 import re
 
 import botocore.session
@@ -14,6 +16,7 @@ from components.node_repair import repair_config
 from components.sharing import operand_labels, sharing_labels
 from components.spec import parse_platform
 from conftest import resources, stack_platform
+from aws_api import model_problems as _model_problems
 from cluster_plans import children, component, node_groups, plan, replace_forcing, stack_plan
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
@@ -197,9 +200,18 @@ def test_default_image_volume_is_large_enough_for_gpu_images():
     assert _template(stack_plan("dev"), "a10g-spot")["blockDeviceMappings"][0]["ebs"]["volumeSize"] >= 200
 
 
-def test_ami_owned_driver_pool_template_has_no_image_and_no_user_data():
+def test_ami_owned_driver_pool_template_has_no_image_and_only_parts_eks_merges():
+    """No bootstrap of our own on an EKS-optimized AMI: EKS adds its NodeConfig to these parts."""
     t = _template(stack_plan("dev"), "a10g-spot")
-    assert "imageId" not in t and "userData" not in t
+    message = email.message_from_string(base64.b64decode(t["userData"]).decode())
+    assert "imageId" not in t and message.is_multipart()
+    assert [p.get_content_type() for p in message.get_payload()] == [catalog.NODEADM_CONTENT_TYPE]
+
+
+def test_pool_without_local_storage_or_datasets_has_no_user_data_on_al2023():
+    platform = stack_platform("dev")
+    platform["nodePools"][0]["localStorage"] = "none"
+    assert "userData" not in _template(plan(platform), "a10g-spot")
 
 
 def test_operator_owned_driver_pool_template_pins_the_ubuntu_image_with_bootstrap():
@@ -219,14 +231,17 @@ def test_efa_pool_template_has_an_efa_interface_per_card_and_a_cluster_placement
     assert t["placement"]["groupName"] == group["inputs"]["name"]
 
 
-def test_efa_interfaces_keep_the_cluster_security_group():
+def test_efa_interfaces_keep_the_cluster_security_group_beside_the_efa_one():
     """Naming any group in a template stops EKS adding the cluster one, so the template names it."""
     from planner.mocks import digest
 
     cluster = resources(stack_plan("prod"), "aws:eks/cluster:Cluster")[0]
     cluster_sg = f"sg-{digest(cluster['type'], cluster['name'], 'cluster-sg')}"  # what the mock cluster returns
-    t = _template(stack_plan("prod"), "a100-train")
-    assert {tuple(i["securityGroups"]) for i in t["networkInterfaces"]} == {(cluster_sg,)}
+    plan_ = stack_plan("prod")
+    (efa_sg,) = children(plan_, component(plan_, POOL, "a100-train"), "aws:ec2/securityGroup:SecurityGroup")
+    t = _template(plan_, "a100-train")
+    efa_sg_id = f"sg-{digest(efa_sg['type'], efa_sg['name'], '')}"
+    assert {tuple(i["securityGroups"]) for i in t["networkInterfaces"]} == {(cluster_sg, efa_sg_id)}
     assert "vpcSecurityGroupIds" not in t  # not both: EC2 rejects instance and interface groups together
 
 
@@ -251,32 +266,6 @@ def _api_params(inputs: dict) -> dict:
     unknown = set(params) - set(CREATE_NODEGROUP.members)
     assert not unknown, f"plan inputs with no CreateNodegroup member: {unknown}"
     return params
-
-
-def _model_problems(value, shape, path="") -> list[str]:
-    """Enums, lengths and ranges from the model (botocore's own validator checks types and minimums)."""
-    problems, meta = [], shape.metadata
-    if shape.type_name == "structure":
-        for name, member in shape.members.items():
-            if isinstance(value, dict) and name in value:
-                problems += _model_problems(value[name], member, f"{path}.{name}")
-    elif shape.type_name == "list":
-        problems += [p for i, v in enumerate(value) for p in _model_problems(v, shape.member, f"{path}[{i}]")]
-    elif shape.type_name == "map":
-        for k, v in value.items():
-            problems += _model_problems(k, shape.key, f"{path} key {k!r}")
-            problems += _model_problems(v, shape.value, f"{path}[{k}]")
-    elif shape.type_name == "string":
-        if getattr(shape, "enum", None) and value not in shape.enum:
-            problems.append(f"{path}: {value!r} not in {shape.enum}")
-        if not meta.get("min", 0) <= len(value) <= meta.get("max", 10**9):
-            problems.append(f"{path}: length {len(value)} outside {meta}")
-    elif shape.type_name == "integer":
-        if not meta.get("min", -10**9) <= value <= meta.get("max", 10**9):
-            problems.append(f"{path}: {value} outside {meta}")
-    if shape.type_name in ("list", "map") and not meta.get("min", 0) <= len(value) <= meta.get("max", 10**9):
-        problems.append(f"{path}: {len(value)} entries outside {meta}")
-    return problems
 
 
 def _variants():

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.spec import SpecError, parse_platform
-from conftest import stack_platform
+from components.spec import parse_platform
+from conftest import spec_problems as problems, stack_platform
 
 AL2023 = {"type": "AL2023_x86_64_NVIDIA", "alias": "al2023@v20251120"}
 
@@ -14,14 +14,6 @@ def pool(**extra) -> dict:
            "minSize": 0, "maxSize": 4, "ami": dict(AL2023)}
     out.update(extra)
     return out
-
-
-def problems(platform: dict) -> list[str]:
-    try:
-        parse_platform(platform)
-    except SpecError as err:
-        return err.problems
-    return []
 
 
 def dev(*pools: dict, **edits) -> dict:

@@ -2,18 +2,10 @@
 asserting the field path a user must edit and what the message tells them."""
 import pytest
 
-from components.spec import SpecError, parse_platform, quantity_value
-from conftest import stack_platform, unqueued
+from components.spec import parse_platform, quantity_value
+from conftest import spec_problems as problems, stack_platform, unqueued
 
 ARN = "arn:aws:iam::123456789012:role/{}"
-
-
-def problems(platform: dict) -> list[str]:
-    try:
-        parse_platform(platform)
-    except SpecError as err:
-        return err.problems
-    return []
 
 
 def at(found: list[str], path: str) -> list[str]:

@@ -103,7 +103,7 @@ def test_quota_copies_cpu_memory_pods_claims_and_storage():
     spec = spec_of("prod", unqueued)
     hard = t.quota_hard(spec, team_of(spec, "batch"))
     assert {k: hard[k] for k in ("requests.cpu", "requests.memory", "pods", "persistentvolumeclaims",
-                                 "requests.storage")} == {"requests.cpu": "64", "requests.memory": "512Gi",
+                                 "requests.storage")} == {"requests.cpu": "64", "requests.memory": "1Ti",
                                                           "pods": "200", "persistentvolumeclaims": "20",
                                                           "requests.storage": "2Ti"}
 
@@ -127,7 +127,7 @@ def test_queued_quota_is_the_ceiling_nominal_plus_borrowing_limit(prod):
     hard = t.quota_hard(prod, team_of(prod, "batch"))  # 100% borrowing (the batch tier's default)
     assert {k: hard[k] for k in (GPU_QUOTA, names.quota_key(names.mig_resource("2g.20gb")), "requests.cpu",
                                  "requests.memory")} == {GPU_QUOTA: "8", names.quota_key(names.mig_resource("2g.20gb")): "4",
-                                                         "requests.cpu": "128", "requests.memory": "1Ti"}
+                                                         "requests.cpu": "128", "requests.memory": "2Ti"}
     assert (hard["pods"], hard["persistentvolumeclaims"], hard["requests.storage"]) == ("200", "20", "2Ti")
 
 

@@ -1,4 +1,5 @@
 """The GPU workload helper: what a team's GPU pod gets, what it refuses, and the documented snippet."""
+import copy
 import re
 
 import kubernetes_validate
@@ -8,6 +9,7 @@ import yaml
 from components import catalog, names
 from components.model_cache import BASE_PATH
 from components.operator_values import operator_values
+from components.spec import parse_platform, quantity_value
 from components.workloads import HF_HOME, gpu_job, gpu_pod, gpu_pod_spec
 from conftest import ROOT, spec_of
 
@@ -55,7 +57,7 @@ def test_model_cache_is_mounted_with_hf_home_inside_it(dev):
 def test_no_cache_no_cache_volume_and_no_hf_home():
     spec = spec_of("dev", lambda p: p.update(modelCache={"enabled": False}))
     pod_spec = gpu_pod_spec(spec, "research", IMAGE)
-    assert [v["name"] for v in pod_spec["volumes"]] == ["dshm"] and "env" not in main_container(pod_spec)
+    assert "model-cache" not in [v["name"] for v in pod_spec["volumes"]] and "env" not in main_container(pod_spec)
 
 
 @pytest.mark.parametrize("team, tier", [("research", "standard"), ("applied-ml", "preemptible-batch")])
@@ -97,7 +99,8 @@ def test_no_selection_leaves_scheduling_to_the_resource(prod):
 def test_mig_profile_asks_for_that_slice(prod):
     resources = main_container(gpu_pod_spec(prod, "research", IMAGE, mig_profile="1g.10gb", gpus=2))["resources"]
     mig = names.mig_resource("1g.10gb")
-    assert resources["requests"] == resources["limits"] == {mig: "2"}
+    assert resources["requests"][mig] == resources["limits"][mig] == "2"
+    assert names.GPU_RESOURCE not in resources["requests"] and "cpu" not in resources["limits"]
 
 
 # --- refusals ---
@@ -153,14 +156,21 @@ def _documented(index):
 
 
 def test_documented_snippet_is_the_helpers_output(dev):
-    assert _documented(0) == gpu_pod(dev, "research", "llm-server", "registry.example.com/llm-server:1.0",
-                                     pool="a10g-spot", cpu="3", memory="12Gi", shm_size="4Gi")
+    assert _documented(0) == documented_pod(dev)
+
+
+def documented_job(prod):
+    return gpu_job(prod, "research", "finetune-llama", "registry.example.com/trainer:2.3", pool="a100-train", gpus=8,
+                   command=["torchrun", "--nproc-per-node=8", "train.py"], backoff_limit=0)
+
+
+def documented_pod(dev):
+    return gpu_pod(dev, "research", "llm-server", "registry.example.com/llm-server:1.0", pool="a10g-spot", cpu="3",
+                   memory="12Gi", shm_size="4Gi")
 
 
 def test_documented_job_is_the_helpers_output(prod):
-    assert _documented(1) == gpu_job(prod, "research", "finetune-llama", "registry.example.com/trainer:2.3",
-                                     pool="a100-train", gpus=8, cpu="90", memory="1000Gi", shm_size="256Gi",
-                                     command=["torchrun", "--nproc-per-node=8", "train.py"], backoff_limit=0)
+    assert _documented(1) == documented_job(prod)
 
 
 # --- job pods survive platform changes ---
@@ -210,3 +220,106 @@ def test_job_pods_are_never_evicted_by_the_autoscaler_and_services_may_be(prod):
 
 def test_the_selector_matcher_reads_set_based_terms():
     assert _matches("a in (x, y),!b", {"a": "y"}) and not _matches("a notin (y)", {"a": "y"})
+
+
+# --- training pools: sizes from the instance, /dev/shm, EFA ---
+
+@pytest.fixture(scope="module")
+def training():
+    """prod with a p5 EFA pool (h100-train) beside a100-train (p4d, EFA)."""
+    from training_stacks import ubuntu_training
+
+    return parse_platform(ubuntu_training())
+
+
+FABRIC_ENV = [{"name": "FI_PROVIDER", "value": "efa"}, {"name": "FI_EFA_FORK_SAFE", "value": "1"},
+              {"name": "FI_EFA_USE_DEVICE_RDMA", "value": "1"}]
+
+
+@pytest.mark.parametrize("pool, gpus, devices", [("h100-train", 8, "32"), ("h100-train", 1, "4"), ("a100-train", 8, "4"),
+                                                 ("a100-train", 4, "2")])
+def test_an_efa_pod_asks_for_its_share_of_the_nodes_devices_and_gets_the_fabric_env(training, pool, gpus, devices):
+    container = main_container(gpu_pod_spec(training, "research", IMAGE, gpus=gpus, pool=pool))
+    resources = container["resources"]
+    assert resources["requests"][names.EFA_RESOURCE] == resources["limits"][names.EFA_RESOURCE] == devices
+    assert container["env"] == [{"name": "HF_HOME", "value": HF_HOME}, *FABRIC_ENV]
+
+
+def test_eight_one_gpu_pods_fit_a_p4d_node_so_none_asks_for_one_of_its_four_devices(training):
+    container = main_container(gpu_pod_spec(training, "research", IMAGE, gpus=1, pool="a100-train"))
+    assert names.EFA_RESOURCE not in container["resources"]["requests"]
+    assert [e for e in container["env"] if e["name"].startswith("FI_")] == []
+
+
+@pytest.mark.parametrize("options", [{"mig_profile": "3g.40gb"}, {"pool": "l4-inference"}])
+def test_pods_off_efa_pools_ask_no_efa(training, options):
+    container = main_container(gpu_pod_spec(training, "research", IMAGE, **options))
+    assert names.EFA_RESOURCE not in container["resources"]["requests"]
+    assert [e for e in container["env"] if e["name"].startswith("FI_")] == []
+
+
+def test_a_pod_that_may_land_on_efa_pools_without_device_rdma_is_not_told_to_use_it():
+    def edit(p):
+        ami = {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"}
+        p["nodePools"] = [{"name": n, "instanceTypes": [t], "capacityType": "on-demand", "minSize": 0, "maxSize": 1,
+                           "ami": ami, "efa": True} for n, t in (("a100", "p4d.24xlarge"), ("l40s", "g6e.48xlarge"))]
+
+    container = main_container(gpu_pod_spec(spec_of("dev", edit), "research", IMAGE, gpus=8))  # lands on either
+    assert container["resources"]["requests"][names.EFA_RESOURCE] == "4"
+    assert [e for e in container["env"] if e["name"].startswith("FI_")] == FABRIC_ENV[:2]
+
+
+def test_dev_shm_defaults_to_half_the_pods_memory(training):
+    pod_spec = gpu_pod_spec(training, "research", IMAGE, gpus=8, pool="h100-train")
+    assert main_container(pod_spec)["resources"]["limits"]["memory"] == "1841Gi"
+    assert volume(pod_spec, "dshm")["emptyDir"] == {"medium": "Memory", "sizeLimit": "920Gi"}
+    small = gpu_pod_spec(training, "research", IMAGE, pool="h100-train", memory="1Gi")
+    assert volume(small, "dshm")["emptyDir"]["sizeLimit"] == "512Mi"  # never as large as the memory limit
+
+
+def test_efa_pods_and_jobs_match_the_kubernetes_schema(training):
+    version = training.cluster.kubernetes_version
+    kubernetes_validate.validate(gpu_pod(training, "research", "train", IMAGE, gpus=8, pool="h100-train"), version,
+                                 strict=True)
+    kubernetes_validate.validate(gpu_job(training, "research", "train", IMAGE, gpus=8, pool="a100-train"), version,
+                                 strict=True)
+
+
+def _limit_ranger(limit_range: dict, pod_spec: dict) -> dict:
+    """Kubernetes' LimitRanger admission on a pod spec, written for this test alone: a container's unset
+    limits and requests take the defaults, then every Container and Pod maximum must hold (a resource
+    with a maximum needs a limit)."""
+    pod = copy.deepcopy(pod_spec)
+    for item in limit_range["spec"]["limits"]:
+        for container in pod["containers"] if item["type"] == "Container" else ():
+            limits = container.setdefault("resources", {}).setdefault("limits", {})
+            requests = container["resources"].setdefault("requests", {})
+            for key, value in item.get("default", {}).items():
+                limits.setdefault(key, value)
+            for key, value in item.get("defaultRequest", {}).items():
+                requests.setdefault(key, value)
+            for key, most in item.get("max", {}).items():
+                assert quantity_value(limits[key]) <= quantity_value(most), f"container {key} above {most}"
+        for key, most in item.get("max", {}).items() if item["type"] == "Pod" else ():
+            used = sum(quantity_value(c["resources"]["limits"].get(key, "0")) for c in pod["containers"])
+            assert used <= quantity_value(most), f"pod {key} above {most}"
+    return pod
+
+
+def test_the_teams_limit_range_no_longer_decides_a_gpu_pods_cpu_and_memory(training):
+    """The namespace defaults (250m, 512Mi) only fill what a container leaves unset; the helper's pods set
+    their per-GPU share, pass the GPU maxima, and fit the team's quota."""
+    from components.team_objects import limit_range, quota_hard
+
+    team = next(t for t in training.teams if t.name == "research")
+    admitted = _limit_ranger(limit_range(training, team), gpu_pod_spec(training, "research", IMAGE, gpus=8,
+                                                                       pool="h100-train"))
+    requests = main_container(admitted)["resources"]["requests"]
+    assert (requests["cpu"], requests["memory"], requests[names.GPU_RESOURCE]) == ("171500m", "1841Gi", "8")
+    hard = quota_hard(training, team)
+    assert quantity_value(hard["requests.cpu"]) >= quantity_value(requests["cpu"])
+    assert quantity_value(hard["requests.memory"]) >= quantity_value(requests["memory"])
+    gpus = {names.GPU_RESOURCE: "8"}
+    bare = {"containers": [{"name": "main", "image": IMAGE, "resources": {"limits": dict(gpus), "requests": dict(gpus)}}]}
+    assert main_container(_limit_ranger(limit_range(training, team), bare))["resources"]["requests"] == {
+        **gpus, "cpu": "250m", "memory": "512Mi"}  # what a hand-written pod without CPU and memory requests gets

@@ -62,6 +62,14 @@ def test_removed_file_system_is_a_delete(base, head):
     assert [(d["type"], d["name"]) for d in result["deleted"]] == [(FILE_SYSTEM, "model-cache")]
 
 
+def test_a_new_deployment_type_replaces_the_datasets_file_system(base, head):
+    lustre = "aws:fsx/lustreFileSystem:LustreFileSystem"
+    resource(head, lustre, "datasets")["inputs"]["deploymentType"] = "PERSISTENT_1"
+    (replaced,) = compare(base, head)["replaced"]
+    assert (replaced["type"], replaced["name"]) == (lustre, "datasets")
+    assert replaced["changes"] == [{"input": "deploymentType", "from": "PERSISTENT_2", "to": "PERSISTENT_1"}]
+
+
 def test_alias_carries_a_moved_resource_over(base, head):
     moved = resource(head, NODE_GROUP, "h100-mig")
     old_urn = moved["urn"]

@@ -70,6 +70,17 @@ def test_delete_of_a_guarded_resource_fails(digest):
     assert [(f.op, f.type) for f in findings] == [("delete", "aws:efs/fileSystem:FileSystem")]
 
 
+def test_replacing_the_datasets_file_system_fails_naming_the_input(digest):
+    digest = without_replacement(digest)
+    fsx = ("urn:pulumi:prod::gpu-platform::gpu-platform:platform:GpuPlatform$gpu-platform:datasets:Datasets"
+           "$aws:fsx/lustreFileSystem:LustreFileSystem::datasets")
+    digest["steps"].append({"op": "replace", "urn": fsx, "replaceReasons": ["deploymentType"],
+                            "detailedDiff": {"deploymentType": {"kind": "updateReplace", "inputDiff": True}}})
+    (finding,), _ = check(digest)
+    assert (finding.type, finding.name, finding.reasons) == (
+        "aws:fsx/lustreFileSystem:LustreFileSystem", "datasets", ("deploymentType (updateReplace)",))
+
+
 def test_replacing_an_unguarded_resource_passes(digest):
     for step in digest["steps"]:
         step["urn"] = step["urn"].replace("aws:eks/nodeGroup:NodeGroup", "aws:autoscaling/tag:Tag")

@@ -56,3 +56,70 @@ def test_ids_unknown_in_preview_do_not_stop_the_budget():
     group["launchTemplate"]["version"] = UNKNOWN
     found = run_stack("monthly-budget", [stack_resource(NODE_GROUP, group, "a10g")], config={"monthlyUsd": 5000})
     assert len(found) == 1 and "over the $5,000 budget" in found[0][0]
+
+
+# --- the datasets file system: its provisioned capacity at its deployment type's and throughput's price ---
+
+LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
+
+
+def lustre(**props) -> dict:
+    return {"deploymentType": "PERSISTENT_2", "storageType": "SSD", "storageCapacity": 4800,
+            "perUnitStorageThroughput": 250, "subnetIds": "subnet-0a1b2c3d4e5f60718", **props}
+
+
+def with_lustre(**props):
+    return [*resources(), stack_resource(LUSTRE, lustre(**props), "datasets")]
+
+
+def total(stack, **config) -> tuple[float, list]:
+    config = with_defaults(BY_NAME["monthly-budget"], config)
+    return monthly_at_max(StackValidationArgs(stack, config), config)
+
+
+@pytest.mark.parametrize("props, usd_per_gb_month", [
+    ({}, 0.21),                                                                 # PERSISTENT_2 at 250 MB/s/TiB
+    ({"perUnitStorageThroughput": 1000}, 0.60),
+    ({"deploymentType": "PERSISTENT_1", "perUnitStorageThroughput": 50}, 0.145),
+    ({"deploymentType": "SCRATCH_2", "perUnitStorageThroughput": None}, 0.14),  # no tier: the scratch price
+])
+def test_a_lustre_file_system_adds_its_capacity_at_its_tier_s_price(props, usd_per_gb_month):
+    plain, _ = total(resources())
+    props = {k: v for k, v in lustre(**props).items() if v is not None}
+    priced, unpriced = total([*resources(), stack_resource(LUSTRE, props, "datasets")])
+    assert priced - plain == pytest.approx(4800 * usd_per_gb_month) and unpriced == []
+    assert usd_per_gb_month == catalog.FSX_LUSTRE_DEPLOYMENTS[props["deploymentType"]].prices[
+        props.get("perUnitStorageThroughput", 0)].usd_per_hour
+
+
+def test_the_fsx_lustre_price_override_reaches_the_budget():
+    plain, _ = total(resources())
+    priced, _ = total(with_lustre(), fixedPrices={"fsxLustre": 0.5})
+    assert priced - plain == pytest.approx(4800 * 0.5)
+
+
+def test_a_lustre_file_system_of_an_unknown_type_is_named_as_unpriced():
+    plain, _ = total(resources())
+    priced, unpriced = total(with_lustre(deploymentType="SCRATCH_1"))
+    assert priced == pytest.approx(plain) and unpriced == ["FSx for Lustre datasets"]
+
+
+def test_the_datasets_can_push_a_stack_over_budget():
+    plain, _ = total(resources())
+    budget = plain + 500  # room for the pools and volumes, not for 4,800 GB at $0.21
+    assert run_stack("monthly-budget", resources(), config={"monthlyUsd": budget}) == []
+    (found,) = run_stack("monthly-budget", with_lustre(), config={"monthlyUsd": budget})
+    assert "over the" in found[0]
+
+
+def test_the_fixed_prices_schema_names_the_fsx_override():
+    assert "fsxLustre" in BY_NAME["monthly-budget"].config_schema.properties["fixedPrices"]["description"]
+
+
+def test_the_plan_passes_its_fsx_price_to_the_budget_rule():
+    from conftest import cached_plan, stack_platform
+    from planner import verdict
+
+    plan = cached_plan(stack_platform("prod"))
+    (fsx,) = [f for f in plan["cost"]["fixed"] if f["key"] == "fsxDatasets"]
+    assert verdict.plan_derived_config(plan)["monthly-budget"]["fixedPrices"]["fsxLustre"] == fsx["usdPerUnit"] == 0.21
