@@ -38,13 +38,14 @@ def add_command(commands: Any) -> None:
 
 
 def run_diff(args: argparse.Namespace) -> int:
-    result = compare(_load(args.base), _load(args.head))
+    result = compare(load_plan(args.base), load_plan(args.head))
     render = {"markdown": markdown, "json": as_json}.get(args.format, text)
     print(render(result), end="")
     return 1 if result["replaced"] or result["deleted"] else 0
 
 
-def _load(path: Path) -> dict[str, Any]:
+def load_plan(path: Path) -> dict[str, Any]:
+    """A plan JSON written by `gpu-platform plan --json` (PlannerError naming the file otherwise)."""
     try:
         plan = json.loads(path.read_text())
     except (OSError, ValueError) as exc:

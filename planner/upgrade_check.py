@@ -10,14 +10,13 @@ plans. `compare(base_plan, head_plan)` is the same check for other commands.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 from components import pinned, upgrade_path
 from components.upgrade_path import ERROR, Finding
 
-from .errors import PlannerError
+from .diff import load_plan
 from .tables import md_table
 
 MARKS = {upgrade_path.ERROR: "❌", upgrade_path.WARNING: "⚠️"}
@@ -41,21 +40,11 @@ def add_command(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    base, head = _load(args.base), _load(args.head)
+    base, head = load_plan(args.base), load_plan(args.head)
     findings = compare(base, head)
     shown = markdown(findings, base, head) if args.format == "markdown" else text(findings, base, head)
     print(shown, end="")
     return 1 if any(f.severity == ERROR for f in findings) else 0
-
-
-def _load(path: Path) -> dict[str, Any]:
-    try:
-        plan = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise PlannerError(f"{path}: cannot read a plan: {exc}") from None
-    if not isinstance(plan, dict) or not isinstance(plan.get("resources"), list):
-        raise PlannerError(f"{path}: not a plan written by `gpu-platform plan --json`")
-    return plan
 
 
 def _versions(plan: dict[str, Any]) -> dict[str, str]:

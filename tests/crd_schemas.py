@@ -34,7 +34,7 @@ def strict(schema: Any) -> Any:
 
 
 @lru_cache(maxsize=None)
-def _crds(folder: str) -> dict[tuple[str, str], dict]:
+def served_schemas(folder: str) -> dict[tuple[str, str], dict]:
     """(apiVersion, kind) -> the served version's openAPIV3Schema, for every CRD in the folder."""
     out = {}
     for path in sorted((CRDS / folder).glob("*.yaml")):
@@ -48,12 +48,17 @@ def _crds(folder: str) -> dict[tuple[str, str], dict]:
 
 @lru_cache(maxsize=None)
 def validator(folder: str, api_version: str, kind: str) -> jsonschema.protocols.Validator:
-    schema = strict(copy.deepcopy(_crds(folder)[(api_version, kind)]))
+    schema = strict(copy.deepcopy(served_schemas(folder)[(api_version, kind)]))
     return jsonschema.Draft202012Validator(schema)
 
 
+def schema_of(folder: str, obj: dict) -> dict:
+    """The openAPIV3Schema of `obj`'s apiVersion and kind."""
+    return served_schemas(folder)[(obj["apiVersion"], obj["kind"])]
+
+
 def kinds(folder: str) -> set[tuple[str, str]]:
-    return set(_crds(folder))
+    return set(served_schemas(folder))
 
 
 def schema_problems(folder: str, obj: dict) -> list[str]:

@@ -2,68 +2,19 @@
 fields) and the CEL rules (`x-kubernetes-validations`, evaluated with cel-python as the API server would
 on create: after the schema's defaults are applied, transition rules on `oldSelf` skipped).
 
-The CRDs are the upstream files in components/upstream/crds/<release>/ (see SOURCE.md there). A structural
-schema lets the API server prune unknown fields silently; here every object schema that lists properties
-and neither allows more (`additionalProperties`) nor keeps unknown fields (`x-kubernetes-preserve-unknown-fields`)
-gets `additionalProperties: false`, so a misspelt field fails instead of vanishing.
+The schema side (the upstream CRDs, strict on unknown fields) is tests/crd_schemas.py, shared with Karpenter's.
 """
 from __future__ import annotations
 
 import copy
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import celpy
-import jsonschema
-import yaml
 from celpy import celtypes
 
 from components.queueing import quantity as parse_quantity
-
-CRDS = Path(__file__).resolve().parents[1] / "components" / "upstream" / "crds"
-
-
-def strict(schema: Any) -> Any:
-    """A copy of `schema` refusing properties it does not declare (where the schema does not allow them)."""
-    if isinstance(schema, list):
-        return [strict(s) for s in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {k: strict(v) for k, v in schema.items()}
-    if ("properties" in schema and "additionalProperties" not in schema
-            and not schema.get("x-kubernetes-preserve-unknown-fields")):
-        out["additionalProperties"] = False
-    return out
-
-
-@lru_cache(maxsize=None)
-def crd_schemas(folder: str) -> dict[tuple[str, str], dict]:
-    """(apiVersion, kind) -> the served version's openAPIV3Schema, for every CRD in the folder."""
-    out = {}
-    for path in sorted((CRDS / folder).glob("*.yaml")):
-        crd = yaml.safe_load(path.read_text())
-        group, kind = crd["spec"]["group"], crd["spec"]["names"]["kind"]
-        for version in crd["spec"]["versions"]:
-            if version.get("served"):
-                out[(f"{group}/{version['name']}", kind)] = version["schema"]["openAPIV3Schema"]
-    return out
-
-
-def schema_of(folder: str, obj: dict) -> dict:
-    return crd_schemas(folder)[(obj["apiVersion"], obj["kind"])]
-
-
-@lru_cache(maxsize=None)
-def _validator(folder: str, api_version: str, kind: str) -> jsonschema.protocols.Validator:
-    return jsonschema.Draft202012Validator(strict(copy.deepcopy(crd_schemas(folder)[(api_version, kind)])))
-
-
-def schema_problems(folder: str, obj: dict) -> list[str]:
-    """`path: message` for every way `obj` breaks its CRD's schema (empty when it matches)."""
-    v = _validator(folder, obj["apiVersion"], obj["kind"])
-    return [f"{'.'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}"
-            for e in sorted(v.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path)))]
+from crd_schemas import schema_of
 
 
 # --- defaults and CEL ---

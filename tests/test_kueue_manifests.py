@@ -8,7 +8,8 @@ import yaml
 from components import catalog
 from components.spec import parse_platform
 from conftest import STACKS, stack_platform
-from kueue_crds import cel_problems, rule_count, schema_problems
+from crd_schemas import schema_problems
+from kueue_crds import cel_problems, rule_count
 from test_manifests_validate import STACK_NAMES, written_manifests
 
 QUEUED = [s for s in STACK_NAMES if parse_platform(stack_platform(s)).queueing.enabled]
