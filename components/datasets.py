@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 import pulumi
 
 from . import catalog, names
+from .model_cache import CacheCluster, pod_identity_trust_policy
 
 if TYPE_CHECKING:
     from .catalog import NodeImage
@@ -165,16 +166,10 @@ def claim(spec: "PlatformSpec", team: "TeamSpec") -> dict:
 # --- resources ---
 
 @dataclass
-class DatasetsCluster:
-    """What the datasets need from the cluster and the teams."""
+class DatasetsCluster(CacheCluster):
+    """What the datasets need from the cluster (as the model cache) and the teams."""
 
-    name: pulumi.Input[str]
-    vpc_id: pulumi.Input[str]
-    private_subnet_ids: pulumi.Input[list]
-    node_security_group_id: pulumi.Input[str]
-    k8s_provider: pulumi.ProviderResource
     zone_names: Optional[list[str]] = None
-    system_ready: list[pulumi.Resource] = field(default_factory=list)
     team_ready: dict[str, list[pulumi.Resource]] = field(default_factory=dict)  # team -> namespace, quota...
 
 
@@ -253,8 +248,6 @@ class Datasets(pulumi.ComponentResource):
     def _csi_addon(self, name: str, spec: "PlatformSpec", cluster: DatasetsCluster):
         from pulumi_aws import eks, iam
 
-        from .model_cache import pod_identity_trust_policy
-
         child = pulumi.ResourceOptions(parent=self)
         role = iam.Role(f"{name}-csi", name=names.role_name(spec.cluster.name, "fsx-csi"),
                         assume_role_policy=pod_identity_trust_policy(),
@@ -293,8 +286,5 @@ def build_datasets(spec: "PlatformSpec", cluster: Any, teams: Sequence[Any],
     if fsx_lustre(spec) is None:
         return None
     ready = {t.namespace_name: [t.namespace, t.quota, t.limits] for t in teams}
-    return Datasets("datasets", spec, DatasetsCluster(
-        name=cluster.name, vpc_id=cluster.vpc_id, private_subnet_ids=cluster.private_subnet_ids,
-        node_security_group_id=cluster.node_security_group_id, k8s_provider=cluster.k8s_provider,
-        zone_names=getattr(cluster, "zone_names", None), system_ready=list(cluster.system_ready), team_ready=ready),
-        opts=opts)
+    return Datasets("datasets", spec, DatasetsCluster.of(cluster, zone_names=cluster.zone_names, team_ready=ready),
+                    opts=opts)

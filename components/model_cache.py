@@ -67,6 +67,13 @@ class CacheCluster:
     k8s_provider: pulumi.ProviderResource
     system_ready: list[pulumi.Resource] = field(default_factory=list)
 
+    @classmethod
+    def of(cls, cluster: Any, **extra: Any) -> Any:
+        """The view of the platform's Cluster (plus `extra` fields of a subclass)."""
+        return cls(name=cluster.name, vpc_id=cluster.vpc_id, private_subnet_ids=cluster.private_subnet_ids,
+                   node_security_group_id=cluster.node_security_group_id, k8s_provider=cluster.k8s_provider,
+                   system_ready=list(cluster.system_ready), **extra)
+
 
 class ModelCache(pulumi.ComponentResource):
     """EFS file system, mount targets, NFS security group, EFS CSI add-on with its role, StorageClass."""
@@ -140,7 +147,4 @@ def build_model_cache(spec: "PlatformSpec", cluster: Any, opts: pulumi.ResourceO
     """The cache when the spec enables it; `cluster` is the platform's Cluster."""
     if not spec.model_cache.enabled:
         return None
-    return ModelCache("model-cache", spec, CacheCluster(
-        name=cluster.name, vpc_id=cluster.vpc_id, private_subnet_ids=cluster.private_subnet_ids,
-        node_security_group_id=cluster.node_security_group_id, k8s_provider=cluster.k8s_provider,
-        system_ready=list(cluster.system_ready)), opts=opts)
+    return ModelCache("model-cache", spec, CacheCluster.of(cluster), opts=opts)

@@ -38,10 +38,10 @@ from .common import (
     resource_policy,
     stack_environment,
     stack_policy,
-    truthy,
 )
 from .driver import operator_driver_enabled
-from .node_groups import INSTANCE_SCHEMA, critical_on_demand, instance_types_allowed
+from .node_groups import (INSTANCE_SCHEMA, critical_on_demand, encryption_findings, imdsv2_findings,
+                          instance_types_allowed)
 from .pools import node_class_of, node_pool_view
 from .sharing import mig_capable
 
@@ -85,21 +85,12 @@ def ami_pinned(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Itera
 
 
 def node_class_imdsv2(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterator[str]:
-    tokens = get(args.props, "spec.metadataOptions.httpTokens")
-    if tokens != "required":
-        yield (f"{_class_name(args)} does not require IMDSv2 (metadataOptions.httpTokens is {tokens!r}): pods could read "
-               "the node role's credentials without a session token; set httpTokens to \"required\"")
+    yield from imdsv2_findings(_class_name(args), get(args.props, "spec.metadataOptions.httpTokens"))
 
 
 def node_class_volumes_encrypted(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterator[str]:
-    who = _class_name(args)
-    mappings = [m for m in get(args.props, "spec.blockDeviceMappings", []) if m.get("ebs") is not None]
-    if not mappings:
-        yield (f"{who} declares no EBS volume, so Karpenter's defaults decide them: declare the volumes in "
-               "blockDeviceMappings with ebs.encrypted true")
-    for m in mappings:
-        if not truthy(m["ebs"].get("encrypted")):
-            yield f"{who} volume {m.get('deviceName', '?')} is not encrypted: set ebs.encrypted to true"
+    yield from encryption_findings(_class_name(args), get(args.props, "spec.blockDeviceMappings", []),
+                                   "Karpenter's defaults decide them")
 
 
 # --- NodePool ---

@@ -87,22 +87,31 @@ def instance_types_allowed(args: ResourceValidationArgs, config: Mapping[str, An
                f"{', '.join(sorted(allowed))} or extend allowedInstanceTypes in the policy config")
 
 
-def imdsv2(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterator[str]:
-    tokens = get(args.props, "metadataOptions.httpTokens")
+def imdsv2_findings(who: str, tokens: Any) -> Iterator[str]:
+    """Launch templates and EC2NodeClasses alike: instance metadata only with a session token."""
     if tokens != "required":
-        yield (f"launch template {args.name!r} allows IMDSv1 (metadataOptions.httpTokens is {tokens!r}): pods could "
-               "read the node role's credentials without a session token; set httpTokens to \"required\"")
+        yield (f"{who} does not require IMDSv2 (metadataOptions.httpTokens is {tokens!r}): pods could read the node "
+               "role's credentials without a session token; set httpTokens to \"required\"")
+
+
+def encryption_findings(who: str, mappings: Any, undeclared: str) -> Iterator[str]:
+    """Every EBS volume of a launch template or EC2NodeClass encrypted; `undeclared`: who decides when none is."""
+    volumes = [m for m in mappings or [] if m.get("ebs") is not None]
+    if not volumes:
+        yield (f"{who} declares no EBS volume, so {undeclared}: declare the volumes in blockDeviceMappings with "
+               "ebs.encrypted true")
+    for m in volumes:
+        if not truthy(m["ebs"].get("encrypted")):
+            yield f"{who} volume {m.get('deviceName', '?')} is not encrypted: set ebs.encrypted to true"
+
+
+def imdsv2(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterator[str]:
+    yield from imdsv2_findings(f"launch template {args.name!r}", get(args.props, "metadataOptions.httpTokens"))
 
 
 def volumes_encrypted(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterator[str]:
-    mappings = [m for m in get(args.props, "blockDeviceMappings", []) if m.get("ebs") is not None]
-    if not mappings:
-        yield (f"launch template {args.name!r} declares no EBS volume, so the root volume's encryption depends on the "
-               "account default: declare it in blockDeviceMappings with ebs.encrypted true")
-    for m in mappings:
-        if not truthy(m["ebs"].get("encrypted")):
-            yield (f"launch template {args.name!r} volume {m.get('deviceName', '?')} is not encrypted: set "
-                   "ebs.encrypted to true")
+    yield from encryption_findings(f"launch template {args.name!r}", get(args.props, "blockDeviceMappings", []),
+                                   "the root volume's encryption depends on the account default")
 
 
 PROTECT_SCHEMA = PolicyConfigSchema({
