@@ -1,9 +1,10 @@
 """The Pulumi program: validate the stack's platform description, build it, export what users need."""
 import pulumi
 
-from components.alert_secrets import receiver_secrets
-from components.platform import GpuPlatform
-from components.spec import SpecError, parse_platform
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.platform import GpuPlatform
+from gpu_platform.resources.alert_secrets import receiver_secrets
+from gpu_platform.spec.errors import SpecError
 
 try:
     spec = parse_platform(pulumi.Config().require_object("platform"))

@@ -57,9 +57,9 @@ def sdk_modules(plan: dict) -> list[str]:
 
 
 def plan_command() -> list[str]:
-    """The installed `gpu-platform` beside this interpreter, else `python -m planner` (same code)."""
+    """The installed `gpu-platform` beside this interpreter, else `python -m gpu_platform.planner` (same code)."""
     script = Path(sys.executable).with_name("gpu-platform")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "planner"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "gpu_platform.planner"]
 
 
 def timed(cmd: list[str]) -> tuple[float, float]:

@@ -42,7 +42,7 @@ def write_stack(path: Path, platform: dict, region: str = "us-east-1") -> Path:
 
 def spec_of(stack: str, edit=None):
     """The validated spec of a shipped stack, optionally edited first (`edit(platform_dict)`)."""
-    from components.spec import parse_platform
+    from gpu_platform.decisions.validation import parse_platform
 
     platform = stack_platform(stack)
     if edit:
@@ -52,7 +52,7 @@ def spec_of(stack: str, edit=None):
 
 def spec_with_pools(*pools: dict):
     """The dev stack (AMI-owned driver) with exactly these pools and no teams, validated."""
-    from components.spec import parse_platform
+    from gpu_platform.decisions.validation import parse_platform
 
     platform = stack_platform("dev")
     platform["nodePools"] = list(pools)
@@ -62,7 +62,8 @@ def spec_with_pools(*pools: dict):
 
 def spec_problems(platform: dict) -> list[str]:
     """What validating `platform` reports, one line per problem (empty when valid)."""
-    from components.spec import SpecError, parse_platform
+    from gpu_platform.decisions.validation import parse_platform
+    from gpu_platform.spec.errors import SpecError
 
     try:
         parse_platform(platform)
@@ -97,7 +98,7 @@ def cached_plan(platform: dict, stack: str = "test", region: str = "us-east-1", 
 
 @lru_cache(maxsize=None)
 def _plan(platform_json: str, stack: str, region: str, extra: tuple[str, ...]) -> dict:
-    from planner.cli import main
+    from gpu_platform.planner.cli import main
 
     folder = Path(tempfile.mkdtemp(dir=_PLANS))
     cfg = write_stack(folder / f"Pulumi.{stack}.yaml", json.loads(platform_json), region)

@@ -1,6 +1,6 @@
 """Custom objects against their CRD's openAPIV3Schema (jsonschema), strict on unknown fields.
 
-The CRDs are the upstream files kept in components/upstream/crds/ (see its README). A structural schema
+The CRDs are the upstream files kept in gpu_platform/facts/upstream/crds/ (see its README). A structural schema
 lets the API server prune unknown fields silently; here every object schema that lists `properties` and
 neither allows more (`additionalProperties`) nor keeps unknown fields (`x-kubernetes-preserve-unknown-fields`)
 gets `additionalProperties: false`, so a misspelt field fails. CEL rules (`x-kubernetes-validations`) are
@@ -17,7 +17,9 @@ from typing import Any
 import jsonschema
 import yaml
 
-CRDS = Path(__file__).resolve().parents[1] / "components" / "upstream" / "crds"
+from gpu_platform.facts import catalog
+
+CRDS = catalog.UPSTREAM / "crds"
 
 
 def strict(schema: Any) -> Any:

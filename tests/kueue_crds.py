@@ -13,9 +13,9 @@ from typing import Any
 import celpy
 from celpy import celtypes
 
-from components.queueing import quantity as parse_quantity
-from crd_schemas import schema_of
+from gpu_platform.decisions.queueing import quantity as parse_quantity
 
+from crd_schemas import schema_of
 
 # --- defaults and CEL ---
 

@@ -4,13 +4,14 @@ import copy
 
 import pytest
 import yaml
+from test_manifests_validate import STACK_NAMES, written_manifests
 
-from components import catalog
-from components.spec import parse_platform
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import catalog
+
 from conftest import STACKS, stack_platform
 from crd_schemas import schema_problems
 from kueue_crds import cel_problems, rule_count
-from test_manifests_validate import STACK_NAMES, written_manifests
 
 QUEUED = [s for s in STACK_NAMES if parse_platform(stack_platform(s)).queueing.enabled]
 

@@ -14,7 +14,8 @@ import yaml
 from kubernetes_validate.utils import all_versions, major_minor
 from packaging.version import Version
 
-from components.spec import parse_platform
+from gpu_platform.decisions.validation import parse_platform
+
 from conftest import AS_OF, STACKS, stack_platform
 
 CUSTOM_RESOURCE_GROUPS = {
@@ -37,7 +38,7 @@ def schema_version(kubernetes: str) -> str:
 
 
 def written_manifests(stack: str, out: Path) -> list[Path]:
-    from planner.cli import main
+    from gpu_platform.planner.cli import main
 
     config = STACKS / f"Pulumi.{stack}.yaml"
     code = main(["plan", "--config", str(config), "--out", str(out), "--json", str(out.parent / "plan.json"),
@@ -115,9 +116,9 @@ def test_a_listed_custom_resource_is_let_through():
 
 def test_karpenter_objects_match_their_crds(stack_manifests):
     """Every NodePool and EC2NodeClass a stack writes, against the CRD's schema (strict) and CEL rules."""
-    from crd_schemas import cel_problems, schema_problems
+    from gpu_platform.decisions.karpenter import karpenter_pools
 
-    from components.karpenter import karpenter_pools
+    from crd_schemas import cel_problems, schema_problems
 
     stack, _, files = stack_manifests
     failures, kinds = [], []
@@ -132,7 +133,7 @@ def test_karpenter_objects_match_their_crds(stack_manifests):
 
 
 def test_the_karpenter_crds_are_the_pinned_chart_s():
-    from components import catalog
+    from gpu_platform.facts import catalog
 
     assert catalog.KARPENTER_RELEASES["1.14.1"].crds == KARPENTER_CRDS
 
@@ -140,8 +141,8 @@ def test_the_karpenter_crds_are_the_pinned_chart_s():
 def test_the_datasets_volumes_and_claims_are_among_the_validated_objects(stack_manifests):
     """Each team's datasets claim and the volume bound to it are written, and are core kinds the schema
     check above validates (none is let through as a custom resource)."""
-    from components import names
-    from components.datasets import claim_teams
+    from gpu_platform.decisions.datasets import claim_teams
+    from gpu_platform.facts import names
 
     stack, version, files = stack_manifests
     teams = [names.team_namespace(t.name) for t in claim_teams(parse_platform(stack_platform(stack)))]

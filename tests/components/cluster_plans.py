@@ -5,8 +5,8 @@ for the session: many tests read the same dev/prod plans and each run costs abou
 """
 from __future__ import annotations
 
+from gpu_platform.facts import catalog
 
-from components import catalog
 from conftest import cached_plan, resources, stack_platform
 
 # Inputs EKS cannot change in place (gpu-facts.md §4), as plan keys.

@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components import names
-from components.alert_routing import SECRETS_DIR, alertmanager_config, inhibit_rules, secret_keys
-from components.spec import SpecError, parse_platform
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import names
+from gpu_platform.render.alert_routing import SECRETS_DIR, alertmanager_config, inhibit_rules, secret_keys
+from gpu_platform.spec.errors import SpecError
+
 from conftest import resource, resources, stack_platform, write_stack
 
 RELEASE, SECRET = "kubernetes:helm.sh/v3:Release", "kubernetes:core/v1:Secret"
@@ -31,7 +33,7 @@ PLATFORMS = {"dev": lambda: stack_platform("dev"), "prod": lambda: stack_platfor
 @pytest.fixture(scope="module")
 def planned(tmp_path_factory):
     """(plan JSON, --out directory) per platform, planned once per module."""
-    from planner.cli import main
+    from gpu_platform.planner.cli import main
 
     cache: dict[str, tuple[dict, Path]] = {}
 
@@ -247,7 +249,7 @@ def test_without_sns_receivers_there_is_no_aws_access(planned):
 # --- plaintext secrets and missing keys: exit 2 naming the field ---
 
 def run_plan(tmp_path, platform, capsys, **config) -> tuple[int, str]:
-    from planner.cli import main
+    from gpu_platform.planner.cli import main
 
     cfg = write_stack(tmp_path / "Pulumi.test.yaml", platform)
     if config:

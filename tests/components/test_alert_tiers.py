@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from test_alerts import LONG, PRICES, WORKLOAD, at_percent, fb, fired, flat, gpu, group, humanize, run, t  # noqa: F401
 
-from components import alerts
+from gpu_platform.render import alerts
 
 H100 = "NVIDIA H100 80GB HBM3"  # priced at 6.88/h in PRICES
 A100 = "NVIDIA A100-SXM4-80GB"  # not priced in PRICES

@@ -12,9 +12,9 @@ import subprocess
 import pytest
 import yaml
 
-from components import alerts
-from components.dcgm_metrics import collected_fields, metrics_in
-from components.spec import AlertThresholds
+from gpu_platform.render import alerts
+from gpu_platform.render.dcgm_metrics import collected_fields, metrics_in
+from gpu_platform.spec.models import AlertThresholds
 
 PRICES = {"NVIDIA A10G": 1.006, "NVIDIA H100 80GB HBM3": 6.88}  # no price for NVIDIA L4
 LONG = 60  # minutes of input series: longer than any `for:` under test

@@ -8,13 +8,14 @@ import json
 
 import pytest
 
-from components import catalog, names
-from components.autoscaler import autoscaler_policy, autoscaler_values, image_tag, node_template_tags
-from components.node_iam import POD_IDENTITY_SERVICE, trust_policy
-from components.node_pool import node_labels, node_taints
-from components.spec import parse_platform
-from conftest import resource, resources, stack_platform
+from gpu_platform.decisions.node_pool import node_labels, node_taints, node_template_tags
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import catalog, names
+from gpu_platform.render.autoscaler import autoscaler_policy, autoscaler_values, image_tag
+from gpu_platform.render.iam import trust_policy
+
 from cluster_plans import children, component, node_groups, plan, stack_plan
+from conftest import resource, resources, stack_platform
 
 TAG = "aws:autoscaling/tag:Tag"
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -168,7 +169,7 @@ def test_policy_condition_matches_the_tag_every_gpu_group_carries():
 
 
 def test_pod_identity_trust_allows_assume_and_tag_session_for_eks_pods_only():
-    (statement,) = trust_policy(POD_IDENTITY_SERVICE, tag_session=True)["Statement"]
+    (statement,) = trust_policy(catalog.EKS_POD_IDENTITY_PRINCIPAL, tag_session=True)["Statement"]
     assert statement["Principal"] == {"Service": "pods.eks.amazonaws.com"}
     assert set(statement["Action"]) == {"sts:AssumeRole", "sts:TagSession"}
 
@@ -204,7 +205,7 @@ def test_identity_association_binds_the_release_service_account_to_the_autoscale
     assert assoc["inputs"]["serviceAccount"] == values["rbac"]["serviceAccount"]["name"]
     assert assoc["inputs"]["namespace"] == _release(plan_)["inputs"]["namespace"]
     assert assoc["inputs"]["roleArn"].endswith(f":role/{role['inputs']['name']}")
-    assert json.loads(role["inputs"]["assumeRolePolicy"]) == trust_policy(POD_IDENTITY_SERVICE, tag_session=True)
+    assert json.loads(role["inputs"]["assumeRolePolicy"]) == trust_policy(catalog.EKS_POD_IDENTITY_PRINCIPAL, tag_session=True)
 
 
 def test_disabled_autoscaler_installs_nothing():

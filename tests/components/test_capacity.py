@@ -1,10 +1,11 @@
 """What Kubernetes can schedule per node, per pool at max size and in total, for every sharing mode."""
 import pytest
 
-from components import names
-from components.capacity import node_resources, platform_capacity, team_quota_totals
-from components.catalog import INSTANCE_TYPES
-from components.spec import parse_platform
+from gpu_platform.decisions.capacity import node_resources, platform_capacity, team_quota_totals
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import names
+from gpu_platform.facts.catalog import INSTANCE_TYPES
+
 from conftest import spec_with_pools, stack_platform
 
 AL2023 = {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"}

@@ -1,10 +1,9 @@
 """The catalog's facts agree with the reference tables and with AWS's API model."""
-from pathlib import Path
 
 import botocore.session
 import pytest
 
-from components import catalog
+from gpu_platform.facts import catalog
 
 PRODUCT_LABELS = {  # gpu-facts.md §1, as GPU feature discovery labels real nodes
     "g5.xlarge": "NVIDIA-A10G", "g6.xlarge": "NVIDIA-L4", "g6e.xlarge": "NVIDIA-L40S",
@@ -74,7 +73,7 @@ def test_chart_supported_drivers_and_default():
 
 
 def test_every_supported_chart_keeps_its_values_file():
-    upstream = Path(catalog.__file__).parent / "upstream"
+    upstream = catalog.UPSTREAM
     for chart in catalog.GPU_OPERATOR_CHARTS.values():
         assert (upstream / chart.values_file).is_file(), chart.values_file
 

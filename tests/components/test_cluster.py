@@ -4,11 +4,12 @@ import json
 
 import pytest
 
-from components import catalog, names
-from components.node_iam import managed_policy_arns, trust_policy
-from components.spec import parse_platform
-from conftest import resource, resources, stack_platform
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import catalog, names
+from gpu_platform.render.iam import managed_policy_arns, trust_policy
+
 from cluster_plans import component, existing_cluster_platform, plan, stack_plan
+from conftest import resource, resources, stack_platform
 
 CLUSTER = "aws:eks/cluster:Cluster"
 ADDON = "aws:eks/addon:Addon"

@@ -4,14 +4,31 @@ from datetime import date
 
 import pytest
 
-from components import catalog, names
-from components.cost import (
-    ON_DEMAND, OVERRIDE_SOURCE, SPOT, Budget, Pricing, PoolFacts, Quote, estimate, estimate_pool, estimate_spec,
-    fixed_items_from_spec, gpu_hourly_cost_by_model, nat_gateway_count, pool_facts_from_node_group_inputs,
-    pool_facts_from_spec, team_costs, unit_prices,
+from gpu_platform.decisions.cost import (
+    EXCLUSIONS,
+    ON_DEMAND,
+    OVERRIDE_SOURCE,
+    SPOT,
+    Budget,
+    PoolFacts,
+    Pricing,
+    Quote,
+    estimate,
+    estimate_pool,
+    estimate_spec,
+    fixed_items_from_spec,
+    fsx_lustre_item,
+    gpu_hourly_cost_by_model,
+    nat_gateway_count,
+    pool_facts_from_node_group_inputs,
+    pool_facts_from_spec,
+    team_costs,
+    unit_prices,
 )
-from components.cost import EXCLUSIONS, fsx_lustre_item
-from components.spec import SpecError, parse_platform
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import catalog, names
+from gpu_platform.spec.errors import SpecError
+
 from conftest import AS_OF, on_kubernetes, stack_platform
 
 DAY = date.fromisoformat(AS_OF)  # the control plane's price depends on the day (EKS support windows)

@@ -7,9 +7,9 @@ import subprocess
 
 import yaml
 
-from components import alerts, dashboard
-from components.dcgm_metrics import collected_fields, metrics_in
-from components.spec import AlertThresholds
+from gpu_platform.render import alerts, dashboard
+from gpu_platform.render.dcgm_metrics import collected_fields, metrics_in
+from gpu_platform.spec.models import AlertThresholds
 
 T = AlertThresholds()
 # What Grafana substitutes before a query reaches Prometheus ("All" is the regex .*).

@@ -15,11 +15,14 @@ import botocore.session
 import kubernetes_validate
 import pytest
 
+from gpu_platform.decisions import datasets, placement
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import catalog, names
+from gpu_platform.render import datasets as datasets_objects
+from gpu_platform.render.iam import pod_identity_trust_policy
+
 from aws_api import api_problems, args_class, sdk_problems
 from cluster_plans import children, node_groups
-from components import catalog, datasets, names
-from components.model_cache import pod_identity_trust_policy
-from components.spec import parse_platform
 from conftest import cached_plan, resources, stack_platform, write_stack
 
 FS = "aws:fsx/lustreFileSystem:LustreFileSystem"
@@ -133,7 +136,7 @@ def test_claims_go_to_the_listed_teams_else_to_every_team():
 
 
 def test_the_controller_may_only_describe_fsx():
-    (statement,) = datasets.controller_policy()["Statement"]
+    (statement,) = datasets_objects.controller_policy()["Statement"]
     for action in statement["Action"]:
         service, operation = action.split(":")
         assert service == "fsx" and operation in FSX_API.operation_names and operation.startswith("Describe")
@@ -210,7 +213,7 @@ def test_the_file_system_lives_in_the_efa_pool_s_subnet_behind_its_own_security_
 
 def test_without_an_efa_pool_the_file_system_takes_the_first_private_subnet():
     s = spec("scratch")
-    assert datasets.subnet_index(s, ["us-east-1a", "us-east-1b", "us-east-1c"]) == 0
+    assert placement.subnet_index(s, ["us-east-1a", "us-east-1b", "us-east-1c"]) == 0
 
 
 def security_group_id(plan_: dict) -> str:
@@ -303,7 +306,7 @@ def test_the_csi_add_on_is_pinned_and_its_controller_uses_pod_identity(variant):
 def test_the_controller_role_holds_only_the_describe_policy():
     plan_ = plan("prod")
     policy = the(plan_, ROLE_POLICY)
-    assert json.loads(policy["inputs"]["policy"]) == datasets.controller_policy()
+    assert json.loads(policy["inputs"]["policy"]) == datasets_objects.controller_policy()
     assert policy["inputs"]["role"] == the(plan_, ROLE)["inputs"]["name"] == names.role_name("gpu-prod", "fsx-csi")
     assert owned(plan_, "aws:iam/rolePolicyAttachment:RolePolicyAttachment") == []
 
@@ -367,10 +370,11 @@ def test_volumes_and_claims_meet_the_kubernetes_schema(variant):
 def test_the_pure_objects_meet_the_schema_with_plain_values():
     s = spec("prod")
     team = s.teams[0]
-    pv = datasets.persistent_volume(s, team, "fs-0123456789abcdef0", "fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com",
-                                    "abcdefgh")
+    handle = datasets_objects.volume_handle("fs-0123456789abcdef0", team.name)
+    pv = datasets_objects.persistent_volume(s, team, handle, "fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com",
+                                            "abcdefgh")
     assert pv["spec"]["csi"]["volumeHandle"] == "fs-0123456789abcdef0::research"
-    for obj in (pv, datasets.claim(s, team)):
+    for obj in (pv, datasets_objects.claim(s, team)):
         kubernetes_validate.validate(obj, s.cluster.kubernetes_version, strict=True)
 
 
@@ -606,7 +610,7 @@ def test_the_add_on_meets_create_addon():
 # --- the stack file's rules: each exits 2 naming its field ---
 
 def run_plan(tmp_path, capsys, platform: dict) -> tuple[int, str]:
-    from planner.cli import main
+    from gpu_platform.planner.cli import main
 
     code = main(["plan", "--config", str(write_stack(tmp_path / "Pulumi.test.yaml", platform))])
     err = capsys.readouterr().err
@@ -632,7 +636,7 @@ def karpenter_with_datasets() -> dict:
 
 def test_karpenter_pools_mount_datasets_like_node_groups():
     """Their EC2NodeClass installs the Lustre client (AL2023 user data; Ubuntu's boot script)."""
-    from components.karpenter import node_class_object
+    from gpu_platform.render.karpenter import node_class_object
 
     spec = parse_platform(karpenter_with_datasets())
     for pool in (p for p in spec.node_pools if p.provisioner == "karpenter"):

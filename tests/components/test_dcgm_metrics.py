@@ -2,17 +2,17 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 import yaml
 
-from components import alerts, catalog, dashboard, dcgm_metrics
-from components.dcgm_metrics import FIELDS_BY_NAME, exporter_values, metrics_csv, metrics_in
-from components.spec import AlertThresholds
+from gpu_platform.facts import catalog
+from gpu_platform.render import alerts, dashboard, dcgm_metrics
+from gpu_platform.render.dcgm_metrics import FIELDS_BY_NAME, exporter_values, metrics_csv, metrics_in
+from gpu_platform.spec.models import AlertThresholds
 
 T = AlertThresholds()
-UPSTREAM = Path(dcgm_metrics.__file__).resolve().parent / "upstream"
+UPSTREAM = catalog.UPSTREAM
 CHART = catalog.GPU_OPERATOR_CHARTS["v26.7.0"]
 
 

@@ -8,24 +8,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components import catalog, names
-from components.disruption import (
+from gpu_platform.decisions.disruption import (
     HELM_RELEASE,
     LAUNCH_TEMPLATE,
-    NEEDS_APPROVAL,
     NODE_GROUP,
     REFERENCE_INPUTS,
     REPLACE_INPUTS,
-    UNKNOWN,
-    Effect,
     classify,
     compare,
     lock_entry,
+    locked as locked_values,
     pool_from_lock,
     pools_of,
     rule_for,
 )
-from components.launch_template import ubuntu_user_data
+from gpu_platform.decisions.disruption_model import NEEDS_APPROVAL, UNKNOWN, Effect
+from gpu_platform.decisions.launch_template import ubuntu_user_data
+from gpu_platform.facts import catalog, names
 
 LT_NAME = "c-h100"
 MIG_FILE = ("version: v1\nmig-configs:\n  all-disabled:\n  - devices: all\n    mig-enabled: false\n"
@@ -324,7 +323,7 @@ def test_lock_entry_round_trips_through_json():
 
 
 def test_the_lock_records_no_in_place_or_replace_forcing_input():
-    locked = pools()["h100"].locked()
+    locked = locked_values(pools()["h100"])
     fixed = [rule_for(k).effect for k in locked if isinstance(rule_for(k).effect, Effect)]
     assert fixed and all(Effect.NONE < e < Effect.REPLACEMENT for e in fixed)
     assert not any(k.startswith("nodeGroup.scalingConfig") or k.startswith("nodeGroup.labels") for k in locked)

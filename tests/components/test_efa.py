@@ -15,17 +15,28 @@ import pytest
 import yaml
 from botocore.validate import ParamValidator
 
-from components import catalog, efa, names
-from components.capacity import node_resources
-from components.launch_template import efa_interface_count
-from components.node_pool import node_labels
-from components.operator_values import UPSTREAM
-from components.spec import parse_platform
-from conftest import resources, spec_with_pools, stack_platform
+from gpu_platform.decisions import efa
+from gpu_platform.decisions.capacity import node_resources
+from gpu_platform.decisions.launch_template import efa_interface_count
+from gpu_platform.decisions.node_pool import node_labels
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import catalog, names
+from gpu_platform.facts.catalog import UPSTREAM
+from gpu_platform.render import efa as efa_chart
+
 from cluster_plans import children, component, node_groups, plan
+from conftest import resources, spec_with_pools, stack_platform
 from training_stacks import (
-    AL2023, POOL, TRAINING_TAINT, al2023_training, boot_script, launch_template, run_bash, training_pool,
-    ubuntu_training, user_data_parts,
+    AL2023,
+    POOL,
+    TRAINING_TAINT,
+    al2023_training,
+    boot_script,
+    launch_template,
+    run_bash,
+    training_pool,
+    ubuntu_training,
+    user_data_parts,
 )
 
 EC2 = botocore.session.get_session().get_service_model("ec2")
@@ -92,7 +103,7 @@ def test_pools_without_efa_get_no_interfaces_security_group_or_placement_group()
 
 def _mock_id(prefix: str, resource: dict) -> str:
     """The id the offline engine gives a resource (planner.mocks)."""
-    from planner.mocks import digest
+    from gpu_platform.planner.mocks import digest
 
     return f"{prefix}-{digest(resource['type'], resource['name'], '')}"
 
@@ -257,7 +268,7 @@ def _paths(values: dict, prefix: str = "") -> set[str]:
 def test_the_plugin_values_set_only_keys_of_the_charts_values_yaml():
     release = _release(plan(ubuntu_training()))
     chart = _chart_values(release["version"])
-    assert efa.unknown_device_plugin_keys(release["values"], release["version"]) == []
+    assert efa_chart.unknown_device_plugin_keys(release["values"], release["version"]) == []
     # the same, read straight from the chart's file: top-level keys, and the types the chart gives them
     assert set(release["values"]) <= set(chart)
     assert (type(chart["nodeSelector"]), type(chart["tolerations"])) == (dict, list)
@@ -265,7 +276,7 @@ def test_the_plugin_values_set_only_keys_of_the_charts_values_yaml():
 
 
 def test_the_key_check_catches_a_misspelt_or_unknown_key():
-    assert efa.unknown_device_plugin_keys({"nodeSelectors": {}, "resources": {"request": {}}}, "v0.5.30") == [
+    assert efa_chart.unknown_device_plugin_keys({"nodeSelectors": {}, "resources": {"request": {}}}, "v0.5.30") == [
         "nodeSelectors", "resources.request"]
 
 
@@ -316,7 +327,7 @@ def test_the_plugin_placement_is_valid_kubernetes():
 def test_the_charts_node_affinity_admits_every_catalog_efa_type_and_no_other():
     """The chart only schedules on `supportedInstanceLabels`: the catalog's EFA types must all be there, and
     the catalog must not call a type without EFA what the chart lists."""
-    supported = set(efa.supported_instance_types("v0.5.30"))
+    supported = set(efa_chart.supported_instance_types("v0.5.30"))
     with_efa = {t for t, it in catalog.INSTANCE_TYPES.items() if it.efa_interfaces}
     assert with_efa <= supported
     assert not (set(catalog.INSTANCE_TYPES) - with_efa) & supported

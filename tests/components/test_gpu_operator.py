@@ -4,11 +4,12 @@ import json
 import pytest
 import yaml
 
-from components import catalog, names
-from components.gpu_operator import POD_SECURITY_LEVEL
-from components.operator_values import operator_values, unknown_value_keys
-from components.sharing import check_device_plugin_config, check_mig_parted_config
-from components.spec import parse_platform
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import catalog, names
+from gpu_platform.render.operator_values import operator_values, unknown_value_keys
+from gpu_platform.render.sharing import check_device_plugin_config, check_mig_parted_config
+from gpu_platform.resources.gpu_operator import POD_SECURITY_LEVEL
+
 from conftest import cached_plan, resource, resources, stack_platform
 
 RELEASE, NAMESPACE, NODE_GROUP = "kubernetes:helm.sh/v3:Release", "kubernetes:core/v1:Namespace", "aws:eks/nodeGroup:NodeGroup"

@@ -6,23 +6,22 @@ import copy
 
 import pytest
 
-from components import catalog, names
-from components.capacity import platform_capacity
-from components.cost import estimate_spec
-from components.karpenter import (
-    NODE_CLASS,
-    NODE_POOL,
+from gpu_platform.decisions.capacity import platform_capacity
+from gpu_platform.decisions.cost import estimate_spec
+from gpu_platform.decisions.karpenter import discovery_tags
+from gpu_platform.decisions.node_pool import node_labels, node_taints
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import catalog, names
+from gpu_platform.facts.karpenter import NODE_CLASS, NODE_POOL, node_group_view
+from gpu_platform.facts.karpenter_window import active, first_open_minute
+from gpu_platform.render.karpenter import (
     block_device_mappings,
     budgets,
     custom_user_data,
-    discovery_tags,
     node_class_object,
-    node_group_view,
     node_pool_object,
 )
-from components.karpenter_window import active, first_open_minute
-from components.node_pool import node_labels, node_taints
-from components.spec import parse_platform
+
 from conftest import cached_plan, resources, stack_platform
 from crd_schemas import cel_problems, schema_problems
 
@@ -315,7 +314,7 @@ def test_the_gpu_operator_serves_karpenter_pools_like_node_groups():
     """Tolerations for the pool's taints, its MIG config and its time-slicing entry reach the operator."""
     import yaml
 
-    from components.operator_values import operator_values
+    from gpu_platform.render.operator_values import operator_values
 
     spec = parse_platform(dev_with(
         karpenter_pool(taints=[{"key": "reserved", "value": "vision", "effect": "NoSchedule"}],

@@ -8,11 +8,13 @@ import re
 import botocore.session
 import pytest
 
-from components import catalog, names
-from components.karpenter_controller import controller_values, untagged_subnets
-from components.karpenter_iam import controller_policies, interruption_rules, queue_policy
-from components.node_iam import POD_IDENTITY_SERVICE, trust_policy
-from components.spec import parse_platform
+from gpu_platform.decisions.karpenter import untagged_subnets
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import catalog, names
+from gpu_platform.render.iam import trust_policy
+from gpu_platform.render.karpenter import controller_values
+from gpu_platform.render.karpenter_iam import controller_policies, interruption_rules, queue_policy
+
 from conftest import cached_plan, resources, stack_platform
 
 CONTROLLER = "gpu-platform:karpenter:KarpenterController"
@@ -88,7 +90,7 @@ def test_the_pod_identity_association_matches_the_chart_s_service_account(spec, 
     assert (association["namespace"], association["serviceAccount"]) == (spec.karpenter.namespace,
                                                                          values["serviceAccount"]["name"])
     role = named(plan, "aws:iam/role:Role")["karpenter-controller"]["inputs"]
-    assert json.loads(role["assumeRolePolicy"]) == trust_policy(POD_IDENTITY_SERVICE, tag_session=True)
+    assert json.loads(role["assumeRolePolicy"]) == trust_policy(catalog.EKS_POD_IDENTITY_PRINCIPAL, tag_session=True)
 
 
 # --- IAM: this cluster only, and only real actions ---

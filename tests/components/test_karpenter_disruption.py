@@ -6,12 +6,15 @@ import copy
 
 import pytest
 
-from components import catalog, names
-from components.disruption import HELM_RELEASE, UNKNOWN, Effect, classify, compare, lock_entry, pool_from_lock, pools_of
-from components.karpenter import NODE_CLASS, NODE_POOL, node_class_object, node_pool_object
-from components.karpenter_disruption import rule_for
-from components.operator_values import operator_values
-from components.spec import parse_platform
+from gpu_platform.decisions.disruption import HELM_RELEASE, classify, compare, lock_entry, pool_from_lock, pools_of
+from gpu_platform.decisions.disruption_model import UNKNOWN, Effect
+from gpu_platform.decisions.karpenter_disruption import rule_for
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import catalog, names
+from gpu_platform.facts.karpenter import NODE_CLASS, NODE_POOL
+from gpu_platform.render.karpenter import node_class_object, node_pool_object
+from gpu_platform.render.operator_values import operator_values
+
 from conftest import stack_platform
 
 
@@ -73,7 +76,7 @@ def test_a_new_mig_layout_drifts_the_nodes_instead_of_relabelling_them():
 
 def test_a_sharing_label_change_is_drift_not_a_relabel():
     before = {"label": "pool-a", "layout": {"1g.10gb": 7}, "nodeClassTag": "t"}
-    from components.disruption import effect_of
+    from gpu_platform.decisions.disruption import effect_of
 
     assert effect_of("sharing.mig", before, {**before, "label": "pool-b"}) is Effect.NODE_ROLL
     managed = {"label": "pool-a", "layout": {"1g.10gb": 7}, "launchTemplateTag": "t"}
@@ -99,7 +102,7 @@ def test_widening_the_instance_types_drifts_nothing_narrowing_does():
 
 
 def test_requirement_rules_read_keys_and_operators():
-    from components.karpenter_disruption import _requirements_change
+    from gpu_platform.decisions.karpenter_disruption import _requirements_change
 
     base = [{"key": "a", "operator": "In", "values": ["x"]}]
     assert _requirements_change(base, []) is Effect.NONE  # a dropped constraint admits every node

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.karpenter_window import (
+from gpu_platform.facts.karpenter_window import (
     DAYS,
     WEEK,
     WindowError,

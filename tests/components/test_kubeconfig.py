@@ -3,7 +3,7 @@ import json
 
 import yaml
 
-from components.kubeconfig import EXEC_API_VERSION, kubeconfig, kubeconfig_json
+from gpu_platform.render.kubeconfig import EXEC_API_VERSION, kubeconfig, kubeconfig_json
 
 ARGS = ("gpu-dev", "https://ABC.gr7.eu-west-1.eks.amazonaws.com", "Q0FEQVRB", "eu-west-1")
 

@@ -2,10 +2,11 @@
 order and parents, and nothing at all when a stack does not queue."""
 import pytest
 
-from components import catalog, names
-from components import queueing as q
-from components.queueing_objects import chart_values, queueing_manifests
-from components.spec import parse_platform
+from gpu_platform.decisions import queueing as q
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import catalog, names
+from gpu_platform.render.queueing_objects import chart_values, queueing_manifests
+
 from conftest import cached_plan, resource, resources, stack_platform
 
 COMPONENT = "gpu-platform:kueue:KueueQueueing"

@@ -7,9 +7,11 @@ import subprocess
 
 import pytest
 
-from components import catalog, launch_template as lt, names
-from components.node_pool import node_labels, node_taints
-from components.spec import parse_platform
+from gpu_platform.decisions import launch_template as lt
+from gpu_platform.decisions.node_pool import node_labels, node_taints
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import catalog, names
+
 from conftest import stack_platform
 
 PROD = parse_platform(stack_platform("prod"))
@@ -147,7 +149,8 @@ def test_read_user_data_takes_plain_text_too():
 def test_boot_steps_go_only_where_the_image_runs_them():
     """Bottlerocket's user data is TOML settings: no MIME parts. An AL2023 pool with nothing to add sends
     none; Ubuntu pools run the EFA check, then the array, before bootstrap."""
-    from components import node_boot
+    from gpu_platform.decisions import node_boot
+
     from conftest import spec_with_pools
 
     spec = spec_with_pools(

@@ -3,13 +3,27 @@ from datetime import date, timedelta
 
 import pytest
 
-from components import catalog, lifecycle
-from components.lifecycle import (
-    DEPRECATED, END_OF_LIFE, ERROR, EXTENDED, STANDARD, SUPPORTED, UNKNOWN, UNRELEASED, WARNING, control_plane_price,
-    kubernetes_window, operator_status, pool_driver, standings, verdicts,
+from gpu_platform.decisions import lifecycle
+from gpu_platform.decisions.lifecycle import (
+    DEPRECATED,
+    END_OF_LIFE,
+    ERROR,
+    EXTENDED,
+    STANDARD,
+    SUPPORTED,
+    UNKNOWN,
+    UNRELEASED,
+    WARNING,
+    control_plane_price,
+    kubernetes_window,
+    operator_status,
+    pool_driver,
+    standings,
+    verdicts,
 )
-from components.lifecycle_calendar import EKS_KUBERNETES
-from components.pinned import Pinned, PoolPin
+from gpu_platform.decisions.pinned import Pinned, PoolPin
+from gpu_platform.facts import catalog
+from gpu_platform.facts.lifecycle_calendar import EKS_KUBERNETES
 
 TODAY = date(2026, 11, 23)
 NVIDIA = "AL2023_x86_64_NVIDIA"

@@ -5,11 +5,20 @@ from pathlib import Path
 
 import pytest
 
-from components import catalog
-from components.lifecycle_calendar import (
-    ADDON_KUBERNETES, AMI_DRIVER_ERAS, CHECKED, DRIVER_BRANCHES, EKS_KUBERNETES, OPERATOR_LINES, addon_line,
-    ami_driver_era, operator_line, release_date,
+from gpu_platform.facts import catalog
+from gpu_platform.facts.lifecycle_calendar import (
+    ADDON_KUBERNETES,
+    AMI_DRIVER_ERAS,
+    CHECKED,
+    DRIVER_BRANCHES,
+    EKS_KUBERNETES,
+    OPERATOR_LINES,
+    addon_line,
+    ami_driver_era,
+    operator_line,
+    release_date,
 )
+
 from conftest import spec_of
 
 ENTRIES = [*EKS_KUBERNETES.values(), *OPERATOR_LINES.values(), *DRIVER_BRANCHES.values(), *AMI_DRIVER_ERAS]

@@ -9,12 +9,19 @@ import subprocess
 import pytest
 import yaml
 
-from components import catalog, local_storage as ls
-from components.spec import parse_platform
-from conftest import spec_with_pools
+from gpu_platform.decisions import local_storage as ls
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import catalog
+
 from cluster_plans import plan
+from conftest import spec_with_pools
 from training_stacks import (
-    al2023_training, boot_script, launch_template, run_bash, ubuntu_training, user_data_parts,
+    al2023_training,
+    boot_script,
+    launch_template,
+    run_bash,
+    ubuntu_training,
+    user_data_parts,
 )
 
 # AWS EC2 instance types guide, accelerated computing instance store specifications: disks x GB (decimal).

@@ -2,10 +2,11 @@
 import itertools
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from components.catalog import GPU_MODELS, MIG_MEMORY_SLICES, mig_class
-from components.mig import compute_slices, fits, layout_problem, place
+from gpu_platform.facts.catalog import GPU_MODELS, MIG_MEMORY_SLICES, mig_class
+from gpu_platform.facts.mig import compute_slices, fits, layout_problem, place
 
 MIG_GPUS = [g for g in GPU_MODELS.values() if g.mig_capable]
 

@@ -3,9 +3,12 @@ import json
 
 import pytest
 
-from components import catalog, names
-from components.model_cache import STORAGE_CLASS_PARAMETERS, pod_identity_trust_policy, storage_class, subnet_count
-from components.spec import parse_platform
+from gpu_platform.decisions.network import subnet_count
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import catalog, names
+from gpu_platform.render.iam import pod_identity_trust_policy
+from gpu_platform.render.model_cache import STORAGE_CLASS_PARAMETERS, storage_class
+
 from conftest import AS_OF, resource, resources, stack_platform, write_stack
 
 FS = "aws:efs/fileSystem:FileSystem"
@@ -17,7 +20,7 @@ CACHE = "gpu-platform:model_cache:ModelCache"
 
 
 def plan(platform: dict, tmp: "pytest.TempPathFactory", stack: str) -> dict:
-    from planner.cli import main
+    from gpu_platform.planner.cli import main
 
     folder = tmp.mktemp(stack)
     out = folder / "plan.json"

@@ -5,12 +5,15 @@ import json
 import kubernetes_validate
 import pytest
 
-from components import alerts, catalog, names
-from components.cost import gpu_hourly_cost_by_model
-from components.dashboard import FILE_NAME, dashboard
-from components.monitoring import DASHBOARD_LABEL_VALUE, POD_SECURITY_LEVEL, prometheus_mode, stack_values
-from components.operator_values import tolerates
-from components.spec import parse_platform
+from gpu_platform.decisions.cost import gpu_hourly_cost_by_model
+from gpu_platform.decisions.tolerations import tolerates
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import catalog, names
+from gpu_platform.render import alerts
+from gpu_platform.render.dashboard import FILE_NAME, dashboard
+from gpu_platform.render.monitoring import DASHBOARD_LABEL_VALUE, prometheus_mode, stack_values
+from gpu_platform.resources.monitoring import POD_SECURITY_LEVEL
+
 from conftest import cached_plan, resource, resources, stack_platform
 
 RELEASE, NAMESPACE, CONFIGMAP = "kubernetes:helm.sh/v3:Release", "kubernetes:core/v1:Namespace", "kubernetes:core/v1:ConfigMap"

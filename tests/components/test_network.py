@@ -2,13 +2,15 @@
 import ipaddress
 import itertools
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from components import names
-from components.network import nat_gateway_count, subnet_plan, zones
-from components.spec import parse_platform
-from conftest import resources, stack_platform
+from gpu_platform.decisions.network import nat_gateway_count, subnet_plan, zones
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import names
+
 from cluster_plans import plan, stack_plan
+from conftest import resources, stack_platform
 
 AWS_SMALLEST_SUBNET = 28  # VPC user guide: subnets are /16 to /28
 

@@ -8,16 +8,18 @@ import re
 import botocore.session
 import pytest
 from botocore.validate import ParamValidator
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from components import catalog, names
-from components.node_pool import node_group_inputs, node_labels, node_taints
-from components.node_repair import repair_config
-from components.sharing import operand_labels, sharing_labels
-from components.spec import parse_platform
-from conftest import resources, stack_platform
+from gpu_platform.decisions.node_pool import node_group_inputs, node_labels, node_taints
+from gpu_platform.decisions.node_repair import repair_config
+from gpu_platform.decisions.sharing import operand_labels, sharing_labels
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import catalog, names
+
 from aws_api import model_problems as _model_problems
 from cluster_plans import children, component, node_groups, plan, replace_forcing, stack_plan
+from conftest import resources, stack_platform
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -233,7 +235,7 @@ def test_efa_pool_template_has_an_efa_interface_per_card_and_a_cluster_placement
 
 def test_efa_interfaces_keep_the_cluster_security_group_beside_the_efa_one():
     """Naming any group in a template stops EKS adding the cluster one, so the template names it."""
-    from planner.mocks import digest
+    from gpu_platform.planner.mocks import digest
 
     cluster = resources(stack_plan("prod"), "aws:eks/cluster:Cluster")[0]
     cluster_sg = f"sg-{digest(cluster['type'], cluster['name'], 'cluster-sg')}"  # what the mock cluster returns

@@ -2,21 +2,24 @@
 monitoring agent add-on (pinned, configured against its own schema, on every GPU pool)."""
 import inspect
 import json
-from pathlib import Path
 
 import botocore.session
 import jsonschema
 import pytest
 import yaml
 
-from components import catalog, names, node_repair
-from components.node_repair import agent_configuration, repair_config
-from components.operator_values import tolerates
-from components.spec import SpecError, parse_platform
-from conftest import resource, stack_platform
-from cluster_plans import node_groups, stack_plan
+from gpu_platform.decisions import node_repair
+from gpu_platform.decisions.node_repair import agent_configuration, repair_config
+from gpu_platform.decisions.tolerations import tolerates
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import catalog, names
+from gpu_platform.resources import node_pool
+from gpu_platform.spec.errors import SpecError
 
-UPSTREAM = Path(node_repair.__file__).resolve().parent / "upstream"
+from cluster_plans import node_groups, stack_plan
+from conftest import resource, stack_platform
+
+UPSTREAM = catalog.UPSTREAM
 SCHEMA = json.loads((UPSTREAM / "eks-node-monitoring-agent-configuration-schema.json").read_text())
 AGENT_VALUES = yaml.safe_load((UPSTREAM / "eks-node-monitoring-agent-values.yaml").read_text())
 NODE_REPAIR_SHAPE = botocore.session.get_session().get_service_model("eks").shape_for("NodeRepairConfig")
@@ -145,16 +148,16 @@ def test_an_unknown_addon_is_refused_naming_the_allowed_ones():
 
 def test_every_eks_repair_field_is_mapped_to_the_sdk_argument_of_the_same_meaning():
     api = set(NODE_REPAIR_SHAPE.members) - {"nodeRepairConfigOverrides"}
-    assert set(node_repair.ARG_NAMES) == api
+    assert set(node_pool.ARG_NAMES) == api
     override_api = set(NODE_REPAIR_SHAPE.members["nodeRepairConfigOverrides"].member.members)
-    assert set(node_repair.OVERRIDE_ARG_NAMES) == override_api
+    assert set(node_pool.OVERRIDE_ARG_NAMES) == override_api
     from pulumi_aws import eks
 
     params = set(inspect.signature(eks.NodeGroupNodeRepairConfigArgs.__init__).parameters) - {"__self__"}
-    assert set(node_repair.ARG_NAMES.values()) | {"node_repair_config_overrides"} == params
+    assert set(node_pool.ARG_NAMES.values()) | {"node_repair_config_overrides"} == params
     override_params = set(inspect.signature(
         eks.NodeGroupNodeRepairConfigNodeRepairConfigOverrideArgs.__init__).parameters) - {"__self__"}
-    assert set(node_repair.OVERRIDE_ARG_NAMES.values()) == override_params
+    assert set(node_pool.OVERRIDE_ARG_NAMES.values()) == override_params
 
 
 def test_the_repair_actions_are_the_eks_enum():
@@ -224,7 +227,7 @@ def test_an_adopted_cluster_installs_no_agent():
 def test_the_device_plugins_health_checks_stay_on(stack):
     """The plugin marks a GPU with a critical XID unhealthy, and the kubelet stops offering it
     (GpuDevicesUnhealthy alerts); DP_DISABLE_HEALTHCHECKS=all would turn that off."""
-    from components.operator_values import operator_values
+    from gpu_platform.render.operator_values import operator_values
 
     values = operator_values(parse_platform(stack_platform(stack)))
     env = {e["name"]: e.get("value") for e in values["devicePlugin"].get("env", [])}
@@ -234,7 +237,7 @@ def test_the_device_plugins_health_checks_stay_on(stack):
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_the_operators_standalone_dcgm_stays_off_beside_the_agents_host_engine(stack):
     """The agent's dcgm-server takes host port 5555, which the operator's standalone DCGM would also bind."""
-    from components.operator_values import chart_defaults, operator_values
+    from gpu_platform.render.operator_values import chart_defaults, operator_values
 
     spec = parse_platform(stack_platform(stack))
     values = operator_values(spec)

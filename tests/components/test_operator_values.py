@@ -1,14 +1,15 @@
 """GPU Operator chart values: driver ownership, sharing, tolerations, placement, and the Helm-keys guard."""
-from pathlib import Path
 
 import pytest
 import yaml
 
-from components import catalog, names, operator_values as ov
-from components.operator_values import (ABSENT_BUT_READ, chart_defaults, operator_values, tolerates,
-                                        unknown_value_keys)
-from components.sharing import check_mig_parted_config, device_plugin_configs, mig_parted_config
-from components.spec import parse_platform
+from gpu_platform.decisions.tolerations import tolerates
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import catalog, names
+from gpu_platform.render import operator_values as ov
+from gpu_platform.render.operator_values import ABSENT_BUT_READ, chart_defaults, operator_values, unknown_value_keys
+from gpu_platform.render.sharing import check_mig_parted_config, device_plugin_configs, mig_parted_config
+
 from conftest import stack_platform
 
 AL2023 = {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"}
@@ -309,5 +310,5 @@ def test_allow_list_entries_are_really_absent_from_values_yaml(chart_version, pa
 
 @pytest.mark.parametrize("chart_version", sorted(catalog.GPU_OPERATOR_CHARTS))
 def test_a_values_copy_is_kept_for_every_supported_chart(chart_version):
-    path = Path(ov.UPSTREAM) / catalog.GPU_OPERATOR_CHARTS[chart_version].values_file
+    path = catalog.UPSTREAM / catalog.GPU_OPERATOR_CHARTS[chart_version].values_file
     assert isinstance(yaml.safe_load(path.read_text()), dict)

@@ -1,9 +1,10 @@
 """Reading what a stack pins from the resources its program registers (the plan's resources)."""
 import pytest
 
-from components.pinned import CLUSTER, HELM_RELEASE, NODE_GROUP, Pinned, from_plan, from_resources
-from conftest import stack_platform
+from gpu_platform.decisions.pinned import CLUSTER, HELM_RELEASE, NODE_GROUP, Pinned, from_plan, from_resources
+
 from cluster_plans import existing_cluster_platform
+from conftest import stack_platform
 
 
 def test_the_dev_plan_pins(plan_of):
@@ -61,7 +62,7 @@ def test_karpenter_pools_pin_their_image_by_the_node_class_alias(plan_of):
 
 
 def test_an_alias_dates_its_ami_like_a_release_version():
-    from components.lifecycle_calendar import release_date
+    from gpu_platform.facts.lifecycle_calendar import release_date
 
     assert release_date("al2023@v20260911") == release_date("1.35.7-20260911")
     assert release_date("bottlerocket@v1.50.0") is None

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from components import catalog, names, pod_sizing as ps
-from components.capacity import node_resources
-from components.spec import parse_platform, quantity_value
-from components.workloads import gpu_pod_spec
+from gpu_platform.decisions import pod_sizing as ps
+from gpu_platform.decisions.capacity import node_resources
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import catalog, names
+from gpu_platform.render.workloads import gpu_pod_spec
+from gpu_platform.spec.models import quantity_value
+
 from conftest import spec_of, spec_with_pools
 from training_stacks import AL2023, ubuntu_training
 

@@ -6,12 +6,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components import names
-from components import queueing as q
-from components import team_objects
-from components.capacity import node_resources
-from components.queueing_objects import cluster_queue
-from components.spec import SpecError, parse_platform
+from gpu_platform.decisions import queueing as q
+from gpu_platform.decisions.capacity import node_resources
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import names
+from gpu_platform.render import team_objects
+from gpu_platform.render.queueing_objects import cluster_queue
+from gpu_platform.spec.errors import SpecError
+
 from conftest import spec_of, stack_platform
 
 GPU = names.GPU_RESOURCE

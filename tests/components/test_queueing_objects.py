@@ -6,12 +6,13 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from components import catalog, names
-from components import queueing as q
-from components import queueing_objects as o
-from components.node_pool import node_labels, node_taints
-from components.team_objects import PRIORITY_TIERS, namespace, priority_class
-from components.workloads import gpu_job, gpu_pod
+from gpu_platform.decisions import queueing as q
+from gpu_platform.decisions.node_pool import node_labels, node_taints
+from gpu_platform.facts import catalog, names
+from gpu_platform.render import queueing_objects as o
+from gpu_platform.render.team_objects import PRIORITY_TIERS, namespace, priority_class
+from gpu_platform.render.workloads import gpu_job, gpu_pod
+
 from conftest import spec_of
 from kueue_crds import cel_true
 
@@ -165,7 +166,7 @@ def test_fair_sharing_weight_is_the_team_s(prod):
 
 
 def test_a_queue_covers_exactly_the_resources_the_resource_quota_bounds(prod):
-    from components.team_objects import quota_hard
+    from gpu_platform.render.team_objects import quota_hard
 
     for team in prod.teams:
         spec = o.cluster_queue(team, q.team_queue(prod, team))["spec"]

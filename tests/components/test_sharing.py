@@ -5,15 +5,21 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components import names
-from components.catalog import INSTANCE_TYPES, mig_class
-from components.mig import fits
-from components.sharing import (check_device_plugin_config, check_mig_parted_config, device_plugin_configs,
-                                mig_layout_tag, mig_parted_config, operand_labels, sharing_labels)
-from components.spec import parse_platform
+from gpu_platform.decisions.sharing import mig_layout_tag, operand_labels, sharing_labels
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import catalog, names
+from gpu_platform.facts.catalog import INSTANCE_TYPES, mig_class
+from gpu_platform.facts.mig import fits
+from gpu_platform.render.sharing import (
+    check_device_plugin_config,
+    check_mig_parted_config,
+    device_plugin_configs,
+    mig_parted_config,
+)
+
 from conftest import spec_with_pools, stack_platform
 
-UPSTREAM = Path(__file__).resolve().parents[2] / "components" / "upstream"
+UPSTREAM = catalog.UPSTREAM
 AL2023 = {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"}
 BOTTLEROCKET = {"type": "BOTTLEROCKET_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"}
 

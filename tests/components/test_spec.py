@@ -3,7 +3,9 @@ from datetime import date
 
 import pytest
 
-from components.spec import SpecError, parse_platform
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.spec.errors import SpecError
+
 from conftest import stack_platform, unqueued
 
 TODAY = date(2026, 11, 22)

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from components.spec import parse_platform
-from conftest import spec_problems as problems, stack_platform
+from gpu_platform.decisions.validation import parse_platform
+
+from conftest import spec_problems as problems
+from conftest import stack_platform
 
 AL2023 = {"type": "AL2023_x86_64_NVIDIA", "alias": "al2023@v20251120"}
 

@@ -7,8 +7,10 @@ from datetime import date
 
 import pytest
 
-from components import catalog, names
-from components.spec import SpecError, parse_platform
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import catalog, names
+from gpu_platform.spec.errors import SpecError
+
 from conftest import stack_platform
 
 TODAY = date(2026, 11, 22)

@@ -2,8 +2,11 @@
 asserting the field path a user must edit and what the message tells them."""
 import pytest
 
-from components.spec import parse_platform, quantity_value
-from conftest import spec_problems as problems, stack_platform, unqueued
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.spec.models import quantity_value
+
+from conftest import spec_problems as problems
+from conftest import stack_platform, unqueued
 
 ARN = "arn:aws:iam::123456789012:role/{}"
 

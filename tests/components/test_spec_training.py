@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import AS_OF, spec_problems as problems, stack_platform, write_stack
+from conftest import AS_OF, stack_platform, write_stack
+from conftest import spec_problems as problems
 from training_stacks import AL2023, training_pool
 
 BOTTLEROCKET = {"type": "BOTTLEROCKET_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"}
 
 
 def plan_exit(tmp_path, platform: dict, capsys) -> tuple[int, list[str]]:
-    from planner.cli import main
+    from gpu_platform.planner.cli import main
 
     code = main(["plan", "--config", str(write_stack(tmp_path / "Pulumi.test.yaml", platform)), "--as-of", AS_OF])
     err = capsys.readouterr().err

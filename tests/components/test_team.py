@@ -3,9 +3,10 @@ import json
 
 import pytest
 
-from components import names
-from components import team_objects as objects
-from components.spec import parse_platform
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import names
+from gpu_platform.render import team_objects as objects
+
 from conftest import AS_OF, resources, stack_platform, write_stack
 
 TEAM = "gpu-platform:team:TeamNamespace"
@@ -17,7 +18,7 @@ SHARED = "arn:aws:iam::123456789012:role/ml-oncall"
 
 
 def plan(platform: dict, tmp, stack: str) -> dict:
-    from planner.cli import main
+    from gpu_platform.planner.cli import main
 
     folder = tmp.mktemp(stack)
     out = folder / "plan.json"

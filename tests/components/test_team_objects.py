@@ -5,8 +5,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components import names
-from components import team_objects as t
+from gpu_platform.facts import names
+from gpu_platform.decisions import capacity
+from gpu_platform.render import team_objects as t
+
 from conftest import spec_of, unqueued
 
 GPU_QUOTA = names.quota_key(names.GPU_RESOURCE)
@@ -116,7 +118,7 @@ def test_every_gpu_resource_the_pools_offer_is_bounded(gpus, slices):
         unqueued(p)
         p["teams"][1]["quota"].update(gpus=gpus, migSlices=slices)
     spec = spec_of("prod", edit)
-    from components.capacity import platform_capacity
+    from gpu_platform.decisions.capacity import platform_capacity
 
     hard = t.quota_hard(spec, team_of(spec, "inference"))
     for resource in platform_capacity(spec).total:
@@ -172,20 +174,20 @@ def test_pod_limit_has_no_defaults(prod):
 
 def test_team_max_gpus_per_pod_overrides_the_node_maximum():
     spec = spec_of("prod", lambda p: p["teams"][2].update(maxGpusPerPod=2))
-    assert t.max_gpus_per_pod(spec, team_of(spec, "batch")) == 2
+    assert capacity.max_gpus_per_pod(spec, team_of(spec, "batch")) == 2
 
 
 def test_largest_request_is_the_biggest_gpu_node(prod):
-    assert t.largest_gpu_request(prod) == 8  # p4d.24xlarge; the H100 pool exposes MIG slices only
+    assert capacity.largest_gpu_request(prod) == 8  # p4d.24xlarge; the H100 pool exposes MIG slices only
 
 
 def test_time_slicing_refusing_multi_gpu_requests_caps_pods_at_one(dev):
-    assert t.largest_gpu_request(dev) == 1
+    assert capacity.largest_gpu_request(dev) == 1
 
 
 def test_time_slicing_accepting_multi_gpu_requests_allows_every_replica():
     spec = spec_of("dev", lambda p: p["nodePools"][0]["sharing"].update(failRequestsGreaterThanOne=False))
-    assert t.largest_gpu_request(spec) == 4
+    assert capacity.largest_gpu_request(spec) == 4
 
 
 def test_mig_single_strategy_counts_slices_as_gpus():
@@ -194,7 +196,7 @@ def test_mig_single_strategy_counts_slices_as_gpus():
         p["nodePools"] = [p["nodePools"][0] | {"sharing": single}]
         p["teams"] = [p["teams"][0] | {"quota": {"gpus": 8, "cpu": "8", "memory": "8Gi"}, "queue": {}}]
     spec = spec_of("prod", edit)
-    assert t.largest_gpu_request(spec) == 56  # 8 GPUs x 7 slices
+    assert capacity.largest_gpu_request(spec) == 56  # 8 GPUs x 7 slices
 
 
 def test_only_mixed_mig_pools_leave_no_whole_gpu_to_ask_for():
@@ -202,7 +204,7 @@ def test_only_mixed_mig_pools_leave_no_whole_gpu_to_ask_for():
         p["nodePools"] = [p["nodePools"][0]]
         p["teams"] = [{"name": "research", "quota": {"migSlices": {"1g.10gb": 4}, "cpu": "8", "memory": "8Gi"}}]
     spec = spec_of("prod", edit)
-    assert t.largest_gpu_request(spec) == 0
+    assert capacity.largest_gpu_request(spec) == 0
     validate(t.limit_range(spec, spec.teams[0]), spec)
 
 
@@ -298,7 +300,7 @@ def test_no_cache_class_means_no_claim(dev):
 # --- priority tiers ---
 
 def test_tiers_cover_the_spec_and_are_ordered():
-    from components.spec import PRIORITY_TIERS
+    from gpu_platform.spec.models import PRIORITY_TIERS
 
     assert list(t.PRIORITY_TIERS) == list(PRIORITY_TIERS)
     values = [t.priority_class(tier)["value"] for tier in PRIORITY_TIERS]

@@ -3,8 +3,8 @@ import dataclasses
 
 import pytest
 
-from components.pinned import Pinned, PoolPin
-from components.upgrade_path import ADDON, AUTOSCALER, DRIVER, ERROR, KUBERNETES, OPERATOR, WARNING, compare
+from gpu_platform.decisions.pinned import Pinned, PoolPin
+from gpu_platform.decisions.upgrade_path import ADDON, AUTOSCALER, DRIVER, ERROR, KUBERNETES, OPERATOR, WARNING, compare
 
 ADDONS_133 = {"coredns": "v1.12.2-eksbuild.4", "kube-proxy": "v1.33.3-eksbuild.4", "vpc-cni": "v1.20.4-eksbuild.1",
               "eks-pod-identity-agent": "v1.3.8-eksbuild.2"}

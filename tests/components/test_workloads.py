@@ -6,11 +6,13 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from components import catalog, names
-from components.model_cache import BASE_PATH
-from components.operator_values import operator_values
-from components.spec import parse_platform, quantity_value
-from components.workloads import HF_HOME, gpu_job, gpu_pod, gpu_pod_spec
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import catalog, names
+from gpu_platform.render.model_cache import BASE_PATH
+from gpu_platform.render.operator_values import operator_values
+from gpu_platform.render.workloads import HF_HOME, gpu_job, gpu_pod, gpu_pod_spec
+from gpu_platform.spec.models import quantity_value
+
 from conftest import ROOT, spec_of
 
 IMAGE = "registry.example.com/trainer:1.0"
@@ -309,7 +311,7 @@ def _limit_ranger(limit_range: dict, pod_spec: dict) -> dict:
 def test_the_teams_limit_range_no_longer_decides_a_gpu_pods_cpu_and_memory(training):
     """The namespace defaults (250m, 512Mi) only fill what a container leaves unset; the helper's pods set
     their per-GPU share, pass the GPU maxima, and fit the team's quota."""
-    from components.team_objects import limit_range, quota_hard
+    from gpu_platform.render.team_objects import limit_range, quota_hard
 
     team = next(t for t in training.teams if t.name == "research")
     admitted = _limit_ranger(limit_range(training, team), gpu_pod_spec(training, "research", IMAGE, gpus=8,

@@ -17,7 +17,7 @@ def fixture_config(**platform) -> dict[str, str]:
 
 
 def run_fixture(**platform):
-    from planner.engine import run_program
+    from gpu_platform.planner.engine import run_program
 
     return run_program(FIXTURE_PROGRAM, stack="test", config=fixture_config(**platform))
 

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from planner.cli import main
-from planner.plan import schema_problems
+from gpu_platform.planner.cli import main
+from gpu_platform.planner.plan import schema_problems
 
 from planner_fixtures import FIXTURE_CONFIG, FIXTURE_PROGRAM, write_yaml
 
@@ -19,7 +19,7 @@ MANDATORY = {"policy": "p", "level": "mandatory", "urn": None, "message": "no"}
 @pytest.fixture(autouse=True)
 def no_policies(monkeypatch):
     """The fixture is not a GPU platform: the pack's rules are tested on the real stacks."""
-    monkeypatch.setattr("planner.verdict.evaluate", lambda plan, config_path, **_: [])
+    monkeypatch.setattr("gpu_platform.planner.verdict.evaluate", lambda plan, config_path, **_: [])
 
 
 def plan(*args: str) -> int:
@@ -64,20 +64,20 @@ def test_markdown_format(capsys):
 
 
 def test_mandatory_violation_exits_1(monkeypatch, capsys):
-    monkeypatch.setattr("planner.verdict.evaluate", lambda plan, config_path, **_: [MANDATORY])
+    monkeypatch.setattr("gpu_platform.planner.verdict.evaluate", lambda plan, config_path, **_: [MANDATORY])
     assert plan("--stack", "test") == 1
     assert "Policy: FAILED (1 mandatory)." in capsys.readouterr().out
 
 
 def test_violations_land_in_the_json(monkeypatch, tmp_path):
-    monkeypatch.setattr("planner.verdict.evaluate", lambda plan, config_path, **_: [MANDATORY])
+    monkeypatch.setattr("gpu_platform.planner.verdict.evaluate", lambda plan, config_path, **_: [MANDATORY])
     plan("--stack", "test", "--json", str(tmp_path / "plan.json"))
     assert json.loads((tmp_path / "plan.json").read_text())["policy"]["violations"] == [MANDATORY]
 
 
 def test_policy_config_path_reaches_the_verdict(monkeypatch, tmp_path):
     seen = []
-    monkeypatch.setattr("planner.verdict.evaluate", lambda plan, config_path, **_: seen.append(config_path) or [])
+    monkeypatch.setattr("gpu_platform.planner.verdict.evaluate", lambda plan, config_path, **_: seen.append(config_path) or [])
     (tmp_path / "policy.json").write_text('{"all": "mandatory"}')
     plan("--stack", "test", "--policy-config", str(tmp_path / "policy.json"))
     assert seen == [tmp_path / "policy.json"]
@@ -145,7 +145,7 @@ def test_unanswered_invoke_exits_3_naming_the_token(tmp_path, capsys):
 
 
 def test_internal_error_exits_3_without_a_traceback(monkeypatch, capsys):
-    monkeypatch.setattr("planner.verdict.evaluate", lambda plan, config_path, **_: 1 / 0)
+    monkeypatch.setattr("gpu_platform.planner.verdict.evaluate", lambda plan, config_path, **_: 1 / 0)
     assert plan("--stack", "test") == 3
     assert errors(capsys)[0] == "error: internal error in gpu-platform: ZeroDivisionError: division by zero"
 
@@ -164,7 +164,7 @@ def test_stack_and_config_are_exclusive(capsys):
 def test_subprocess_bad_input_exits_2_without_traceback(tmp_path):
     path = tmp_path / "Pulumi.test.yaml"
     path.write_text("config:\n  gpu-platform:platform: {name: box}\n")
-    done = subprocess.run([sys.executable, "-m", "planner", "plan", *FIXTURE, "--config", str(path)],
+    done = subprocess.run([sys.executable, "-m", "gpu_platform.planner", "plan", *FIXTURE, "--config", str(path)],
                           capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stdout, done.stderr) == (
         2, "", f"error: {path}: missing config key `aws:region` under `config:`\n")

@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from components import names
-from components.cost import pool_facts_from_node_group_inputs, pool_facts_from_spec
-from components.spec import parse_platform
+from gpu_platform.decisions.cost import pool_facts_from_node_group_inputs, pool_facts_from_spec
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import names
+from gpu_platform.planner import capacity_section, cost_section, render
+from gpu_platform.planner.plan import schema_problems
+from gpu_platform.planner.tables import money
+
 from conftest import AS_OF, resources, stack_platform
-from planner import capacity_section, cost_section, render
-from planner.plan import schema_problems
-from planner.tables import money
 
 SNAPSHOTS = Path(__file__).with_name("snapshots")
 DAY = date.fromisoformat(AS_OF)  # the control plane is priced by its EKS support window on this day
@@ -52,7 +53,7 @@ def pr_summary(stack: str) -> str:
 @pytest.fixture(scope="module")
 def planned(tmp_path_factory):
     """Run `gpu-platform plan --stack <name>` once per stack and format: (exit code, stdout, plan JSON)."""
-    from planner.cli import main
+    from gpu_platform.planner.cli import main
 
     runs = {}
 
@@ -227,10 +228,10 @@ def test_policy_budget_rule_sees_the_same_ceiling_as_the_plan(planned, stack):
     """The budget policy prices what the program registered; the plan prices the stack file."""
     from pulumi_policy import StackValidationArgs
 
-    from planner import verdict
+    from gpu_platform.planner import verdict
 
     verdict.load_pack()
-    from gpu_policies.cost import monthly_at_max
+    from gpu_platform.policy.cost import monthly_at_max
 
     _, _, plan = planned(stack)
     config = verdict.plan_derived_config(plan)["monthly-budget"]

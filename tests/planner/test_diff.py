@@ -6,9 +6,10 @@ import json
 
 import pytest
 
+from gpu_platform.planner.cli import main
+from gpu_platform.planner.diff import compare, markdown
+
 from conftest import AS_OF, resource
-from planner.cli import main
-from planner.diff import compare, markdown
 
 NODE_GROUP, FILE_SYSTEM = "aws:eks/nodeGroup:NodeGroup", "aws:efs/fileSystem:FileSystem"
 

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from gpu_platform.planner.cli import main
+from gpu_platform.planner.lock import lock_from_plan
+
 from conftest import AS_OF, ROOT, stack_platform, write_stack
-from planner.cli import main
-from planner.lock import lock_from_plan
 
 COMMITTED_LOCK = ROOT / "stacks" / "Pulumi.prod.lock.json"
 GPU_POOLS = ("a100-train", "h100-mig", "l4-inference")
@@ -121,7 +122,7 @@ def test_plan_refuses_a_lock_that_does_not_exist(runs, capsys):
 
 
 def test_the_model_reads_unknowns_as_plans_write_them():
-    from components.disruption import UNKNOWN
-    from planner import verdict, wire
+    from gpu_platform.decisions.disruption_model import UNKNOWN
+    from gpu_platform.planner import verdict, wire
 
     assert UNKNOWN == wire.UNKNOWN_MARK == verdict.UNKNOWN_MARK

@@ -5,8 +5,8 @@ import asyncio
 
 import pytest
 
-from planner.mocks import UnansweredInvoke
-from planner.wire import Secret
+from gpu_platform.planner.mocks import UnansweredInvoke
+from gpu_platform.planner.wire import Secret
 
 from planner_fixtures import by_name, recording, run_fixture  # noqa: F401 (fixture)
 
@@ -181,8 +181,8 @@ def test_callers_event_loop_is_left_in_place():
 
 
 def test_missing_program_is_an_input_error(tmp_path):
-    from planner.engine import run_program
-    from planner.errors import PlannerError
+    from gpu_platform.planner.engine import run_program
+    from gpu_platform.planner.errors import PlannerError
 
     with pytest.raises(PlannerError, match="no Pulumi program"):
         run_program(tmp_path, stack="test", config={})

@@ -1,12 +1,13 @@
 """The plan's `health` section: node repair per pool, who reports GPU faults, and where alerts go."""
 from __future__ import annotations
 
-from components import catalog
-from components.node_repair import repair_config
-from components.spec import parse_platform
+from gpu_platform.decisions.node_repair import repair_config
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import catalog
+from gpu_platform.planner import health_section
+from gpu_platform.planner.plan import schema_problems
+
 from conftest import cached_plan, stack_platform
-from planner import health_section
-from planner.plan import schema_problems
 
 
 def health(platform: dict) -> dict:

@@ -6,12 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
+from test_preview_gate import digest_of
+
+from gpu_platform.planner.cli import main
+from gpu_platform.planner.lock import changes, lock_from_plan
+from gpu_platform.planner.preview_gate import check
 
 from conftest import ROOT, stack_platform, write_stack
-from planner.cli import main
-from planner.lock import changes, lock_from_plan
-from planner.preview_gate import check
-from test_preview_gate import digest_of
 
 COMMITTED_LOCK = ROOT / "stacks" / "Pulumi.karpenter.lock.json"
 NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
@@ -193,9 +194,9 @@ def test_the_pack_prices_and_counts_a_karpenter_pool_as_the_same_pool_on_a_node_
     in the plan's sections and in what the policy pack reads from the registered resources."""
     from pulumi_policy import StackValidationArgs
 
-    from gpu_policies.cost import monthly_at_max
-    from gpu_policies.teams import capacity_at_max
-    from planner import verdict
+    from gpu_platform.planner import verdict
+    from gpu_platform.policy.cost import monthly_at_max
+    from gpu_platform.policy.teams import capacity_at_max
 
     managed = stack_platform("karpenter")
     for pool in managed["nodePools"]:

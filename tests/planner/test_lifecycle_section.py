@@ -6,10 +6,11 @@ import json
 
 import pytest
 
+from gpu_platform.planner import lifecycle_section, verdict
+from gpu_platform.planner.cli import main
+from gpu_platform.planner.plan import schema_problems
+
 from conftest import AS_OF, on_kubernetes, resource, stack_platform, write_stack
-from planner import lifecycle_section, verdict
-from planner.cli import main
-from planner.plan import schema_problems
 
 CLUSTER = "aws:eks/cluster:Cluster"
 
@@ -60,7 +61,7 @@ def test_the_budget_policy_agrees_with_the_plan_to_the_cent_in_extended_support(
     from pulumi_policy import StackValidationArgs
 
     verdict.load_pack()
-    from gpu_policies.cost import monthly_at_max
+    from gpu_platform.policy.cost import monthly_at_max
 
     plan = plan_of(on_kubernetes("prod", "1.33"), "prod")
     config = verdict.plan_derived_config(plan)["monthly-budget"]

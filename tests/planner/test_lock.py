@@ -6,11 +6,12 @@ import json
 
 import pytest
 
+from gpu_platform.planner.cli import main
+from gpu_platform.planner.errors import PlannerError
+from gpu_platform.planner.lock import changes, lock_from_plan
+from gpu_platform.planner.verdict import UNKNOWN_MARK, load_pack
+
 from conftest import AS_OF, ROOT
-from planner.cli import main
-from planner.errors import PlannerError
-from planner.lock import changes, lock_from_plan
-from planner.verdict import UNKNOWN_MARK, load_pack
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 
@@ -27,7 +28,7 @@ def plans(tmp_path_factory):
 
 def locked_inputs():
     load_pack()
-    from gpu_policies.replacement import LOCKED_INPUTS
+    from gpu_platform.policy.replacement import LOCKED_INPUTS
 
     return set(LOCKED_INPUTS)
 

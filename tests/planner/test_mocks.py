@@ -7,7 +7,7 @@ import re
 import pulumi
 import pytest
 
-from planner.mocks import ACCOUNT, RESOURCES, PlannerMocks, UnansweredInvoke
+from gpu_platform.planner.mocks import ACCOUNT, RESOURCES, PlannerMocks, UnansweredInvoke
 
 from planner_fixtures import run_fixture
 
@@ -139,7 +139,7 @@ def test_unknown_invoke_is_refused_naming_the_token():
 
 def test_get_cluster_fills_the_sdk_result_fields(tmp_path):
     """Through the real SDK: camelCase keys that do not match a result field would arrive as None."""
-    from planner.engine import run_program
+    from gpu_platform.planner.engine import run_program
 
     (tmp_path / "__main__.py").write_text(
         "import pulumi\nimport pulumi_aws.eks as eks\n"

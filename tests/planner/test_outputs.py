@@ -5,10 +5,10 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from planner import outputs
-from planner.errors import PlannerError
-from planner.plan import build_plan
-from planner.sections import PlanContext, Section
+from gpu_platform.planner import outputs
+from gpu_platform.planner.errors import PlannerError
+from gpu_platform.planner.plan import build_plan
+from gpu_platform.planner.sections import PlanContext, Section
 
 from planner_fixtures import recording  # noqa: F401 (fixture)
 

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from planner.engine import Recording, Registration
-from planner.plan import build_plan, dumps, ordered, schema_problems
+from gpu_platform.planner.engine import Recording, Registration
+from gpu_platform.planner.plan import build_plan, dumps, ordered, schema_problems
 
 from planner_fixtures import recording  # noqa: F401 (fixture)
 

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from gpu_platform.planner.cli import main
+
 from conftest import AS_OF, ROOT
-from planner.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "plans"
 

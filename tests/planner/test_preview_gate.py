@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from planner.cli import main
-from planner.errors import PlannerError
-from planner.preview_gate import check, urn_type
+from gpu_platform.planner.cli import main
+from gpu_platform.planner.errors import PlannerError
+from gpu_platform.planner.preview_gate import check, urn_type
 
 FIXTURE = Path(__file__).parent / "fixtures" / "preview" / "prod-replace-node-group.json"
 NG_URN = ("urn:pulumi:prod::gpu-platform::gpu-platform:platform:GpuPlatform$gpu-platform:node_pool:GpuNodePool"
@@ -200,7 +200,7 @@ def test_outside_prod_an_unapproved_node_roll_is_reported_not_refused(node_roll,
 
 
 def test_the_environment_comes_from_the_aws_provider_in_the_preview(node_roll):
-    from planner.preview_gate import environment_of
+    from gpu_platform.planner.preview_gate import environment_of
 
     assert environment_of(json.loads(Path(node_roll).read_text())) == "prod"
 

@@ -2,12 +2,13 @@
 (schema), text and Markdown; absent when a stack does not queue."""
 import pytest
 
-from components.queueing import quantity
-from components.spec import parse_platform
-from components.team_objects import quota_hard
+from gpu_platform.decisions.queueing import quantity
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.planner import queueing_section as section
+from gpu_platform.planner.plan import schema_problems
+from gpu_platform.render.team_objects import quota_hard
+
 from conftest import cached_plan, stack_platform
-from planner import queueing_section as section
-from planner.plan import schema_problems
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,9 @@ from collections import Counter
 
 import pytest
 
-from planner import render
-from planner.plan import build_plan
-from planner.sections import Section
+from gpu_platform.planner import render
+from gpu_platform.planner.plan import build_plan
+from gpu_platform.planner.sections import Section
 
 from planner_fixtures import recording  # noqa: F401 (fixture)
 

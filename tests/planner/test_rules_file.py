@@ -7,13 +7,14 @@ import subprocess
 import pytest
 import yaml
 
-from components import alerts
-from components.cost import gpu_hourly_cost_by_model
-from components.monitoring import gpu_rule_groups
-from components.spec import parse_platform
+from gpu_platform.decisions.cost import gpu_hourly_cost_by_model
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.planner import rules_file
+from gpu_platform.planner.sections import PlanContext
+from gpu_platform.render import alerts
+from gpu_platform.render.monitoring import gpu_rule_groups
+
 from conftest import AS_OF, resources, stack_platform, write_stack
-from planner import rules_file
-from planner.sections import PlanContext
 
 RULE = rules_file.PROMETHEUS_RULE
 
@@ -41,7 +42,7 @@ WITH_RULE = ("dev", "prod", "existing", "custom")
 @pytest.fixture(scope="module")
 def written(tmp_path_factory):
     """(plan JSON, --out directory) of each platform, planned once per module."""
-    from planner.cli import main
+    from gpu_platform.planner.cli import main
 
     cache: dict[str, tuple[dict, object]] = {}
 
@@ -108,7 +109,7 @@ def test_disabled_monitoring_writes_no_rules_file(written):
 
 def test_the_out_marker_lists_the_rules_file_so_the_next_run_replaces_it(written):
     _, out = written("dev")
-    from planner.outputs import MARKER
+    from gpu_platform.planner.outputs import MARKER
 
     assert rules_file.PATH in (out / MARKER).read_text().split()
 

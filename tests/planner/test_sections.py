@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from planner import sections
-from planner.cli import main
-from planner.sections import Section
+from gpu_platform.planner import sections
+from gpu_platform.planner.cli import main
+from gpu_platform.planner.sections import Section
 
 from planner_fixtures import FIXTURE_PROGRAM
 
@@ -20,7 +20,7 @@ def _count_section(name="resource_count"):
 
 @pytest.fixture
 def registered(monkeypatch):
-    monkeypatch.setattr("planner.verdict.evaluate", lambda plan, config_path, **_: [])
+    monkeypatch.setattr("gpu_platform.planner.verdict.evaluate", lambda plan, config_path, **_: [])
     section = sections.register(_count_section())
     yield section
     sections.unregister(section.name)
@@ -54,7 +54,7 @@ def test_section_files_are_written_with_out(registered, tmp_path):
 
 
 def test_section_returning_none_is_left_out(monkeypatch, tmp_path):
-    monkeypatch.setattr("planner.verdict.evaluate", lambda plan, config_path, **_: [])
+    monkeypatch.setattr("gpu_platform.planner.verdict.evaluate", lambda plan, config_path, **_: [])
     quiet = sections.register(Section("quiet", "Quiet", lambda ctx: None, str, str))
     try:
         assert "quiet" not in _plan(tmp_path)

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from planner.errors import PlannerError
-from planner.stackfile import find_project_dir, load_project, load_stack, stack_name_for, stand_in
+from gpu_platform.planner.errors import PlannerError
+from gpu_platform.planner.stackfile import find_project_dir, load_project, load_stack, stack_name_for, stand_in
 
 from planner_fixtures import project, write_yaml  # noqa: F401 (fixture)
 

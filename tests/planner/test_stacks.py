@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from gpu_platform.planner.cli import main
+from gpu_platform.planner.plan import schema_problems
+
 from conftest import AS_OF
-from planner.cli import main
-from planner.plan import schema_problems
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))

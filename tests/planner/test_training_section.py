@@ -7,11 +7,12 @@ import json
 
 import pytest
 
-from components import catalog, names
-from components.cost import OVERRIDE_SOURCE
+from gpu_platform.decisions.cost import OVERRIDE_SOURCE
+from gpu_platform.facts import catalog, names
+from gpu_platform.planner import capacity_section, training_section
+from gpu_platform.planner.plan import schema_problems
+
 from conftest import cached_plan, stack_platform
-from planner import capacity_section, training_section
-from planner.plan import schema_problems
 
 SCRATCH = catalog.LOCAL_STORAGE_MOUNT
 
@@ -206,7 +207,7 @@ def test_a_pool_without_efa_or_scratch_adds_nothing():
 
 
 def test_the_section_is_in_the_printed_plan(capsys):
-    from planner.cli import main
+    from gpu_platform.planner.cli import main
 
     assert main(["plan", "--stack", "prod", "--as-of", "2026-11-23"]) == 0
     assert f"\n{training_section.TITLE}\n" in capsys.readouterr().out

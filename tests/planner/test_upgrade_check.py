@@ -6,9 +6,10 @@ import json
 
 import pytest
 
+from gpu_platform.planner.cli import main
+from gpu_platform.planner.upgrade_check import compare
+
 from conftest import on_kubernetes, resource, stack_platform
-from planner.cli import main
-from planner.upgrade_check import compare
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 

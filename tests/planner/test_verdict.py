@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from gpu_platform.planner import verdict
+from gpu_platform.planner.cli import main
+from gpu_platform.planner.errors import PlannerError
+
 from conftest import AS_OF, ROOT, resource, resources, stack_platform
-from planner import verdict
-from planner.cli import main
-from planner.errors import PlannerError
 
 NODE_GROUP, RELEASE = "aws:eks/nodeGroup:NodeGroup", "kubernetes:helm.sh/v3:Release"
 PROD_CONFIG = ROOT / "policies" / "config.prod.json"
@@ -219,7 +220,7 @@ def test_stack_file_values_reach_the_policies(stack_plans):
 def test_budget_rule_agrees_with_the_plan_s_cost_section(stack_plans):
     from pulumi_policy import StackValidationArgs
 
-    from gpu_policies.cost import monthly_at_max
+    from gpu_platform.policy.cost import monthly_at_max
 
     for plan in stack_plans.values():
         config = verdict.reconcile(verdict.load_pack(), {}, verdict.plan_derived_config(plan))["monthly-budget"][1]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pulumi.runtime import rpc
 
-from planner.wire import SECRET_MARK, Secret, for_mocks, reveal, struct_to_plain, to_json_ready, to_struct
+from gpu_platform.planner.wire import SECRET_MARK, Secret, for_mocks, reveal, struct_to_plain, to_json_ready, to_struct
 
 
 def test_whole_numbers_become_ints_and_fractions_stay_floats():

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import json
-import sys
 from pathlib import Path
 from typing import Any, Optional
 
@@ -24,13 +23,10 @@ from pulumi_policy import (
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
 ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT / "policies") not in sys.path:
-    sys.path.insert(0, str(ROOT / "policies"))
 
-from gpu_policies import BY_NAME  # noqa: E402
-from gpu_policies.common import with_defaults  # noqa: E402
-
-from components import names  # noqa: E402
+from gpu_platform.facts import names
+from gpu_platform.policy import BY_NAME
+from gpu_platform.policy.common import with_defaults
 
 UNKNOWN = UNKNOWN_STRING_VALUE
 PROJECT = "gpu-platform"

@@ -1,4 +1,4 @@
-"""The pack as the Pulumi CLI loads it: `policies/__main__.py` only builds the pack from gpu_policies.
+"""The pack as the Pulumi CLI loads it: `policies/__main__.py` only builds the pack from gpu_platform.policy.
 
 The constructor starts a gRPC server and never returns, so the wiring test patches it; the last test
 starts the real analyzer the way the Python policy host does (`python -m pulumi.policy <engine> <pack>`)
@@ -18,12 +18,13 @@ import pulumi_policy
 import pytest
 import yaml
 from google.protobuf import empty_pb2, json_format, struct_pb2
-from policy_harness import ROOT, UNKNOWN, gpu_node_group
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
-import gpu_policies
-from gpu_policies import replacement
-from gpu_policies.common import config_defaults
+from gpu_platform import policy as gpu_policies
+from gpu_platform.policy import replacement
+from gpu_platform.policy.common import config_defaults
+
+from policy_harness import ROOT, UNKNOWN, gpu_node_group
 
 PACK = ROOT / "policies"
 
@@ -76,12 +77,14 @@ def test_pack_metadata_files():
     assert re.search(r"^pulumi-policy>=1\.21,<2$", reqs, re.M) and re.search(r"^pulumi>=3\.\d+,<4$", reqs, re.M)
 
 
-def test_rules_do_not_need_the_program_s_dependencies():
-    """The pack's virtualenv has only requirements.txt: no pydantic, no provider SDKs."""
-    code = ("import sys; sys.path[:0] = [sys.argv[1], sys.argv[2]]; import gpu_policies; "
-            "bad = [m for m in ('pydantic', 'pulumi_aws', 'pulumi_kubernetes', 'components.spec') if m in sys.modules]; "
+def test_rules_do_not_load_the_program_s_dependencies():
+    """The rules read registered resources and facts: loading them imports no stack-file model (pydantic),
+    no provider SDK and no resource component."""
+    code = ("import sys, gpu_platform.policy; "
+            "bad = [m for m in sys.modules if m in ('pydantic', 'pulumi_aws', 'pulumi_kubernetes') "
+            "or m.startswith(('gpu_platform.spec', 'gpu_platform.resources', 'gpu_platform.platform'))]; "
             "print(bad); sys.exit(1 if bad else 0)")
-    done = subprocess.run([sys.executable, "-c", code, str(PACK), str(ROOT)], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
 
 

@@ -2,14 +2,23 @@
 from __future__ import annotations
 
 import pytest
-from policy_harness import LAUNCH_TEMPLATE, NODE_GROUP, gpu_node_group, launch_template, run_stack, stack_resource, system_node_group
-
-from components import catalog
-from components.cost import HOURS
-from gpu_policies.cost import monthly_at_max
-from gpu_policies.common import with_defaults
-from gpu_policies import BY_NAME
 from pulumi_policy import StackValidationArgs
+
+from gpu_platform.decisions.cost import HOURS
+from gpu_platform.facts import catalog
+from gpu_platform.policy import BY_NAME
+from gpu_platform.policy.common import with_defaults
+from gpu_platform.policy.cost import monthly_at_max
+
+from policy_harness import (
+    LAUNCH_TEMPLATE,
+    NODE_GROUP,
+    gpu_node_group,
+    launch_template,
+    run_stack,
+    stack_resource,
+    system_node_group,
+)
 
 G5 = catalog.INSTANCE_TYPES["g5.xlarge"].price.usd_per_hour
 M6I = catalog.SYSTEM_INSTANCE_PRICES["m6i.large"].usd_per_hour
@@ -117,8 +126,9 @@ def test_the_fixed_prices_schema_names_the_fsx_override():
 
 
 def test_the_plan_passes_its_fsx_price_to_the_budget_rule():
+    from gpu_platform.planner import verdict
+
     from conftest import cached_plan, stack_platform
-    from planner import verdict
 
     plan = cached_plan(stack_platform("prod"))
     (fsx,) = [f for f in plan["cost"]["fixed"] if f["key"] == "fsxDatasets"]

@@ -5,6 +5,10 @@ import copy
 import json
 
 import pytest
+
+from gpu_platform.decisions import disruption
+from gpu_platform.policy.replacement import new_lock
+
 from policy_harness import (
     HELM_RELEASE,
     LAUNCH_TEMPLATE,
@@ -18,9 +22,6 @@ from policy_harness import (
     system_node_group,
     with_provider,
 )
-
-from components import disruption
-from gpu_policies.replacement import new_lock
 
 STRICT, ADVISORY = "disruption-approved", "disruption-advisory"
 OPERATOR_DRIVER = {"enabled": True, "version": "580.173.02", "kernelModuleType": "auto"}

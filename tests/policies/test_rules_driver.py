@@ -2,11 +2,18 @@
 driver-ami-consistency."""
 from __future__ import annotations
 
-from policy_harness import (
-    HELM_RELEASE, NODE_GROUP, gpu_node_group, operator_release, run_resource, run_stack, stack_resource, system_node_group,
-)
+from gpu_platform.facts import catalog, names
 
-from components import catalog, names
+from policy_harness import (
+    HELM_RELEASE,
+    NODE_GROUP,
+    gpu_node_group,
+    operator_release,
+    run_resource,
+    run_stack,
+    stack_resource,
+    system_node_group,
+)
 
 CHART = next(iter(catalog.GPU_OPERATOR_CHARTS.values()))
 UBUNTU = dict(ami_type=None, release=None)  # the image is pinned in the launch template

@@ -6,6 +6,13 @@ import copy
 import json
 
 import pytest
+
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import names
+from gpu_platform.facts.karpenter import NODE_CLASS, NODE_POOL
+from gpu_platform.render.karpenter import node_class_object, node_pool_object
+
+from conftest import stack_platform
 from policy_harness import (
     HELM_RELEASE,
     NODE_GROUP,
@@ -16,11 +23,6 @@ from policy_harness import (
     stack_resource,
     with_provider,
 )
-
-from components import names
-from components.karpenter import NODE_CLASS, NODE_POOL, node_class_object, node_pool_object
-from components.spec import parse_platform
-from conftest import stack_platform
 
 SPEC = parse_platform(stack_platform("karpenter"))
 POOLS = {p.name: p for p in SPEC.node_pools}
@@ -295,7 +297,7 @@ def test_node_groups_and_node_pools_are_read_together():
 
 @pytest.fixture
 def pool_lock(tmp_path):
-    from gpu_policies.replacement import new_lock
+    from gpu_platform.policy.replacement import new_lock
 
     path = tmp_path / "lock.json"
     path.write_text(json.dumps(new_lock("prod", {}, {}, {"l4-inference": node_pool()})))

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from policy_harness import (
-    HELM_RELEASE, NODE_GROUP, gpu_node_group, operator_release, run_stack, stack_resource, with_provider,
+    HELM_RELEASE,
+    NODE_GROUP,
+    gpu_node_group,
+    operator_release,
+    run_stack,
+    stack_resource,
+    with_provider,
 )
 
 CLUSTER = "aws:eks/cluster:Cluster"
@@ -95,11 +101,11 @@ def test_a_malformed_as_of_date_is_reported():
 # --- the budget rule prices each control plane by its window ---
 
 def budget(version: str, as_of: str) -> float:
-    from gpu_policies.cost import monthly_at_max
     from pulumi_policy import StackValidationArgs
 
-    from gpu_policies.common import with_defaults
-    from gpu_policies import BY_NAME
+    from gpu_platform.policy import BY_NAME
+    from gpu_platform.policy.common import with_defaults
+    from gpu_platform.policy.cost import monthly_at_max
 
     config = with_defaults(BY_NAME["monthly-budget"], {"asOf": as_of})
     resources = [stack_resource(CLUSTER, {"name": "gpu-test", "version": version}, "cluster")]

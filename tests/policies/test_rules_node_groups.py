@@ -2,11 +2,17 @@
 instance allow-list, IMDSv2, encrypted volumes."""
 from __future__ import annotations
 
-from policy_harness import (
-    LAUNCH_TEMPLATE, NODE_GROUP, gpu_node_group, launch_template, options, run_resource, system_node_group,
-)
+from gpu_platform.facts import names
 
-from components import names
+from policy_harness import (
+    LAUNCH_TEMPLATE,
+    NODE_GROUP,
+    gpu_node_group,
+    launch_template,
+    options,
+    run_resource,
+    system_node_group,
+)
 
 SAFE = options(protect=True, ignore_changes=("scalingConfig.desiredSize",))
 

@@ -5,11 +5,19 @@ from __future__ import annotations
 import copy
 
 import pytest
-from policy_harness import (
-    HELM_RELEASE, NODE_GROUP, gpu_node_group, namespace, operator_release, quota, run_stack, stack_resource,
-)
 
-from components import names
+from gpu_platform.facts import names
+
+from policy_harness import (
+    HELM_RELEASE,
+    NODE_GROUP,
+    gpu_node_group,
+    namespace,
+    operator_release,
+    quota,
+    run_stack,
+    stack_resource,
+)
 
 NAMESPACE, QUOTA = "kubernetes:core/v1:Namespace", "kubernetes:core/v1:ResourceQuota"
 KUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:"

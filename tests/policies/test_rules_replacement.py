@@ -4,9 +4,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from policy_harness import NODE_GROUP, UNKNOWN, gpu_node_group, options, run_resource, run_stack, stack_resource
 
-from gpu_policies import replacement
+from gpu_platform.policy import replacement
+
+from policy_harness import NODE_GROUP, UNKNOWN, gpu_node_group, options, run_resource, run_stack, stack_resource
 
 GUARD, PRESENT = "node-group-replacement-guard", "locked-node-groups-present"
 

@@ -2,11 +2,18 @@
 operator-tolerates-gpu-taints."""
 from __future__ import annotations
 
-from policy_harness import (
-    HELM_RELEASE, NODE_GROUP, gpu_node_group, operator_release, run_resource, run_stack, stack_resource, with_provider,
-)
+from gpu_platform.facts import names
 
-from components import names
+from policy_harness import (
+    HELM_RELEASE,
+    NODE_GROUP,
+    gpu_node_group,
+    operator_release,
+    run_resource,
+    run_stack,
+    stack_resource,
+    with_provider,
+)
 
 H100 = dict(instance_types=("p5.48xlarge",))
 BALANCED = {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}

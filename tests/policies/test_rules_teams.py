@@ -1,12 +1,19 @@
 """Tenancy: team-gpu-quota and team-quota-within-capacity (advisory)."""
 from __future__ import annotations
 
-from policy_harness import (
-    HELM_RELEASE, NODE_GROUP, gpu_node_group, namespace, operator_release, quota, run_stack, stack_resource,
-)
+from gpu_platform.facts import names
+from gpu_platform.policy import BY_NAME
 
-from components import names
-from gpu_policies import BY_NAME
+from policy_harness import (
+    HELM_RELEASE,
+    NODE_GROUP,
+    gpu_node_group,
+    namespace,
+    operator_release,
+    quota,
+    run_stack,
+    stack_resource,
+)
 
 NAMESPACE, QUOTA = "kubernetes:core/v1:Namespace", "kubernetes:core/v1:ResourceQuota"
 GPU = names.quota_key(names.GPU_RESOURCE)

@@ -1,0 +1,83 @@
+"""What Kubernetes can schedule: extended GPU resources per node, per pool at max size, and in total; and
+the most GPUs one pod may ask for.
+
+- no sharing: `nvidia.com/gpu` = GPUs per node
+- time-slicing: `nvidia.com/gpu` = GPUs x replicas (not renamed, so autoscalers understand it)
+- MIG single: every slice is an `nvidia.com/gpu`; MIG mixed: one `nvidia.com/mig-<profile>` per profile
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from gpu_platform.facts import names
+
+if TYPE_CHECKING:
+    from gpu_platform.spec.models import NodePoolSpec, PlatformSpec, TeamSpec
+
+
+def node_resources(pool: "NodePoolSpec", mig_strategy: str) -> dict[str, int]:
+    gpus, sharing = pool.gpus_per_node, pool.sharing
+    if sharing.mode == "time-slicing":
+        return {names.GPU_RESOURCE: gpus * (sharing.replicas or 1)}
+    if sharing.mode == "mig":
+        layout = {p: n for p, n in (sharing.layout or {}).items() if n}
+        if mig_strategy == "single":
+            return {names.GPU_RESOURCE: gpus * sum(layout.values())}
+        return {names.mig_resource(p): gpus * n for p, n in sorted(layout.items())}
+    return {names.GPU_RESOURCE: gpus}
+
+
+@dataclass(frozen=True)
+class PoolCapacity:
+    pool: str
+    gpu: str
+    physical_gpus_max: int
+    per_node: dict[str, int]
+    at_max: dict[str, int]
+
+
+@dataclass(frozen=True)
+class PlatformCapacity:
+    pools: list[PoolCapacity]
+    total: dict[str, int] = field(default_factory=dict)
+
+
+def platform_capacity(spec: "PlatformSpec") -> PlatformCapacity:
+    strategy = spec.mig_strategy
+    pools, total = [], {}
+    for pool in spec.node_pools:
+        per_node = node_resources(pool, strategy)
+        at_max = {r: n * pool.max_size for r, n in per_node.items()}
+        for r, n in at_max.items():
+            total[r] = total.get(r, 0) + n
+        pools.append(PoolCapacity(pool.name, pool.gpu.key, pool.gpus_per_node * pool.max_size, per_node, at_max))
+    return PlatformCapacity(pools, dict(sorted(total.items())))
+
+
+def team_quota_totals(spec: "PlatformSpec") -> dict[str, int]:
+    """The sum of team quotas per extended resource, to set beside capacity."""
+    total: dict[str, int] = {}
+    for team in spec.teams:
+        if team.quota.gpus:
+            total[names.GPU_RESOURCE] = total.get(names.GPU_RESOURCE, 0) + team.quota.gpus
+        for profile, n in team.quota.mig_slices.items():
+            res = names.mig_resource(profile)
+            total[res] = total.get(res, 0) + n
+    return dict(sorted(total.items()))
+
+
+def largest_gpu_request(spec: "PlatformSpec") -> int:
+    """The most `nvidia.com/gpu` one pod can get on any pool's node (time-slicing that refuses
+    requests above one caps a pod at one shared GPU)."""
+    largest = 0
+    for pool in spec.node_pools:
+        n = node_resources(pool, spec.mig_strategy).get(names.GPU_RESOURCE, 0)
+        if pool.sharing.mode == "time-slicing" and pool.sharing.fail_requests_greater_than_one:
+            n = min(n, 1)
+        largest = max(largest, n)
+    return largest
+
+
+def max_gpus_per_pod(spec: "PlatformSpec", team: "TeamSpec") -> int:
+    return team.max_gpus_per_pod if team.max_gpus_per_pod is not None else largest_gpu_request(spec)

@@ -1,0 +1,57 @@
+"""The cluster's network, decided from the spec: which zones it spans, the address plan, how many NAT
+gateways, and how many private subnets (one per zone) pools, mount targets and file systems use.
+
+The address plan is pure and deterministic (`subnet_plan`): the same CIDR and zones always give the
+same subnets, so a plan never moves a subnet by surprise. Private subnets get the large blocks because
+the VPC CNI gives every pod a VPC address; public subnets only hold NAT gateways and load balancers.
+"""
+from __future__ import annotations
+
+import ipaddress
+import math
+import string
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gpu_platform.spec.models import PlatformSpec, VpcSpec
+
+
+@dataclass(frozen=True)
+class ZoneSubnets:
+    zone: str
+    private_cidr: str
+    public_cidr: str
+
+
+def zones(region: str, vpc: "VpcSpec") -> list[str]:
+    """The zones to span: the spec's list, else `<region>a`, `<region>b`, ..."""
+    return list(vpc.zones) if vpc.zones else [f"{region}{string.ascii_lowercase[i]}" for i in range(vpc.availability_zones)]
+
+
+def subnet_plan(cidr: str, zone_names: list[str]) -> list[ZoneSubnets]:
+    """Split `cidr` into 2^k equal blocks (2^k > zones): one private block per zone, the next block
+    split again into one public subnet per zone. /16 with 3 zones: private /18s, public /20s."""
+    net = ipaddress.ip_network(cidr)
+    n = len(zone_names)
+    bits = math.ceil(math.log2(n + 1))
+    blocks = list(net.subnets(prefixlen_diff=bits))
+    public = list(blocks[n].subnets(prefixlen_diff=math.ceil(math.log2(n)) if n > 1 else 0))
+    return [ZoneSubnets(z, str(blocks[i]), str(public[i])) for i, z in enumerate(zone_names)]
+
+
+def nat_gateway_count(spec: "PlatformSpec", zone_count: int) -> int:
+    """One NAT gateway per zone in prod (a zone outage leaves the others their egress), one otherwise."""
+    vpc = spec.cluster.create.vpc
+    single = vpc.single_nat_gateway if vpc.single_nat_gateway is not None else not spec.prod
+    return 1 if single else zone_count
+
+
+def subnet_count(spec: "PlatformSpec") -> int:
+    """How many private subnets the cluster has (one mount target each), known from the spec alone."""
+    c = spec.cluster
+    if c.existing is not None:
+        return len(c.existing.subnet_ids)
+    if c.create.subnet_ids is not None:
+        return len(c.create.subnet_ids)
+    return c.create.vpc.availability_zones

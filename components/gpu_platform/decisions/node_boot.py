@@ -1,0 +1,74 @@
+"""What a GPU node does at boot before it joins: the user data of a pool's launch template (pure).
+
+Steps, each only where it applies: the instance-store RAID0 (local_storage), the EFA driver check
+(efa, Ubuntu), the FSx for Lustre client when the stack has a datasets file system (datasets).
+
+- AL2023 (EKS-optimized AMI): EKS merges the template's MIME parts with its own NodeConfig (AWS EKS user
+  guide, "Customize managed nodes with launch templates"). A NodeConfig part sets nodeadm's local
+  storage; a shell part installs the Lustre client. Nothing to add: no user data.
+- Ubuntu (custom image): the template's user data is the node's whole boot. One script, errexit: the
+  steps, then Canonical's bootstrap. A step that fails stops the node from joining, so EKS reports a
+  node creation failure instead of a node that silently lacks what its pool promises.
+- Bottlerocket: none of these steps (its user data is TOML settings); the spec refuses what needs them.
+
+Any change here is a new launch template version: EKS rolls the pool (docs/policies.md).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence
+
+from gpu_platform.decisions import launch_template as lt
+from gpu_platform.decisions.datasets import lustre_boot_lines, mounts_datasets
+from gpu_platform.decisions.efa import ubuntu_boot_lines as efa_lines
+from gpu_platform.decisions.local_storage import node_config, pool_local_storage
+from gpu_platform.decisions.local_storage import ubuntu_boot_lines as storage_lines
+from gpu_platform.facts import catalog
+
+if TYPE_CHECKING:
+    from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
+
+
+def ubuntu_prelude(spec: "PlatformSpec", pool: "NodePoolSpec") -> list[str]:
+    """The Ubuntu boot steps before bootstrap. Lustre first (apt), then EFA (restarts containerd with
+    unlimited memlock), then the array (moves containerd's and kubelet's state onto it)."""
+    lines: list[str] = []
+    if mounts_datasets(spec, pool):
+        lines += lustre_boot_lines(pool.ami.image)
+    if pool.efa and pool.ami.image.efa_driver == "boot-check":
+        lines += efa_lines(pool)
+    if pool_local_storage(pool).how == "script":
+        lines += storage_lines()
+    return lines
+
+
+def al2023_parts(spec: "PlatformSpec", pool: "NodePoolSpec") -> list:
+    """MIME parts EKS merges into an AL2023 node's user data."""
+    parts: list = []
+    if pool_local_storage(pool).how == "nodeadm":
+        parts.append((catalog.NODEADM_CONTENT_TYPE, node_config()))
+    lustre = lustre_part(spec, pool)
+    if lustre:
+        parts.append(lustre)
+    return parts
+
+
+def lustre_part(spec: "PlatformSpec", pool: "NodePoolSpec") -> Optional[str]:
+    """The shell part installing the Lustre client on an AL2023 node (None when the stack has no datasets)."""
+    if not mounts_datasets(spec, pool):
+        return None
+    return "\n".join(["#!/bin/bash", "set -o errexit -o nounset -o pipefail", *lustre_boot_lines(pool.ami.image)]) + "\n"
+
+
+def eks_image_user_data(spec: "PlatformSpec", pool: "NodePoolSpec") -> Optional[str]:
+    """Base64 user data for a pool on an EKS-optimized AMI; None when there is nothing to add."""
+    if pool.ami.image.os != "al2023":
+        return None
+    parts = al2023_parts(spec, pool)
+    return lt.encode(lt.mime_multipart(*parts)) if parts else None
+
+
+def ubuntu_user_data(spec: "PlatformSpec", pool: "NodePoolSpec", endpoint: str, ca_data: str, service_cidr: str,
+                     labels: Mapping[str, str], taints: Sequence[tuple[str, str, str]]) -> str:
+    """Base64 user data for an Ubuntu pool: the boot steps, then Canonical's bootstrap."""
+    return lt.ubuntu_user_data(spec.cluster.name, endpoint, ca_data, service_cidr, labels, taints,
+                               ubuntu_prelude(spec, pool))

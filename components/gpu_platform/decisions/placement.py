@@ -1,0 +1,52 @@
+"""Where a pool's nodes run: which of the cluster's private subnets (one per zone) its node group uses.
+
+Pools span every private subnet by default. `zones` narrows a pool to some zones of a VPC the stack
+creates. An EFA pool launches into one cluster placement group, and a cluster placement group lives in
+one availability zone (AWS EC2 user guide, "Placement groups"): it gets exactly one subnet, the zone it
+lists or else the cluster's first. Existing subnets are used in the order the stack file lists them.
+The datasets file system sits in the first EFA pool's subnet.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional, Sequence
+
+from gpu_platform.spec.errors import SpecError
+
+if TYPE_CHECKING:
+    from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
+
+
+def subnet_indices(spec: "PlatformSpec", pool: "NodePoolSpec",
+                   zone_names: Optional[Sequence[str]]) -> Optional[list[int]]:
+    """Positions in the cluster's private subnet list for this pool, None for all of them.
+
+    `zone_names` are the subnets' zones in order, known when the stack creates the VPC. A zone the VPC
+    does not have is invalid input (SpecError naming the field): the spec alone cannot know the
+    default zone names, which follow the region.
+    """
+    if pool.zones:
+        at = f"nodePools[{[p.name for p in spec.node_pools].index(pool.name)}].zones"
+        known = list(zone_names or [])
+        missing = [z for z in pool.zones if z not in known]
+        if missing:
+            raise SpecError([f"{at}: {', '.join(missing)} is not a zone of the cluster's VPC; "
+                             f"its zones: {', '.join(known) or 'unknown (existing subnets)'}"])
+        return [known.index(z) for z in pool.zones]
+    return [0] if pool.efa else None
+
+
+def pool_zone(spec: "PlatformSpec", pool: "NodePoolSpec", zone_names: Optional[Sequence[str]]) -> Optional[str]:
+    """The one zone of a single-zone pool (an EFA pool), when the zone names are known."""
+    indices = subnet_indices(spec, pool, zone_names)
+    if indices is None or len(indices) != 1 or not zone_names:
+        return None
+    return zone_names[indices[0]]
+
+
+def subnet_index(spec: "PlatformSpec", zone_names: Optional[Sequence[str]]) -> int:
+    """The datasets file system's subnet: the first EFA pool's (training nodes read it without crossing
+    zones), else the cluster's first."""
+    for pool in spec.node_pools:
+        if pool.efa:
+            return (subnet_indices(spec, pool, zone_names) or [0])[0]
+    return 0

@@ -1,0 +1,322 @@
+"""Fair GPU sharing with Kueue, as numbers: flavors, nominal quotas, borrowing and lending limits, ceilings.
+
+Pure: everything is computed from the validated spec, so the plan, the Kueue objects and the team
+ResourceQuotas cannot disagree (docs/queueing.md).
+
+- A GPU flavor is one pool's supply of one GPU resource: `nvidia.com/gpu` (whole, time-sliced or MIG-single
+  GPUs) or one `nvidia.com/mig-<profile>` (MIG mixed). It lands pods on that pool by its pool label.
+- A team's quota of a GPU resource is its nominal quota, placed on the flavors of `teams[].queue.pools`
+  (default: every pool offering it, in stack-file order). Teams are placed in stack-file order, each filling
+  a flavor up to what the teams above it left, so nominal quotas never exceed capacity at max size.
+- CPU and memory quota sit on one flavor matching any node (`cpu-memory`).
+- Borrowing and lending limits are percentages of each nominal quota (rounded down); the defaults come
+  from the team's priority tier. The team's ResourceQuota becomes the ceiling: nominal + borrowing limit.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING, Iterator, Optional
+
+from gpu_platform.decisions.capacity import node_resources
+from gpu_platform.facts import catalog, names
+
+if TYPE_CHECKING:
+    from gpu_platform.spec.models import NodePoolSpec, PlatformSpec, TeamSpec
+
+CPU, MEMORY = "cpu", "memory"
+CPU_MEMORY = (CPU, MEMORY)
+MAX_RESOURCE_GROUPS = 16  # Kueue: a ClusterQueue holds at most 16 resource groups
+MAX_FLAVOR_TAINTS = 8  # Kueue: ResourceFlavor.spec.nodeTaints holds at most 8 taints
+FAIR_SHARING_STRATEGIES = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")  # Kueue's default order
+
+
+@dataclass(frozen=True)
+class TierQueue:
+    """How a priority tier queues: default limits, and whom its workloads may preempt."""
+
+    borrowing_limit: str  # default `teams[].queue.borrowingLimit`
+    lending_limit: str  # default `teams[].queue.lendingLimit`
+    within_cluster_queue: str  # preempt the team's own lower-priority workloads
+    reclaim_within_cohort: str  # take lent quota back from other teams' borrowing workloads
+
+
+# Critical inference runs on its own nominal quota (it never borrows by default, so no other team ever has
+# a claim on its pods) and takes back anything it lent at once. Standard teams borrow up to their nominal
+# quota again and reclaim theirs from any borrower. Batch never preempts anyone: it reclaims only from
+# workloads of lower priority than its own, and its borrowed capacity is the first to be taken back.
+TIER_QUEUES = {
+    "critical-inference": TierQueue("0%", "100%", "LowerPriority", "Any"),
+    "standard": TierQueue("100%", "100%", "LowerPriority", "Any"),
+    "preemptible-batch": TierQueue("100%", "100%", "Never", "LowerPriority"),
+}
+
+
+# --- quantities (exact: a ceiling must never be off by a rounding error) ---
+
+def quantity(text: str) -> Fraction:
+    """A Kubernetes quantity as an exact number: `1.5` -> 3/2, `2Ti` -> 2**41, `250m` -> 1/4."""
+    from gpu_platform.spec.models import _QUANTITY_SUFFIXES
+
+    number, suffix = re.fullmatch(r"(\d+(?:\.\d+)?)([a-zA-Z]*)", text).groups()
+    return Fraction(number) * Fraction(str(_QUANTITY_SUFFIXES[suffix]))
+
+
+def percent(text: str) -> Fraction:
+    return Fraction(int(text.rstrip("%")), 100)
+
+
+_SUFFIXES = ("Ei", "Pi", "Ti", "Gi", "Mi", "Ki", "E", "P", "T", "G", "M", "k")
+
+
+def format_quantity(resource: str, value: Fraction) -> str:
+    """GPUs as counts, CPU in cores or millicores, memory in the shortest exact unit (`2Ti`, `500G`)."""
+    if resource == CPU:
+        return str(value.numerator) if value.denominator == 1 else f"{math.floor(value * 1000)}m"
+    whole = math.floor(value)
+    if resource != MEMORY or whole == 0:
+        return str(whole)
+    exact = [f"{whole // int(quantity('1' + s))}{s}" for s in _SUFFIXES if whole % int(quantity("1" + s)) == 0]
+    return min(exact + [str(whole)], key=len)
+
+
+def floor_to_unit(resource: str, value: Fraction) -> Fraction:
+    """Round down to what Kubernetes can hold: whole GPUs and bytes, millicores."""
+    unit = Fraction(1, 1000) if resource == CPU else Fraction(1)
+    return math.floor(value / unit) * unit
+
+
+# --- flavors ---
+
+@dataclass(frozen=True)
+class GpuFlavor:
+    name: str
+    pool: str
+    resource: str
+    gpu: str  # catalog GPU key
+    mig_profile: Optional[str]  # the slice this flavor's unit is (MIG mixed, or the single strategy's profile)
+    capacity_type: str  # spot | on-demand
+    capacity: int  # units of `resource` the pool schedules at max size
+    taints: tuple[tuple[str, str, str], ...]  # the pool's own taints (key, value, effect); the GPU taint is not here
+
+
+def _mig_profile(pool: "NodePoolSpec", resource: str) -> Optional[str]:
+    if resource.startswith(names.MIG_RESOURCE_PREFIX):
+        return resource.removeprefix(names.MIG_RESOURCE_PREFIX)
+    if pool.sharing.mode == "mig":  # single strategy: every slice is an nvidia.com/gpu of the one profile
+        return next((p for p, n in (pool.sharing.layout or {}).items() if n), None)
+    return None
+
+
+def gpu_flavors(spec: "PlatformSpec") -> list[GpuFlavor]:
+    """Every pool's GPU resources as flavors, in stack-file order (pools), then resource order."""
+    out = []
+    for pool in spec.node_pools:
+        for resource, per_node in node_resources(pool, spec.mig_strategy).items():
+            profile = _mig_profile(pool, resource)
+            named = profile if resource.startswith(names.MIG_RESOURCE_PREFIX) else None
+            out.append(GpuFlavor(names.gpu_flavor(pool.name, named), pool.name, resource, pool.gpu.key, profile,
+                                 pool.capacity_type, per_node * pool.max_size,
+                                 tuple((t.key, t.value, t.effect) for t in pool.taints)))
+    return out
+
+
+def gpu_resources(spec: "PlatformSpec") -> list[str]:
+    """GPU resources any pool offers: `nvidia.com/gpu` first, then MIG profiles by name."""
+    offered = {f.resource for f in gpu_flavors(spec)}
+    return sorted(offered, key=lambda r: (r != names.GPU_RESOURCE, r))
+
+
+def team_quota(team: "TeamSpec", resource: str) -> Fraction:
+    """The team's stack-file quota of one queued resource."""
+    q = team.quota
+    if resource == names.GPU_RESOURCE:
+        return Fraction(q.gpus)
+    if resource.startswith(names.MIG_RESOURCE_PREFIX):
+        return Fraction(q.mig_slices.get(resource.removeprefix(names.MIG_RESOURCE_PREFIX), 0))
+    return quantity(q.cpu if resource == CPU else q.memory)
+
+
+# --- nominal quota placement ---
+
+@dataclass(frozen=True)
+class Placement:
+    nominal: dict[tuple[str, str], int]  # (team, flavor) -> nominal quota of the flavor's resource
+    left: dict[str, int]  # flavor -> capacity at max size no team's nominal quota holds
+    problems: list[tuple[str, str]]  # (field path, message): quotas that do not fit their pools
+
+
+def _quota_field(i: int, resource: str) -> str:
+    if resource == names.GPU_RESOURCE:
+        return f"teams[{i}].quota.gpus"
+    return f'teams[{i}].quota.migSlices["{resource.removeprefix(names.MIG_RESOURCE_PREFIX)}"]'
+
+
+def _candidates(team: "TeamSpec", flavors: list[GpuFlavor]) -> list[GpuFlavor]:
+    """The team's flavors for one resource in the order its nominal quota fills them."""
+    if not team.queue.pools:
+        return flavors
+    order = {p: i for i, p in enumerate(team.queue.pools)}
+    return sorted((f for f in flavors if f.pool in order), key=lambda f: order[f.pool])
+
+
+def placement(spec: "PlatformSpec") -> Placement:
+    flavors = gpu_flavors(spec)
+    left = {f.name: f.capacity for f in flavors}
+    nominal: dict[tuple[str, str], int] = {}
+    problems = []
+    for i, team in enumerate(spec.teams):
+        for resource in gpu_resources(spec):
+            need = int(team_quota(team, resource))
+            offering = [f for f in flavors if f.resource == resource]
+            mine = _candidates(team, offering)
+            for f in mine:
+                take = min(need, left[f.name])
+                if take:
+                    nominal[(team.name, f.name)] = take
+                    left[f.name] -= take
+                    need -= take
+            if not need:
+                continue
+            if not mine:
+                problems.append((f"teams[{i}].queue.pools", f"none of the listed pools offers {resource}; offered by "
+                                 f"{', '.join(sorted({f.pool for f in offering}))}"))
+                continue
+            room = ", ".join(f"{f.pool} {left[f.name]}" for f in mine)
+            problems.append((_quota_field(i, resource), (
+                f"with queueing.mode kueue a quota is a guaranteed nominal quota and must fit its pools at max size: "
+                f"{need} {resource} do not fit (left on {room} after the teams above; quotaOvercommitRatio does not "
+                f"apply); lower the quota, raise a pool's maxSize or list other pools in teams[{i}].queue.pools")))
+    return Placement(nominal, left, problems)
+
+
+# --- a team's queue ---
+
+@dataclass(frozen=True)
+class FlavorQuota:
+    flavor: str
+    resource: str
+    nominal: Fraction
+    borrowing_limit: Fraction
+    lending_limit: Fraction
+
+
+@dataclass(frozen=True)
+class ResourceTotals:
+    resource: str
+    nominal: Fraction
+    borrowable: Fraction  # the sum of the borrowing limits
+    lendable: Fraction  # the sum of the lending limits
+
+    @property
+    def ceiling(self) -> Fraction:
+        return self.nominal + self.borrowable
+
+
+@dataclass(frozen=True)
+class TeamQueue:
+    team: str
+    tier: TierQueue
+    weight: float
+    borrowing_limit: str  # the percentages in force (given or the tier's default)
+    lending_limit: str
+    groups: list[tuple[tuple[str, ...], list[str]]]  # Kueue resource groups: covered resources, flavors in order
+    quotas: dict[tuple[str, str], FlavorQuota]  # (flavor, resource) -> quota
+
+    def totals(self) -> list[ResourceTotals]:
+        out = []
+        for covered, _ in self.groups:
+            for resource in covered:
+                qs = [q for q in self.quotas.values() if q.resource == resource]
+                out.append(ResourceTotals(resource, sum((q.nominal for q in qs), Fraction(0)),
+                                          sum((q.borrowing_limit for q in qs), Fraction(0)),
+                                          sum((q.lending_limit for q in qs), Fraction(0))))
+        return out
+
+
+def _limits(resource: str, nominal: Fraction, borrow: Fraction, lend: Fraction) -> tuple[Fraction, Fraction]:
+    return floor_to_unit(resource, nominal * borrow), floor_to_unit(resource, nominal * lend)
+
+
+def team_queue(spec: "PlatformSpec", team: "TeamSpec", placed: Optional[Placement] = None) -> TeamQueue:
+    """The team's ClusterQueue in numbers. Every GPU resource the cluster offers is covered (at 0 where the
+    team has none), as the ResourceQuota bounds it: a team never uses a GPU no one gave it."""
+    placed = placed or placement(spec)
+    tier = TIER_QUEUES[team.priority_tier]
+    borrow_text = team.queue.borrowing_limit or tier.borrowing_limit
+    lend_text = team.queue.lending_limit or tier.lending_limit
+    borrow, lend = percent(borrow_text), percent(lend_text)
+    quotas: dict[tuple[str, str], FlavorQuota] = {}
+    offered = gpu_resources(spec)
+    # The LimitRange gives every container an nvidia.com/gpu request of 0, and a queue refuses any resource
+    # it does not cover: without a pool offering whole GPUs it is covered here, at 0.
+    first = CPU_MEMORY + (() if names.GPU_RESOURCE in offered else (names.GPU_RESOURCE,))
+    groups: list[tuple[tuple[str, ...], list[str]]] = [(first, [names.KUEUE_CPU_MEMORY_FLAVOR])]
+    for resource in first:
+        nominal = team_quota(team, resource)
+        quotas[(names.KUEUE_CPU_MEMORY_FLAVOR, resource)] = FlavorQuota(
+            names.KUEUE_CPU_MEMORY_FLAVOR, resource, nominal, *_limits(resource, nominal, borrow, lend))
+    flavors = gpu_flavors(spec)
+    for resource in offered:
+        offering = [f for f in flavors if f.resource == resource]
+        mine = _candidates(team, offering)
+        ordered = mine + [f for f in offering if f not in mine]  # its own pools first: Kueue tries flavors in order
+        for f in ordered:
+            nominal = Fraction(placed.nominal.get((team.name, f.name), 0))
+            quotas[(f.name, resource)] = FlavorQuota(f.name, resource, nominal,
+                                                     *_limits(resource, nominal, borrow, lend))
+        groups.append(((resource,), [f.name for f in ordered]))
+    return TeamQueue(team.name, tier, team.queue.weight, borrow_text, lend_text, groups, quotas)
+
+
+def quota_ceiling(spec: "PlatformSpec", team: "TeamSpec") -> dict[str, str]:
+    """ResourceQuota `hard` entries when queueing is on: nominal + borrowing limit per queued resource, so
+    the quota never refuses a pod Kueue admitted on borrowed capacity."""
+    return {names.quota_key(t.resource): format_quantity(t.resource, t.ceiling)
+            for t in team_queue(spec, team).totals()}
+
+
+# --- stack-file rules (spec_rules calls these once every pool is valid) ---
+
+def queueing_rules(spec: "PlatformSpec") -> Iterator[tuple[str, str]]:
+    q = spec.queueing
+    if not q.enabled:
+        for i, team in enumerate(spec.teams):
+            if team.queue.model_fields_set:
+                yield f"teams[{i}].queue", "applies when queueing.mode is kueue"
+        return
+    if q.chart_version is None or q.chart_version not in catalog.KUEUE_RELEASES:
+        yield "queueing.chartVersion", f"pin a Kueue chart version: one of {', '.join(catalog.KUEUE_RELEASES)}"
+    pools = [p.name for p in spec.node_pools]
+    for i, pool in enumerate(spec.node_pools):
+        if pool.name == names.KUEUE_CPU_MEMORY_FLAVOR:
+            yield f"nodePools[{i}].name", f"{pool.name!r} is the name of the CPU and memory flavor; choose another"
+        if len(pool.taints) > MAX_FLAVOR_TAINTS:
+            yield f"nodePools[{i}].taints", f"a Kueue flavor carries at most {MAX_FLAVOR_TAINTS} taints"
+    groups = 1 + len(gpu_resources(spec))
+    if groups > MAX_RESOURCE_GROUPS:
+        yield "nodePools", (f"Kueue allows {MAX_RESOURCE_GROUPS} resource groups per queue: CPU and memory plus one per "
+                            f"GPU resource; the pools offer {groups - 1} GPU resources")
+    for i, team in enumerate(spec.teams):
+        if names.team_namespace(team.name) == q.namespace:
+            yield f"teams[{i}].name", f"{team.name!r} is Kueue's namespace (queueing.namespace); choose another"
+        if team.queue.lending_limit is not None and percent(team.queue.lending_limit) > 1:
+            yield f"teams[{i}].queue.lendingLimit", "must be at most 100%: a team cannot lend more than its nominal quota"
+        for j, pool in enumerate(team.queue.pools):
+            if pool not in pools:
+                yield f"teams[{i}].queue.pools[{j}]", f"unknown pool {pool!r}; pools: {', '.join(pools)}"
+        if len(set(team.queue.pools)) != len(team.queue.pools):
+            yield f"teams[{i}].queue.pools", "lists a pool twice"
+    if all(p in pools for t in spec.teams for p in t.queue.pools):
+        yield from placement(spec).problems
+
+
+def queue_labels(spec: "PlatformSpec", team: "TeamSpec") -> dict[str, str]:
+    """Labels that queue a workload of `team` (none when queueing is off): its LocalQueue, and the
+    WorkloadPriorityClass of its tier. They go on the Job (or Deployment) and on its pod template."""
+    if not spec.queueing.enabled:
+        return {}
+    return {names.KUEUE_QUEUE_NAME_LABEL: names.TEAM_LOCAL_QUEUE,
+            names.KUEUE_PRIORITY_CLASS_LABEL: names.priority_class(team.priority_tier)}

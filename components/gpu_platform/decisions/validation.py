@@ -1,0 +1,90 @@
+"""The stack file, validated whole: the models, every spec rule, then the rules that need a decision.
+
+`parse_platform` is the one call the program and the planner share. It reads the object into the models
+(spec/parse.py), runs the rules decidable from the file and the facts (spec/rules.py), and then the rules
+that can only be checked above a decision: each team's datasets claim against its storage quota (which
+teams get a claim), team quotas against what the pools provide at max size (capacity), and Kueue's nominal
+quotas placed on the pools (queueing). Every problem is reported at once, each naming its field.
+"""
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Any, Iterator, Mapping
+
+from gpu_platform.decisions.capacity import platform_capacity, team_quota_totals
+from gpu_platform.decisions.datasets import claim_size, claim_teams
+from gpu_platform.decisions.queueing import queueing_rules
+from gpu_platform.facts import names
+from gpu_platform.spec.errors import SpecError
+from gpu_platform.spec.models import PlatformSpec, quantity_value
+from gpu_platform.spec.parse import read_models
+from gpu_platform.spec.rules import ROLE_ARN, Problem, check
+
+# Kubernetes' own namespaces; the stack's operator and Prometheus namespaces are added from the spec.
+RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+def parse_platform(data: Any, today: date | None = None) -> PlatformSpec:
+    """Validate the stack file's object; raise SpecError listing every problem with its field path."""
+    spec = read_models(data)
+    problems = [f"{path}: {msg}" for path, msg in rules(spec, today or date.today())]
+    if problems:
+        raise SpecError(problems)
+    return spec
+
+
+def rules(spec: PlatformSpec, today: date) -> Iterator[Problem]:
+    findings = check(spec, today)
+    yield from findings.problems
+    yield from _claim_quota_rules(spec)
+    if findings.pools_valid:  # capacity is only meaningful once every pool is valid
+        yield from _team_rules(spec)
+        yield from queueing_rules(spec)
+
+
+def _claim_quota_rules(spec: PlatformSpec) -> Iterator[Problem]:
+    """Each team's datasets claim (and its model-cache claim) counts against the team's storage quota."""
+    cache = spec.model_cache
+    for team in claim_teams(spec):
+        i = spec.teams.index(team)
+        claims = 1 + int(cache.enabled)
+        needed = quantity_value(claim_size(spec)) + (quantity_value(cache.pvc_size) if cache.enabled else 0)
+        if team.quota.persistent_volume_claims < claims:
+            yield f"teams[{i}].quota.persistentVolumeClaims", f"must be >= {claims}: the team's datasets claim counts against it"
+        if quantity_value(team.quota.storage) < needed:
+            yield (f"teams[{i}].quota.storage", f"must be >= {needed / 2**30:g}Gi: the datasets claim "
+                   f"({claim_size(spec)}){' and the model-cache claim (' + cache.pvc_size + ')' if cache.enabled else ''} "
+                   "count against it")
+
+
+def _team_rules(spec: PlatformSpec) -> Iterator[Problem]:
+    capacity = platform_capacity(spec).total
+    offered = sorted(r.removeprefix(names.MIG_RESOURCE_PREFIX) for r in capacity if r.startswith(names.MIG_RESOURCE_PREFIX))
+    # The operator's and Prometheus's namespaces are configurable: reserve the ones this stack uses too.
+    reserved = (*RESERVED_NAMESPACES, spec.gpu_operator.namespace, spec.monitoring.prometheus.namespace)
+    for i, team in enumerate(spec.teams):
+        at = f"teams[{i}]"
+        if team.name in reserved:
+            yield f"{at}.name", f"{team.name!r} is a system namespace; reserved: {', '.join(reserved)}"
+        for profile in team.quota.mig_slices:
+            if profile not in offered:
+                yield (f"{at}.quota.migSlices", f"no pool provides nvidia.com/mig-{profile} (MIG slices are per-profile "
+                       f"resources under the mixed strategy); offered: {', '.join(offered) or 'none'}")
+        for role_field, arns in (("developerRoleArns", team.access.developer_role_arns),
+                                 ("adminRoleArns", team.access.admin_role_arns)):
+            for j, arn in enumerate(arns):
+                if not re.match(ROLE_ARN, arn):
+                    yield f"{at}.access.{role_field}[{j}]", "must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)"
+    yield from _overcommit_rules(spec, capacity)
+
+
+def _overcommit_rules(spec: PlatformSpec, capacity: Mapping[str, int]) -> Iterator[Problem]:
+    ratio = spec.quota_overcommit_ratio
+    for res, asked in team_quota_totals(spec).items():
+        offered = capacity.get(res, 0)
+        if not offered and res.startswith(names.MIG_RESOURCE_PREFIX):
+            continue  # reported above: no pool offers that profile
+        if asked > offered * ratio:
+            yield ("teams", f"team quotas ask for {asked} {res} but the pools provide {offered} at max size "
+                   f"(quotaOvercommitRatio {ratio:g} allows {int(offered * ratio)}); raise maxSize or the ratio, or lower quotas")

@@ -1,0 +1,594 @@
+"""The catalog: every GPU, instance, driver, AMI and chart fact the platform relies on.
+
+Data, not branches: validation, rendering and cost read these tables and never spell a fact again.
+Each table names its source; figures that drift (prices) carry a date and are overridable per stack.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Mapping
+
+# The dated lifecycle calendar (EKS Kubernetes versions, GPU Operator lines, driver branches, AMI driver eras,
+# add-on lines) is kept in its own module and re-exported here.
+from gpu_platform.facts.lifecycle_calendar import (  # noqa: F401
+    ADDON_KUBERNETES,
+    ADDONS_MATCHING_CLUSTER_MINOR,
+    AMI_DRIVER_ERAS,
+    DRIVER_BRANCHES,
+    EKS_KUBERNETES,
+    OPERATOR_LINES,
+    DriverBranch,
+)
+
+# Upstream files kept beside the catalog: each chart version's values.yaml (its keys are checked), the
+# default MIG configs, and the CRDs custom objects are validated against (upstream/crds/README.md).
+UPSTREAM = Path(__file__).resolve().parent / "upstream"
+
+# --- MIG profile classes (NVIDIA MIG user guide; NVML placement API; reference gpu-facts.md §5) ---
+
+
+@dataclass(frozen=True)
+class MigClass:
+    """A MIG instance shape, independent of the GPU's memory size."""
+
+    key: str
+    compute: int  # compute slices (of 7)
+    memory: int  # memory slices (of 8)
+    starts: tuple[int, ...]  # allowed start memory slots
+    max_per_gpu: int
+    media_extensions: bool = False  # "+me": at most one per GPU
+
+
+MIG_CLASSES: Mapping[str, MigClass] = MappingProxyType({
+    c.key: c
+    for c in (
+        MigClass("1g", 1, 1, (0, 1, 2, 3, 4, 5, 6), 7),
+        MigClass("1g+me", 1, 1, (0, 1, 2, 3, 4, 5, 6), 1, media_extensions=True),
+        MigClass("1g-2m", 1, 2, (0, 2, 4, 6), 4),
+        MigClass("2g", 2, 2, (0, 2, 4), 3),
+        MigClass("3g", 3, 4, (0, 4), 2),
+        MigClass("4g", 4, 4, (0,), 1),
+        MigClass("7g", 7, 8, (0,), 1),
+    )
+})
+MIG_COMPUTE_SLICES = 7
+MIG_MEMORY_SLICES = 8
+
+# --- GPU models (NVIDIA data sheets, CUDA release notes; gpu-facts.md §1, §2, §5) ---
+
+
+@dataclass(frozen=True)
+class GpuModel:
+    key: str
+    nvml_name: str  # NVML device name; dcgm-exporter's modelName label
+    memory_gb: int
+    compute_capability: str
+    min_driver: str
+    mig_profiles: Mapping[str, str] = field(default_factory=dict)  # profile name -> MigClass key
+    profile_min_driver: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def product_label(self) -> str:
+        """GPU feature discovery's `nvidia.com/gpu.product` value: the NVML name, spaces to dashes."""
+        return self.nvml_name.replace(" ", "-")
+
+    @property
+    def mig_capable(self) -> bool:
+        return bool(self.mig_profiles)
+
+
+def _profiles(**names: str) -> Mapping[str, str]:
+    """Profile names per class for one GPU; keyword names are class keys with `_` for `+`/`-`."""
+    keys = {"g1": "1g", "g1_me": "1g+me", "g1_2m": "1g-2m", "g2": "2g", "g3": "3g", "g4": "4g", "g7": "7g"}
+    out = {}
+    for kw, name in names.items():
+        out[name] = keys[kw]
+        if kw == "g1":
+            out[f"{name}+me"] = "1g+me"
+    return MappingProxyType(out)
+
+
+GPU_MODELS: Mapping[str, GpuModel] = MappingProxyType({
+    g.key: g
+    for g in (
+        GpuModel("A10G", "NVIDIA A10G", 24, "8.6", "450.80.02"),
+        GpuModel("L4", "NVIDIA L4", 24, "8.9", "525.60.13"),
+        GpuModel("L40S", "NVIDIA L40S", 48, "8.9", "535.54.03"),
+        GpuModel(
+            "A100-SXM4-40GB", "NVIDIA A100-SXM4-40GB", 40, "8.0", "450.80.02",
+            _profiles(g1="1g.5gb", g1_2m="1g.10gb", g2="2g.10gb", g3="3g.20gb", g4="4g.20gb", g7="7g.40gb"),
+            # The double-memory 1g profile arrived with R525 on A100-40GB.
+            MappingProxyType({"1g.10gb": "525.60.13"}),
+        ),
+        GpuModel(
+            "A100-SXM4-80GB", "NVIDIA A100-SXM4-80GB", 80, "8.0", "450.80.02",
+            _profiles(g1="1g.10gb", g1_2m="1g.20gb", g2="2g.20gb", g3="3g.40gb", g4="4g.40gb", g7="7g.80gb"),
+        ),
+        GpuModel(
+            "H100-80GB-HBM3", "NVIDIA H100 80GB HBM3", 80, "9.0", "525.60.13",
+            _profiles(g1="1g.10gb", g1_2m="1g.20gb", g2="2g.20gb", g3="3g.40gb", g4="4g.40gb", g7="7g.80gb"),
+        ),
+        GpuModel(
+            "H200", "NVIDIA H200", 141, "9.0", "550.54.14",
+            _profiles(g1="1g.18gb", g1_2m="1g.35gb", g2="2g.35gb", g3="3g.71gb", g4="4g.71gb", g7="7g.141gb"),
+        ),
+    )
+})
+
+# --- Prices (on-demand, us-east-1, Linux; estimates: stacks may override every figure) ---
+
+
+@dataclass(frozen=True)
+class Price:
+    usd_per_hour: float
+    source: str
+    as_of: str
+    verified: bool = False
+
+
+_EC2_PAGE = "AWS EC2 On-Demand pricing page, us-east-1 Linux"
+_P_CUT = "after the June 2025 P4/P5 on-demand reduction"
+
+
+def _price(usd: float, verified: bool = False, note: str = "") -> Price:
+    source = f"{_EC2_PAGE}{' (' + note + ')' if note else ''}"
+    return Price(usd, source, "2026-06" if verified else "2025-06", verified)
+
+
+# --- Instance types (AWS instance type pages; gpu-facts.md §1) ---
+
+
+@dataclass(frozen=True)
+class InstanceType:
+    name: str
+    gpu: str  # GpuModel key
+    gpu_count: int
+    vcpu: int
+    memory_gib: int
+    efa_interfaces: int  # 0: no EFA
+    price: Price
+
+    @property
+    def gpu_model(self) -> GpuModel:
+        return GPU_MODELS[self.gpu]
+
+    @property
+    def family(self) -> str:
+        return self.name.split(".", 1)[0]
+
+
+# (size, gpus, vcpu, RAM GiB) per family; the g-family ladders share sizes and GPU counts.
+_G_SIZES = (
+    ("xlarge", 1, 4), ("2xlarge", 1, 8), ("4xlarge", 1, 16), ("8xlarge", 1, 32), ("16xlarge", 1, 64),
+    ("12xlarge", 4, 48), ("24xlarge", 4, 96), ("48xlarge", 8, 192),
+)
+_G_RAM_PER_VCPU = {"g5": 4, "g6": 4, "g6e": 8}
+# EFA interfaces (one per network card with EFA) of the g sizes that have any: the 8xlarge and larger
+# (AWS EC2 user guide, "Supported instance types" for EFA, and the network specifications; 2025-06).
+_G_EFA_INTERFACES = {"8xlarge": 1, "12xlarge": 1, "16xlarge": 1, "24xlarge": 1, "48xlarge": 1}
+_G6E_EFA_INTERFACES = {**_G_EFA_INTERFACES, "24xlarge": 2, "48xlarge": 4}
+_G_GPU = {"g5": "A10G", "g6": "L4", "g6e": "L40S"}
+_G_PRICES = {
+    "g5": (1.006, 1.212, 1.624, 2.448, 4.096, 5.672, 8.144, 16.288),
+    "g6": (0.8048, 0.9776, 1.3232, 2.0144, 3.3968, 4.6016, 6.6752, 13.3504),
+    "g6e": (1.861, 2.24208, 3.00424, 4.52856, 7.57719, 10.49264, 15.06559, 30.13118),
+}
+
+
+def _g_family(family: str) -> list[InstanceType]:
+    out = []
+    for (size, gpus, vcpu), usd in zip(_G_SIZES, _G_PRICES[family]):
+        name = f"{family}.{size}"
+        verified = name == "g5.xlarge"  # the one point checked against the pricing page (June 2026)
+        efa = (_G6E_EFA_INTERFACES if family == "g6e" else _G_EFA_INTERFACES).get(size, 0)
+        out.append(InstanceType(name, _G_GPU[family], gpus, vcpu, vcpu * _G_RAM_PER_VCPU[family], efa,
+                                _price(usd, verified)))
+    return out
+
+
+INSTANCE_TYPES: Mapping[str, InstanceType] = MappingProxyType({
+    i.name: i
+    for i in (
+        *_g_family("g5"), *_g_family("g6"), *_g_family("g6e"),
+        InstanceType("p4d.24xlarge", "A100-SXM4-40GB", 8, 96, 1152, 4, _price(21.96, note=_P_CUT)),
+        InstanceType("p4de.24xlarge", "A100-SXM4-80GB", 8, 96, 1152, 4, _price(27.45, note=_P_CUT)),
+        InstanceType("p5.48xlarge", "H100-80GB-HBM3", 8, 192, 2048, 32, _price(55.04, note=_P_CUT)),
+        InstanceType("p5e.48xlarge", "H200", 8, 192, 2048, 32, _price(63.30, note=_P_CUT)),
+        InstanceType("p5en.48xlarge", "H200", 8, 192, 2048, 16, _price(63.30, note=_P_CUT)),
+    )
+})
+
+# Non-GPU instances the platform itself runs (system node group) and their prices.
+SYSTEM_INSTANCE_PRICES: Mapping[str, Price] = MappingProxyType({
+    "m6i.large": _price(0.096), "m6i.xlarge": _price(0.192), "m6i.2xlarge": _price(0.384),
+    "m7i.large": _price(0.1008), "m7i.xlarge": _price(0.2016), "m7i.2xlarge": _price(0.4032),
+})
+
+# Fixed platform costs (AWS pricing pages for EKS, VPC NAT gateway and EFS; us-east-1).
+EKS_CONTROL_PLANE = Price(0.10, "AWS EKS pricing page (standard support)", "2025-06")
+# A cluster on a Kubernetes version past its end of standard support (components/lifecycle.py decides when).
+EKS_CONTROL_PLANE_EXTENDED = Price(0.60, "AWS EKS pricing page (extended support)", "2026-11", verified=True)
+NAT_GATEWAY = Price(0.045, "AWS VPC pricing page, NAT gateway hourly charge (data processing excluded)", "2025-06")
+EFS_STANDARD_GB_MONTH = Price(0.30, "AWS EFS pricing page, Standard storage per GB-month", "2025-06")
+EBS_GP3_GB_MONTH = Price(0.08, "AWS EBS pricing page, gp3 storage per GB-month (baseline IOPS and throughput)", "2025-06")
+PRICE_REGION = "us-east-1"  # every price above is for this region
+DEFAULT_SPOT_DISCOUNT = 0.60  # fraction off on-demand; spot prices move hourly, so this is a planning figure
+HOURS_PER_MONTH = 730
+
+# --- Drivers: DRIVER_BRANCHES and their end-of-life dates are in the lifecycle calendar (imported above) ---
+
+
+@dataclass(frozen=True)
+class OperatorChart:
+    version: str
+    repository: str
+    default_driver: str
+    supported_drivers: tuple[str, ...]
+    values_file: str  # the chart's values.yaml kept beside the catalog for the Helm-keys guard
+    kubernetes_versions: tuple[str, ...]  # EKS + Ubuntu platform support for operator-owned drivers
+
+
+GPU_OPERATOR_REPO = "https://helm.ngc.nvidia.com/nvidia"
+GPU_OPERATOR_CHART = "gpu-operator"
+GPU_OPERATOR_CHARTS: Mapping[str, OperatorChart] = MappingProxyType({
+    c.version: c
+    for c in (
+        OperatorChart(
+            "v26.7.0", GPU_OPERATOR_REPO, "595.91.07",
+            ("610.57.04", "595.91.07", "580.173.02", "535.309.01"),
+            "gpu-operator-values-v26.7.0.yaml",
+            ("1.33", "1.34", "1.35", "1.36"),
+        ),
+    )
+})
+
+# --- Node images: who owns the driver (AWS EKS AMI docs; NVIDIA platform support; gpu-facts.md §3) ---
+
+
+@dataclass(frozen=True)
+class NodeImage:
+    key: str  # the spec's `ami.type`
+    eks_ami_type: str  # managed node group amiType ("CUSTOM": image pinned in the launch template)
+    os: str  # al2023 | bottlerocket | al2 | ubuntu
+    driver_owner: str  # ami | operator
+    operator_mig: bool  # the GPU Operator's MIG manager may run here
+    operator_device_plugin: bool  # False: the image ships its own device plugin
+    supported: bool = True
+    note: str = ""
+    ssm_parameter: str = ""  # where the pinned image id or release comes from
+    # How the instance-store NVMe becomes kubelet and container storage: "nodeadm" (AL2023 NodeConfig
+    # localStorage), "script" (the platform's boot script before Canonical's bootstrap), "" (not offered).
+    local_storage: str = ""
+    # The EFA kernel driver: "image" (the AMI ships it: AWS EKS user guide, "Manage EFA devices"),
+    # "boot-check" (the Ubuntu AWS kernel's module, loaded and counted at boot before the node joins).
+    efa_driver: str = "image"
+    # The FSx for Lustre client (a host kernel module): "dnf" (AL2023 repository, locked to the AMI
+    # release), "apt" (AWS's FSx apt repository, built per Ubuntu AWS kernel), "" (not offered).
+    lustre_client: str = ""
+
+
+NODE_IMAGES: Mapping[str, NodeImage] = MappingProxyType({
+    i.key: i
+    for i in (
+        NodeImage("AL2023_x86_64_NVIDIA", "AL2023_x86_64_NVIDIA", "al2023", "ami", True, True, local_storage="nodeadm",
+                  lustre_client="dnf",
+                  ssm_parameter="/aws/service/eks/optimized-ami/{k8s}/amazon-linux-2023/x86_64/nvidia/recommended/release_version"),
+        NodeImage("BOTTLEROCKET_x86_64_NVIDIA", "BOTTLEROCKET_x86_64_NVIDIA", "bottlerocket", "ami", False, False,
+                  note="ships its own device plugin and MIG manager"),
+        NodeImage("AL2_x86_64_GPU", "AL2_x86_64_GPU", "al2", "ami", False, True, supported=False,
+                  note="AWS stopped publishing AL2 AMIs on 2025-11-26; use AL2023_x86_64_NVIDIA"),
+        NodeImage("UBUNTU_22_04", "CUSTOM", "ubuntu", "operator", True, True, local_storage="script",
+                  efa_driver="boot-check", lustre_client="apt",
+                  ssm_parameter="/aws/service/canonical/ubuntu/eks/22.04/{k8s}/stable/current/amd64/hvm/ebs-gp2/ami-id"),
+        NodeImage("UBUNTU_24_04", "CUSTOM", "ubuntu", "operator", True, True, local_storage="script",
+                  efa_driver="boot-check", lustre_client="apt",
+                  ssm_parameter="/aws/service/canonical/ubuntu/eks/24.04/{k8s}/stable/current/amd64/hvm/ebs-gp3/ami-id"),
+    )
+})
+
+# --- Karpenter (aws/karpenter-provider-aws; docs karpenter.sh v1.14: NodeClasses, NodePools, Disruption) ---
+KARPENTER_CHART = "oci://public.ecr.aws/karpenter/karpenter"  # OCI chart: no repository to name
+
+
+@dataclass(frozen=True)
+class KarpenterRelease:
+    version: str  # chart and controller version
+    crds: str  # folder under components/upstream/crds/ holding the CRDs this chart installs
+    kubernetes_versions: tuple[str, ...]  # Karpenter's compatibility matrix (karpenter.sh, Upgrading: Compatibility)
+
+
+# Kubernetes 1.35 needs Karpenter >= 1.9; 1.36 is left out until the matrix lists it for this release.
+KARPENTER_RELEASES: Mapping[str, KarpenterRelease] = MappingProxyType({
+    r.version: r for r in (KarpenterRelease("1.14.1", "karpenter-v1.14.1", ("1.32", "1.33", "1.34", "1.35")),)
+})
+
+
+@dataclass(frozen=True)
+class KarpenterImage:
+    """How an EC2NodeClass selects a node image: Karpenter's AMI family and its `alias` (family@version).
+
+    AMI-owned driver images are pinned by alias (an exact release, never `latest`) or by ids; Ubuntu is
+    the `Custom` family (ids only) and brings its own bootstrap, as on managed node groups."""
+
+    ami_family: str
+    alias_family: str = ""  # "" : no alias (ids only)
+    alias_version: str = ""  # the exact-release pattern of that family's alias versions
+    alias_example: str = ""
+    root_volume_gib: int = 0  # a separate root volume next to the image volume (Bottlerocket's OS volume)
+
+
+KARPENTER_IMAGES: Mapping[str, KarpenterImage] = MappingProxyType({
+    "AL2023_x86_64_NVIDIA": KarpenterImage("AL2023", "al2023", r"v\d{8}", "al2023@v20260911"),
+    "BOTTLEROCKET_x86_64_NVIDIA": KarpenterImage("Bottlerocket", "bottlerocket", r"v\d+\.\d+\.\d+",
+                                                 "bottlerocket@v1.50.0", root_volume_gib=4),
+    "UBUNTU_22_04": KarpenterImage("Custom"),
+    "UBUNTU_24_04": KarpenterImage("Custom"),
+})
+# EventBridge events Karpenter handles through its interruption queue (rule suffix, source, detail-type),
+# as its v1.14 getting-started CloudFormation template routes them; the queue keeps a message 5 minutes.
+KARPENTER_INTERRUPTION_EVENTS = (
+    ("health", "aws.health", "AWS Health Event"),
+    ("spot-interruption", "aws.ec2", "EC2 Spot Instance Interruption Warning"),
+    ("rebalance", "aws.ec2", "EC2 Instance Rebalance Recommendation"),
+    ("instance-state-change", "aws.ec2", "EC2 Instance State-change Notification"),
+    ("capacity-reservation-interruption", "aws.ec2", "EC2 Capacity Reservation Instance Interruption Warning"),
+)
+KARPENTER_QUEUE_RETENTION_SECONDS = 300
+# Tag keys an EC2NodeClass may not set (its CRD's validation rules): Karpenter owns them.
+KARPENTER_RESTRICTED_TAGS = ("eks:eks-cluster-name", "karpenter.sh/nodepool", "karpenter.sh/nodeclaim",
+                             "karpenter.k8s.aws/ec2nodeclass")
+KARPENTER_RESTRICTED_TAG_PREFIX = "kubernetes.io/cluster"
+
+# --- EKS ---
+KUBERNETES_VERSIONS = ("1.32", "1.33", "1.34", "1.35", "1.36")
+ADDON_VERSION_PATTERN = r"^v\d+\.\d+\.\d+-eksbuild\.\d+$"  # an exact EKS add-on version: v1.20.4-eksbuild.1
+CORE_ADDONS = ("vpc-cni", "coredns", "kube-proxy", "eks-pod-identity-agent")
+# Add-on configuration the platform relies on (EKS add-on configuration schemas). Without the network
+# policy agent, vpc-cni accepts the teams' NetworkPolicies but never enforces them.
+ADDON_CONFIGURATION = MappingProxyType({"vpc-cni": {"enableNetworkPolicy": "true"}})
+EFS_CSI_ADDON = "aws-efs-csi-driver"
+# The add-on's controller creates access points under this service account; the node service account
+# needs no AWS permissions (AWS EKS user guide, "Use Amazon EFS storage"; aws-efs-csi-driver docs).
+EFS_CSI_CONTROLLER_SERVICE_ACCOUNT = "efs-csi-controller-sa"
+EFS_CSI_PROVISIONER = "efs.csi.aws.com"
+EFS_CSI_MANAGED_POLICY = "service-role/AmazonEFSCSIDriverPolicy"
+EFS_NFS_PORT = 2049
+EKS_POD_IDENTITY_PRINCIPAL = "pods.eks.amazonaws.com"
+EKS_NODE_GROUP_NAME_MAX = 63
+
+# --- Node health: the EKS node monitoring agent and managed node group auto repair (AWS EKS user guide,
+# "Detect node health issues with the EKS node monitoring agent" and "Automatically repair nodes in EKS
+# clusters"; botocore eks NodeRepairConfig). Only reasons of severity "Condition" set a node condition
+# and so trigger repair; "Event" reasons never do. ---
+NODE_MONITORING_AGENT_ADDON = "eks-node-monitoring-agent"
+OPTIONAL_ADDONS = (NODE_MONITORING_AGENT_ADDON,)  # may be pinned beside the core add-ons
+NODE_REPAIR_ACTIONS = ("Replace", "Reboot", "NoAction")
+# Default wait before repair per condition (minutes) and the actions AWS documents for it.
+NODE_REPAIR_CONDITIONS: Mapping[str, tuple[int, str]] = MappingProxyType({
+    "AcceleratedHardwareReady": (10, "Replace or Reboot"),
+    "ContainerRuntimeReady": (30, "Replace"),
+    "KernelReady": (30, "Replace"),
+    "NetworkingReady": (30, "Replace"),
+    "StorageReady": (30, "Replace"),
+})
+# Well-known NVIDIA XIDs that set AcceleratedHardwareReady=False (reason NvidiaXID<code>Error) and the
+# default repair action; any other XID is only an event (NvidiaXID<code>Warning).
+NVIDIA_REPAIR_XIDS: Mapping[int, str] = MappingProxyType({
+    13: "Reboot", 31: "Reboot", 48: "Reboot", 63: "Reboot", 64: "Reboot", 74: "Replace", 79: "Replace",
+    94: "Reboot", 95: "Reboot", 119: "Replace", 120: "Replace", 121: "Replace", 140: "Replace",
+})
+NODE_REPAIR_REASONS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "AcceleratedHardwareReady": (
+        "DCGMDiagnosticFailure", "DCGMError", "NvidiaDoubleBitError", "NvidiaNVLinkError", "NeuronDMAError",
+        "NeuronHBMUncorrectableError", "NeuronNCUncorrectableError", "NeuronSRAMUncorrectableError",
+        *(f"NvidiaXID{code}Error" for code in NVIDIA_REPAIR_XIDS)),
+    "ContainerRuntimeReady": ("PodStuckTerminating",),
+    "KernelReady": ("ForkFailedOutOfPIDs",),
+    "NetworkingReady": ("IPAMDNotReady", "IPAMDNotRunning", "InterfaceNotRunning", "InterfaceNotUp",
+                        "MissingLoopbackInterface"),
+    "StorageReady": (),
+})
+# DCGM health failures are reported with their code (DCGMHealthCode<code>); fatal ones are conditions.
+NODE_REPAIR_REASON_PATTERNS: Mapping[str, str] = MappingProxyType({"AcceleratedHardwareReady": r"DCGMHealthCode\d+"})
+
+# Other Helm charts the platform installs (repository, chart).
+CLUSTER_AUTOSCALER_CHART = ("https://kubernetes.github.io/autoscaler", "cluster-autoscaler")
+
+# --- Cluster, node and autoscaler facts (AWS EKS user guide; kubernetes/autoscaler releases) ---
+# The autoscaler's minor must match the cluster's. Latest patch per minor as promoted to registry.k8s.io
+# (kubernetes/k8s.io PRs 8815 and 9760, 2026-07); verify before raising a stack's Kubernetes version.
+CLUSTER_AUTOSCALER_IMAGE = "registry.k8s.io/autoscaling/cluster-autoscaler"
+CLUSTER_AUTOSCALER_IMAGE_TAGS: Mapping[str, str] = MappingProxyType({
+    "1.32": "v1.32.5", "1.33": "v1.33.6", "1.34": "v1.34.5", "1.35": "v1.35.2", "1.36": "v1.36.1",
+})
+AWS_MANAGED_POLICY_PREFIX = "arn:aws:iam::aws:policy/"
+# Nodes need exactly these (AWS EKS user guide, "Amazon EKS node IAM role"; ECR pull-only is the
+# least-privilege replacement for ECR read-only). No SSM, no admin: add them per stack if ever needed.
+NODE_MANAGED_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryPullOnly")
+CLUSTER_MANAGED_POLICIES = ("AmazonEKSClusterPolicy",)
+EKS_CLUSTER_ADMIN_ACCESS_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+CLUSTER_LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
+SYSTEM_NODE_AMI_TYPE = "AL2023_x86_64_STANDARD"
+# Service CIDRs EKS picks from when none is given: 10.100.0.0/16, or 172.20.0.0/16 if the VPC overlaps it.
+SERVICE_CIDRS = ("10.100.0.0/16", "172.20.0.0/16")
+# The volume container images live on, per node OS (AMI block device mappings; Bottlerocket keeps its OS
+# on /dev/xvda and images on the data volume /dev/xvdb).
+IMAGE_VOLUME_DEVICE: Mapping[str, str] = MappingProxyType({
+    "al2023": "/dev/xvda", "al2": "/dev/xvda", "bottlerocket": "/dev/xvdb", "ubuntu": "/dev/sda1",
+})
+# Canonical's EKS images join a cluster through this script (documentation.ubuntu.com/aws, "Deploy
+# managed Ubuntu nodes on EKS"); kubelet runs from the kubelet-eks snap.
+UBUNTU_EKS_BOOTSTRAP = "/etc/eks/bootstrap.sh"
+KUBE_PROMETHEUS_STACK_CHART = ("https://prometheus-community.github.io/helm-charts", "kube-prometheus-stack")
+
+
+# --- Training: instance-store NVMe, EFA, FSx for Lustre ---
+
+
+@dataclass(frozen=True)
+class InstanceStore:
+    disks: int
+    gb_each: int  # decimal GB, as AWS lists instance store volumes
+
+    @property
+    def total_gb(self) -> int:
+        return self.disks * self.gb_each
+
+
+INSTANCE_STORE_SOURCE = "AWS EC2 user guide, instance store volume specifications (accelerated computing), 2025-06"
+_G_STORE = {"xlarge": (1, 250), "2xlarge": (1, 450), "4xlarge": (1, 600), "8xlarge": (1, 900)}
+_STORES = {
+    "g5": {**_G_STORE, "16xlarge": (1, 1900), "12xlarge": (1, 3800), "24xlarge": (1, 3800), "48xlarge": (2, 3800)},
+    "g6": {**_G_STORE, "8xlarge": (2, 450), "16xlarge": (2, 940), "12xlarge": (4, 940), "24xlarge": (4, 940),
+           "48xlarge": (8, 940)},
+    "g6e": {**_G_STORE, "16xlarge": (1, 1900), "12xlarge": (2, 1900), "24xlarge": (2, 1900), "48xlarge": (4, 1900)},
+}
+INSTANCE_STORE: Mapping[str, InstanceStore] = MappingProxyType({
+    **{f"{family}.{size}": InstanceStore(*disks) for family, sizes in _STORES.items() for size, disks in sizes.items()},
+    "p4d.24xlarge": InstanceStore(8, 1000), "p4de.24xlarge": InstanceStore(8, 1000),
+    **{f"{family}.48xlarge": InstanceStore(8, 3840) for family in ("p5", "p5e", "p5en")},
+})
+# nodeadm's NodeConfig `spec.instance.localStorage.strategy` (amazon-eks-ami nodeadm API reference); RAID0
+# stripes every instance-store disk into one array and bind-mounts kubelet, containerd and pod logs onto it.
+NODEADM_API_VERSION = "node.eks.aws/v1alpha1"
+NODEADM_CONTENT_TYPE = "application/node.eks.aws"
+NODEADM_LOCAL_STORAGE_STRATEGIES = ("RAID0", "RAID10", "Mount")
+LOCAL_STORAGE_MOUNT = "/mnt/k8s-disks/0"  # nodeadm's array mount; the Ubuntu boot script uses the same path
+LOCAL_STORAGE_BIND_DIRS = ("/var/lib/kubelet", "/var/lib/containerd", "/var/log/pods")
+# Instance store disks appear under this by-id prefix (the NVMe model name AWS gives them).
+INSTANCE_STORE_DISK_GLOB = "/dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_*"
+
+# EFA: GPUDirect RDMA over EFA on these families (AWS EC2 user guide, EFA supported instance types).
+EFA_RDMA_FAMILIES = ("p4d", "p4de", "p5", "p5e", "p5en")
+EFA_DEVICE_PLUGIN_CHART = ("https://aws.github.io/eks-charts", "aws-efa-k8s-device-plugin")
+EFA_DEVICE_PLUGIN_NAMESPACE = "kube-system"
+# Chart version -> its values.yaml kept in components/upstream/ for the Helm-keys guard.
+EFA_DEVICE_PLUGIN_VALUES: Mapping[str, str] = MappingProxyType({
+    "v0.5.30": "aws-efa-k8s-device-plugin-values-v0.5.30.yaml",
+})
+# libfabric/NCCL settings for EFA (AWS EC2 user guide, "Get started with EFA and NCCL"; aws-ofi-nccl):
+# use the EFA provider, keep registered memory safe across fork (PyTorch data loaders fork), and on
+# RDMA-capable instances let NCCL move GPU memory over EFA directly.
+EFA_ENV = (("FI_PROVIDER", "efa"), ("FI_EFA_FORK_SAFE", "1"))
+EFA_RDMA_ENV = (("FI_EFA_USE_DEVICE_RDMA", "1"),)
+
+
+@dataclass(frozen=True)
+class FsxLustreDeployment:
+    key: str  # the API's DeploymentType
+    persistent: bool  # data survives a file server failure; customer KMS keys and backups allowed
+    throughputs: tuple[int, ...]  # PerUnitStorageThroughput, MB/s per TiB; () when not settable
+    prices: Mapping[int, Price]  # per GB-month, by throughput (0 for scratch)
+    data_repository_associations: bool  # linked S3 prefixes through CreateDataRepositoryAssociation
+
+
+_FSX_PAGE = "AWS FSx for Lustre pricing page, us-east-1 SSD storage per GB-month (throughput included)"
+
+
+def _fsx(usd: float) -> Price:
+    # Not verified: the pricing page's table could not be read when these were last checked (2026-11);
+    # secondary sources agree on SCRATCH_2 0.14 and PERSISTENT_2 at 125 MB/s/TiB 0.145. Stacks may override.
+    return Price(usd, _FSX_PAGE, "2025-06", verified=False)
+
+
+# Throughputs from the FSx API reference (CreateFileSystem PerUnitStorageThroughput, SSD storage). Data
+# repository associations: every Lustre 2.12/2.15 file system but SCRATCH_1 (CreateDataRepositoryAssociation;
+# the stack always creates 2.15). tests/components/test_datasets.py holds both to botocore's FSx model.
+FSX_LUSTRE_DEPLOYMENTS: Mapping[str, FsxLustreDeployment] = MappingProxyType({d.key: d for d in (
+    FsxLustreDeployment("PERSISTENT_2", True, (125, 250, 500, 1000),
+                        {125: _fsx(0.145), 250: _fsx(0.21), 500: _fsx(0.34), 1000: _fsx(0.60)}, True),
+    FsxLustreDeployment("PERSISTENT_1", True, (50, 100, 200), {50: _fsx(0.145), 100: _fsx(0.20), 200: _fsx(0.29)},
+                        True),
+    FsxLustreDeployment("SCRATCH_2", False, (), {0: _fsx(0.14)}, True),
+)})
+# SSD capacities for these deployment types: 1200 GiB, 2400 GiB, then increments of 2400 GiB (API reference).
+FSX_LUSTRE_CAPACITY_GIB = (1200, 2400)
+FSX_LUSTRE_CAPACITY_STEP_GIB = 2400
+FSX_LUSTRE_VERSION = "2.15"  # metadata configuration and current clients need 2.15
+# LNet ports between clients and file servers, and among the servers (FSx user guide, "File system access
+# control with Amazon VPC").
+FSX_LUSTRE_PORTS = ((988, 988), (1018, 1023))
+FSX_CSI_ADDON = "aws-fsx-csi-driver"
+FSX_CSI_DRIVER = "fsx.csi.aws.com"
+FSX_CSI_CONTROLLER_SERVICE_ACCOUNT = "fsx-csi-controller-sa"
+# AWS's Lustre client packages for Ubuntu (FSx user guide, "Installing the Lustre client"), one module
+# package per Ubuntu AWS kernel release.
+FSX_UBUNTU_REPOSITORY = "https://fsx-lustre-client-repo.s3.amazonaws.com/ubuntu"
+FSX_UBUNTU_KEY = "https://fsx-lustre-client-repo-public-keys.s3.amazonaws.com/fsx-ubuntu-public-key.asc"
+
+
+# --- Inputs whose change REPLACES a resource (Terraform AWS provider ForceNew, which pulumi-aws inherits:
+# internal/service/eks/node_group.go and cluster.go, efs/file_system.go, ec2 vpc.go and subnet.go, and
+# ec2 launch template name; gpu-facts.md §4). Wire (camelCase) names; `a.b` is a nested field. ---
+REPLACE_FORCING_INPUTS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "aws:eks/nodeGroup:NodeGroup": (
+        "amiType", "capacityType", "clusterName", "diskSize", "instanceTypes", "launchTemplate.id",
+        "launchTemplate.name", "nodeGroupName", "nodeGroupNamePrefix", "nodeRoleArn", "remoteAccess", "subnetIds",
+    ),
+    "aws:eks/cluster:Cluster": (
+        "name", "roleArn", "bootstrapSelfManagedAddons", "accessConfig.bootstrapClusterCreatorAdminPermissions",
+        "kubernetesNetworkConfig.ipFamily", "kubernetesNetworkConfig.serviceIpv4Cidr",
+    ),
+    "aws:efs/fileSystem:FileSystem": ("availabilityZoneName", "creationToken", "encrypted", "kmsKeyId", "performanceMode"),
+    "aws:fsx/lustreFileSystem:LustreFileSystem": (
+        "deploymentType", "efaEnabled", "kmsKeyId", "securityGroupIds", "storageType", "subnetIds",
+    ),
+    "aws:ec2/launchTemplate:LaunchTemplate": ("name", "namePrefix"),
+    "aws:ec2/vpc:Vpc": ("cidrBlock",),
+    "aws:ec2/subnet:Subnet": ("availabilityZone", "cidrBlock", "vpcId"),
+    # Kubernetes objects are replaced when their name changes (pulumi-kubernetes).
+    "kubernetes:karpenter.sh/v1:NodePool": ("metadata.name",),
+    "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": ("metadata.name",),
+})
+
+# --- Look-ups (errors list what is valid, so callers can pass them straight to users) ---
+
+def instance_type(name: str) -> InstanceType:
+    try:
+        return INSTANCE_TYPES[name]
+    except KeyError:
+        raise KeyError(f"unknown GPU instance type {name!r}; known: {', '.join(INSTANCE_TYPES)}") from None
+
+
+def driver_branch(version: str) -> str:
+    return version.split(".", 1)[0]
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """Numeric sort key for dotted versions such as driver `580.173.02`."""
+    return tuple(int(p) for p in version.lstrip("v").split(".") if p.isdigit())
+
+
+def mig_class(gpu: GpuModel, profile: str) -> MigClass:
+    return MIG_CLASSES[gpu.mig_profiles[profile]]
+
+
+# --- Kueue: queueing and fair sharing (kubernetes-sigs/kueue releases; chart README "Installing the chart") ---
+
+
+@dataclass(frozen=True)
+class KueueRelease:
+    chart_version: str  # the OCI chart's version (no "v")
+    app_version: str  # the controller image tag the chart deploys
+    crds: str  # folder under components/upstream/crds holding the release's CRDs (tests validate against them)
+
+
+# The official chart is published only as an OCI artifact; Helm takes the reference as the chart name.
+KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
+KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta2"  # the storage version of every Kueue CRD at these releases
+KUEUE_CONFIG_API_VERSION = "config.kueue.x-k8s.io/v1beta2"  # the controller's Configuration (apis/config/v1beta2)
+KUEUE_RELEASES: Mapping[str, KueueRelease] = MappingProxyType({
+    r.chart_version: r for r in (KueueRelease("0.19.2", "v0.19.2", "kueue-v0.19.2"),)
+})
+# Workload kinds Kueue admits (Configuration.integrations.frameworks). "pod", "deployment" and "statefulset"
+# are opt-in: without "pod" a plain Pod carrying the queue label would run unqueued. Kinds whose CRDs are
+# not installed are skipped by the controller.
+KUEUE_FRAMEWORKS = ("batch/job", "pod", "deployment", "statefulset", "jobset.x-k8s.io/jobset",
+                    "kubeflow.org/pytorchjob", "kubeflow.org/mpijob", "trainer.kubeflow.org/trainjob",
+                    "ray.io/rayjob", "ray.io/raycluster", "leaderworkerset.x-k8s.io/leaderworkerset")
+# Requests Kueue does not count (Configuration.resources.excludeResourcePrefixes): node-local resources that
+# come with the node, not with a quota. A ClusterQueue refuses any request it does not cover, so an EFA
+# request (vpc.amazonaws.com/efa) would otherwise keep a training Job pending forever.
+KUEUE_EXCLUDED_RESOURCE_PREFIXES = ("vpc.amazonaws.com/", "ephemeral-storage", "hugepages-")

@@ -1,0 +1,59 @@
+"""Karpenter's API as the platform uses it: kinds, type tokens, disruption reasons, and how a registered
+NodePool reads (karpenter.sh v1.14 NodePools, NodeClasses, Disruption).
+
+The read-back helpers take a NodePool's inputs as registered (plain camelCase dicts), so the cost model,
+the disruption model and the policy pack read Karpenter pools the way they read managed node groups.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from gpu_platform.facts import names
+
+KARPENTER = "karpenter"  # nodePools[].provisioner of pools Karpenter launches
+NODE_POOL_API = ("karpenter.sh/v1", "NodePool")
+NODE_CLASS_API = ("karpenter.k8s.aws/v1", "EC2NodeClass")
+NODE_POOL = f"kubernetes:{NODE_POOL_API[0]}:{NODE_POOL_API[1]}"
+NODE_CLASS = f"kubernetes:{NODE_CLASS_API[0]}:{NODE_CLASS_API[1]}"
+CAPACITY_TYPES = {"spot": "spot", "on-demand": "on-demand"}  # the spec's spelling is Karpenter's
+# Reasons Karpenter may voluntarily disrupt a node for; a window holds back the two that evict pods.
+POD_EVICTING_REASONS = ("Drifted", "Underutilized")
+EMPTY_REASON = "Empty"
+
+
+# --- reading a NodePool back (cost, capacity, disruption and policies see what was registered) ---
+
+def requirement_values(node_pool: Mapping[str, Any], key: str) -> list[str]:
+    """The `In` values of one requirement of a NodePool's inputs ([] without one)."""
+    reqs = (((node_pool.get("spec") or {}).get("template") or {}).get("spec") or {}).get("requirements") or []
+    for req in reqs:
+        if isinstance(req, Mapping) and req.get("key") == key and req.get("operator") == "In":
+            return list(req.get("values") or [])
+    return []
+
+
+def max_nodes(node_pool: Mapping[str, Any]) -> int:
+    """limits.nodes (0 when absent or not a whole number)."""
+    value = ((node_pool.get("spec") or {}).get("limits") or {}).get("nodes")
+    try:
+        return int(str(value))
+    except ValueError:
+        return 0
+
+
+def node_group_view(node_pool: Mapping[str, Any]) -> dict[str, Any]:
+    """A NodePool's inputs in a managed node group's terms (instanceTypes, capacityType, scalingConfig,
+    labels, taints in the EKS API's spelling), so the cost model and the pack's pool rules read both."""
+    template = (node_pool.get("spec") or {}).get("template") or {}
+    labels = dict((template.get("metadata") or {}).get("labels") or {})
+    capacity = requirement_values(node_pool, names.KARPENTER_CAPACITY_TYPE_LABEL)
+    effects = names.TAINT_EFFECTS  # Kubernetes spelling -> the EKS API's
+    return {
+        "instanceTypes": requirement_values(node_pool, names.INSTANCE_TYPE_LABEL),
+        "capacityType": "SPOT" if capacity == ["spot"] else "ON_DEMAND" if capacity == ["on-demand"] else "MIXED",
+        "scalingConfig": {"minSize": 0, "maxSize": max_nodes(node_pool)},
+        "labels": labels,
+        "taints": [{"key": t.get("key"), "value": t.get("value", ""), "effect": effects.get(t.get("effect"), t.get("effect"))}
+                   for t in (template.get("spec") or {}).get("taints") or [] if isinstance(t, Mapping)],
+        "nodeGroupName": (node_pool.get("metadata") or {}).get("name"),
+    }

@@ -1,0 +1,129 @@
+"""The plan's `capacity` section: what Kubernetes can schedule per pool and in total, beside team quotas.
+
+Computed from the validated spec of the stack being planned (components.capacity does the counting).
+JSON shape documented in docs/cost.md; `VERSION` changes only when a field changes meaning.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from gpu_platform.decisions.capacity import platform_capacity, team_quota_totals
+from gpu_platform.decisions.launch_template import efa_interface_count
+from gpu_platform.decisions.local_storage import pool_local_storage
+from gpu_platform.planner.sections import PlanContext, Section, register
+from gpu_platform.planner.tables import count, md_table, percent, span, text_table
+from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
+
+NAME = "capacity"
+TITLE = "GPU capacity at max size"
+VERSION = 1
+
+
+def build(ctx: PlanContext) -> Optional[dict[str, Any]]:
+    return None if ctx.spec is None else from_spec(ctx.spec)
+
+
+def from_spec(spec: PlatformSpec) -> dict[str, Any]:
+    cap = platform_capacity(spec)
+    quotas = team_quota_totals(spec)
+    pools = []
+    for pool, pc in zip(spec.node_pools, cap.pools):
+        pools.append({
+            "name": pool.name, "gpu": pc.gpu, "instanceType": pool.instance_types[0],
+            "minSize": pool.min_size, "maxSize": pool.max_size, "sharing": _sharing(pool),
+            "physicalGpusPerNode": pool.gpus_per_node, "physicalGpusAtMax": pc.physical_gpus_max,
+            "perNode": pc.per_node, "atMax": pc.at_max, **_training(pool),
+        })
+    ratio = spec.quota_overcommit_ratio
+    resources = []
+    for res in sorted(set(cap.total) | set(quotas)):
+        offered, asked = cap.total.get(res, 0), quotas.get(res, 0)
+        resources.append({"resource": res, "capacityAtMax": offered, "teamQuota": asked,
+                          "quotaToCapacity": round(asked / offered, 6) if offered else None, "overcommitted": asked > offered})
+    return {
+        "version": VERSION, "migStrategy": spec.mig_strategy, "pools": pools,
+        "total": {"physicalGpusAtMax": sum(p.physical_gpus_max for p in cap.pools), "atMax": cap.total},
+        "teamQuotas": quotas, "quotaOvercommitRatio": ratio, "resources": resources,
+        "overcommitted": any(r["overcommitted"] for r in resources),
+    }
+
+
+def _training(pool: NodePoolSpec) -> dict[str, Any]:
+    """Local NVMe scratch (decimal GB, 0 without the RAID0) and EFA interfaces per node."""
+    scratch = pool_local_storage(pool)
+    return {"localScratchGBPerNode": scratch.gb_per_node if scratch.mount else 0,
+            "efaInterfacesPerNode": efa_interface_count(pool)}
+
+
+def _sharing(pool: NodePoolSpec) -> dict[str, Any]:
+    s = pool.sharing
+    if s.mode == "time-slicing":
+        return {"mode": s.mode, "replicas": s.replicas}
+    if s.mode == "mig":
+        return {"mode": s.mode, "layout": {p: n for p, n in sorted((s.layout or {}).items()) if n}}
+    return {"mode": s.mode}
+
+
+def sharing_text(sharing: dict[str, Any]) -> str:
+    if sharing["mode"] == "time-slicing":
+        return f"time-slicing x{sharing['replicas']}"
+    if sharing["mode"] == "mig":
+        return "MIG " + " + ".join(f"{n}x{p}" for p, n in sharing["layout"].items())
+    return "whole GPUs"
+
+
+def short(resource: str) -> str:
+    """`nvidia.com/mig-1g.10gb` -> `mig-1g.10gb`: the vendor prefix is the same on every line."""
+    return resource.split("/", 1)[-1]
+
+
+def text(section: dict[str, Any]) -> str:
+    rows = []
+    for p in section["pools"]:
+        for i, (res, per_node) in enumerate(p["perNode"].items()):
+            head = [p["name"], p["gpu"], sharing_text(p["sharing"]), span(p["minSize"], p["maxSize"]),
+                    count(p["physicalGpusPerNode"]), count(p["physicalGpusAtMax"]), scratch(p)] if i == 0 else [""] * 7
+            rows.append([*head, res, count(per_node), count(p["atMax"][res])])
+    lines = text_table(["Pool", "GPU", "Sharing", "Nodes", "GPUs/node", "GPUs at max", "Scratch/node", "Resource",
+                        "Per node", "At max"], rows, right=(3, 4, 5, 6, 8, 9))
+    lines.append("")
+    res_rows = [[r["resource"], count(r["capacityAtMax"]), count(r["teamQuota"]), percent(r["quotaToCapacity"]),
+                 "OVERCOMMITTED" if r["overcommitted"] else ""] for r in section["resources"]]
+    lines += text_table(["Resource", "At max", "Team quotas", "Quota/capacity", ""], res_rows, right=(1, 2, 3))
+    lines.append(f"  Physical GPUs at max size: {count(section['total']['physicalGpusAtMax'])}; "
+                 f"MIG strategy {section['migStrategy']}. {_verdict(section)}")
+    return "\n".join(lines)
+
+
+def scratch(pool: dict[str, Any]) -> str:
+    """Local NVMe scratch per node: `8,000 GB`, or `-` without it."""
+    gb = pool.get("localScratchGBPerNode", 0)
+    return f"{count(gb)} GB" if gb else "-"
+
+
+def _verdict(section: dict[str, Any]) -> str:
+    ratio = f"{section['quotaOvercommitRatio']:g}"
+    if section["overcommitted"]:
+        return (f"Team quotas exceed capacity at max size (allowed by quotaOvercommitRatio {ratio}): "
+                "not every team can use its full quota at once.")
+    return "Team quotas fit capacity at max size."
+
+
+def markdown(section: dict[str, Any]) -> str:
+    rows = [[p["name"], span(p["minSize"], p["maxSize"]), f"{count(p['physicalGpusAtMax'])} x {p['gpu']}",
+             sharing_text(p["sharing"]), scratch(p), ", ".join(f"{count(n)} {short(r)}" for r, n in p["atMax"].items())]
+            for p in section["pools"]]
+    rows.append(["**Total**", "", f"**{count(section['total']['physicalGpusAtMax'])} GPUs**", "", "",
+                 ", ".join(f"{count(n)} {short(r)}" for r, n in section["total"]["atMax"].items())])
+    quota = ", ".join(f"{count(r['teamQuota'])} {short(r['resource'])} ({percent(r['quotaToCapacity'])})"
+                      for r in section["resources"] if r["teamQuota"])
+    if quota:
+        rows.append(["Team quotas", "", "", "", "", quota])
+    headers = ["Pool", "Nodes", "GPUs at max", "Sharing", "Scratch/node", "Schedulable at max (nvidia.com/...)"]
+    lines = [*md_table(headers, rows)]
+    if section["overcommitted"]:
+        lines += ["", f"⚠️ {_verdict(section)}"]
+    return "\n".join(lines)
+
+
+SECTION = register(Section(NAME, TITLE, build, text, markdown))

@@ -1,0 +1,231 @@
+"""The `gpu-platform` command.
+
+  gpu-platform plan (--stack NAME | --config FILE) [--json FILE] [--out DIR]
+                    [--policy-config FILE] [--lock FILE] [--format text|markdown] [--as-of YYYY-MM-DD]
+  gpu-platform diff BASE.json HEAD.json [--format text|markdown|json]     (planner/diff.py)
+  gpu-platform check-preview FILE [--lock FILE] [--environment ENV] [--guard-type TYPE]...
+                                                                    (planner/preview_gate.py)
+  gpu-platform lock (--stack NAME | --config FILE | --plan JSON) [--out FILE]   (planner/lock.py)
+  gpu-platform upgrade-check BASE.json HEAD.json [--format text|markdown]  (planner/upgrade_check.py)
+
+Exit codes: 0 plan is clean, 1 mandatory policy violations, 2 invalid input (stack file, options, or a
+version past end of life in prod on the as-of date: the plan is still printed), 3 the program itself
+failed (a bug, or an invoke the offline planner cannot answer).
+Input problems print one line each, never a traceback; `--debug` shows the traceback of a failure.
+More subcommands plug in through COMMAND_MODULES: each module has `add_command(subparsers)` that
+sets `run=<function(args) -> int>` as the parser's default.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import gc
+import importlib
+import json
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from gpu_platform.planner import stackfile
+from gpu_platform.planner.errors import PlannerError
+
+EXIT_OK, EXIT_VIOLATIONS, EXIT_INVALID, EXIT_FAILED = 0, 1, 2, 3
+PLATFORM_KEY = "platform"
+PLANNER_DIR = Path(__file__).resolve().parent
+
+# Modules adding subcommands (e.g. "gpu_platform.planner.diff"); each defines add_command(subparsers).
+COMMAND_MODULES: list[str] = ["gpu_platform.planner.diff", "gpu_platform.planner.preview_gate", "gpu_platform.planner.lock",
+                              "gpu_platform.planner.upgrade_check"]
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    if argv is None:  # the command line: this process ends with the command
+        gc.disable()  # see engine._paused_gc; skips a full collection of the dead run at exit
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "run"):
+        parser.print_help(sys.stderr)
+        return EXIT_INVALID
+    try:
+        return args.run(args)
+    except PlannerError as exc:
+        _problems(exc.problems)
+        return EXIT_INVALID
+    except Exception as exc:  # noqa: BLE001 a bug of ours: one clear line, the traceback on request
+        print(f"error: internal error in gpu-platform: {type(exc).__name__}: {exc}", file=sys.stderr)
+        _traceback_hint(exc, getattr(args, "debug", False))
+        return EXIT_FAILED
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gpu-platform", description="Plan and check the GPU platform offline, without cloud credentials.")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+    _add_plan(commands)
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).add_command(commands)
+    return parser
+
+
+def _add_plan(commands: Any) -> None:
+    p = commands.add_parser(
+        "plan", help="show what a stack would create, its policy verdict and extra tables",
+        description="Run the program against Pulumi's mock engine and print the plan.")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--stack", metavar="NAME", help="plan stacks/Pulumi.NAME.yaml")
+    which.add_argument("--config", metavar="FILE", type=Path, help="plan any stack file")
+    p.add_argument("--json", metavar="FILE", type=Path, help="write the plan as JSON")
+    p.add_argument("--out", metavar="DIR", type=Path, help="write Kubernetes manifests and Helm values here")
+    p.add_argument("--policy-config", metavar="FILE", type=Path,
+                   help="policy pack config (the file given to --policy-pack-config)")
+    p.add_argument("--lock", metavar="FILE", type=Path,
+                   help="the node-group lock to hold the plan to (default: stacks/Pulumi.<stack>.lock.json)")
+    p.add_argument("--format", choices=("text", "markdown"), default="text", help="how to print the plan")
+    p.add_argument("--as-of", metavar="YYYY-MM-DD", type=as_of_date, default=None,
+                   help="judge support windows and price the control plane on this day (default: today)")
+    p.add_argument("--project-dir", metavar="DIR", type=Path,
+                   help="the Pulumi project (default: the one holding Pulumi.yaml here or above)")
+    p.add_argument("--debug", action="store_true", help="print the traceback when the program fails")
+    p.set_defaults(run=run_plan)
+
+
+def as_of_date(text: str) -> datetime.date:
+    """`--as-of`: an ISO day; argparse reports a bad one as a usage error (exit 2)."""
+    try:
+        return datetime.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date like 2026-11-23") from None
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    from gpu_platform.planner import outputs, render, sections, verdict
+    from gpu_platform.planner import plan as plan_doc
+
+    as_of = args.as_of or datetime.date.today()
+    project = stackfile.load_project(args.project_dir.resolve() if args.project_dir else _default_project_dir())
+    stack = stackfile.load_stack(project, stack=args.stack, path=args.config)
+    _check_policy_config(args.policy_config)
+    if args.lock is not None and not args.lock.is_file():
+        raise PlannerError(f"--lock {args.lock}: no such file (write one with `gpu-platform lock`)")
+    platform, spec = _prevalidate(project, stack, as_of)
+
+    recording = _run(project, stack, args.debug)
+    if recording is None:
+        return EXIT_FAILED
+    plan = plan_doc.build_plan(recording)
+    active = sections.sections()
+    ctx = sections.PlanContext(plan=plan, recording=recording, stack=stack, platform=platform, spec=spec, as_of=as_of)
+    plan.update(sections.build_all(ctx))
+    plan["policy"]["violations"] = verdict.evaluate(plan, args.policy_config, lock=args.lock)
+
+    if args.json:
+        plan_doc.write(plan, args.json)
+    if args.out:
+        outputs.write(args.out, ctx, active)
+    shown = render.markdown(plan, active) if args.format == "markdown" else render.text(plan, active)
+    sys.stdout.write(shown)
+    for message in dict.fromkeys(recording.warnings):
+        print(message, file=sys.stderr)
+    from gpu_platform.planner.lifecycle_section import NAME as LIFECYCLE
+    from gpu_platform.planner.lifecycle_section import errors as lifecycle_errors
+
+    expired = lifecycle_errors(plan.get(LIFECYCLE))
+    if expired:  # EKS or NVIDIA no longer supports what the file pins: as invalid as a bad field
+        _problems([f"{stackfile.show_path(stack.path)}: {e}" for e in expired])
+        return EXIT_INVALID
+    mandatory = any(v.get("level") == "mandatory" for v in plan["policy"]["violations"])
+    return EXIT_VIOLATIONS if mandatory else EXIT_OK
+
+
+def _default_project_dir() -> Path:
+    return stackfile.find_project_dir(Path.cwd(), PLANNER_DIR.parent)
+
+
+def _check_policy_config(path: Optional[Path]) -> None:
+    if path is None:
+        return
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise PlannerError(f"--policy-config {path}: no such file") from None
+    except OSError as exc:
+        raise PlannerError(f"--policy-config {path}: cannot read: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise PlannerError(f"--policy-config {path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise PlannerError(f"--policy-config {path}: must be a JSON object like {{\"all\": \"mandatory\"}}")
+
+
+def _prevalidate(project: Any, stack: Any, as_of: Optional[datetime.date] = None) -> tuple[Any, Any]:
+    """Parse the platform object, and validate it when the project is this platform's own program (its
+    checkout holds components/gpu_platform/), so an invalid file stops here with every problem listed."""
+    key = f"{project.name}:{PLATFORM_KEY}"
+    try:
+        platform = stack.object(key)
+    except json.JSONDecodeError as exc:
+        raise PlannerError(f"{stackfile.show_path(stack.path)}: `{key}` is not valid JSON: {exc.msg}") from None
+    if not (project.dir / "components" / "gpu_platform").is_dir():
+        return platform, None
+    from gpu_platform.decisions.validation import parse_platform
+
+    try:
+        return platform, parse_platform(platform, as_of)
+    except ValueError as exc:
+        _raise_spec_error(exc, stack.path)
+        raise
+
+
+def _run(project: Any, stack: Any, debug: bool) -> Any:
+    """Run the program; None (after printing why) when it failed for a reason other than bad input."""
+    from gpu_platform.planner.engine import run_program
+    from gpu_platform.planner.mocks import UnansweredInvoke
+
+    try:
+        return run_program(project.dir, stack=stack.stack, config=stack.config, project=project.name,
+                           secret_keys=stack.secret_keys)
+    except PlannerError:
+        raise
+    except Exception as exc:  # noqa: BLE001 the program's own errors are reported, not raised
+        _raise_spec_error(exc, stack.path)
+        if isinstance(exc, UnansweredInvoke):
+            print(f"error: {exc}", file=sys.stderr)
+        else:
+            where = _program_frame(exc, project.dir)
+            print(f"error: the program failed{where}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        _traceback_hint(exc, debug)
+        return None
+
+
+def _raise_spec_error(exc: BaseException, stack_path: Path) -> None:
+    """A SpecError (a ValueError carrying `problems`) anywhere in the cause chain is invalid input."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        problems = getattr(seen, "problems", None)
+        if isinstance(seen, ValueError) and isinstance(problems, list) and problems:
+            raise PlannerError([f"{stackfile.show_path(stack_path)}: {p}" for p in problems]) from None
+        seen = seen.__cause__ or seen.__context__
+
+
+def _program_frame(exc: BaseException, program_dir: Path) -> str:
+    """` at components/x.py:12`: the innermost traceback frame in the program's own files."""
+    found = ""
+    for frame in traceback.extract_tb(exc.__traceback__):
+        path = Path(frame.filename)
+        mine = path.is_relative_to(PLANNER_DIR) or {".venv", "site-packages"} & set(path.parts)
+        if path.is_relative_to(program_dir) and not mine:
+            found = f" at {path.relative_to(program_dir)}:{frame.lineno}"
+    return found
+
+
+def _traceback_hint(exc: BaseException, debug: bool) -> None:
+    if debug:
+        traceback.print_exception(exc, file=sys.stderr)
+    else:
+        print("(run with --debug for the traceback)", file=sys.stderr)
+
+
+def _problems(problems: list[str]) -> None:
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+

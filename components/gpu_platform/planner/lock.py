@@ -1,0 +1,146 @@
+"""`gpu-platform lock`: write the node-group lock the replacement guard holds a stack to.
+
+  gpu-platform lock (--stack NAME | --config FILE | --plan PLAN.json) [--out FILE]
+
+The lock records, per node group (by logical name), every replace-forcing input the stack file decides
+(policy.replacement.LOCKED_INPUTS), and per pool the fingerprint of everything whose change
+restarts GPU operands, evicts GPU pods or rolls nodes (components.disruption). It is committed as
+`stacks/Pulumi.<stack>.lock.json`; the policy pack then refuses any update that would replace a locked
+group, drop one, or (in prod) evict GPU pods or roll nodes the lock does not record. Regenerating the
+lock in the same pull request is how such a change is made deliberate and reviewed; the command prints
+what changed against the previous lock so the reviewer sees it too.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+from gpu_platform.planner.errors import PlannerError
+
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+
+
+def add_command(commands: Any) -> None:
+    p = commands.add_parser(
+        "lock", help="write stacks/Pulumi.<stack>.lock.json: the node groups' replace-forcing inputs",
+        description="Lock every node group's replace-forcing inputs from an offline plan, for the replacement guard.")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--stack", metavar="NAME", help="plan stacks/Pulumi.NAME.yaml and lock it")
+    which.add_argument("--config", metavar="FILE", type=Path, help="plan any stack file and lock it")
+    which.add_argument("--plan", metavar="JSON", type=Path, help="lock from a plan written by `plan --json`")
+    p.add_argument("--out", metavar="FILE", type=Path, help="where to write (default: stacks/Pulumi.<stack>.lock.json)")
+    p.add_argument("--project-dir", metavar="DIR", type=Path, help="the Pulumi project (default: found from here)")
+    p.set_defaults(run=run_lock)
+
+
+def run_lock(args: argparse.Namespace) -> int:
+    plan, project_dir = _plan(args)
+    lock = lock_from_plan(plan)
+    out = args.out or _replacement().default_lock_path(plan["stack"], project_dir)
+    old = _previous(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(lock, indent=2, sort_keys=True) + "\n")
+    groups = lock["nodeGroups"]
+    karpenter = f", {len(lock['nodePools'])} Karpenter NodePool(s)" if lock.get("nodePools") else ""
+    print(f"Locked {len(groups)} node group(s){karpenter} and {len(lock['pools'])} pool(s) of stack {plan['stack']} in {out}")
+    for line in changes(old, lock):
+        print(f"  {line}")
+    return 0
+
+
+def lock_from_plan(plan: dict[str, Any]) -> dict[str, Any]:
+    """The lock document for a plan; refuses values the plan could not know."""
+    from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
+
+    from gpu_platform.decisions import disruption, disruption_model
+    from gpu_platform.planner.verdict import _engine_value
+
+    replacement = _replacement()
+    resources = plan.get("resources") or []
+    groups = {r["name"]: unknown_checking_proxy(_engine_value(r.get("inputs") or {}))
+              for r in resources if r.get("type") == NODE_GROUP}
+    node_pools = {r["name"]: unknown_checking_proxy(_engine_value(r.get("inputs") or {}))
+                  for r in resources if r.get("type") == replacement.NODE_POOL}
+    pools = disruption.pools_of((r["type"], r["name"], r.get("inputs") or {}) for r in resources)
+    entries = {name: disruption.lock_entry(pool) for name, pool in pools.items()}
+    unknown = sorted(name for name, entry in entries.items() if disruption_model.UNKNOWN in json.dumps(entry))
+    if unknown:
+        raise PlannerError(f"cannot lock: pool(s) {', '.join(unknown)} have inputs the plan does not know; lock "
+                           "from a plan whose node-group, launch-template and GPU Operator inputs are known")
+    try:
+        return replacement.new_lock(plan["stack"], groups, entries, node_pools)
+    except UnknownValueError as err:
+        raise PlannerError(f"cannot lock: {err.message} in the plan; lock from a plan whose node-group inputs are known") from None
+
+
+def changes(old: Optional[dict[str, Any]], new: dict[str, Any]) -> list[str]:
+    """Human lines: groups added or dropped, inputs changed (what a reviewer must agree to)."""
+    if old is None:
+        return ["(no previous lock)"]
+    lines = []
+    for section, what in (("nodeGroups", "node group"), ("nodePools", "NodePool")):
+        before, after = old.get(section, {}), new.get(section, {})
+        lines += [f"+ {name}: newly locked" for name in sorted(set(after) - set(before))]
+        lines += [f"- {name}: no longer locked (the guard will not stop its deletion)" for name in sorted(set(before) - set(after))]
+        for name in sorted(set(before) & set(after)):
+            for key in sorted(set(before[name]) | set(after[name])):
+                if before[name].get(key) != after[name].get(key):
+                    lines.append(f"~ {name}.{key}: {json.dumps(before[name].get(key))} -> {json.dumps(after[name].get(key))}"
+                                 f" (replaces the {what})")
+    return (lines + pool_changes(old.get("pools"), new["pools"])) or ["(unchanged)"]
+
+
+def pool_changes(before: Optional[dict[str, Any]], after: dict[str, Any]) -> list[str]:
+    """What the new lock approves per pool: each fingerprint change with its effect."""
+    from gpu_platform.decisions import disruption
+
+    if before is None:
+        return [f"+ pool {name}: fingerprint recorded" for name in sorted(after)]
+    lines = [f"+ pool {name}: fingerprint recorded" for name in sorted(set(after) - set(before))]
+    for name in sorted(set(before) & set(after)):
+        found = disruption.classify(disruption.pool_from_lock(name, before[name]),
+                                    disruption.pool_from_lock(name, after[name]), locked_only=True)
+        lines += [f"~ pool {name}: approves {c.effect.label}: {c.text}" for c in (found.causes if found else ())]
+    return lines
+
+
+def _previous(path: Path) -> Optional[dict[str, Any]]:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _replacement() -> Any:
+    from gpu_platform.planner.verdict import load_pack
+
+    load_pack()
+    from gpu_platform.policy import replacement
+
+    return replacement
+
+
+def _plan(args: argparse.Namespace) -> tuple[dict[str, Any], Path]:
+    """The plan to lock and the project directory the lock belongs to."""
+    from gpu_platform.planner import cli, stackfile
+    from gpu_platform.planner import plan as plan_doc
+
+    if args.plan is not None:
+        try:
+            plan = json.loads(args.plan.read_text())
+        except (OSError, ValueError) as exc:
+            raise PlannerError(f"--plan {args.plan}: cannot read a plan: {exc}") from None
+        if not isinstance(plan, dict) or "resources" not in plan or "stack" not in plan:
+            raise PlannerError(f"--plan {args.plan}: not a plan written by `gpu-platform plan --json`")
+        return plan, (args.project_dir or _replacement().ROOT).resolve()
+    project = stackfile.load_project(args.project_dir.resolve() if args.project_dir else cli._default_project_dir())
+    stack = stackfile.load_stack(project, stack=args.stack, path=args.config)
+    cli._prevalidate(project, stack)
+    recording = cli._run(project, stack, debug=False)
+    if recording is None:
+        print("error: the program failed; nothing was locked", file=sys.stderr)
+        raise SystemExit(cli.EXIT_FAILED)
+    return plan_doc.build_plan(recording), project.dir

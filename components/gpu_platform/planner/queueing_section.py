@@ -1,0 +1,100 @@
+"""The plan's `queueing` section: per team, what Kueue guarantees (nominal), what it may borrow, and the
+ceiling its ResourceQuota holds; per flavor, capacity at max size beside the nominal quotas placed on it.
+
+Computed from the validated spec of the stack being planned (components/queueing.py does the numbers the
+program renders), only when `queueing.mode` is kueue. Quantities are Kubernetes quantity strings. JSON
+shape in docs/queueing.md; `VERSION` changes only when a field changes meaning.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from gpu_platform.decisions.queueing import format_quantity, gpu_flavors, placement, team_queue
+from gpu_platform.facts import names
+from gpu_platform.planner.capacity_section import short
+from gpu_platform.planner.sections import PlanContext, Section, register
+from gpu_platform.planner.tables import md_table, text_table
+from gpu_platform.spec.models import PlatformSpec
+
+NAME = "queueing"
+TITLE = "Fair sharing (Kueue): nominal, borrowable and ceiling per team"
+VERSION = 1
+
+
+def build(ctx: PlanContext) -> Optional[dict[str, Any]]:
+    if ctx.spec is None or not ctx.spec.queueing.enabled:
+        return None
+    return from_spec(ctx.spec)
+
+
+def from_spec(spec: PlatformSpec) -> dict[str, Any]:
+    placed = placement(spec)
+    teams = []
+    for team in spec.teams:
+        queue = team_queue(spec, team, placed)
+        teams.append({
+            "name": team.name, "tier": team.priority_tier, "weight": queue.weight,
+            "clusterQueue": names.cluster_queue(team.name), "localQueue": names.TEAM_LOCAL_QUEUE,
+            "borrowingLimit": queue.borrowing_limit, "lendingLimit": queue.lending_limit,
+            "preemption": {"withinClusterQueue": queue.tier.within_cluster_queue,
+                           "reclaimWithinCohort": queue.tier.reclaim_within_cohort},
+            "resources": [{"resource": t.resource, "nominal": format_quantity(t.resource, t.nominal),
+                           "borrowable": format_quantity(t.resource, t.borrowable),
+                           "lendable": format_quantity(t.resource, t.lendable),
+                           "ceiling": format_quantity(t.resource, t.ceiling)} for t in queue.totals()],
+            "flavors": [{"flavor": q.flavor, "resource": q.resource, "nominal": format_quantity(q.resource, q.nominal),
+                         "borrowingLimit": format_quantity(q.resource, q.borrowing_limit),
+                         "lendingLimit": format_quantity(q.resource, q.lending_limit)}
+                        for q in queue.quotas.values()],
+        })
+    flavors = [{"name": f.name, "pool": f.pool, "resource": f.resource, "gpu": f.gpu, "migProfile": f.mig_profile,
+                "capacityType": f.capacity_type, "capacityAtMax": f.capacity,
+                "nominal": f.capacity - placed.left[f.name], "unplaced": placed.left[f.name]}
+               for f in gpu_flavors(spec)]
+    return {"version": VERSION, "mode": spec.queueing.mode, "chartVersion": spec.queueing.chart_version,
+            "cohort": names.KUEUE_COHORT, "flavors": flavors, "teams": teams}
+
+
+def _held(team: dict[str, Any], resource: str) -> str:
+    """Where the team's nominal quota of a resource sits: `a100-train 12, l4-inference 2`."""
+    return ", ".join(f"{f['flavor']} {f['nominal']}" for f in team["flavors"]
+                     if f["resource"] == resource and f["nominal"] != "0")
+
+
+def _team_rows(section: dict[str, Any]) -> list[list[str]]:
+    rows = []
+    for team in section["teams"]:
+        used = [r for r in team["resources"] if r["ceiling"] != "0"]  # a resource the team has none of stays at 0
+        for i, r in enumerate(used):
+            head = [team["name"], f"{team['tier']} (weight {team['weight']:g})"] if i == 0 else ["", ""]
+            rows.append([*head, short(r["resource"]), r["nominal"], r["borrowable"], r["ceiling"], r["lendable"],
+                         _held(team, r["resource"]) or "-"])
+    return rows
+
+
+def _flavor_rows(section: dict[str, Any]) -> list[list[str]]:
+    return [[f["name"], f["pool"], short(f["resource"]), f["capacityType"], str(f["capacityAtMax"]), str(f["nominal"]),
+             str(f["unplaced"])] for f in section["flavors"]]
+
+
+TEAM_HEADERS = ["Team", "Tier", "Resource", "Nominal", "Borrowable", "Ceiling", "Lendable", "Nominal on flavors"]
+FLAVOR_HEADERS = ["Flavor", "Pool", "Resource", "Capacity type", "At max", "Nominal", "Unplaced"]
+
+
+def text(section: dict[str, Any]) -> str:
+    lines = text_table(TEAM_HEADERS, _team_rows(section), right=(3, 4, 5, 6))
+    lines.append("")
+    lines += text_table(FLAVOR_HEADERS, _flavor_rows(section), right=(4, 5, 6))
+    lines.append(f"  Kueue {section['chartVersion']}, cohort {section['cohort']}. Ceiling = nominal + borrowable "
+                 "(the team's ResourceQuota); nominal quotas fit capacity at max size.")
+    return "\n".join(lines)
+
+
+def markdown(section: dict[str, Any]) -> str:
+    lines = [*md_table(TEAM_HEADERS, _team_rows(section), right=(3, 4, 5, 6)), "",
+             "<details><summary>Flavors: capacity at max size and the nominal quota placed on it</summary>", "",
+             *md_table(FLAVOR_HEADERS, _flavor_rows(section), right=(4, 5, 6)), "", "</details>"]
+    return "\n".join(lines)
+
+
+SECTION = register(Section(NAME, TITLE, build, text, markdown))

@@ -1,0 +1,211 @@
+"""Read Pulumi.yaml and a stack file the way the Pulumi CLI does, into the config map a program sees.
+
+Pulumi hands a program every config value as a string under an `ns:key` name: objects and lists as
+JSON, scalars as their text, keys without a namespace under the project's. Secrets (`secure:`) need
+the stack's secrets provider, which an offline plan does not have: a secret config key (what
+`pulumi config set --secret KEY` writes) gets a clearly fake stand-in value and is marked secret, so
+the program reads it as a secret Output exactly as under `pulumi up`. A `secure:` value nested inside
+a structured key (`--path`) is refused: the program keeps every secret in its own key.
+YAML is read as YAML 1.2 like the CLI does (`on`/`yes` stay strings, dates stay text).
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+import yaml
+
+from gpu_platform.planner.errors import PlannerError
+
+DEFAULT_PROJECT = "gpu-platform"
+REQUIRED_KEYS = ("{project}:platform", "aws:region")
+
+
+class _Yaml12Loader(yaml.SafeLoader):
+    """SafeLoader with YAML 1.2 core scalars, as the CLI reads stack files: only true/false are
+    booleans, no timestamps, no sexagesimal or leading-zero-octal numbers."""
+
+    def construct_yaml_int(self, node):
+        text = self.construct_scalar(node)
+        return int(text, 0) if text.lstrip("+-")[:2] in ("0o", "0x") else int(text, 10)
+
+
+_YAML11_ONLY = ("bool", "int", "float", "timestamp")
+_Yaml12Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag.rsplit(":", 1)[-1] not in _YAML11_ONLY]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+for _tag, _pattern, _first in (
+    ("bool", r"true|True|TRUE|false|False|FALSE", "tTfF"),
+    ("int", r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+", "-+0123456789"),
+    ("float", r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)",
+     "-+.0123456789"),
+):
+    _Yaml12Loader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(f"^(?:{_pattern})$"), list(_first))
+_Yaml12Loader.add_constructor("tag:yaml.org,2002:int", _Yaml12Loader.construct_yaml_int)
+
+
+@dataclass(frozen=True)
+class Project:
+    dir: Path
+    name: str
+    stack_config_dir: Path
+    config: dict[str, str]  # project-level values from Pulumi.yaml, already namespaced
+
+    def stack_file(self, stack: str) -> Path:
+        return self.stack_config_dir / f"Pulumi.{stack}.yaml"
+
+    def stacks(self) -> list[str]:
+        return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in self.stack_config_dir.glob("Pulumi.*.yaml"))
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    stack: str
+    path: Path
+    config: dict[str, str]  # what pulumi.Config reads: `ns:key` -> string
+    secret_keys: tuple[str, ...] = ()  # keys stored with `secure:` (their values here are stand-ins)
+
+    def object(self, key: str) -> Any:
+        return json.loads(self.config[key])
+
+
+def load_project(project_dir: Path) -> Project:
+    path = project_dir / "Pulumi.yaml"
+    data = _read_yaml(path)
+    if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+        raise PlannerError(f"{show_path(path)}: not a Pulumi project file (needs a `name:`)")
+    name = data["name"]
+    config_dir = project_dir / str(data.get("stackConfigDir") or ".")
+    defaults = {}
+    for key, value in (data.get("config") or {}).items():
+        if isinstance(value, dict) and not ({"value", "default"} & value.keys()):
+            continue  # a typed declaration without a value: the stack must set it
+        if isinstance(value, dict):
+            value = value.get("value", value.get("default"))
+        defaults[_namespaced(str(key), name)] = value
+    problems = list(_secure_values(defaults, path))
+    if problems:
+        raise PlannerError(problems)
+    return Project(project_dir, name, config_dir, {k: _to_config_string(v) for k, v in defaults.items()})
+
+
+def find_project_dir(*starts: Path) -> Path:
+    """The first of `starts` (or a parent of one) that holds Pulumi.yaml."""
+    for start in starts:
+        for candidate in (start, *start.parents):
+            if (candidate / "Pulumi.yaml").is_file():
+                return candidate
+    raise PlannerError("no Pulumi.yaml found here or above; run from the project or pass --project-dir")
+
+
+def stack_name_for(path: Path) -> str:
+    """`Pulumi.dev.yaml` -> `dev`; any other file name -> its stem."""
+    name = path.name
+    if name.startswith("Pulumi.") and name.endswith((".yaml", ".yml")) and name.count(".") >= 2:
+        return name[len("Pulumi."):name.rindex(".")]
+    return path.stem
+
+
+def load_stack(project: Project, *, stack: str | None = None, path: Path | None = None) -> StackConfig:
+    """Load `--stack NAME` (from the project's stackConfigDir) or `--config FILE`."""
+    if path is None:
+        if stack is None:
+            raise PlannerError("give a stack name or a stack file")
+        path = project.stack_file(stack)
+        if not path.is_file():
+            known = ", ".join(project.stacks()) or "none"
+            raise PlannerError(f"{show_path(path)}: no such stack file (stacks here: {known})")
+    stack = stack or stack_name_for(path)
+    data = _read_yaml(path)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise PlannerError(f"{show_path(path)}: a stack file must be a YAML mapping with a top-level `config:`")
+    if data.get("environment"):
+        raise PlannerError(f"{show_path(path)}: `environment:` imports Pulumi ESC environments, which an offline "
+                           "plan cannot open; put the values under `config:`")
+    raw = data.get("config") or {}
+    if not isinstance(raw, dict):
+        raise PlannerError(f"{show_path(path)}: `config:` must be a mapping of `namespace:key: value`")
+    values = {_namespaced(str(key), project.name): value for key, value in raw.items()}
+    secrets = tuple(key for key, value in values.items() if _is_secure(value))
+    values.update({key: stand_in(key) for key in secrets})
+    problems = list(_secure_values(values, path))
+    config = {**project.config, **{k: _to_config_string(v) for k, v in values.items()}}
+    for key in (k.format(project=project.name) for k in REQUIRED_KEYS):
+        if key not in config:
+            problems.append(f"{show_path(path)}: missing config key `{key}` under `config:`")
+    if problems:
+        raise PlannerError(problems)
+    return StackConfig(stack, path, config, secrets)
+
+
+def stand_in(key: str) -> str:
+    """The value an offline plan gives secret `key`: obviously not a real secret, never sent anywhere."""
+    return f"offline-plan-stand-in-for-secret-{key}"
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise PlannerError(f"{show_path(path)}: no such file") from None
+    except OSError as exc:
+        raise PlannerError(f"{show_path(path)}: cannot read: {exc.strerror}") from None
+    try:
+        return yaml.load(text, Loader=_Yaml12Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{show_path(path)}:{mark.line + 1}:{mark.column + 1}" if mark else show_path(path)
+        what = " ".join(str(part) for part in (exc.context, exc.problem) if part)
+        raise PlannerError(f"{where}: YAML syntax error: {what}") from None
+    except yaml.YAMLError as exc:
+        raise PlannerError(f"{show_path(path)}: YAML error: {exc}") from None
+
+
+def _namespaced(key: str, project: str) -> str:
+    return key if ":" in key else f"{project}:{key}"
+
+
+def _to_config_string(value: Any) -> str:
+    """How the CLI passes a value: structured as JSON, booleans lowercase, null as empty."""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
+
+
+def _secure_values(values: dict[str, Any], path: Path) -> Iterable[str]:
+    for key, value in values.items():
+        for where in _find_secure(value, key):
+            yield (f"{show_path(path)}: `{where}` is a secret (`secure:`) inside a structured value; keep each "
+                   "secret in its own config key (`pulumi config set --secret KEY VALUE`) and refer to the key")
+
+
+def _is_secure(value: Any) -> bool:
+    return isinstance(value, dict) and set(value) == {"secure"}
+
+
+def _find_secure(value: Any, where: str) -> Iterable[str]:
+    if isinstance(value, dict):
+        if _is_secure(value):
+            yield where
+            return
+        for key, item in value.items():
+            yield from _find_secure(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _find_secure(item, f"{where}[{index}]")
+
+
+def show_path(path: Path) -> str:
+    """A path as the user typed it or relative to the working directory, never longer than needed."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)

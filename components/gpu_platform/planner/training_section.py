@@ -1,0 +1,187 @@
+"""The plan's `training` section: per pool its EFA, local NVMe scratch and datasets mount, and the
+datasets file system, each with what it adds to the bill.
+
+Computed from the validated spec (components.efa, local_storage, datasets, cost). EFA interfaces and
+instance-store NVMe come with the instance: they add nothing to the pool's price, and the section says
+so rather than leaving the reader to wonder. JSON shape documented in docs/training.md; `VERSION`
+changes only when a field changes meaning.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from gpu_platform.decisions.cost import Pricing, fsx_lustre_item
+from gpu_platform.decisions.datasets import (
+    MOUNT_PATH,
+    aggregate_throughput_mbps,
+    claim_teams,
+    fsx_lustre,
+    mounts_datasets,
+    protected,
+    throughput,
+)
+from gpu_platform.decisions.efa import efa_pools, rdma
+from gpu_platform.decisions.launch_template import efa_interface_count
+from gpu_platform.decisions.local_storage import pool_local_storage
+from gpu_platform.decisions.placement import subnet_index, subnet_indices
+from gpu_platform.decisions.pod_sizing import team_fits
+from gpu_platform.facts import catalog, names
+from gpu_platform.planner.sections import PlanContext, Section, register
+from gpu_platform.planner.tables import count, md_table, money, text_table
+from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
+
+NAME = "training"
+TITLE = "Training: EFA, local scratch and datasets"
+VERSION = 1
+INCLUDED = "in the instance price"
+HEADERS = ["Pool", "Zones", "EFA", "Local scratch per node", "Datasets mount", "Extra cost"]
+
+
+def build(ctx: PlanContext) -> Optional[dict[str, Any]]:
+    return None if ctx.spec is None else from_spec(ctx.spec, ctx.stack.config.get("aws:region"))
+
+
+def _zone_names(spec: PlatformSpec, region: Optional[str]) -> Optional[list[str]]:
+    create = spec.cluster.create
+    if region is None or create is None or create.vpc is None:
+        return None
+    from gpu_platform.decisions.network import zones
+
+    return zones(region, create.vpc)
+
+
+def from_spec(spec: PlatformSpec, region: Optional[str] = None) -> dict[str, Any]:
+    zone_names = _zone_names(spec, region)
+    return {
+        "version": VERSION,
+        "pools": [_pool(spec, p, zone_names) for p in spec.node_pools],
+        "efaDevicePlugin": ({"chart": catalog.EFA_DEVICE_PLUGIN_CHART[1], "version": spec.efa_device_plugin.chart_version,
+                             "namespace": catalog.EFA_DEVICE_PLUGIN_NAMESPACE, "pools": [p.name for p in efa_pools(spec)]}
+                            if efa_pools(spec) else None),
+        "datasets": _datasets(spec, zone_names),
+        "teams": [{"name": f.team, "largestPodGpus": f.gpus, "cpu": f.size.cpu_quantity,
+                   "memory": f.size.memory_quantity, "fits": not f.problems, "problems": f.problems}
+                  for f in team_fits(spec)],
+    }
+
+
+def _zones(spec: PlatformSpec, pool: NodePoolSpec, zone_names: Optional[list[str]]) -> Optional[list[str]]:
+    """The pool's zones when known; None for every subnet of the cluster."""
+    indices = subnet_indices(spec, pool, zone_names)
+    if indices is None:
+        return None
+    return [zone_names[i] for i in indices] if zone_names else [f"subnet {i + 1}" for i in indices]
+
+
+def _pool(spec: PlatformSpec, pool: NodePoolSpec, zone_names: Optional[list[str]]) -> dict[str, Any]:
+    cluster = spec.cluster.name
+    interfaces = efa_interface_count(pool)
+    scratch = pool_local_storage(pool)
+    return {
+        "name": pool.name, "instanceType": pool.instance_types[0], "maxSize": pool.max_size,
+        "zones": _zones(spec, pool, zone_names),
+        "efa": {"enabled": pool.efa, "interfacesPerNode": interfaces, "rdma": rdma(pool),
+                "driver": pool.ami.image.efa_driver if pool.efa else None,
+                "placementGroup": names.placement_group_name(cluster, pool.name) if pool.efa else None,
+                "securityGroup": names.efa_security_group_name(cluster, pool.name) if pool.efa else None},
+        "localScratch": {"strategy": scratch.strategy, "setup": scratch.how or None, "disksPerNode": scratch.disks,
+                         "gbPerNode": scratch.gb_per_node if scratch.mount else 0,
+                         "gbAtMax": scratch.gb_per_node * pool.max_size if scratch.mount else 0,
+                         "mount": scratch.mount, "note": scratch.reason},
+        "datasets": {"mounted": mounts_datasets(spec, pool), "path": MOUNT_PATH if mounts_datasets(spec, pool) else None},
+        "monthlyUsdAtMax": 0.0, "cost": INCLUDED,
+    }
+
+
+def _datasets(spec: PlatformSpec, zone_names: Optional[list[str]]) -> Optional[dict[str, Any]]:
+    fsx = fsx_lustre(spec)
+    if fsx is None:
+        return None
+    item = fsx_lustre_item(fsx.deployment_type, throughput(fsx), fsx.storage_capacity_gib, Pricing.from_spec(spec.pricing))
+    repo = fsx.data_repository
+    index = subnet_index(spec, zone_names)
+    return {
+        "type": "fsx-lustre", "deploymentType": fsx.deployment_type, "storageGiB": fsx.storage_capacity_gib,
+        "throughputPerTiB": throughput(fsx), "throughputMBps": aggregate_throughput_mbps(fsx),
+        "zone": zone_names[index] if zone_names else f"subnet {index + 1}",
+        "encryption": fsx.kms_key_arn or "AWS-managed FSx key", "protected": protected(spec),
+        "dataRepository": ({"s3Path": repo.s3_path, "fileSystemPath": repo.file_system_path,
+                            "autoImport": repo.auto_import, "autoExport": repo.auto_export} if repo else None),
+        "teams": [t.name for t in claim_teams(spec)], "mountPath": MOUNT_PATH,
+        "csiAddonVersion": fsx.addon_version,
+        "usdPerGbMonth": item.price.usd if item.price else None, "monthlyUsd": item.monthly_at_max,
+        "source": item.price.source if item.price else None, "asOf": item.price.as_of if item.price else None,
+    }
+
+
+# --- rendering ---
+
+def efa_text(efa: dict[str, Any]) -> str:
+    if not efa["enabled"]:
+        return "-"
+    extra = ", GPUDirect RDMA" if efa["rdma"] else ""
+    driver = "driver checked at boot" if efa["driver"] == "boot-check" else "driver in the AMI"
+    return f"{efa['interfacesPerNode']} interfaces{extra}, {driver}"
+
+
+def scratch_text(scratch: dict[str, Any]) -> str:
+    if not scratch["mount"]:
+        return f"none ({scratch['note']})"
+    return f"{count(scratch['gbPerNode'])} GB RAID0 of {scratch['disksPerNode']} disk(s)"
+
+
+def _rows(section: dict[str, Any]) -> list[list[str]]:
+    return [[p["name"], ", ".join(p["zones"]) if p["zones"] else "all", efa_text(p["efa"]),
+             scratch_text(p["localScratch"]), p["datasets"]["path"] or "-",
+             _cost(p)] for p in section["pools"]]
+
+
+def _cost(pool: dict[str, Any]) -> str:
+    if not (pool["efa"]["enabled"] or pool["localScratch"]["mount"]):
+        return "-"
+    return f"+{money(pool['monthlyUsdAtMax'])}/month ({pool['cost']})"
+
+
+def _datasets_line(d: dict[str, Any]) -> str:
+    repo = d["dataRepository"]
+    link = ""
+    if repo:
+        ways = [w for w, on in (("import", repo["autoImport"]), ("export", repo["autoExport"])) if on]
+        link = f"; {repo['s3Path']} at {repo['fileSystemPath']} ({', '.join(ways) or 'linked'})"
+    tier = f", {d['throughputPerTiB']} MB/s/TiB ({count(d['throughputMBps'])} MB/s)" if d["throughputPerTiB"] else ""
+    return (f"Datasets: FSx for Lustre {d['deploymentType']}, {count(d['storageGiB'])} GiB{tier}, {d['zone']}, "
+            f"encrypted ({d['encryption']}){', protected' if d['protected'] else ''}{link}; claims: "
+            f"{', '.join(d['teams']) or 'none'} at {d['mountPath']}; ${money(d['monthlyUsd'])}/month.")
+
+
+def _plugin_line(section: dict[str, Any]) -> Optional[str]:
+    plugin = section["efaDevicePlugin"]
+    if plugin is None:
+        return None
+    return (f"EFA device plugin: {plugin['chart']} {plugin['version']} in {plugin['namespace']}, on "
+            f"{', '.join(plugin['pools'])}.")
+
+
+def _team_lines(section: dict[str, Any]) -> list[str]:
+    """Teams whose quota refuses their largest GPU pod at the workload helper's default sizes."""
+    return [f"Team {t['name']}: its largest pod ({t['largestPodGpus']} GPUs) asks {t['cpu']} CPU and {t['memory']} by "
+            f"default, beyond its quota ({'; '.join(t['problems'])}): raise the quota, lower maxGpusPerPod, or size "
+            "such pods explicitly" for t in section["teams"] if not t["fits"]]
+
+
+def _extra(section: dict[str, Any]) -> list[str]:
+    lines = [_plugin_line(section), _datasets_line(section["datasets"]) if section["datasets"] else None]
+    return [x for x in lines if x]
+
+
+def text(section: dict[str, Any]) -> str:
+    lines = text_table(HEADERS, _rows(section))
+    return "\n".join([*lines, *(f"  {x}" for x in _extra(section)), *(f"  WARNING {x}" for x in _team_lines(section))])
+
+
+def markdown(section: dict[str, Any]) -> str:
+    lines = md_table(HEADERS, _rows(section))
+    return "\n".join([*lines, *(f"\n{x}" for x in _extra(section)), *(f"\n⚠️ {x}" for x in _team_lines(section))])
+
+
+SECTION = register(Section(NAME, TITLE, build, text, markdown))

@@ -1,0 +1,301 @@
+"""The policy verdict on a plan: the pack's own rule objects, run on the recorded resources.
+
+This is what `pulumi preview --policy-pack policies --policy-pack-config FILE` does, without the CLI:
+- config is reconciled the way the CLI does it: schema defaults, then `all`, then per-policy levels and
+  properties (a string is a level; an object may hold `enforcementLevel` and properties), validated
+  against each policy's schema;
+- values the stack file decides and policies cannot read (budget, price overrides, quota overcommit
+  ratio) come from the plan's cost and capacity sections, and the as-of date (`plan --as-of`) from its
+  lifecycle section, below anything the config file sets;
+- resource policies get `ResourceValidationArgs` per resource (inputs behind the SDK's unknown-checking
+  proxy, options, provider); stack policies get one `StackValidationArgs` of every resource;
+- a policy that touches an unknown value is reported as the SDK reports it: advisory, "can't run
+  during preview"; `disabled` policies do not run; `remediate` counts as mandatory.
+Result: [{policy, level, urn, message}], mandatory first.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+from gpu_platform.planner.errors import PlannerError
+
+LEVELS = ("advisory", "mandatory", "remediate", "disabled")
+UNKNOWN_MARK = "[unknown]"  # planner/wire.py writes unknowns so
+AS_OF_POLICIES = ("monthly-budget", "lifecycle-end-of-life", "lifecycle-support-window")  # read config `asOf`
+
+
+def load_pack() -> Any:
+    """The pack's rules (`gpu_platform.policy`): the very objects policies/__main__.py builds the pack from.
+    Imported on first use: the plan's other sections never pay for pulumi_policy."""
+    from gpu_platform import policy
+
+    return policy
+
+
+# --- config ---
+
+def read_config(path: Optional[Path]) -> dict[str, Any]:
+    if path is None:
+        return {}
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise PlannerError(f"--policy-config {path}: cannot read a JSON object: {exc}") from None
+    if not isinstance(data, dict):
+        raise PlannerError(f"--policy-config {path}: must be a JSON object like {{\"all\": \"mandatory\"}}")
+    return data
+
+
+def _parse_entry(name: str, value: Any) -> tuple[Optional[str], dict[str, Any]]:
+    """A config entry as (level or None, properties), as the CLI parses `--policy-pack-config`."""
+    if isinstance(value, str):
+        level, props = value, {}
+    elif isinstance(value, dict):
+        props = dict(value)
+        level = props.pop("enforcementLevel", None)
+    else:
+        raise PlannerError(f"policy config {name!r}: must be an enforcement level or an object")
+    if level is not None and level not in LEVELS:
+        raise PlannerError(f"policy config {name!r}: {level!r} is not an enforcement level ({', '.join(LEVELS)})")
+    return level, props
+
+
+def plan_derived_config(plan: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Policy properties the stack file decides, read from the plan's cost and capacity sections."""
+    derived: dict[str, dict[str, Any]] = {}
+    cost = plan.get("cost") or {}
+    if cost:
+        budget = (cost.get("budget") or {}).get("monthlyUsd")
+        pools = cost.get("pools") or []
+        pricing: dict[str, Any] = {
+            "spotDiscount": (cost.get("prices") or {}).get("spotDiscount"),
+            "onDemandUsdPerHour": {p["pricedInstanceType"]: p["onDemandUsdPerNodeHour"] for p in pools
+                                   if p.get("onDemandUsdPerNodeHour") is not None},
+            "spotDiscounts": {p["pricedInstanceType"]: p["discount"] for p in pools if p.get("capacityType") == "spot"},
+        }
+        fixed = {f["key"]: f for f in cost.get("fixed") or []}
+        prices = {"eksControlPlane": "eksControlPlane", "natGateways": "natGateway",
+                  "efsModelCache": "efsStandard", "ebsRootVolumes": "ebsGp3", "fsxDatasets": "fsxLustre"}
+        pricing["fixedPrices"] = {price: fixed[key]["usdPerUnit"] for key, price in prices.items()
+                                  if key in fixed and fixed[key].get("usdPerUnit") is not None}
+        if "efsModelCache" in fixed:
+            pricing["efsStorageGiB"] = fixed["efsModelCache"].get("quantityAtMax") or 0
+        if budget is not None:
+            pricing["monthlyUsd"] = budget
+        derived["monthly-budget"] = {k: v for k, v in pricing.items() if v is not None}
+    as_of = (plan.get("lifecycle") or {}).get("asOf")  # `plan --as-of`: the pack judges the same day
+    if as_of:
+        for name in AS_OF_POLICIES:
+            derived.setdefault(name, {})["asOf"] = as_of
+    ratio = (plan.get("capacity") or {}).get("quotaOvercommitRatio")
+    if ratio is not None:
+        derived["team-quota-within-capacity"] = {"capacityRatio": ratio}
+    return derived
+
+
+def reconcile(pack: Any, given: Mapping[str, Any], derived: Mapping[str, Mapping[str, Any]] | None = None
+              ) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Policy name -> (enforcement level, properties), as the CLI hands them to the pack."""
+    from gpu_platform.policy.common import config_defaults
+
+    result: dict[str, tuple[str, dict[str, Any]]] = {}
+    for policy in pack.POLICIES:
+        level = (policy.enforcement_level or pack.ENFORCEMENT_LEVEL).value
+        props = config_defaults(policy.config_schema)
+        known = set(policy.config_schema.properties) if policy.config_schema else set()
+        props.update({k: v for k, v in (derived or {}).get(policy.name, {}).items() if k in known})
+        result[policy.name] = (level, props)
+    entries = {name: _parse_entry(name, value) for name, value in given.items()}
+    all_level = entries.get("all", (None, {}))[0]
+    if all_level:
+        result = {name: (all_level, props) for name, (_, props) in result.items()}
+    for name, (level, props) in entries.items():
+        if name == "all" or name not in result:
+            continue  # the CLI ignores names no policy has
+        old_level, old_props = result[name]
+        result[name] = (level or old_level, {**old_props, **props})
+    _validate(pack, result)
+    return result
+
+
+def _validate(pack: Any, result: Mapping[str, tuple[str, dict[str, Any]]]) -> None:
+    try:
+        import jsonschema
+    except ImportError:  # the CLI validates too; offline this is a convenience
+        return
+    problems = []
+    for policy in pack.POLICIES:
+        schema = policy.config_schema
+        if schema is None:
+            continue
+        doc = {"type": "object", "properties": schema.properties, **({"required": schema.required} if schema.required else {})}
+        for err in jsonschema.Draft7Validator(doc).iter_errors(result[policy.name][1]):
+            where = "/".join(map(str, err.absolute_path)) or "(root)"
+            problems.append(f"policy config {policy.name}: {where}: {err.message}")
+    if problems:
+        raise PlannerError(problems)
+
+
+def with_lock(settings: Mapping[str, tuple[str, dict[str, Any]]], lock: Path) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Every policy that reads a lock file reads `lock` (an explicit flag beats the config file)."""
+    path = str(Path(lock).resolve())
+    pack = load_pack()
+    return {name: (level, {**props, "lockFile": path} if "lockFile" in _schema_keys(pack.BY_NAME[name]) else props)
+            for name, (level, props) in settings.items()}
+
+
+def _schema_keys(policy: Any) -> set[str]:
+    return set(policy.config_schema.properties) if policy.config_schema else set()
+
+
+def unknown_config_names(pack: Any, given: Mapping[str, Any]) -> list[str]:
+    return sorted(n for n in given if n != "all" and n not in pack.BY_NAME)
+
+
+# --- the engine's argument objects, from plan resources ---
+
+def swap_marker(value: Any, old: str, new: str) -> Any:
+    """A copy of JSON `value` with every leaf equal to `old` replaced by `new`."""
+    if value == old:
+        return new
+    if isinstance(value, dict):
+        return {k: swap_marker(v, old, new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [swap_marker(v, old, new) for v in value]
+    return value
+
+
+def _engine_value(value: Any) -> Any:
+    """Plan JSON -> what the engine sends a pack: unknowns become the SDK's unknown sentinel."""
+    from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
+
+    return swap_marker(value, UNKNOWN_MARK, UNKNOWN_STRING_VALUE)
+
+
+def _props(resource: Mapping[str, Any]) -> Any:
+    from pulumi_policy.proxy import unknown_checking_proxy
+
+    return unknown_checking_proxy(_engine_value(resource.get("inputs") or {}))
+
+
+def _options(resource: Mapping[str, Any]) -> Any:
+    from pulumi_policy import PolicyCustomTimeouts, PolicyResourceOptions
+
+    o = resource.get("options") or {}
+    timeouts = o.get("customTimeouts") or {}
+    aliases = [a["urn"] if isinstance(a, dict) and "urn" in a else json.dumps(a, sort_keys=True)
+               for a in o.get("aliases") or []]
+    return PolicyResourceOptions(
+        bool(o.get("protect")), list(o.get("ignoreChanges") or []), o.get("deleteBeforeReplace"), aliases,
+        PolicyCustomTimeouts(*(float(str(timeouts.get(k, "0")).rstrip("s") or 0) for k in ("create", "update", "delete"))),
+        list(o.get("additionalSecretOutputs") or []), resource.get("parent"))
+
+
+class EngineView:
+    """Each plan resource as the engine shows it to a pack: props, options and provider, built once.
+
+    The objects are read-only and shared by every resource and stack policy, so a large plan pays for
+    one proxy per resource instead of one per resource per use.
+    """
+
+    def __init__(self, plan: Mapping[str, Any]):
+        self.plan = plan
+        self.entries = list(plan.get("resources") or [])
+        self.by_urn = {r["urn"]: r for r in self.entries}
+        self.props = {r["urn"]: _props(r) for r in self.entries}
+        self.options = {r["urn"]: _options(r) for r in self.entries}
+        self._providers: dict[str, Any] = {}
+
+    def provider(self, resource: Mapping[str, Any]) -> Any:
+        from pulumi_policy import PolicyProviderResource
+
+        ref = resource.get("provider")
+        urn = ref.rsplit("::", 1)[0] if ref else None
+        if urn not in self.by_urn:
+            return None
+        if urn not in self._providers:
+            p = self.by_urn[urn]
+            self._providers[urn] = PolicyProviderResource(p["type"], self.props[urn], urn, p["name"])
+        return self._providers[urn]
+
+    def resource_args(self, resource: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
+        from pulumi_policy import ResourceValidationArgs
+
+        urn = resource["urn"]
+        return ResourceValidationArgs(resource["type"], self.props[urn], urn, resource["name"], self.options[urn],
+                                      self.provider(resource), dict(config))
+
+    def stack_resources(self) -> list[Any]:
+        """Every resource as a PolicyResource (parents and dependencies linked), plus the root stack."""
+        from pulumi_policy import PolicyCustomTimeouts, PolicyResource, PolicyResourceOptions
+        from pulumi_policy.proxy import unknown_checking_proxy
+
+        plan = self.plan
+        out = {r["urn"]: PolicyResource(r["type"], self.props[r["urn"]], r["urn"], r["name"], self.options[r["urn"]],
+                                        self.provider(r), None, [], {}) for r in self.entries}
+        for r in self.entries:
+            res = out[r["urn"]]
+            res.parent = out.get(r.get("parent") or "")
+            res.dependencies = [out[d] for d in (r.get("options") or {}).get("dependsOn") or [] if d in out]
+        name = f"{plan.get('project', '')}-{plan.get('stack', '')}"
+        root_urn = f"urn:pulumi:{plan.get('stack', '')}::{plan.get('project', '')}::pulumi:pulumi:Stack::{name}"
+        root = PolicyResource("pulumi:pulumi:Stack", unknown_checking_proxy(_engine_value(plan.get("outputs") or {})),
+                              root_urn, name,
+                              PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), []),
+                              None, None, [], {})
+        return [root, *out.values()]
+
+
+def stack_resources(plan: Mapping[str, Any]) -> list[Any]:
+    return EngineView(plan).stack_resources()
+
+
+# --- running ---
+
+def _run(policy: Any, args: Any, level: str, default_urn: Optional[str]) -> list[dict[str, Any]]:
+    from pulumi_policy.proxy import UnknownValueError
+
+    found: list[dict[str, Any]] = []
+
+    def report(message: str, urn: Optional[str] = None) -> None:
+        found.append({"policy": policy.name, "level": level, "urn": default_urn or urn or None, "message": message})
+
+    try:
+        policy.validate(args, report)
+    except UnknownValueError as err:
+        found.append({"policy": policy.name, "level": "advisory", "urn": default_urn,
+                      "message": f"can't run policy '{policy.name}' during preview: {err.message}"})
+    return found
+
+
+def evaluate(plan: dict[str, Any], policy_config_path: Optional[Path], lock: Optional[Path] = None) -> list[dict[str, Any]]:
+    """The violations of `plan` under the pack and the policy config file (or none); `lock` replaces
+    the lock file every lock-reading policy holds the plan to (`plan --lock`)."""
+    from pulumi_policy import ResourceValidationPolicy, StackValidationArgs
+
+    pack = load_pack()
+    given = read_config(policy_config_path)
+    settings = reconcile(pack, given, plan_derived_config(plan))
+    if lock is not None:
+        settings = with_lock(settings, lock)
+    for name in unknown_config_names(pack, given):
+        print(f"warning: policy config names {name!r}, which no policy has (ignored)", file=sys.stderr)
+    view = EngineView(plan)
+    stack = None
+    violations: list[dict[str, Any]] = []
+    for policy in pack.POLICIES:
+        level, config = settings[policy.name]
+        if level == "disabled":
+            continue
+        level = "mandatory" if level == "remediate" else level
+        if isinstance(policy, ResourceValidationPolicy):
+            for r in view.entries:
+                violations += _run(policy, view.resource_args(r, config), level, r["urn"])
+        else:
+            stack = stack if stack is not None else view.stack_resources()
+            violations += _run(policy, StackValidationArgs(stack, dict(config)), level, None)
+    order = {"mandatory": 0, "advisory": 1}
+    return sorted(violations, key=lambda v: order.get(v["level"], 2))

@@ -1,0 +1,118 @@
+"""GpuPlatform: builds every capability from a validated PlatformSpec, in dependency order.
+
+cluster -> monitoring (its CRDs first) -> GPU operator -> GPU node pools (managed node groups, or
+Karpenter's controller and NodePools; the EFA device plugin) -> autoscaler -> model cache -> teams ->
+datasets (each team's claim) -> queueing. Children are parented here and get explicit providers; nothing
+reads global config.
+
+GPU node groups wait for the GPU Operator's release, not the other way round: the release carries the
+sharing configs (MIG layouts, time-slicing) nodes select by label, so on an update the configs change
+before any node boots with, or is relabelled to, a config that needs them.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import pulumi
+
+from gpu_platform.decisions.efa import efa_pools
+from gpu_platform.decisions.karpenter import karpenter_pools
+from gpu_platform.facts import names
+from gpu_platform.facts.karpenter import KARPENTER
+from gpu_platform.resources.alert_sns import build_alert_publishing
+from gpu_platform.resources.autoscaler import ClusterAutoscaler
+from gpu_platform.resources.cluster import Cluster
+from gpu_platform.resources.datasets import build_datasets
+from gpu_platform.resources.efa import EfaDevicePlugin
+from gpu_platform.resources.gpu_operator import GpuOperator, GpuOperatorArgs
+from gpu_platform.resources.karpenter_pool import build_karpenter
+from gpu_platform.resources.model_cache import build_model_cache
+from gpu_platform.resources.monitoring import GpuMonitoring, GpuMonitoringArgs
+from gpu_platform.resources.node_pool import GpuNodePool
+from gpu_platform.resources.team import build_tenancy
+from gpu_platform.spec.models import PlatformSpec
+
+
+class GpuPlatform(pulumi.ComponentResource):
+    def __init__(self, name: str, spec: PlatformSpec, region: str, opts: pulumi.ResourceOptions | None = None,
+                 alert_secrets: Mapping[str, Any] | None = None):
+        super().__init__("gpu-platform:platform:GpuPlatform", name, None, opts)
+        self.spec = spec
+        self._exports: dict[str, Any] = {"environment": spec.environment}
+        self.aws_provider = self._aws_provider(spec, region)
+        aws_child = pulumi.ResourceOptions(parent=self, provider=self.aws_provider)
+        self.cluster = Cluster("cluster", spec, region, opts=aws_child)
+        self._monitoring(spec, aws_child, alert_secrets or {})
+        self._gpu_operator(spec)
+        self._compute(spec, region, aws_child)
+        self._tenancy(spec, aws_child)
+        self.register_outputs(self._exports)
+
+    def exports(self) -> dict[str, Any]:
+        """Stack outputs: cluster name, kubeconfig (secret), pool names, team namespaces, model-cache ids."""
+        return dict(self._exports)
+
+    def _aws_provider(self, spec: PlatformSpec, region: str):
+        from pulumi_aws import Provider, ProviderDefaultTagsArgs
+
+        tags = {names.MANAGED_BY_TAG: names.MANAGED_BY, names.CLUSTER_TAG: spec.cluster.name,
+                names.ENVIRONMENT_TAG: spec.environment, **spec.tags}
+        return Provider("aws", region=region, default_tags=ProviderDefaultTagsArgs(tags=tags),
+                        opts=pulumi.ResourceOptions(parent=self))
+
+    def _compute(self, spec: PlatformSpec, region: str, aws_child: pulumi.ResourceOptions) -> None:
+        pool_cluster = self.cluster.for_pools()
+        pool_cluster.depends_on.append(self.gpu_operator.release)
+        self.node_pools = [GpuNodePool(p.name, spec, p, pool_cluster, opts=aws_child) for p in spec.node_pools
+                           if p.provisioner != KARPENTER]
+        self.karpenter = build_karpenter(spec, region, self.cluster, pool_cluster, aws_child)
+        self.efa_device_plugin = None
+        if efa_pools(spec):
+            self.efa_device_plugin = EfaDevicePlugin("efa-device-plugin", spec, self.cluster.k8s_provider,
+                                                     depends_on=self.cluster.system_ready,
+                                                     opts=pulumi.ResourceOptions(parent=self))
+        if spec.cluster_autoscaler.enabled:
+            self.cluster_autoscaler = ClusterAutoscaler(
+                "cluster-autoscaler", spec, region, self.cluster.name, self.cluster.k8s_provider,
+                depends_on=self.cluster.system_ready, opts=aws_child)
+        self._exports.update(clusterName=self.cluster.name, kubeconfig=self.cluster.kubeconfig,
+                             nodePools=[p.node_group.node_group_name for p in self.node_pools])
+        if self.karpenter is not None:
+            self._exports["karpenterNodePools"] = [p.name for p in karpenter_pools(spec)]
+
+    def _monitoring(self, spec: PlatformSpec, aws_child: pulumi.ResourceOptions, alert_secrets: Mapping[str, Any]) -> None:
+        # SNS receivers publish through Pod Identity: the association exists before Alertmanager starts.
+        self.alert_publishing = build_alert_publishing(spec, self.cluster.name, self.cluster.system_ready, aws_child)
+        publishing = [self.alert_publishing.association] if self.alert_publishing else []
+        self.monitoring = GpuMonitoring("monitoring", GpuMonitoringArgs(
+            spec, self.cluster.k8s_provider, depends_on=[*self.cluster.system_ready, *publishing],
+            alert_secrets=alert_secrets), opts=pulumi.ResourceOptions(parent=self))
+        self._exports["monitoring"] = self.monitoring.outputs
+
+    def _gpu_operator(self, spec: PlatformSpec) -> None:
+        # The operator creates dcgm-exporter's ServiceMonitor only if the Prometheus CRDs exist at start.
+        self.gpu_operator = GpuOperator("gpu-operator", GpuOperatorArgs(
+            spec, self.cluster.k8s_provider,
+            depends_on=[*self.cluster.system_ready, *self.monitoring.crds_ready]),
+            opts=pulumi.ResourceOptions(parent=self))
+        self._exports["gpuOperator"] = {"namespace": self.gpu_operator.namespace.metadata.name,
+                                        "chartVersion": spec.gpu_operator.chart_version,
+                                        "driver": self.gpu_operator.driver}
+
+    def _tenancy(self, spec: PlatformSpec, aws_child: pulumi.ResourceOptions) -> None:
+        self.model_cache = build_model_cache(spec, self.cluster, aws_child)
+        tenancy = build_tenancy(spec, self.cluster, self.model_cache, aws_child)
+        self.priority_tiers, self.teams, self.team_access = tenancy.priority_tiers, tenancy.teams, tenancy.access
+        self._exports["teamNamespaces"] = [t.namespace_name for t in self.teams]
+        self.datasets = build_datasets(spec, self.cluster, self.teams, aws_child)
+        if self.datasets is not None:
+            self._exports["datasets"] = {"fileSystemId": self.datasets.file_system.id,
+                                         "dnsName": self.datasets.file_system.dns_name}
+        if spec.queueing.enabled:  # Kueue and its objects are imported only when a stack queues
+            from gpu_platform.resources.kueue import build_queueing
+
+            self.queueing = build_queueing(spec, self.cluster, self.teams, self.monitoring, aws_child)
+            self._exports["queueing"] = self.queueing.outputs
+        if self.model_cache is not None:
+            self._exports["modelCache"] = {"fileSystemId": self.model_cache.file_system.id,
+                                           "storageClass": self.model_cache.storage_class_name}

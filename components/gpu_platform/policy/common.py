@@ -1,0 +1,268 @@
+"""What every rule shares: resource types, reading the engine's proxied values, the stack's environment,
+config defaults, and the wrappers that turn plain rule functions into CrossGuard policies.
+
+Rules are plain generator functions that yield one message per problem, each saying what to change:
+- resource rules: `rule(args, config)` over a `ResourceValidationArgs` (props are the NEW inputs,
+  camelCase, behind the SDK's unknown-checking proxy) and the policy's config with defaults applied;
+- stack rules: `rule(args, config)` over a `StackValidationArgs`, yielding `(message, urn or None)`.
+A rule that touches a value unknown during preview raises UnknownValueError: ordinary rules let it go
+(the SDK then reports "can't run during preview" as advisory); guard rules are wrapped `fail_closed`
+and turn it into a violation at their own (mandatory) level.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Optional
+
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    Severity,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+from pulumi_policy.proxy import UnknownValueError
+
+from gpu_platform.facts import catalog, names
+
+# --- resource types the pack reads ---
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
+NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+KARPENTER_VIEW = "karpenterNodePool"  # set on a NodePool seen in node-group terms (pools.pool_resources)
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+ADDON = "aws:eks/addon:Addon"
+FILE_SYSTEM = "aws:efs/fileSystem:FileSystem"
+LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
+NAMESPACE = "kubernetes:core/v1:Namespace"
+RESOURCE_QUOTA = "kubernetes:core/v1:ResourceQuota"
+CLUSTER = "aws:eks/cluster:Cluster"
+NAT_GATEWAY = "aws:ec2/natGateway:NatGateway"
+AWS_PROVIDER = "pulumi:providers:aws"
+STACK = "pulumi:pulumi:Stack"
+
+ENVIRONMENTS = ("dev", "staging", "prod")
+EXACT_SEMVER = re.compile(r"^v?\d+\.\d+\.\d+$")  # no ranges, no "latest", no pre-release wildcards
+
+# The GPU Operator chart's tolerations when the release does not set them (values.yaml of the pinned
+# chart, daemonsets.tolerations and node-feature-discovery.worker.tolerations: the GPU taint only).
+CHART_DEFAULT_TOLERATIONS = ({"key": names.GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"},)
+K8S_EFFECTS = {eks: k8s for k8s, eks in names.TAINT_EFFECTS.items()}  # NO_SCHEDULE -> NoSchedule
+
+
+# --- reading values ---
+
+def plain(value: Any) -> Any:
+    """A deep plain copy of a proxied value; raises UnknownValueError if any part is unknown."""
+    if isinstance(value, Mapping):
+        return {k: plain(value[k]) for k in value}
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        return [plain(value[i]) for i in range(len(value))]
+    return value
+
+
+def plain_or_unknown(value: Any, marker: str) -> Any:
+    """A deep plain copy in which each value unknown during the preview is `marker` (nothing raises)."""
+    if isinstance(value, Mapping):
+        keys, read = list(value), lambda k: value[k]
+    elif isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        keys, read = range(len(value)), lambda i: value[i]
+    else:
+        return value
+    out = {}
+    for key in keys:
+        try:
+            out[key] = plain_or_unknown(read(key), marker)
+        except UnknownValueError:
+            out[key] = marker
+    return out if isinstance(value, Mapping) else [out[i] for i in keys]
+
+
+def get(props: Any, path: str, default: Any = None) -> Any:
+    """`props["a"]["b"]` for path `a.b` as a plain value, `default` when any step is missing."""
+    node = props
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return default
+        node = node[part]
+    return default if node is None else plain(node)
+
+
+def has(props: Any, key: str) -> bool:
+    """`key` is set (not null), without reading anything under it (parts may be unknown in a preview)."""
+    return isinstance(props, Mapping) and key in props and props[key] is not None
+
+
+# The GPU Operator chart values the rules read. Each is read on its own, so a value elsewhere in the
+# release that is unknown during a preview does not stop a rule.
+OPERATOR_VALUE_KEYS = ("driver", "mig", "devicePlugin", "migManager", "daemonsets", "node-feature-discovery")
+
+
+def release_values(props: Any, keys: Iterable[str] = OPERATOR_VALUE_KEYS) -> dict[str, Any]:
+    return {k: v for k in keys if (v := get(props, f"values.{k}")) is not None}
+
+
+def truthy(value: Any) -> bool:
+    """Provider booleans sometimes travel as strings ("true")."""
+    return value is True or (isinstance(value, str) and value.lower() == "true")
+
+
+def is_gpu_node_group(props: Any) -> bool:
+    """GPU pools carry the pool and GPU product labels, or list GPU instance types."""
+    labels = get(props, "labels", {})
+    if names.POOL_LABEL in labels and names.GPU_PRODUCT_LABEL in labels:
+        return True
+    return any(t in catalog.INSTANCE_TYPES for t in get(props, "instanceTypes", []))
+
+
+def node_group_label(name: str, props: Any) -> str:
+    """How messages name a node group (or a Karpenter NodePool seen as one): its pool, else its logical name."""
+    pool = get(props, "labels", {}).get(names.POOL_LABEL)
+    what = "NodePool" if get(props, KARPENTER_VIEW) else "node group"
+    return f"{what} {name!r} (pool {pool})" if pool else f"{what} {name!r}"
+
+
+def gpu_model_of(props: Any) -> Optional[catalog.GpuModel]:
+    types = [catalog.INSTANCE_TYPES[t] for t in get(props, "instanceTypes", []) if t in catalog.INSTANCE_TYPES]
+    return types[0].gpu_model if types else None
+
+
+def stack_of(urn: str) -> str:
+    """`urn:pulumi:<stack>::<project>::<type>::<name>` -> stack."""
+    return urn.split("::", 1)[0].rsplit(":", 1)[-1] if urn.startswith("urn:pulumi:") else ""
+
+
+# --- environment: policy config first, else the aws provider's default tag the program sets ---
+
+def provider_environment(provider_props: Any) -> Optional[str]:
+    if provider_props is None:
+        return None
+    try:
+        tags = get(provider_props, "defaultTags")
+    except UnknownValueError:
+        return None
+    if isinstance(tags, str):  # provider inputs travel JSON-encoded
+        try:
+            tags = json.loads(tags)
+        except ValueError:
+            return None
+    env = ((tags or {}).get("tags") or {}).get(names.ENVIRONMENT_TAG) if isinstance(tags, dict) else None
+    return env if env in ENVIRONMENTS else None
+
+
+def resource_environment(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Optional[str]:
+    if config.get("environment"):
+        return config["environment"]
+    return provider_environment(args.provider.props if args.provider is not None else None)
+
+
+def stack_environment(args: StackValidationArgs, config: Mapping[str, Any]) -> Optional[str]:
+    if config.get("environment"):
+        return config["environment"]
+    for r in args.resources:
+        if r.resource_type == AWS_PROVIDER:
+            env = provider_environment(r.props)
+            if env:
+                return env
+    for r in args.resources:
+        env = provider_environment(r.provider.props if r.provider is not None else None)
+        if env:
+            return env
+    return None
+
+
+def applies_in(environment: Optional[str], environments: Iterable[str]) -> bool:
+    """Strict when the environment cannot be told: a rule scoped to prod then applies."""
+    return environment is None or environment in set(environments)
+
+
+ENVIRONMENT_PROPERTY = {
+    "type": "string", "enum": list(ENVIRONMENTS),
+    "description": "The stack's environment; default: the aws provider's default tag "
+                   f"{names.ENVIRONMENT_TAG} (set by the program). Unknown environments get prod strictness.",
+}
+
+
+# --- config defaults, exactly as the CLI fills them ---
+
+def config_defaults(schema: Optional[PolicyConfigSchema]) -> dict[str, Any]:
+    """The CLI fills every schema property's `default`; the SDK does not (tests and the planner must)."""
+    if schema is None:
+        return {}
+    return {k: json.loads(json.dumps(v["default"])) for k, v in schema.properties.items() if "default" in v}
+
+
+def with_defaults(policy: Any, given: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
+    return {**config_defaults(policy.config_schema), **(dict(given) if given else {})}
+
+
+# --- wrappers ---
+
+ResourceRule = Callable[[ResourceValidationArgs, Mapping[str, Any]], Iterator[str]]
+StackRule = Callable[[StackValidationArgs, Mapping[str, Any]], Iterator[tuple[str, Optional[str]]]]
+
+
+def fail_closed_message(err: UnknownValueError) -> str:
+    path = ".".join(err.props) if getattr(err, "props", None) else "a value"
+    return (f"{path} is computed during this preview and cannot be proven unchanged (fails closed): the resource "
+            "it comes from is being created or replaced. Deploy that change on its own first, or run with "
+            "this policy set to advisory for a deliberate replacement.")
+
+
+def resource_policy(name: str, description: str, types: Iterable[str], rule: ResourceRule, *,
+                    severity: Severity, level: EnforcementLevel = EnforcementLevel.MANDATORY,
+                    schema: Optional[PolicyConfigSchema] = None, remediation: str = "",
+                    fail_closed: bool = False) -> ResourceValidationPolicy:
+    """A resource policy running `rule` on the given types and reporting each message it yields."""
+    wanted = frozenset(types)
+
+    def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
+        if args.resource_type not in wanted:
+            return
+        config = args.get_config()
+        try:
+            for message in rule(args, config):
+                report(message, None)
+        except UnknownValueError as err:
+            if not fail_closed:
+                raise
+            report(fail_closed_message(err), None)
+
+    return ResourceValidationPolicy(name, description, validate, enforcement_level=level, config_schema=schema,
+                                    severity=severity, remediation_steps=remediation or None)
+
+
+def stack_policy(name: str, description: str, rule: StackRule, *, severity: Severity,
+                 level: EnforcementLevel = EnforcementLevel.MANDATORY,
+                 schema: Optional[PolicyConfigSchema] = None, remediation: str = "",
+                 fail_closed: bool = False) -> StackValidationPolicy:
+    def validate(args: StackValidationArgs, report: ReportViolation) -> None:
+        config = args.get_config()
+        try:
+            for message, urn in rule(args, config):
+                report(message, urn)
+        except UnknownValueError as err:
+            if not fail_closed:
+                raise
+            report(fail_closed_message(err), None)
+
+    return StackValidationPolicy(name, description, validate, enforcement_level=level, config_schema=schema,
+                                 severity=severity, remediation_steps=remediation or None)
+
+
+def of_type(args: StackValidationArgs, type_: str) -> list:
+    return [r for r in args.resources if r.resource_type == type_]
+
+
+def gpu_operator_release(args: StackValidationArgs) -> Any:
+    """The GPU Operator's Helm release among the stack's resources (None when the stack has none)."""
+    for r in of_type(args, HELM_RELEASE):
+        if get(r.props, "chart") == catalog.GPU_OPERATOR_CHART:
+            return r
+    return None

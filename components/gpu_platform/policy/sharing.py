@@ -1,0 +1,215 @@
+"""GPU sharing and the GPU Operator's reach (nvidia-operator.md; gpu-facts.md §5, §6).
+
+- MIG only on MIG-capable instances and images; each pool's MIG config exists in the MIG manager's file,
+  that file follows mig-parted's rules, and each layout fits one GPU (placement, not just slice counts).
+- Time-slicing (no memory isolation: one tenant can OOM another) is refused where config says: in the
+  listed environments, on critical pools, on listed pools.
+- The operator's DaemonSets and NFD workers tolerate every taint a GPU pool carries, or its operands
+  (device plugin, GFD, DCGM exporter, MIG manager) never land there.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator, Mapping, Optional
+
+import yaml
+from pulumi_policy import PolicyConfigSchema, ResourceValidationArgs, Severity, StackValidationArgs
+
+from gpu_platform.facts import catalog, mig, names
+from gpu_platform.policy.common import (
+    CHART_DEFAULT_TOLERATIONS,
+    ENVIRONMENT_PROPERTY,
+    K8S_EFFECTS,
+    NODE_GROUP,
+    get,
+    gpu_model_of,
+    gpu_operator_release,
+    is_gpu_node_group,
+    node_group_label,
+    release_values,
+    resource_policy,
+    stack_environment,
+    stack_policy,
+    truthy,
+)
+from gpu_platform.policy.pools import pool_resources
+from gpu_platform.render.sharing import check_mig_parted_config
+
+NFD = "node-feature-discovery"
+Finding = Iterator[tuple[str, Optional[str]]]
+
+
+def mig_config_of(props: Any) -> Optional[str]:
+    """The MIG config a node group's nodes select, None when they select none or `all-disabled`."""
+    name = get(props, "labels", {}).get(names.MIG_CONFIG_LABEL)
+    return None if name in (None, names.MIG_ALL_DISABLED) else name
+
+
+def mig_capable(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterator[str]:
+    if mig_config_of(args.props) is None:
+        return
+    who = node_group_label(args.name, args.props)
+    types = get(args.props, "instanceTypes", [])
+    not_capable = [t for t in types if t not in catalog.INSTANCE_TYPES or not catalog.INSTANCE_TYPES[t].gpu_model.mig_capable]
+    if not_capable:
+        capable = sorted(n for n, it in catalog.INSTANCE_TYPES.items() if it.gpu_model.mig_capable)
+        yield (f"{who} selects a MIG layout but {', '.join(not_capable)} have no MIG: use sharing mode none or "
+               f"time-slicing there, or a MIG-capable type ({', '.join(capable)})")
+    images = {i.eks_ami_type: i for i in catalog.NODE_IMAGES.values() if i.eks_ami_type != "CUSTOM"}
+    image = images.get(get(args.props, "amiType"))
+    if image is not None and not image.operator_mig:
+        yield f"{who} runs {image.key}, where the GPU Operator's MIG manager is not supported: use AL2023 or Ubuntu"
+
+
+def _mig_file(release: Any) -> tuple[Optional[dict], list[str]]:
+    values = release_values(release.props)
+    manager = values.get("migManager") or {}
+    if not truthy(manager.get("enabled", True)):
+        return None, ["the GPU Operator's MIG manager is disabled (migManager.enabled false)"]
+    text = ((manager.get("config") or {}).get("data") or {}).get(names.MIG_PARTED_CONFIG_KEY)
+    if not text:
+        return None, [f"migManager.config.data has no {names.MIG_PARTED_CONFIG_KEY!r} (the only key the MIG manager reads)"]
+    problems = check_mig_parted_config(text)
+    return (yaml.safe_load(text) if not problems else None), problems
+
+
+def mig_layouts_valid(args: StackValidationArgs, config: Mapping[str, Any]) -> Finding:
+    groups = [(ng, mig_config_of(ng.props)) for ng in pool_resources(args)]
+    groups = [(ng, name) for ng, name in groups if name]
+    if not groups:
+        return
+    release = gpu_operator_release(args)
+    if release is None:
+        yield "node groups select MIG layouts but the stack installs no GPU Operator (nothing applies them)", None
+        return
+    doc, problems = _mig_file(release)
+    for problem in problems:
+        yield f"MIG manager config: {problem}", release.urn
+    if doc is None:
+        return
+    configs = doc.get("mig-configs") or {}
+    for ng, name in groups:
+        who = node_group_label(ng.name, ng.props)
+        if name not in configs:
+            yield (f"{who} selects MIG config {name!r}, which the MIG manager's file does not define "
+                   f"(defined: {', '.join(configs)})", ng.urn)
+            continue
+        gpu = gpu_model_of(ng.props)
+        if gpu is None or not gpu.mig_capable:
+            continue  # reported by mig-on-capable-instances
+        for item in configs[name]:
+            if item.get("mig-enabled"):
+                layout = {p: n for p, n in (item.get("mig-devices") or {}).items()}
+                problem = mig.layout_problem(gpu, layout)
+                if problem:
+                    yield (f"{who}: MIG config {name!r} does not fit one {gpu.key}: {problem}; fix "
+                           "sharing.layout (see the valid layouts in docs)", ng.urn)
+
+
+def _device_plugin_key(props: Any, release_values: Mapping[str, Any]) -> Optional[str]:
+    label = get(props, "labels", {}).get(names.DEVICE_PLUGIN_CONFIG_LABEL)
+    if label:
+        return label
+    return ((release_values.get("devicePlugin") or {}).get("config") or {}).get("default") or None
+
+
+def time_slicing_replicas(props: Any, release_values: Mapping[str, Any]) -> int:
+    """Replicas per GPU the node group's device-plugin config shares out (0: no time-slicing)."""
+    key = _device_plugin_key(props, release_values)
+    text = (((release_values.get("devicePlugin") or {}).get("config") or {}).get("data") or {}).get(key) if key else None
+    if not text:
+        return 0
+    try:
+        doc = yaml.safe_load(text) or {}
+    except yaml.YAMLError:
+        return 0
+    resources = (((doc.get("sharing") or {}).get("timeSlicing") or {}).get("resources") or [])
+    return max((int(r.get("replicas") or 0) for r in resources if isinstance(r, dict)), default=0)
+
+
+def time_slicing_allowed(args: StackValidationArgs, config: Mapping[str, Any]) -> Finding:
+    release = gpu_operator_release(args)
+    if release is None:
+        return
+    values = release_values(release.props)
+    env = stack_environment(args, config)
+    in_env = env is not None and env in set(config.get("environments", []))
+    pools = set(config.get("pools", []))
+    for ng in pool_resources(args):
+        props = ng.props
+        if not is_gpu_node_group(props):
+            continue
+        replicas = time_slicing_replicas(props, values)
+        if replicas < 2:
+            continue
+        labels = get(props, "labels", {})
+        pool = labels.get(names.POOL_LABEL, ng.name)
+        reasons = ([f"environment {env} forbids it"] if in_env else []) \
+            + (["the pool is critical"] if config.get("criticalPools", True) and labels.get(names.CRITICAL_LABEL) == "true" else []) \
+            + ([f"pool {pool} is listed in the policy config"] if pool in pools else [])
+        if reasons:
+            yield (f"{node_group_label(ng.name, props)} time-slices each GPU {replicas} ways but {' and '.join(reasons)} "
+                   "(time-slicing gives no memory isolation): set sharing.mode none or mig on this pool", ng.urn)
+
+
+def tolerates(tolerations: list[dict], key: str, value: str, effect: str) -> bool:
+    """Kubernetes toleration matching (effect in Kubernetes spelling)."""
+    for t in tolerations:
+        if t.get("effect") not in (None, "", effect):
+            continue
+        op = t.get("operator") or "Equal"
+        if op == "Exists" and t.get("key") in (None, "", key):
+            return True
+        if op == "Equal" and t.get("key") == key and (t.get("value") or "") == (value or ""):
+            return True
+    return False
+
+
+def operator_tolerations(args: StackValidationArgs, config: Mapping[str, Any]) -> Finding:
+    release = gpu_operator_release(args)
+    if release is None:
+        return
+    values = release_values(release.props)
+    lists = {
+        "daemonsets.tolerations": (values.get("daemonsets") or {}).get("tolerations"),
+        f"{NFD}.worker.tolerations": ((values.get(NFD) or {}).get("worker") or {}).get("tolerations"),
+    }
+    lists = {k: list(CHART_DEFAULT_TOLERATIONS) if v is None else v for k, v in lists.items()}
+    for ng in pool_resources(args):
+        if not is_gpu_node_group(ng.props):
+            continue
+        for taint in get(ng.props, "taints", []):
+            effect = K8S_EFFECTS.get(taint.get("effect"), taint.get("effect"))
+            if effect == "PreferNoSchedule":
+                continue  # never keeps a pod away
+            key, value = taint.get("key", ""), taint.get("value", "")
+            for where, tolerations in lists.items():
+                if not tolerates(tolerations, key, value, effect):
+                    yield (f"{node_group_label(ng.name, ng.props)} is tainted {key}={value}:{effect} but the GPU "
+                           f"Operator's {where} do not tolerate it, so its operands never run there: add "
+                           f"{{key: {key}, operator: Exists, effect: {effect}}} to {where}", release.urn)
+
+
+TIME_SLICING_SCHEMA = PolicyConfigSchema({
+    "environments": {"type": "array", "items": {"type": "string"}, "default": ["prod"],
+                     "description": "Environments where no pool may time-slice GPUs."},
+    "criticalPools": {"type": "boolean", "default": True,
+                      "description": "Forbid time-slicing on pools marked critical."},
+    "pools": {"type": "array", "items": {"type": "string"}, "default": [],
+              "description": "Pool names that must not time-slice."},
+    "environment": ENVIRONMENT_PROPERTY,
+})
+
+POLICIES = [
+    resource_policy(
+        "mig-on-capable-instances", "Node groups select MIG layouts only on MIG-capable instances and images.",
+        [NODE_GROUP], mig_capable, severity=Severity.HIGH),
+    stack_policy(
+        "mig-layout-valid", "Every MIG layout a pool selects exists in the MIG manager's config and fits the GPU.",
+        mig_layouts_valid, severity=Severity.HIGH),
+    stack_policy(
+        "time-slicing-forbidden", "GPU time-slicing is refused where the policy config forbids it.",
+        time_slicing_allowed, severity=Severity.HIGH, schema=TIME_SLICING_SCHEMA),
+    stack_policy(
+        "operator-tolerates-gpu-taints", "The GPU Operator tolerates every taint its GPU pools carry.",
+        operator_tolerations, severity=Severity.HIGH),
+]

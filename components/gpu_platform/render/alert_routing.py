@@ -1,0 +1,171 @@
+"""The Alertmanager configuration, decided from `monitoring.alerting` (pure; no secrets in it).
+
+Routing, first match wins:
+  1. the stack's heartbeat alerts (Watchdog, InfoInhibitor) go nowhere;
+  2. per team, per severity it lists: alerts whose `namespace` is the team's go to the team's receiver
+     (a team's `default` takes its remaining severities);
+  3. per severity the platform lists; everything else to the platform's `default` (the root).
+Critical routes repeat at `criticalRepeatInterval`, the rest at `repeatInterval`.
+
+Secrets never enter the configuration: each receiver reads its webhook URL, routing key or token from
+a file (`api_url_file`, `routing_key_file`, `credentials_file`) in the Secret the platform creates
+from Pulumi config secrets, which the Prometheus operator mounts under /etc/alertmanager/secrets/.
+So the configuration can sit in Helm values, the plan and `--out` files, and be checked with amtool.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
+from gpu_platform.facts import names
+from gpu_platform.spec.alerting import NULL_RECEIVER, SEVERITIES, AlertingSpec, ReceiverSpec
+
+if TYPE_CHECKING:
+    from gpu_platform.spec.models import PlatformSpec
+
+SECRETS_DIR = "/etc/alertmanager/secrets"  # where the operator mounts alertmanagerSpec.secrets
+TEMPLATES = ["/etc/alertmanager/config/*.tmpl"]  # the chart's default: templateFiles land there
+HEARTBEATS = ("Watchdog", "InfoInhibitor")  # kube-prometheus-stack's always-firing helper alerts
+GPU_ALERTS = "Gpu.+|DcgmExporterDown"  # the platform's own alert names
+# Node-level GPU faults: while one fires, the node's GPU warnings add nothing.
+NODE_GPU_FAULTS = "GpuNotDetected|GpuDevicesUnhealthy|GpuNodeHardwareUnhealthy"
+# PagerDuty Events v2 knows critical, error, warning, info; the platform's `high` is `error` there.
+PAGERDUTY_SEVERITY = ('{{ if eq .CommonLabels.severity "high" }}error'
+                      '{{ else if .CommonLabels.severity }}{{ .CommonLabels.severity }}{{ else }}critical{{ end }}')
+SLACK_TEXT = ("{{ range .Alerts }}*{{ .Labels.severity }}* {{ .Annotations.summary }}\n{{ end }}"
+              "{{ with index .Alerts 0 }}{{ .Annotations.description }}{{ end }}")
+
+
+def secret_file(config_key: str) -> str:
+    return f"{SECRETS_DIR}/{names.ALERT_RECEIVERS_SECRET}/{config_key}"
+
+
+def delivered_alerting(spec: "PlatformSpec") -> Optional[AlertingSpec]:
+    """`monitoring.alerting` when the platform configures the Alertmanager (mode install), else None: with
+    `existing` or `none` the configuration is only written by `gpu-platform plan --out` for your own."""
+    mon = spec.monitoring
+    return mon.alerting if mon.enabled and mon.prometheus.mode == "install" else None
+
+
+def secret_keys(alerting: Optional[AlertingSpec]) -> list[tuple[str, str]]:
+    """(field path, config key) of every receiver secret, in receiver order, each key once."""
+    out, seen = [], set()
+    for i, r in enumerate(alerting.receivers if alerting else ()):
+        for field, key in r.secret_keys():
+            if key not in seen:
+                seen.add(key)
+                out.append((f"monitoring.alerting.receivers[{i}].{field}", key))
+    return out
+
+
+def sns_topics(alerting: Optional[AlertingSpec]) -> list[str]:
+    return sorted({r.sns.topic_arn for r in (alerting.receivers if alerting else ()) if r.sns})
+
+
+def alertmanager_config(spec: "PlatformSpec") -> dict[str, Any]:
+    """alertmanager.yaml for the stack's `monitoring.alerting` (which must be set)."""
+    alerting = spec.monitoring.alerting
+    return {
+        "global": {"resolve_timeout": "5m"},
+        "route": route_tree(spec),
+        "inhibit_rules": inhibit_rules(),
+        "receivers": [{"name": NULL_RECEIVER}, *(receiver(r, spec.cluster.name) for r in alerting.receivers)],
+        "templates": list(TEMPLATES),
+    }
+
+
+def route_tree(spec: "PlatformSpec") -> dict[str, Any]:
+    alerting = spec.monitoring.alerting
+    routes: list[dict[str, Any]] = [{"receiver": NULL_RECEIVER, "matchers": [f'alertname="{name}"']}
+                                    for name in HEARTBEATS]
+    for team in spec.teams:
+        if team.alerting is None:
+            continue
+        namespace = f'namespace="{names.team_namespace(team.name)}"'
+        routes += _severity_routes(alerting, team.alerting.routes(), [namespace])
+        if team.alerting.default:
+            routes.append({"receiver": team.alerting.default, "matchers": [namespace]})
+    routes += _severity_routes(alerting, alerting.platform.routes(), [])
+    return {
+        "receiver": alerting.platform.default,
+        "group_by": list(alerting.group_by),
+        "group_wait": alerting.group_wait,
+        "group_interval": alerting.group_interval,
+        "repeat_interval": alerting.repeat_interval,
+        "routes": routes,
+    }
+
+
+def _severity_routes(alerting: AlertingSpec, table: dict[str, str], matchers: list[str]) -> list[dict[str, Any]]:
+    out = []
+    for severity in SEVERITIES:
+        if severity in table:
+            route = {"receiver": table[severity], "matchers": [*matchers, f'severity="{severity}"']}
+            if severity == "critical":
+                route["repeat_interval"] = alerting.critical_repeat_interval
+            out.append(route)
+    return out
+
+
+def inhibit_rules() -> list[dict[str, Any]]:
+    """The chart's defaults for alerts that are not about one GPU, then the GPU-aware ones.
+
+    The chart inhibits warnings by a critical of the same alert name and namespace; for GPU alerts that
+    would silence a warm GPU because another GPU of the same (or no) namespace is hot, so GPU alerts are
+    inhibited per GPU (`UUID`) and per node for node-level GPU faults instead.
+    """
+    not_gpu = 'UUID=""'
+    return [
+        {"source_matchers": ['severity="critical"'], "target_matchers": ['severity=~"warning|info"', not_gpu],
+         "equal": ["namespace", "alertname"]},
+        {"source_matchers": ['severity="warning"'], "target_matchers": ['severity="info"', not_gpu],
+         "equal": ["namespace", "alertname"]},
+        {"source_matchers": ['alertname="InfoInhibitor"'], "target_matchers": ['severity="info"'], "equal": ["namespace"]},
+        {"target_matchers": ['alertname="InfoInhibitor"']},
+        {"source_matchers": ['severity="critical"', 'UUID=~".+"'],
+         "target_matchers": ['severity=~"warning|info"', 'UUID=~".+"'], "equal": ["UUID"]},
+        {"source_matchers": [f'alertname=~"{NODE_GPU_FAULTS}"', 'severity="critical"'],
+         "target_matchers": ['severity=~"warning|info"', f'alertname=~"{GPU_ALERTS}"', 'node=~".+"'],
+         "equal": ["node"]},
+    ]
+
+
+def receiver(r: ReceiverSpec, cluster: str) -> dict[str, Any]:
+    if r.slack:
+        config = {"api_url_file": secret_file(r.slack.webhook_url_secret), "send_resolved": True,
+                  "title": _title(cluster), "text": SLACK_TEXT}
+        if r.slack.channel:
+            config["channel"] = r.slack.channel
+        return {"name": r.name, "slack_configs": [config]}
+    if r.pagerduty:
+        return {"name": r.name, "pagerduty_configs": [{
+            "routing_key_file": secret_file(r.pagerduty.routing_key_secret), "send_resolved": True,
+            "severity": PAGERDUTY_SEVERITY, "client": f"gpu-platform {cluster}"}]}
+    if r.webhook:
+        config: dict[str, Any] = {"url": r.webhook.url, "send_resolved": True}
+        if r.webhook.bearer_token_secret:
+            config["http_config"] = {"authorization": {
+                "type": "Bearer", "credentials_file": secret_file(r.webhook.bearer_token_secret)}}
+        return {"name": r.name, "webhook_configs": [config]}
+    return {"name": r.name, "sns_configs": [{
+        "topic_arn": r.sns.topic_arn, "sigv4": {"region": r.sns.region}, "send_resolved": True,
+        "subject": _title(cluster)}]}
+
+
+def _title(cluster: str) -> str:
+    return ('[{{ .Status | toUpper }}{{ if eq .Status "firing" }}:{{ .Alerts.Firing | len }}{{ end }}] '
+            f"{{{{ .CommonLabels.alertname }}}} ({cluster})")
+
+
+def alertmanager_values(spec: "PlatformSpec") -> dict[str, Any]:
+    """The `alertmanager:` kube-prometheus-stack values for alert delivery ({} without `monitoring.alerting`)."""
+    alerting = delivered_alerting(spec)
+    if alerting is None:
+        return {}
+    values: dict[str, Any] = {
+        "config": alertmanager_config(spec),
+        # A fixed name, so the Pod Identity association of SNS receivers names the right account.
+        "serviceAccount": {"name": names.ALERTMANAGER_SERVICE_ACCOUNT},
+    }
+    if secret_keys(alerting):
+        values["alertmanagerSpec"] = {"secrets": [names.ALERT_RECEIVERS_SECRET]}
+    return values

@@ -1,0 +1,123 @@
+"""The GPU dashboard: Grafana JSON (a dict) for the Grafana sidecar to load from a ConfigMap.
+
+Panels read only fields from the exporter's CSV (components.dcgm_metrics) and the cost series the alert
+rules record. Every DCGM query matches both spellings of the exporter's host label (`Hostname`, and
+`hostname` in builds after May 2026) so the node filter works on either.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from gpu_platform.render.alerts import HOURLY_COST
+
+UID = "gpu-platform-gpus"
+FILE_NAME = f"{UID}.json"  # key in the dashboard ConfigMap
+DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
+GPU_LEGEND = "{{Hostname}}{{hostname}} GPU {{gpu}} ({{modelName}})"
+VARIABLES = ("datasource", "node", "model")
+
+
+def dcgm(metric: str, *matchers: str) -> str:
+    """A DCGM series filtered by the node and model variables, for either host label spelling."""
+    extra = "".join(f",{m}" for m in matchers)
+    return " or ".join(f'{metric}{{{host}=~"$node",modelName=~"$model"{extra}}}' for host in ("Hostname", "hostname"))
+
+
+def _target(expr: str, legend: str = GPU_LEGEND, instant: bool = False) -> dict:
+    target = {"refId": "A", "datasource": DATASOURCE, "expr": expr, "legendFormat": legend}
+    if instant:
+        target.update(instant=True, range=False, format="table")
+    return target
+
+
+def _thresholds(red_at: float | None) -> dict:
+    steps = [{"color": "green", "value": None}]
+    if red_at is not None:
+        steps.append({"color": "red", "value": red_at})
+    return {"mode": "absolute", "steps": steps}
+
+
+def _panel(kind: str, title: str, expr: str, grid: tuple[int, int, int, int], unit: str = "short",
+           red_at: float | None = None, description: str = "", **target: Any) -> dict:
+    x, y, w, h = grid
+    panel = {
+        "type": kind, "title": title, "description": description, "datasource": DATASOURCE,
+        "gridPos": {"x": x, "y": y, "w": w, "h": h},
+        "targets": [_target(expr, **target)],
+        "fieldConfig": {"defaults": {"unit": unit, "thresholds": _thresholds(red_at)}, "overrides": []},
+    }
+    if kind == "timeseries" and red_at is not None:
+        panel["fieldConfig"]["defaults"]["custom"] = {"thresholdsStyle": {"mode": "line"}}
+    return panel
+
+
+def panels(t: Any) -> list[dict]:
+    idle_below = f"{t.idle_utilization_percent:g}"
+    util = dcgm("DCGM_FI_DEV_GPU_UTIL")
+    used, free = dcgm("DCGM_FI_DEV_FB_USED"), dcgm("DCGM_FI_DEV_FB_FREE")
+    held = dcgm("DCGM_FI_DEV_GPU_UTIL", 'namespace!=""')  # GPUs a pod holds (exporter pod mapping)
+    out = [
+        _panel("stat", "GPUs reporting", f"count({dcgm('DCGM_FI_DEV_GPU_TEMP')})", (0, 0, 6, 4), legend=""),
+        _panel("stat", f"GPUs under {idle_below}% utilisation", f"count(({util}) < {idle_below}) or vector(0)",
+               (6, 0, 6, 4), legend=""),
+        _panel("stat", "Hourly cost of GPUs under the idle threshold", f"sum(count by (modelName) (({util}) < "
+               f"{idle_below}) * on (modelName) {HOURLY_COST}) or vector(0)", (12, 0, 6, 4), unit="currencyUSD",
+               legend="", description="Estimate from the platform's price catalog; models without a price are "
+               "not counted."),
+        _panel("stat", "GPUs with an XID error", f"count(({dcgm('DCGM_FI_DEV_XID_ERRORS')}) != 0) or vector(0)",
+               (18, 0, 6, 4), red_at=1, legend=""),
+        _panel("timeseries", "GPU utilisation", util, (0, 4, 12, 8), unit="percent"),
+        _panel("timeseries", "GPU memory used", f"100 * ({used}) / (({used}) + ({free}))", (12, 4, 12, 8),
+               unit="percent", red_at=t.memory_used_percent),
+        _panel("timeseries", "GPU temperature", dcgm("DCGM_FI_DEV_GPU_TEMP"), (0, 12, 12, 8), unit="celsius",
+               red_at=t.temperature_celsius),
+        _panel("timeseries", "GPU power draw", dcgm("DCGM_FI_DEV_POWER_USAGE"), (12, 12, 12, 8), unit="watt"),
+        _panel("timeseries", "Busy GPUs per team namespace",
+               f"sum by (namespace) ({held}) / 100", (0, 20, 12, 8),
+               legend="{{namespace}}",
+               description="Sum of utilisation of the GPUs each namespace's pods hold, in whole GPUs."),
+        _panel("timeseries", "Graphics engine activity (whole GPUs and MIG instances)",
+               f"100 * ({dcgm('DCGM_FI_PROF_GR_ENGINE_ACTIVE')})", (12, 20, 12, 8), unit="percent",
+               legend=GPU_LEGEND + " {{GPU_I_PROFILE}}",
+               description="MIG instances report no DCGM_FI_DEV_GPU_UTIL; this is their utilisation."),
+        _panel("table", "Last XID per GPU (non-zero only)", f"({dcgm('DCGM_FI_DEV_XID_ERRORS')}) != 0",
+               (0, 28, 24, 8), legend="", instant=True,
+               description="The last XID code each GPU reported. 13 and 31 are usually the application; 48 "
+               "(double-bit ECC) and 79 (fell off the bus) mean the node must be replaced."),
+    ]
+    for panel_id, panel in enumerate(out, start=1):
+        panel["id"] = panel_id
+    return out
+
+
+def _variables() -> list[dict]:
+    hosts = "query_result(count by (Hostname, hostname) (DCGM_FI_DEV_GPU_TEMP))"
+    common = {"datasource": DATASOURCE, "refresh": 2, "includeAll": True, "multi": True, "allValue": ".*",
+              "current": {"text": "All", "value": "$__all"}, "sort": 1}
+    return [
+        {"type": "datasource", "name": "datasource", "label": "Data source", "query": "prometheus"},
+        {**common, "type": "query", "name": "node", "label": "Node",
+         "query": {"query": hosts, "refId": "node"}, "definition": hosts,
+         "regex": '/[Hh]ostname="([^"]+)"/'},
+        {**common, "type": "query", "name": "model", "label": "GPU model",
+         "query": {"query": "label_values(DCGM_FI_DEV_GPU_TEMP, modelName)", "refId": "model"},
+         "definition": "label_values(DCGM_FI_DEV_GPU_TEMP, modelName)"},
+    ]
+
+
+def dashboard(thresholds: Any) -> dict:
+    """The dashboard; threshold lines follow the stack file's alert thresholds."""
+    return {
+        "uid": UID,
+        "title": "GPU platform: GPUs",
+        "tags": ["gpu-platform", "gpu", "dcgm"],
+        "timezone": "browser",
+        "schemaVersion": 39,
+        "version": 1,
+        "editable": True,
+        "refresh": "30s",
+        "time": {"from": "now-6h", "to": "now"},
+        "templating": {"list": _variables()},
+        "annotations": {"list": []},
+        "panels": panels(thresholds),
+    }

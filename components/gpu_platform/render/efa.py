@@ -1,0 +1,45 @@
+"""The EFA device plugin chart's values: only on EFA pools' nodes, tolerating the GPU taint and every EFA
+pool's own taints; and the guard holding them to the pinned chart's values.yaml."""
+from __future__ import annotations
+
+import copy
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from gpu_platform.decisions.efa import efa_pools
+from gpu_platform.facts import catalog, names
+from gpu_platform.render.operator_values import unknown_keys, with_tolerations
+
+if TYPE_CHECKING:
+    from gpu_platform.spec.models import PlatformSpec, TaintSpec
+
+
+@lru_cache(maxsize=None)
+def _chart_defaults(chart_version: str) -> dict:
+    return yaml.safe_load((catalog.UPSTREAM / catalog.EFA_DEVICE_PLUGIN_VALUES[chart_version]).read_text())
+
+
+def chart_defaults(chart_version: str) -> dict:
+    """The pinned chart's values.yaml (a private copy)."""
+    return copy.deepcopy(_chart_defaults(chart_version))
+
+
+def device_plugin_values(spec: "PlatformSpec") -> dict[str, Any]:
+    """Run only on EFA pools' nodes, tolerating the GPU taint and every EFA pool's own taints."""
+    taints: list["TaintSpec"] = []
+    for pool in efa_pools(spec):
+        taints += [t for t in pool.taints if t not in taints]
+    defaults = chart_defaults(spec.efa_device_plugin.chart_version)
+    return {"nodeSelector": {names.EFA_LABEL: "true"},
+            "tolerations": with_tolerations(defaults["tolerations"] or [], taints)}
+
+
+def unknown_device_plugin_keys(values: dict, chart_version: str) -> list[str]:
+    return unknown_keys(values, _chart_defaults(chart_version))
+
+
+def supported_instance_types(chart_version: str) -> list[str]:
+    """Instance types the chart's node affinity admits (its `supportedInstanceLabels`)."""
+    return list(_chart_defaults(chart_version)["supportedInstanceLabels"]["values"])

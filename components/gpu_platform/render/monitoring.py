@@ -1,0 +1,77 @@
+"""GPU monitoring as plain data: the Prometheus mode, the GPU alert rule groups priced for this stack, and
+the kube-prometheus-stack chart's values (the resources are in resources/monitoring.py).
+
+Modes (`monitoring.prometheus.mode`):
+  install   a pinned kube-prometheus-stack release in its own namespace; the rules and dashboard wait for it
+  existing  no release; the rules and dashboard carry the labels the existing stack selects
+  none      nothing in the cluster (no Prometheus operator CRDs); the planner still writes the rules file
+
+The dcgm-exporter's metrics CSV and ServiceMonitor are not created here: the GPU Operator's chart renders
+both from `dcgmExporter` values (render/dcgm_metrics.py, render/operator_values.py), and turns the
+ServiceMonitor on under the same condition as `prometheus_mode(spec) != "none"`.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gpu_platform.decisions.cost import gpu_hourly_cost_by_model
+from gpu_platform.facts import names
+from gpu_platform.render.alert_routing import alertmanager_values
+from gpu_platform.render.alerts import rule_groups
+
+if TYPE_CHECKING:
+    from gpu_platform.spec.models import PlatformSpec
+
+PROMETHEUS_RULE_API = ("monitoring.coreos.com/v1", "PrometheusRule")
+DASHBOARD_LABEL_VALUE = "1"  # the value the Grafana sidecar matches on its label (kube-prometheus-stack default)
+
+# Node labels kube-state-metrics exports (as kube_node_labels): lets GpuNotDetected see GPU nodes that are
+# not tainted for GPUs (docs/monitoring.md, KSM requirements).
+KSM_NODE_LABELS = (names.GPU_PRESENT_LABEL,)
+
+
+def prometheus_mode(spec: "PlatformSpec") -> str:
+    """`install`, `existing` or `none`; a disabled monitoring block counts as `none`."""
+    return spec.monitoring.prometheus.mode if spec.monitoring.enabled else "none"
+
+
+def gpu_rule_groups(spec: "PlatformSpec") -> list[dict]:
+    """The rule groups for this stack: its thresholds and the hourly price of each of its GPU models."""
+    return rule_groups(spec.monitoring.alerts, gpu_hourly_cost_by_model(spec))
+
+
+def stack_values(spec: "PlatformSpec") -> dict:
+    """kube-prometheus-stack chart values (every key checked against the chart: tests/render/test_monitoring.py).
+
+    Selection: Prometheus selects every PrometheusRule and ServiceMonitor in every namespace (the
+    `*NilUsesHelmValues: false` switches leave the empty default selectors as "match all"), so the
+    GPU Operator's ServiceMonitor, the chart's own monitors and the platform's rules are picked up
+    whatever labels they carry. The platform's objects still carry `selectorLabels` for `existing` mode.
+    """
+    prom = spec.monitoring.prometheus
+    system = {names.ROLE_LABEL: names.SYSTEM_ROLE}
+    delivery = alertmanager_values(spec)
+    return {
+        "prometheus": {"prometheusSpec": {
+            "nodeSelector": dict(system),
+            "ruleSelectorNilUsesHelmValues": False,
+            "serviceMonitorSelectorNilUsesHelmValues": False,
+        }},
+        "alertmanager": {**delivery, "alertmanagerSpec": {"nodeSelector": dict(system),
+                                                          **delivery.get("alertmanagerSpec", {})}},
+        "prometheusOperator": {
+            "nodeSelector": dict(system),
+            "admissionWebhooks": {"patch": {"nodeSelector": dict(system)}},  # the certificate Job
+        },
+        "grafana": {
+            "nodeSelector": dict(system),
+            "sidecar": {"dashboards": {"enabled": True, "label": prom.grafana_dashboard_label,
+                                       "labelValue": DASHBOARD_LABEL_VALUE, "searchNamespace": "ALL"}},
+        },
+        "kube-state-metrics": {
+            "nodeSelector": dict(system),
+            "metricLabelsAllowlist": [f"nodes=[{','.join(KSM_NODE_LABELS)}]"],
+        },
+        # Node metrics from every node, GPU nodes included: tolerate every taint.
+        "prometheus-node-exporter": {"tolerations": [{"operator": "Exists"}]},
+    }

@@ -1,0 +1,196 @@
+"""Kueue's objects, its chart values and the admission policy that keeps GPU pods queued, as plain manifests.
+
+Pure, like team_objects: each function builds a complete object from the validated spec and the numbers
+in components/queueing.py; `kueue.py` registers them unchanged, so the object the CRD schema check and
+kubernetes-validate see is the object the program sends.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import yaml
+
+from gpu_platform.decisions.queueing import FAIR_SHARING_STRATEGIES, GpuFlavor, TeamQueue, format_quantity
+from gpu_platform.facts import catalog, names
+from gpu_platform.render.team_objects import PRIORITY_TIERS, _meta, _team_meta
+
+if TYPE_CHECKING:
+    from gpu_platform.spec.models import PlatformSpec, TeamSpec
+
+ADMISSION_API_VERSION = "admissionregistration.k8s.io/v1"
+METRICS_PORT = 8443  # the chart's metrics Service targets this port: the manager must bind it
+WEBHOOK_PORT = 9443  # the chart's webhook Service targets this port
+HEALTH_PORT = 8081  # the chart's probes
+LEADER_ELECTION_ID = "c1f6bfd2.kueue.x-k8s.io"  # the chart's default lease name: replicas share one lease
+
+
+def _kueue(kind: str, metadata: dict, **fields) -> dict:
+    return {"apiVersion": catalog.KUEUE_API_VERSION, "kind": kind, "metadata": metadata, **fields}
+
+
+def _gpu_toleration() -> dict:
+    return {"key": names.GPU_TAINT_KEY, "operator": "Equal", "value": names.GPU_TAINT_VALUE, "effect": "NoSchedule"}
+
+
+def resource_flavor(flavor: GpuFlavor) -> dict:
+    """One pool's GPUs of one resource. Admitted pods get the pool's node selector and the GPU toleration;
+    a pool's own taints stay taints, so only workloads tolerating them (selecting the pool) get its flavor."""
+    labels = {names.POOL_LABEL: flavor.pool, names.GPU_MODEL_LABEL: flavor.gpu,
+              names.CAPACITY_TYPE_LABEL: flavor.capacity_type}
+    if flavor.mig_profile:
+        labels[names.MIG_PROFILE_LABEL] = flavor.mig_profile.replace("+", ".")
+    spec: dict = {"nodeLabels": {names.POOL_LABEL: flavor.pool}}
+    if flavor.taints:
+        spec["nodeTaints"] = [{"key": k, "value": v, "effect": e} for k, v, e in flavor.taints]
+    spec["tolerations"] = [_gpu_toleration()]
+    return _kueue("ResourceFlavor", _meta(flavor.name, labels=labels), spec=spec)
+
+
+def cpu_memory_flavor() -> dict:
+    """CPU and memory are counted once per team, on whichever node a pod lands: no node labels."""
+    return _kueue("ResourceFlavor", _meta(names.KUEUE_CPU_MEMORY_FLAVOR), spec={})
+
+
+def cohort() -> dict:
+    return _kueue("Cohort", _meta(names.KUEUE_COHORT), spec={})
+
+
+def workload_priority_class(tier: str) -> dict:
+    """The tier's priority for Kueue's ordering and preemption, equal to its PriorityClass value."""
+    t = PRIORITY_TIERS[tier]
+    return _kueue("WorkloadPriorityClass", _meta(names.priority_class(tier), labels={names.PRIORITY_TIER_LABEL: tier}),
+                  value=t.value, description=t.description)
+
+
+def _weight(weight: float) -> int | str:
+    return int(weight) if float(weight).is_integer() else repr(float(weight))
+
+
+def cluster_queue(team: "TeamSpec", queue: TeamQueue) -> dict:
+    groups = []
+    for covered, flavors in queue.groups:
+        entries = []
+        for flavor in flavors:
+            resources = []
+            for resource in covered:
+                q = queue.quotas[(flavor, resource)]
+                resources.append({"name": resource, "nominalQuota": format_quantity(resource, q.nominal),
+                                  "borrowingLimit": format_quantity(resource, q.borrowing_limit),
+                                  "lendingLimit": format_quantity(resource, q.lending_limit)})
+            entries.append({"name": flavor, "resources": resources})
+        groups.append({"coveredResources": list(covered), "flavors": entries})
+    spec = {
+        "cohortName": names.KUEUE_COHORT,
+        "namespaceSelector": {"matchLabels": {names.NAMESPACE_NAME_LABEL: names.team_namespace(team.name)}},
+        "queueingStrategy": "BestEffortFIFO",
+        # Use the team's own quota on any flavor before borrowing on one.
+        "flavorFungibility": {"whenCanBorrow": "TryNextFlavor", "whenCanPreempt": "TryNextFlavor"},
+        "preemption": {"withinClusterQueue": queue.tier.within_cluster_queue,
+                       "reclaimWithinCohort": queue.tier.reclaim_within_cohort},
+        "fairSharing": {"weight": _weight(queue.weight)},
+        "resourceGroups": groups,
+    }
+    labels = {names.TEAM_LABEL: team.name, names.PRIORITY_TIER_LABEL: team.priority_tier}
+    return _kueue("ClusterQueue", _meta(names.cluster_queue(team.name), labels=labels), spec=spec)
+
+
+def local_queue(team: "TeamSpec") -> dict:
+    return _kueue("LocalQueue", _team_meta(team, names.TEAM_LOCAL_QUEUE),
+                  spec={"clusterQueue": names.cluster_queue(team.name)})
+
+
+# --- the admission policy: no GPU pod outside the queue in a team namespace ---
+
+def _requests_gpus(field: str) -> str:
+    return (f"has(c.resources) && has(c.resources.{field}) && c.resources.{field}.exists(r, "
+            f"r.startsWith('{names.NVIDIA_DOMAIN}') && quantity(c.resources.{field}[r]).isGreaterThan(quantity('0')))")
+
+
+# CEL over the pod being created (Kubernetes' CEL quantity library is available from 1.29).
+ASKS_FOR_GPUS = (
+    "(object.spec.containers + (has(object.spec.initContainers) ? object.spec.initContainers : []))"
+    f".exists(c, ({_requests_gpus('requests')}) || ({_requests_gpus('limits')}))")
+IS_QUEUED = (f"has(object.metadata.labels) && '{names.KUEUE_QUEUE_NAME_LABEL}' in object.metadata.labels && "
+             f"object.metadata.labels['{names.KUEUE_QUEUE_NAME_LABEL}'] != ''")
+
+
+def _team_namespaces() -> dict:
+    return {"matchExpressions": [{"key": names.TEAM_LABEL, "operator": "Exists"}]}
+
+
+def queued_gpu_pods_policy() -> dict:
+    """Refuse a pod that asks for any nvidia.com/ resource in a team namespace unless it names a queue: such
+    a pod would hold GPUs Kueue never counted. CPU-only pods are not matched."""
+    return {"apiVersion": ADMISSION_API_VERSION, "kind": "ValidatingAdmissionPolicy",
+            "metadata": _meta(names.QUEUED_GPU_PODS_POLICY),
+            "spec": {
+                "failurePolicy": "Fail",
+                "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                                        "operations": ["CREATE"], "resources": ["pods"]}]},
+                "matchConditions": [{"name": "asks-for-gpus", "expression": ASKS_FOR_GPUS}],
+                "validations": [{
+                    "expression": IS_QUEUED, "reason": "Forbidden",
+                    "message": (f"GPU pods in team namespaces must wait in the team's queue: label the pod (or the "
+                                f"Job's pod template) {names.KUEUE_QUEUE_NAME_LABEL}: {names.TEAM_LOCAL_QUEUE}; "
+                                "components.workloads.gpu_pod_metadata and gpu_job do"),
+                }],
+            }}
+
+
+def queued_gpu_pods_binding() -> dict:
+    return {"apiVersion": ADMISSION_API_VERSION, "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": _meta(names.QUEUED_GPU_PODS_POLICY),
+            "spec": {"policyName": names.QUEUED_GPU_PODS_POLICY, "validationActions": ["Deny"],
+                     "matchResources": {"namespaceSelector": _team_namespaces()}}}
+
+
+# --- the controller: its Configuration and the chart values ---
+
+def manager_config(spec: "PlatformSpec") -> dict:
+    """The controller's Configuration (config.kueue.x-k8s.io/v1beta2). The chart takes it whole, so the
+    listeners its Services and probes expect are set here too."""
+    return {
+        "apiVersion": catalog.KUEUE_CONFIG_API_VERSION, "kind": "Configuration",
+        "health": {"healthProbeBindAddress": f":{HEALTH_PORT}"},
+        "metrics": {"bindAddress": f":{METRICS_PORT}", "enableClusterQueueResources": True},
+        "webhook": {"port": WEBHOOK_PORT},
+        "leaderElection": {"leaderElect": True, "resourceName": LEADER_ELECTION_ID},
+        # Only team namespaces: Kueue manages pods there and its pod webhooks ignore every other namespace.
+        "managedJobsNamespaceSelector": _team_namespaces(),
+        # Unlabelled Jobs are not suspended forever; an unqueued GPU pod is refused by the admission policy.
+        "manageJobsWithoutQueueName": False,
+        "integrations": {"frameworks": list(catalog.KUEUE_FRAMEWORKS)},
+        "fairSharing": {"preemptionStrategies": list(FAIR_SHARING_STRATEGIES)},
+        "resources": {"excludeResourcePrefixes": list(catalog.KUEUE_EXCLUDED_RESOURCE_PREFIXES)},
+    }
+
+
+def chart_values(spec: "PlatformSpec", prometheus_namespace: str | None) -> dict:
+    """Kueue chart values (every key checked against the chart: tests/components/test_queueing_objects.py)."""
+    manager: dict = {"replicas": 2 if spec.prod else 1,  # leader election keeps one active; both serve webhooks
+                     "nodeSelector": {names.ROLE_LABEL: names.SYSTEM_ROLE}}
+    if spec.prod:
+        manager["podDisruptionBudget"] = {"enabled": True, "minAvailable": 1}
+    values: dict = {
+        "controllerManager": manager,
+        "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(manager_config(spec), sort_keys=False)},
+        "enablePrometheus": prometheus_namespace is not None,
+    }
+    if prometheus_namespace is not None:
+        values["metrics"] = {"prometheusNamespace": prometheus_namespace}
+    return values
+
+
+def queueing_manifests(spec: "PlatformSpec", queues: dict[str, TeamQueue], flavors: list[GpuFlavor]) -> dict[str, dict]:
+    """Every Kueue object and the admission policy, keyed by a stable logical name."""
+    out = {f"flavor-{names.KUEUE_CPU_MEMORY_FLAVOR}": cpu_memory_flavor()}
+    out.update({f"flavor-{f.name}": resource_flavor(f) for f in flavors})
+    out["cohort"] = cohort()
+    out.update({f"priority-{tier}": workload_priority_class(tier) for tier in PRIORITY_TIERS})
+    for team in spec.teams:
+        out[f"queue-{team.name}"] = cluster_queue(team, queues[team.name])
+        out[f"local-queue-{team.name}"] = local_queue(team)
+    out["policy"] = queued_gpu_pods_policy()
+    out["policy-binding"] = queued_gpu_pods_binding()
+    return out
+

@@ -1,0 +1,209 @@
+"""The Kubernetes objects of a team's namespace, and the cluster's priority tiers, as plain manifests.
+
+Pure: every function builds a complete manifest (apiVersion, kind, metadata, spec) from the validated
+spec. `team.py` hands these dicts to the typed pulumi_kubernetes classes unchanged, so the object the
+Kubernetes schema check validates is the object the program registers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gpu_platform.decisions.capacity import max_gpus_per_pod, platform_capacity
+from gpu_platform.facts import names
+
+if TYPE_CHECKING:
+    from gpu_platform.spec.models import PlatformSpec, TeamSpec
+
+RBAC_API = "rbac.authorization.k8s.io"
+RBAC_API_VERSION = f"{RBAC_API}/v1"
+READ = ("get", "list", "watch")
+WRITE = (*READ, "create", "update", "patch", "delete")
+
+
+@dataclass(frozen=True)
+class PriorityTier:
+    value: int
+    preemption_policy: str
+    description: str
+
+
+# Values sit far below the system classes (2000000000+). Batch never preempts anyone and, being the
+# lowest tier, is what the scheduler evicts first when critical inference needs room.
+PRIORITY_TIERS: dict[str, PriorityTier] = {
+    "critical-inference": PriorityTier(100000, "PreemptLowerPriority",
+                                       "Latency-critical inference: preempts standard and batch pods."),
+    "standard": PriorityTier(10000, "PreemptLowerPriority", "Default tier for team workloads."),
+    "preemptible-batch": PriorityTier(100, "Never",
+                                      "Batch and experiments: never preempts, evicted first under pressure."),
+}
+
+
+def _meta(name: str, namespace: str | None = None, labels: dict[str, str] | None = None) -> dict:
+    meta: dict = {"name": name}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    meta["labels"] = {names.MANAGED_BY_LABEL: names.MANAGED_BY, **(labels or {})}
+    return meta
+
+
+def _team_meta(team: "TeamSpec", name: str) -> dict:
+    return _meta(name, names.team_namespace(team.name), {names.TEAM_LABEL: team.name})
+
+
+# --- cluster-wide ---
+
+def priority_class(tier: str) -> dict:
+    t = PRIORITY_TIERS[tier]
+    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+            "metadata": _meta(names.priority_class(tier), labels={names.PRIORITY_TIER_LABEL: tier}),
+            "value": t.value, "globalDefault": False, "preemptionPolicy": t.preemption_policy,
+            "description": t.description}
+
+
+# --- per team ---
+
+def namespace(spec: "PlatformSpec", team: "TeamSpec") -> dict:
+    """Baseline Pod Security enforced, restricted warned and audited, pinned to the cluster's minor."""
+    version = f"v{spec.cluster.kubernetes_version}"
+    psa = {}
+    for mode, level in (("enforce", "baseline"), ("warn", "restricted"), ("audit", "restricted")):
+        psa[names.pod_security_label(mode)] = level
+        psa[names.pod_security_label(f"{mode}-version")] = version
+    labels = {names.TEAM_LABEL: team.name, names.PRIORITY_TIER_LABEL: team.priority_tier, **psa}
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(names.team_namespace(team.name), labels=labels)}
+
+
+def quota_hard(spec: "PlatformSpec", team: "TeamSpec") -> dict[str, str]:
+    """Requests only (extended resources can only be quota'd on requests). Every GPU resource the cluster
+    offers is bounded, at 0 when the team has no quota for it, so no team can use an unquoted GPU. With
+    queueing on, GPUs, CPU and memory are bounded at the team's ceiling (components/queueing.py)."""
+    q = team.quota
+    offered = [r for r in platform_capacity(spec).total if r.startswith(names.MIG_RESOURCE_PREFIX)]
+    hard = {names.quota_key(names.GPU_RESOURCE): str(q.gpus)}
+    for res in sorted({*offered, *(names.mig_resource(p) for p in q.mig_slices)}):
+        hard[names.quota_key(res)] = str(q.mig_slices.get(res.removeprefix(names.MIG_RESOURCE_PREFIX), 0))
+    hard.update({"requests.cpu": q.cpu, "requests.memory": q.memory, "pods": str(q.pods),
+                 "persistentvolumeclaims": str(q.persistent_volume_claims), "requests.storage": q.storage})
+    if spec.queueing.enabled:  # Kueue admits up to nominal + borrowing limit: the quota is that ceiling
+        from gpu_platform.decisions.queueing import quota_ceiling
+
+        hard.update(quota_ceiling(spec, team))
+    return hard
+
+
+def resource_quota(spec: "PlatformSpec", team: "TeamSpec") -> dict:
+    return {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": _team_meta(team, names.TEAM_QUOTA),
+            "spec": {"hard": quota_hard(spec, team)}}
+
+
+def limit_range(spec: "PlatformSpec", team: "TeamSpec") -> dict:
+    """Default CPU and memory requests so every container counts against the quota; a GPU maximum
+    per container and per pod. The LimitRanger refuses a maximum on a resource a container has no
+    limit for, so containers without one get a GPU limit (and request) of 0."""
+    gpu, most = names.GPU_RESOURCE, str(max_gpus_per_pod(spec, team))
+    defaults = team.container_defaults
+    container = {"type": "Container",
+                 "default": {gpu: "0"},
+                 "defaultRequest": {"cpu": defaults.cpu, "memory": defaults.memory, gpu: "0"},
+                 "max": {gpu: most}}
+    return {"apiVersion": "v1", "kind": "LimitRange", "metadata": _team_meta(team, names.TEAM_LIMITS),
+            "spec": {"limits": [container, {"type": "Pod", "max": {gpu: most}}]}}
+
+
+def _rule(groups: tuple[str, ...], resources: tuple[str, ...], verbs: tuple[str, ...]) -> dict:
+    return {"apiGroups": list(groups), "resources": list(resources), "verbs": list(verbs)}
+
+
+def developer_rules() -> list[dict]:
+    """Run and debug workloads. No Secrets (admins manage them), no RBAC, no quota or policy edits."""
+    return [
+        _rule(("",), ("pods", "services", "configmaps", "persistentvolumeclaims"), WRITE),
+        _rule(("",), ("pods/log",), READ),
+        _rule(("",), ("pods/exec", "pods/attach", "pods/portforward"), ("get", "create")),
+        _rule(("",), ("events", "endpoints", "serviceaccounts", "resourcequotas", "limitranges"), READ),
+        _rule(("apps",), ("deployments", "statefulsets"), WRITE),
+        _rule(("apps",), ("deployments/scale", "statefulsets/scale"), ("get", "update", "patch")),
+        _rule(("apps",), ("replicasets",), READ),
+        _rule(("batch",), ("jobs", "cronjobs"), WRITE),
+        _rule(("autoscaling",), ("horizontalpodautoscalers",), WRITE),
+        _rule(("events.k8s.io",), ("events",), READ),
+        _rule(("networking.k8s.io",), ("networkpolicies",), READ),
+    ]
+
+
+def admin_rules() -> list[dict]:
+    """Everything a namespace owner needs, listed explicitly: RBAC has no deny, so `*` on all
+    resources would include the quota and limits the platform sets. Those stay read-only."""
+    return [
+        _rule(("",), ("pods", "pods/log", "pods/exec", "pods/attach", "pods/portforward", "pods/eviction",
+                      "services", "endpoints", "configmaps", "secrets", "persistentvolumeclaims",
+                      "serviceaccounts"), ("*",)),
+        _rule(("",), ("events", "resourcequotas", "limitranges"), READ),
+        _rule(("apps", "batch", "autoscaling", "policy"), ("*",), ("*",)),
+        _rule(("networking.k8s.io",), ("ingresses", "networkpolicies"), ("*",)),
+        # Without `escalate` and `bind` the API server lets an admin grant only what the admin holds,
+        # so no one in the namespace can hand themselves quota or limit edits.
+        _rule((RBAC_API,), ("roles", "rolebindings"), WRITE),
+        _rule(("events.k8s.io",), ("events",), READ),
+    ]
+
+
+ROLE_RULES = {"developers": developer_rules, "admins": admin_rules}
+
+
+def role(team: "TeamSpec", role_name: str) -> dict:
+    return {"apiVersion": RBAC_API_VERSION, "kind": "Role", "metadata": _team_meta(team, names.team_role(role_name)),
+            "rules": ROLE_RULES[role_name]()}
+
+
+def role_binding(team: "TeamSpec", role_name: str) -> dict:
+    return {"apiVersion": RBAC_API_VERSION, "kind": "RoleBinding",
+            "metadata": _team_meta(team, names.team_role(role_name)),
+            "roleRef": {"apiGroup": RBAC_API, "kind": "Role", "name": names.team_role(role_name)},
+            "subjects": [{"apiGroup": RBAC_API, "kind": "Group", "name": names.team_group(team.name, role_name)}]}
+
+
+def monitoring_namespace(spec: "PlatformSpec") -> str | None:
+    mon = spec.monitoring
+    return mon.prometheus.namespace if mon.enabled and mon.prometheus.mode != "none" else None
+
+
+def network_policy(spec: "PlatformSpec", team: "TeamSpec") -> dict:
+    """Ingress from the team's own pods and from Prometheus only; egress is left open."""
+    peers: list[dict] = [{"podSelector": {}}]
+    scraper = monitoring_namespace(spec)
+    if scraper is not None:
+        peers.append({"namespaceSelector": {"matchLabels": {names.NAMESPACE_NAME_LABEL: scraper}}})
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+            "metadata": _team_meta(team, names.TEAM_INGRESS_POLICY),
+            "spec": {"podSelector": {}, "policyTypes": ["Ingress"], "ingress": [{"from": peers}]}}
+
+
+def model_cache_claim(spec: "PlatformSpec", team: "TeamSpec", storage_class: str) -> dict:
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": _team_meta(team, names.MODEL_CACHE_PVC),
+            "spec": {"accessModes": ["ReadWriteMany"], "storageClassName": storage_class,
+                     "resources": {"requests": {"storage": spec.model_cache.pvc_size}}}}
+
+
+def team_manifests(spec: "PlatformSpec", team: "TeamSpec", storage_class: str | None = None) -> dict[str, dict]:
+    """Every namespaced object of one team, keyed by a short stable role in the unit."""
+    out = {"namespace": namespace(spec, team), "quota": resource_quota(spec, team),
+           "limits": limit_range(spec, team), "ingress": network_policy(spec, team)}
+    for r in names.TEAM_ROLES:
+        out[f"role-{r}"] = role(team, r)
+        out[f"binding-{r}"] = role_binding(team, r)
+    if storage_class is not None:
+        out["model-cache"] = model_cache_claim(spec, team, storage_class)
+    return out
+
+
+def access_entries(spec: "PlatformSpec") -> dict[str, list[str]]:
+    """IAM role ARN -> the Kubernetes groups it maps to. EKS allows one access entry per principal per
+    cluster, so a role listed by several teams (or as developer and admin) gets one entry, all groups."""
+    entries: dict[str, set[str]] = {}
+    for team in spec.teams:
+        for r, arns in zip(names.TEAM_ROLES, (team.access.developer_role_arns, team.access.admin_role_arns)):
+            for arn in arns:
+                entries.setdefault(arn, set()).add(names.team_group(team.name, r))
+    return {arn: sorted(groups) for arn, groups in sorted(entries.items())}

@@ -1,0 +1,213 @@
+"""Workload defaults for teams: the pod spec a GPU workload needs on this platform, as plain data.
+
+It encodes the lessons users otherwise learn the hard way: tolerate the GPU taint, select the pool or
+GPU product, give `/dev/shm` real memory (the container default of 64 MiB breaks PyTorch data loaders
+and NCCL), mount the team's model cache and point `HF_HOME` at it, ask for GPUs with requests equal to
+limits, and run at the team's priority tier (Kubernetes has no per-namespace default priority).
+
+Job pods (`gpu_job`, or `job=True`) also carry what keeps a running job alive while the platform
+changes: the label the GPU Operator's driver upgrade waits for (`waitForCompletion.podSelector`),
+`cluster-autoscaler.kubernetes.io/safe-to-evict: "false"` so the autoscaler never drains their node to
+save money, and `karpenter.sh/do-not-disrupt: "true"` so Karpenter neither consolidates nor drifts it. Long-running services get neither: an upgrade must not wait for pods that never finish.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+from gpu_platform.decisions.capacity import max_gpus_per_pod, node_resources, platform_capacity
+from gpu_platform.decisions.datasets import MOUNT_PATH as DATASETS_PATH
+from gpu_platform.decisions.datasets import claim_teams
+from gpu_platform.decisions.efa import pod_devices, pod_env
+from gpu_platform.decisions.local_storage import pool_local_storage
+from gpu_platform.decisions.pod_sizing import pod_size
+from gpu_platform.decisions.pod_sizing import shm_size as default_shm
+from gpu_platform.decisions.queueing import queue_labels
+from gpu_platform.facts import catalog, names
+from gpu_platform.render.model_cache import BASE_PATH
+from gpu_platform.spec.models import quantity_value, selector_labels
+
+if TYPE_CHECKING:
+    from gpu_platform.spec.models import NodePoolSpec, PlatformSpec, TeamSpec
+
+SHM_VOLUME = "dshm"
+CACHE_VOLUME = "model-cache"
+DATASETS_VOLUME = "datasets"
+SCRATCH_VOLUME = "scratch"
+SCRATCH_PATH = "/scratch"  # an emptyDir: on pools with instance-store NVMe it lives on the RAID0 array
+HF_HOME = f"{BASE_PATH}/huggingface"
+
+
+def _team(spec: "PlatformSpec", name: str) -> "TeamSpec":
+    for team in spec.teams:
+        if team.name == name:
+            return team
+    raise ValueError(f"unknown team {name!r}; teams: {', '.join(t.name for t in spec.teams) or 'none'}")
+
+
+def _pool(spec: "PlatformSpec", name: str) -> "NodePoolSpec":
+    for pool in spec.node_pools:
+        if pool.name == name:
+            return pool
+    raise ValueError(f"unknown pool {name!r}; pools: {', '.join(p.name for p in spec.node_pools)}")
+
+
+def _gpu_resource(spec: "PlatformSpec", mig_profile: Optional[str]) -> str:
+    if mig_profile is None:
+        return names.GPU_RESOURCE
+    resource = names.mig_resource(mig_profile)
+    offered = [r for r in platform_capacity(spec).total if r.startswith(names.MIG_RESOURCE_PREFIX)]
+    if resource not in offered:
+        raise ValueError(f"no pool offers {resource}; offered: {', '.join(offered) or 'none'}")
+    return resource
+
+
+def _placement(spec: "PlatformSpec", resource: str, gpus: int, pool: Optional[str],
+               gpu_product: Optional[str]) -> tuple[dict[str, str], list[dict], list["NodePoolSpec"]]:
+    """Node selector, tolerations and the pools the pod may land in. Choosing a pool also tolerates that
+    pool's own taints; choosing a product (or nothing) tolerates only the GPU taint, so pools reserved
+    by an extra taint stay reserved. Refuses a placement no node can satisfy."""
+    tolerations = [{"key": names.GPU_TAINT_KEY, "operator": "Equal", "value": names.GPU_TAINT_VALUE,
+                    "effect": "NoSchedule"}]
+    if pool is not None and gpu_product is not None:
+        raise ValueError("select a pool or a GPU product, not both")
+    if pool is not None:
+        chosen = _pool(spec, pool)
+        _fits(spec, [chosen], resource, gpus, f"pool {pool}", hint="")
+        tolerations += [{"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect}
+                        for t in chosen.taints]
+        return {names.POOL_LABEL: pool}, tolerations, [chosen]
+    open_pools = [p for p in spec.node_pools if not p.taints]
+    if gpu_product is not None:
+        offered = sorted({p.gpu.key for p in spec.node_pools})
+        if gpu_product not in offered:
+            raise ValueError(f"no pool has {gpu_product} GPUs; pools offer: {', '.join(offered)}")
+        product_pools = [p for p in open_pools if p.gpu.key == gpu_product]
+        _fits(spec, product_pools, resource, gpus, f"{gpu_product} pools without extra taints")
+        selector = {names.GPU_PRODUCT_LABEL: catalog.GPU_MODELS[gpu_product].product_label}
+        return selector, tolerations, _landing(spec, product_pools, resource, gpus)
+    _fits(spec, open_pools, resource, gpus, "pools without extra taints")
+    return {}, tolerations, _landing(spec, open_pools, resource, gpus)
+
+
+def _landing(spec: "PlatformSpec", pools: list["NodePoolSpec"], resource: str, gpus: int) -> list["NodePoolSpec"]:
+    """The pools whose nodes can hold the pod (the scheduler places it nowhere else)."""
+    return [p for p in pools if node_resources(p, spec.mig_strategy).get(resource, 0) >= gpus]
+
+
+def _fits(spec: "PlatformSpec", pools: list["NodePoolSpec"], resource: str, gpus: int, where: str,
+          hint: str = " (select a pool by name to use one reserved by its own taints)") -> None:
+    most = max((node_resources(p, spec.mig_strategy).get(resource, 0) for p in pools), default=0)
+    if gpus > most:
+        raise ValueError(f"{where}: nodes offer at most {most} {resource}; asked for {gpus}{hint}")
+
+
+def _sizes(spec: "PlatformSpec", landing: list["NodePoolSpec"], resource: str, gpus: int, cpu: Optional[str],
+           memory: Optional[str], shm_size: Optional[str]) -> tuple[str, str, str]:
+    """CPU and memory requests and the /dev/shm size: the caller's, else the pool shape's per-GPU share.
+    Refuses more than the largest instance of the landing pools has."""
+    size = pod_size(landing, resource, gpus, spec.mig_strategy)
+    largest = max((it for p in landing for it in p.instances), key=lambda it: (it.vcpu, it.memory_gib))
+    for asked, have, what in ((cpu, largest.vcpu, "cpu"), (memory, largest.memory_gib * 2**30, "memory")):
+        if asked is not None and quantity_value(asked) > have:
+            shown = f"{largest.vcpu} vCPUs" if what == "cpu" else f"{largest.memory_gib} GiB"
+            raise ValueError(f"{what} {asked} is more than a {largest.name} node has ({shown})")
+    memory = memory or size.memory_quantity
+    shm_size = shm_size or default_shm(quantity_value(memory))
+    if quantity_value(shm_size) > quantity_value(memory):
+        raise ValueError(f"shm_size {shm_size} exceeds memory {memory}: /dev/shm pages count against the memory limit")
+    return cpu or size.cpu_quantity, memory, shm_size
+
+
+def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, pool: Optional[str] = None,
+                 gpu_product: Optional[str] = None, mig_profile: Optional[str] = None,
+                 shm_size: Optional[str] = None, cpu: Optional[str] = None, memory: Optional[str] = None,
+                 container: str = "main", command: Optional[list[str]] = None) -> dict:
+    """A PodSpec for one GPU container of `team`, ready to put in a Deployment, Job or Pod template.
+
+    `gpus` counts `nvidia.com/gpu` (or slices of `mig_profile` under the mixed MIG strategy);
+    `gpu_product` is a catalog GPU key such as `L4`. CPU and memory default to the GPUs' share of the
+    node (pod_sizing), /dev/shm to half the memory. On EFA pools the pod asks for its share of the
+    node's EFA devices and gets the libfabric/NCCL environment. Raises ValueError for anything the
+    cluster cannot schedule (unknown team, pool or product, more GPUs than a node or the team's pod
+    limit, more CPU or memory than a node has).
+    """
+    t = _team(spec, team)
+    if gpus < 1:
+        raise ValueError("gpus must be >= 1")
+    resource = _gpu_resource(spec, mig_profile)
+    if resource == names.GPU_RESOURCE and gpus > max_gpus_per_pod(spec, t):
+        raise ValueError(f"team {team} pods may use at most {max_gpus_per_pod(spec, t)} {resource}; asked for {gpus}")
+    selector, tolerations, landing = _placement(spec, resource, gpus, pool, gpu_product)
+    cpu, memory, shm_size = _sizes(spec, landing, resource, gpus, cpu, memory, shm_size)
+    requests: dict[str, str] = {resource: str(gpus)}
+    limits: dict[str, str] = {resource: str(gpus)}  # extended resources: requests must equal limits
+    efa_devices = _efa_devices(spec, landing, resource, gpus)
+    if efa_devices:
+        requests[names.EFA_RESOURCE] = limits[names.EFA_RESOURCE] = str(efa_devices)
+    requests["cpu"] = cpu  # no CPU limit: limits only throttle
+    requests["memory"] = limits["memory"] = memory  # memory limit = request: no OOM kill for using what was asked
+    mounts = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}]
+    volumes: list[dict] = [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": shm_size}}]
+    env: list[dict] = []
+    if spec.model_cache.enabled:
+        mounts.append({"name": CACHE_VOLUME, "mountPath": BASE_PATH})
+        volumes.append({"name": CACHE_VOLUME, "persistentVolumeClaim": {"claimName": names.MODEL_CACHE_PVC}})
+        env.append({"name": "HF_HOME", "value": HF_HOME})
+    if t.name in {c.name for c in claim_teams(spec)}:
+        mounts.append({"name": DATASETS_VOLUME, "mountPath": DATASETS_PATH})
+        volumes.append({"name": DATASETS_VOLUME, "persistentVolumeClaim": {"claimName": names.DATASETS_PVC}})
+    if all(pool_local_storage(p).mount for p in landing):  # emptyDir lives on the instance-store array
+        mounts.append({"name": SCRATCH_VOLUME, "mountPath": SCRATCH_PATH})
+        volumes.append({"name": SCRATCH_VOLUME, "emptyDir": {}})
+    if efa_devices:
+        env += pod_env(landing)
+    main: dict = {"name": container, "image": image}
+    if command:
+        main["command"] = list(command)
+    main.update({"resources": {"requests": requests, "limits": limits}, "volumeMounts": mounts,
+                 "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}})
+    if env:
+        main["env"] = env
+    pod: dict = {"priorityClassName": names.priority_class(t.priority_tier), "tolerations": tolerations}
+    if selector:
+        pod["nodeSelector"] = selector
+    pod.update({"securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+                "containers": [main], "volumes": volumes})
+    return pod
+
+
+def _efa_devices(spec: "PlatformSpec", landing: list["NodePoolSpec"], resource: str, gpus: int) -> int:
+    """EFA devices to ask for: only when every pool the pod may land in has EFA (whole GPUs)."""
+    if resource != names.GPU_RESOURCE or not landing or not all(p.efa for p in landing):
+        return 0
+    return min(pod_devices(p, gpus, node_resources(p, spec.mig_strategy).get(resource, 0)) for p in landing)
+
+
+def gpu_pod_metadata(spec: "PlatformSpec", team: str, *, job: bool = False) -> dict:
+    """Labels (and, for job pods, annotations) for a GPU pod or a pod template of `team`; with queueing on,
+    the labels that queue it in the team's LocalQueue."""
+    labels = {names.TEAM_LABEL: team, **queue_labels(spec, _team(spec, team))}
+    if not job:
+        return {"labels": labels}
+    labels.update(selector_labels(spec.gpu_operator.upgrade_policy.wait_for_completion.pod_selector))
+    return {"labels": labels, "annotations": {names.CA_SAFE_TO_EVICT_ANNOTATION: "false",
+                                              names.KARPENTER_DO_NOT_DISRUPT_ANNOTATION: "true"}}
+
+
+def gpu_pod(spec: "PlatformSpec", team: str, name: str, image: str, *, job: bool = False, **options) -> dict:
+    """A complete Pod manifest in the team's namespace around `gpu_pod_spec` (for docs and checks)."""
+    metadata = {"name": name, "namespace": names.team_namespace(team), **gpu_pod_metadata(spec, team, job=job)}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": gpu_pod_spec(spec, team, image, **options)}
+
+
+def gpu_job(spec: "PlatformSpec", team: str, name: str, image: str, *, backoff_limit: Optional[int] = None,
+            **options) -> dict:
+    """A batch/v1 Job of `team` whose pods the driver upgrade waits for and the autoscaler never evicts."""
+    pod_spec = {**gpu_pod_spec(spec, team, image, **options), "restartPolicy": "Never"}
+    job: dict = {"template": {"metadata": gpu_pod_metadata(spec, team, job=True), "spec": pod_spec}}
+    if backoff_limit is not None:
+        job = {"backoffLimit": backoff_limit, **job}
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "namespace": names.team_namespace(team),
+                         "labels": {names.TEAM_LABEL: team, **queue_labels(spec, _team(spec, team))}},
+            "spec": job}

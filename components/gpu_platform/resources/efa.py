@@ -1,0 +1,53 @@
+"""EFA resources: each EFA pool's self-referencing security group, and the EFA device plugin's release
+(decided in decisions/efa.py, its values rendered in render/efa.py)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional, Sequence
+
+import pulumi
+
+from gpu_platform.facts import catalog, names
+from gpu_platform.render.efa import device_plugin_values
+
+if TYPE_CHECKING:
+    from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
+
+ALL_TRAFFIC = "-1"
+
+
+def efa_security_group(name: str, spec: "PlatformSpec", pool: "NodePoolSpec", vpc_id: pulumi.Input[str],
+                       parent: pulumi.Resource):
+    """A group allowing all traffic to and from itself, for the pool's EFA interfaces."""
+    from pulumi_aws import ec2, vpc
+
+    physical = names.efa_security_group_name(spec.cluster.name, pool.name)
+    child = pulumi.ResourceOptions(parent=parent)
+    group = ec2.SecurityGroup(name, name=physical, vpc_id=vpc_id, tags={"Name": physical},
+                              description=f"EFA traffic between the nodes of GPU pool {pool.name}", opts=child)
+    vpc.SecurityGroupIngressRule(f"{name}-in", security_group_id=group.id, referenced_security_group_id=group.id,
+                                 ip_protocol=ALL_TRAFFIC, description="all traffic from EFA peers", opts=child)
+    vpc.SecurityGroupEgressRule(f"{name}-out", security_group_id=group.id, referenced_security_group_id=group.id,
+                                ip_protocol=ALL_TRAFFIC, description="all traffic to EFA peers", opts=child)
+    return group
+
+
+class EfaDevicePlugin(pulumi.ComponentResource):
+    """The EFA Kubernetes device plugin (Helm chart, pinned) on the EFA pools' nodes."""
+
+    def __init__(self, name: str, spec: "PlatformSpec", k8s_provider: pulumi.ProviderResource,
+                 depends_on: Sequence[pulumi.Resource] = (), opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("gpu-platform:efa:EfaDevicePlugin", name, None, opts)
+        from pulumi_kubernetes.helm.v3 import Release, RepositoryOptsArgs
+
+        repo, chart = catalog.EFA_DEVICE_PLUGIN_CHART
+        self.release = Release(
+            name,
+            name=names.EFA_DEVICE_PLUGIN_RELEASE,
+            chart=chart,
+            version=spec.efa_device_plugin.chart_version,
+            repository_opts=RepositoryOptsArgs(repo=repo),
+            namespace=catalog.EFA_DEVICE_PLUGIN_NAMESPACE,
+            values=device_plugin_values(spec),
+            opts=pulumi.ResourceOptions(parent=self, provider=k8s_provider, depends_on=list(depends_on)),
+        )
+        self.register_outputs({"release": self.release.name})

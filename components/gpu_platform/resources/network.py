@@ -1,0 +1,69 @@
+"""The cluster's VPC: one private and one public subnet per zone, NAT egress, load-balancer subnet tags
+(the zones, the address plan and the NAT count are decided in decisions/network.py)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+import pulumi
+
+from gpu_platform.decisions.karpenter import discovery_tags
+from gpu_platform.decisions.network import nat_gateway_count, subnet_plan, zones
+from gpu_platform.facts import names
+
+if TYPE_CHECKING:
+    from gpu_platform.spec.models import PlatformSpec
+
+
+class Network(pulumi.ComponentResource):
+    """VPC, subnets, internet and NAT gateways, route tables."""
+
+    def __init__(self, name: str, spec: "PlatformSpec", region: str, opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("gpu-platform:network:Network", name, None, opts)
+        from pulumi_aws import ec2
+
+        vpc_spec = spec.cluster.create.vpc
+        cluster = spec.cluster.name
+        plan = subnet_plan(vpc_spec.cidr, zones(region, vpc_spec))
+        child = pulumi.ResourceOptions(parent=self)
+
+        self.vpc = ec2.Vpc(f"{name}-vpc", cidr_block=vpc_spec.cidr, enable_dns_hostnames=True, enable_dns_support=True,
+                           tags={"Name": cluster}, opts=child)
+        igw = ec2.InternetGateway(f"{name}-igw", vpc_id=self.vpc.id, tags={"Name": cluster}, opts=child)
+        public_rt = ec2.RouteTable(f"{name}-public", vpc_id=self.vpc.id, tags={"Name": f"{cluster}-public"}, opts=child)
+        ec2.Route(f"{name}-public-default", route_table_id=public_rt.id, destination_cidr_block="0.0.0.0/0",
+                  gateway_id=igw.id, opts=child)
+
+        public, private = [], []
+        for z in plan:
+            pub = ec2.Subnet(f"{name}-public-{z.zone}", vpc_id=self.vpc.id, cidr_block=z.public_cidr,
+                             availability_zone=z.zone,
+                             tags={"Name": f"{cluster}-public-{z.zone}", names.ELB_SUBNET_TAG: "1"}, opts=child)
+            ec2.RouteTableAssociation(f"{name}-public-{z.zone}", subnet_id=pub.id, route_table_id=public_rt.id,
+                                      opts=child)
+            priv = ec2.Subnet(f"{name}-private-{z.zone}", vpc_id=self.vpc.id, cidr_block=z.private_cidr,
+                              availability_zone=z.zone,
+                              tags={"Name": f"{cluster}-private-{z.zone}", names.INTERNAL_ELB_SUBNET_TAG: "1",
+                                    **discovery_tags(spec)},  # Karpenter's EC2NodeClasses select them by it
+                              opts=child)
+            public.append(pub)
+            private.append(priv)
+
+        nats = []
+        for i in range(nat_gateway_count(spec, len(plan))):
+            zone = plan[i].zone
+            eip = ec2.Eip(f"{name}-nat-{zone}", domain="vpc", tags={"Name": f"{cluster}-nat-{zone}"}, opts=child)
+            nats.append(ec2.NatGateway(f"{name}-nat-{zone}", allocation_id=eip.id, subnet_id=public[i].id,
+                                       tags={"Name": f"{cluster}-nat-{zone}"},
+                                       opts=pulumi.ResourceOptions(parent=self, depends_on=[igw])))
+        for i, (z, priv) in enumerate(zip(plan, private)):
+            rt = ec2.RouteTable(f"{name}-private-{z.zone}", vpc_id=self.vpc.id,
+                                tags={"Name": f"{cluster}-private-{z.zone}"}, opts=child)
+            ec2.Route(f"{name}-private-{z.zone}-default", route_table_id=rt.id, destination_cidr_block="0.0.0.0/0",
+                      nat_gateway_id=nats[i % len(nats)].id, opts=child)
+            ec2.RouteTableAssociation(f"{name}-private-{z.zone}", subnet_id=priv.id, route_table_id=rt.id, opts=child)
+
+        self.vpc_id = self.vpc.id
+        self.private_subnet_ids = pulumi.Output.all(*[s.id for s in private])
+        self.public_subnet_ids = pulumi.Output.all(*[s.id for s in public])
+        self.register_outputs({"vpcId": self.vpc_id, "privateSubnetIds": self.private_subnet_ids,
+                               "publicSubnetIds": self.public_subnet_ids})

@@ -1,0 +1,227 @@
+"""`monitoring.alerting`: who gets which alert, as the stack file states it.
+
+Receivers name Pulumi config keys for their secrets (`pulumi config set --secret <key> <value>`); a
+secret written into the stack file in plaintext is refused with the field that held it. Routes map a
+severity to a receiver, for the platform here and per team in `teams[].alerting` (alerts from the team's
+namespace). The rendering
+is components/alert_routing.py; the cross-field rules are `alerting_rules`.
+"""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Iterator, Optional
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.alias_generators import to_camel, to_snake
+
+if TYPE_CHECKING:
+    from gpu_platform.spec.models import PlatformSpec
+
+SEVERITIES = ("critical", "high", "warning", "info")  # the `severity` labels the platform's rules use
+ROUTE_KEYS = (*SEVERITIES, "default")
+NULL_RECEIVER = "null"  # swallows the stack's heartbeat alerts (Watchdog, InfoInhibitor)
+CONFIG_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,62}$")  # also a valid Secret data key (a file name)
+DURATION = re.compile(r"^(\d+y)?(\d+w)?(\d+d)?(\d+h)?(\d+m)?(\d+s)?(\d+ms)?$")  # Prometheus' duration
+LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+_SECONDS = {"y": 31536000, "w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1, "ms": 0.001}
+# Fields people write when they paste the secret itself: receiver kind -> {field: what it holds}.
+PLAINTEXT_FIELDS = {
+    "slack": ("webhookUrlSecret", {"webhookUrl": "Slack webhook URL", "apiUrl": "Slack webhook URL",
+                                   "url": "Slack webhook URL", "webhook": "Slack webhook URL"}),
+    "pagerduty": ("routingKeySecret", {"routingKey": "PagerDuty routing key", "serviceKey": "PagerDuty routing key",
+                                       "integrationKey": "PagerDuty routing key", "key": "PagerDuty routing key"}),
+    "webhook": ("bearerTokenSecret", {"bearerToken": "webhook bearer token", "token": "webhook bearer token",
+                                      "password": "webhook password", "urlSecret": "webhook URL"}),
+}
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+def _config_key(value: Optional[str]) -> Optional[str]:
+    if value is None:
+        return value
+    if "://" in value or re.fullmatch(r"[0-9a-fA-F]{32}", value):
+        raise ValueError("holds the secret itself: store it with `pulumi config set --secret <key> <value>` and "
+                         "give the key's name here")
+    if not CONFIG_KEY.match(value):
+        raise ValueError("must name a Pulumi config key of this project (letters, digits, - and _, starting "
+                         "with a letter) that holds the secret")
+    return value
+
+
+class SlackReceiverSpec(_Model):
+    webhook_url_secret: str  # config key holding the incoming-webhook URL
+    channel: Optional[str] = Field(None, pattern=r"^[#@]?[\w.-]{1,80}$")
+
+    _key = field_validator("webhook_url_secret")(_config_key)
+
+
+class PagerDutyReceiverSpec(_Model):
+    routing_key_secret: str  # config key holding the Events API v2 routing (integration) key
+
+    _key = field_validator("routing_key_secret")(_config_key)
+
+
+class WebhookReceiverSpec(_Model):
+    url: str  # the endpoint: not a secret, so it may not carry credentials
+    bearer_token_secret: Optional[str] = None  # config key holding a bearer token sent with each call
+
+    _key = field_validator("bearer_token_secret")(_config_key)
+
+    @field_validator("url")
+    @classmethod
+    def _endpoint(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("must be an http(s) URL")
+        if parts.username or parts.password or parts.query or parts.fragment:
+            raise ValueError("carries a credential (user info or a query string): a plaintext secret in the stack "
+                             "file is refused; authenticate with bearerTokenSecret instead")
+        if parts.hostname == "hooks.slack.com":
+            raise ValueError("is a Slack incoming webhook, whose URL is itself the secret: use a slack receiver "
+                             "with webhookUrlSecret")
+        return value
+
+
+class SnsReceiverSpec(_Model):
+    topic_arn: str = Field(pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$")
+
+    @property
+    def region(self) -> str:
+        return self.topic_arn.split(":")[3]
+
+
+class ReceiverSpec(_Model):
+    name: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)
+    slack: Optional[SlackReceiverSpec] = None
+    pagerduty: Optional[PagerDutyReceiverSpec] = None
+    webhook: Optional[WebhookReceiverSpec] = None
+    sns: Optional[SnsReceiverSpec] = None
+
+    @property
+    def kinds(self) -> list[str]:
+        return [k for k in PLAINTEXT_FIELDS.keys() | {"sns"} if getattr(self, k) is not None]
+
+    def secret_keys(self) -> list[tuple[str, str]]:
+        """(field, config key) of each secret this receiver reads."""
+        found = []
+        if self.slack:
+            found.append(("slack.webhookUrlSecret", self.slack.webhook_url_secret))
+        if self.pagerduty:
+            found.append(("pagerduty.routingKeySecret", self.pagerduty.routing_key_secret))
+        if self.webhook and self.webhook.bearer_token_secret:
+            found.append(("webhook.bearerTokenSecret", self.webhook.bearer_token_secret))
+        return found
+
+
+class SeverityRoutesSpec(_Model):
+    """Receiver per severity; `default` takes every severity not listed."""
+
+    critical: Optional[str] = None
+    high: Optional[str] = None
+    warning: Optional[str] = None
+    info: Optional[str] = None
+    default: Optional[str] = None
+
+    def routes(self) -> dict[str, str]:
+        return {k: getattr(self, k) for k in ROUTE_KEYS if getattr(self, k) is not None}
+
+
+class AlertingSpec(_Model):
+    receivers: list[ReceiverSpec] = Field(min_length=1)
+    platform: SeverityRoutesSpec  # everything no team route takes; `default` is required
+    group_by: list[str] = Field(default_factory=lambda: ["alertname", "namespace", "node"])
+    group_wait: str = "30s"
+    group_interval: str = "5m"
+    repeat_interval: str = "4h"
+    critical_repeat_interval: str = "1h"
+
+    def receiver(self, name: str) -> Optional[ReceiverSpec]:
+        return next((r for r in self.receivers if r.name == name), None)
+
+
+def plaintext_secret_message(loc: tuple) -> Optional[str]:
+    """The message for an unknown field that held a plaintext secret, or None."""
+    if len(loc) < 2 or "receivers" not in loc:
+        return None
+    kind, field = str(loc[-2]), str(loc[-1])
+    secret_field, fields = PLAINTEXT_FIELDS.get(kind, ("", {}))
+    if field not in fields:
+        return None
+    return (f"a plaintext {fields[field]} in the stack file is refused: store it with `pulumi config set --secret "
+            f"<key> <value>` and name the key in `{secret_field}`")
+
+
+def seconds(duration: str) -> float:
+    return sum(int(n) * _SECONDS[u] for n, u in re.findall(r"(\d+)(ms|[ywdhms])", duration))
+
+
+def alerting_rules(spec: "PlatformSpec") -> Iterator[tuple[str, str]]:
+    mon = spec.monitoring
+    yield from _tier_rules(mon.alerts)
+    alerting = mon.alerting
+    installs = mon.enabled and mon.prometheus.mode == "install"
+    if alerting is None:
+        for i, team in enumerate(spec.teams):
+            if team.alerting:
+                yield f"teams[{i}].alerting", "names receivers, which are defined in monitoring.alerting.receivers"
+        if spec.prod and installs:
+            yield ("monitoring.alerting", "prod alerts must reach someone: add receivers and routes (see "
+                   "docs/monitoring.md, Alert delivery)")
+        return
+    yield from _receiver_rules(alerting)
+    yield from _route_rules(spec, alerting)
+    yield from _timing_rules(alerting)
+
+
+def _tier_rules(t) -> Iterator[tuple[str, str]]:
+    for warning, critical in (("memoryUsedPercent", "memoryCriticalPercent"),
+                              ("temperatureCelsius", "temperatureCriticalCelsius")):
+        w, c = getattr(t, to_snake(warning)), getattr(t, to_snake(critical))
+        if c <= w:
+            yield f"monitoring.alerts.{critical}", f"must be above {warning} ({w:g}): it is the critical tier"
+
+
+
+def _receiver_rules(alerting: AlertingSpec) -> Iterator[tuple[str, str]]:
+    seen: dict[str, int] = {}
+    for i, r in enumerate(alerting.receivers):
+        at = f"monitoring.alerting.receivers[{i}]"
+        if r.name == NULL_RECEIVER:
+            yield f"{at}.name", f"{NULL_RECEIVER!r} is reserved for the stack's heartbeat alerts"
+        if r.name in seen:
+            yield f"{at}.name", f"duplicate receiver {r.name!r} (also receivers[{seen[r.name]}])"
+        seen.setdefault(r.name, i)
+        if len(r.kinds) != 1:
+            yield at, "give exactly one of slack, pagerduty, webhook, sns"
+
+
+def _route_rules(spec: "PlatformSpec", alerting: AlertingSpec) -> Iterator[tuple[str, str]]:
+    names = [r.name for r in alerting.receivers]
+    tables = [("monitoring.alerting.platform", alerting.platform)]
+    tables += [(f"teams[{i}].alerting", t.alerting) for i, t in enumerate(spec.teams) if t.alerting]
+    for at, routes in tables:
+        for severity, receiver in routes.routes().items():
+            if receiver not in names:
+                yield f"{at}.{severity}", f"no receiver {receiver!r}; receivers: {', '.join(names)}"
+    if alerting.platform.default is None:
+        yield ("monitoring.alerting.platform.default", "required: the receiver for everything no other route takes "
+               "(alerts from teams without their own receiver included)")
+
+
+def _timing_rules(alerting: AlertingSpec) -> Iterator[tuple[str, str]]:
+    for field in ("group_wait", "group_interval", "repeat_interval", "critical_repeat_interval"):
+        value = getattr(alerting, field)
+        if not value or not DURATION.fullmatch(value) or seconds(value) <= 0:
+            yield f"monitoring.alerting.{to_camel(field)}", "must be a positive duration such as 30s, 5m or 4h"
+            return
+    for field in ("repeat_interval", "critical_repeat_interval"):
+        if seconds(getattr(alerting, field)) < seconds(alerting.group_interval):
+            yield (f"monitoring.alerting.{to_camel(field)}",
+                   f"must be >= groupInterval ({alerting.group_interval}): notifications repeat per group interval")
+    for j, label in enumerate(alerting.group_by):
+        if label != "..." and not LABEL_NAME.match(label):
+            yield f"monitoring.alerting.groupBy[{j}]", "must be a label name (or `...` for no grouping)"

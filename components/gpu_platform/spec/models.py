@@ -1,0 +1,452 @@
+"""The stack file's schema: `gpu-platform:platform` as pydantic models.
+
+Structure (types, enums, ranges, unknown fields) is pydantic's job (spec/parse.py reads a file's object
+into these models); rules that relate fields to each other or to the catalog live in spec/rules*.py, and
+rules that need a decision (quotas against capacity) in decisions/validation.py, each reporting the field
+path a user must edit and what is valid. `gpu_platform.decisions.validation.parse_platform` runs all of
+them and raises one `SpecError` listing every problem at once.
+"""
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.alias_generators import to_camel
+
+from gpu_platform.facts import catalog, names
+from gpu_platform.spec.alerting import AlertingSpec, SeverityRoutesSpec
+from gpu_platform.spec.repair import NodeRepairSpec
+
+DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+QUANTITY = r"^\d+(\.\d+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$"
+KMS_KEY_ARN = r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[\w-]+$"
+ADDON_VERSION = catalog.ADDON_VERSION_PATTERN
+PRIORITY_TIERS = ("critical-inference", "standard", "preemptible-batch")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+# --- cluster ---
+
+class VpcSpec(_Model):
+    cidr: str = "10.40.0.0/16"
+    availability_zones: int = Field(3, ge=2, le=6)
+    zones: Optional[list[str]] = None  # explicit zone names; default: <region>a, b, c...
+    single_nat_gateway: Optional[bool] = None  # default: one per zone in prod, one otherwise
+
+    @field_validator("cidr")
+    @classmethod
+    def _cidr(cls, v: str) -> str:
+        net = ipaddress.ip_network(v)  # raises ValueError with a readable message
+        if net.version != 4 or not 16 <= net.prefixlen <= 20:
+            raise ValueError("must be an IPv4 CIDR between /16 and /20 (room for one /20 subnet per zone)")
+        return v
+
+
+class SystemNodesSpec(_Model):
+    instance_types: list[str] = Field(default_factory=lambda: ["m6i.large"], min_length=1)
+    min_size: int = Field(2, ge=1)
+    max_size: int = Field(4, ge=1)
+    disk_size_gib: int = Field(50, ge=20, le=16384, alias="diskSizeGiB")
+    release_version: str = Field(pattern=r"^\d+\.\d+\.\d+-\d{8}$")
+
+
+class CreateClusterSpec(_Model):
+    vpc: Optional[VpcSpec] = None
+    subnet_ids: Optional[list[str]] = None  # private subnets of an existing VPC
+    endpoint_public_access: bool = True
+    public_access_cidrs: list[str] = Field(default_factory=lambda: ["0.0.0.0/0"])
+    addons: dict[str, str]
+    system_nodes: SystemNodesSpec
+    # Envelope-encrypt Kubernetes secrets with this KMS key (optional; cannot be removed once set).
+    secrets_kms_key_arn: Optional[str] = Field(None, pattern=KMS_KEY_ARN)
+
+
+class ExistingClusterSpec(_Model):
+    subnet_ids: list[str] = Field(min_length=1)
+    node_security_group_ids: list[str] = Field(default_factory=list)
+
+
+class ClusterSpec(_Model):
+    name: str = Field(pattern=r"^[a-z][a-z0-9-]{0,31}$")
+    kubernetes_version: str
+    create: Optional[CreateClusterSpec] = None
+    existing: Optional[ExistingClusterSpec] = None
+    admin_role_arns: list[str] = Field(default_factory=list)
+
+
+# --- GPU operator ---
+
+class DriverSpec(_Model):
+    source: Literal["ami", "operator"]
+    version: Optional[str] = Field(None, pattern=r"^\d+\.\d+(\.\d+)?$")
+    kernel_module_type: Literal["auto", "open", "proprietary"] = "auto"
+
+
+LABEL_KEY = r"([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?"
+LABEL_VALUE = r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?"
+EQUALITY_SELECTOR = re.compile(rf"^(?P<key>{LABEL_KEY})==?(?P<value>{LABEL_VALUE})$")
+
+
+def selector_labels(selector: str) -> dict[str, str]:
+    """`a=b,c==d` -> {a: b, c: d}; ValueError for anything but an equality-based label selector."""
+    labels: dict[str, str] = {}
+    for term in filter(None, (t.strip() for t in selector.split(","))):
+        m = EQUALITY_SELECTOR.match(term)
+        if not m:
+            raise ValueError(f"{term!r} is not key=value: use an equality-based label selector "
+                             "(key=value[,key=value]) so the workload helper can label job pods with it")
+        labels[m.group("key")] = m.group("value")
+    return labels
+
+
+class WaitForCompletionSpec(_Model):
+    timeout_seconds: int = Field(0, ge=0)  # 0: wait as long as it takes
+    # Pods the upgrade controller waits for before it touches a node; `gpu_job` labels job pods with it.
+    pod_selector: str = f"{names.WAIT_FOR_COMPLETION_LABEL}=true"
+
+    @field_validator("pod_selector")
+    @classmethod
+    def _equality(cls, v: str) -> str:
+        selector_labels(v)
+        return v
+
+
+class GpuPodDeletionSpec(_Model):
+    force: bool = False
+    timeout_seconds: int = Field(300, ge=0)
+    # Every GPU pod the workload helper makes mounts /dev/shm as a memory emptyDir: without this the
+    # controller cannot delete them, the node's upgrade fails and the node stays cordoned.
+    delete_empty_dir: bool = True
+
+
+class DrainSpec(_Model):
+    enable: bool = False
+    force: bool = False
+    pod_selector: str = ""
+    timeout_seconds: int = Field(300, ge=0)
+    delete_empty_dir: bool = False
+
+
+class UpgradePolicySpec(_Model):
+    auto_upgrade: bool = True
+    max_parallel_upgrades: int = Field(1, ge=0)
+    max_unavailable: Union[int, str] = "25%"
+    wait_for_completion: WaitForCompletionSpec = Field(default_factory=WaitForCompletionSpec)
+    gpu_pod_deletion: GpuPodDeletionSpec = Field(default_factory=GpuPodDeletionSpec)
+    drain: DrainSpec = Field(default_factory=DrainSpec)
+
+
+class GpuOperatorSpec(_Model):
+    chart_version: str
+    namespace: str = Field("gpu-operator", pattern=DNS_LABEL)
+    driver: DriverSpec
+    upgrade_policy: UpgradePolicySpec = Field(default_factory=UpgradePolicySpec)
+
+
+class ClusterAutoscalerSpec(_Model):
+    enabled: bool = True
+    chart_version: str = Field("9.52.1", pattern=r"^\d+\.\d+\.\d+$")
+    image_tag: Optional[str] = Field(None, pattern=r"^v\d+\.\d+\.\d+$")  # default: matches the cluster minor
+
+
+# --- node pools ---
+
+class AmiSpec(_Model):
+    type: Literal[tuple(catalog.NODE_IMAGES)]  # type: ignore[valid-type]
+    release_version: Optional[str] = Field(None, pattern=r"^\d+\.\d+\.\d+-\d{8}$")
+    image_id: Optional[str] = Field(None, pattern=r"^ami-[0-9a-f]{8,17}$")
+    alias: Optional[str] = Field(None, max_length=30)  # Karpenter pools: an exact EKS AMI alias, family@version
+
+    @property
+    def image(self) -> catalog.NodeImage:
+        return catalog.NODE_IMAGES[self.type]
+
+
+class SharingSpec(_Model):
+    mode: Literal["none", "time-slicing", "mig"] = "none"
+    replicas: Optional[int] = Field(None, ge=2, le=64)
+    fail_requests_greater_than_one: bool = True
+    strategy: Optional[Literal["single", "mixed"]] = None
+    layout: Optional[dict[str, int]] = None
+
+
+class TaintSpec(_Model):
+    key: str = Field(pattern=r"^([a-z0-9.-]+/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+    value: str = ""
+    effect: Literal[tuple(names.TAINT_EFFECTS)]  # type: ignore[valid-type]
+
+
+KARPENTER_DURATION = r"^(([0-9]+(s|m|h))+|Never)$"  # NodePool consolidateAfter and expireAfter
+
+
+class KarpenterPoolSpec(_Model):
+    """How Karpenter disrupts a pool's nodes (provisioner: karpenter); see docs/karpenter.md."""
+    consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized"] = "WhenEmpty"
+    consolidate_after: str = Field("10m", pattern=KARPENTER_DURATION)  # how long a node must stay empty
+    expire_after: str = Field("Never", pattern=KARPENTER_DURATION)  # expiry ignores disruption budgets
+    weight: Optional[int] = Field(None, ge=1, le=100)  # NodePool priority when a pod fits several
+
+
+class NodePoolSpec(_Model):
+    name: str = Field(pattern=DNS_LABEL, max_length=40)
+    provisioner: Literal["managed-node-group", "karpenter"] = "managed-node-group"
+    karpenter: Optional[KarpenterPoolSpec] = None  # Karpenter settings (provisioner: karpenter only)
+    instance_types: list[str] = Field(min_length=1)
+    capacity_type: Literal["spot", "on-demand"]
+    min_size: int = Field(ge=0)
+    max_size: int = Field(ge=1, le=1000)
+    ami: AmiSpec
+    sharing: SharingSpec = Field(default_factory=SharingSpec)
+    taints: list[TaintSpec] = Field(default_factory=list)
+    labels: dict[str, str] = Field(default_factory=dict)
+    disk_size_gib: int = Field(200, ge=100, le=16384, alias="diskSizeGiB")
+    efa: bool = False
+    critical: bool = False
+    protect: Optional[bool] = None  # default: protected in prod
+    # The managed node group's rolling update: nodes (1-100) or a percentage ("25%") replaced at a time.
+    max_unavailable: Optional[Union[int, str]] = None  # default: 1 node in prod, 25% elsewhere
+    update_strategy: Literal["default", "minimal"] = "default"  # minimal: terminate before launching
+    # Availability zones of a VPC the stack creates (default: every zone; an EFA pool: the first one).
+    zones: Optional[list[str]] = Field(None, min_length=1)
+    # Instance-store NVMe as one RAID0 array for kubelet and containers (default raid0 where offered).
+    local_storage: Optional[Literal["raid0", "none"]] = None
+
+    @field_validator("max_unavailable")
+    @classmethod
+    def _max_unavailable(cls, v: Optional[Union[int, str]]) -> Optional[Union[int, str]]:
+        if v is None:
+            return v
+        if isinstance(v, str):
+            m = re.fullmatch(r"(\d{1,3})%", v)
+            if not m or not 1 <= int(m.group(1)) <= 100:
+                raise ValueError("must be a node count (1-100) or a percentage such as \"25%\" (1%-100%)")
+            return v
+        if not 1 <= v <= 100:
+            raise ValueError("must be a node count (1-100) or a percentage such as \"25%\" (1%-100%)")
+        return v
+    repair: NodeRepairSpec = Field(default_factory=NodeRepairSpec)  # managed node group auto repair
+
+    # Look-ups below are valid once `parse_platform` accepted the spec.
+    @property
+    def instances(self) -> list[catalog.InstanceType]:
+        return [catalog.INSTANCE_TYPES[t] for t in self.instance_types]
+
+    @property
+    def gpu(self) -> catalog.GpuModel:
+        return self.instances[0].gpu_model
+
+    @property
+    def gpus_per_node(self) -> int:
+        return self.instances[0].gpu_count
+
+
+# --- training: the EFA device plugin and the datasets file system ---
+
+class EfaDevicePluginSpec(_Model):
+    chart_version: str = "v0.5.30"  # aws-efa-k8s-device-plugin, installed only when a pool sets efa
+
+
+class DataRepositorySpec(_Model):
+    """An S3 prefix linked to the file system (a data repository association)."""
+
+    s3_path: str = Field(pattern=r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/\S*)?$")
+    file_system_path: str = Field("/", pattern=r"^/\S*$")  # where the prefix appears in the file system
+    auto_import: bool = True  # new, changed and deleted S3 objects show up in the file system
+    auto_export: bool = False  # files written in the linked directory (checkpoints) are copied to S3
+
+
+class FsxLustreSpec(_Model):
+    deployment_type: Literal[tuple(catalog.FSX_LUSTRE_DEPLOYMENTS)] = "PERSISTENT_2"  # type: ignore[valid-type]
+    storage_capacity_gib: int = Field(1200, ge=1200, alias="storageCapacityGiB")
+    throughput_per_tib: Optional[int] = Field(None, alias="throughputPerTiB")  # MB/s per TiB; default the lowest
+    kms_key_arn: Optional[str] = Field(None, pattern=KMS_KEY_ARN)  # default: the AWS-managed FSx key
+    addon_version: Optional[str] = Field(None, pattern=ADDON_VERSION)  # aws-fsx-csi-driver, pinned
+    data_repository: Optional[DataRepositorySpec] = None
+    teams: Optional[list[str]] = None  # teams that get a claim; default: every team
+    claim_size: str = Field("1Ti", pattern=QUANTITY)  # what each team's claim asks (its storage quota counts it)
+    protect: Optional[bool] = None  # default: protected and retained on delete in prod
+
+
+class DatasetsSpec(_Model):
+    fsx_lustre: Optional[FsxLustreSpec] = None
+
+
+# --- Karpenter ---
+
+class DisruptionWindowSpec(_Model):
+    """When Karpenter may drift or consolidate nodes: opens at each `schedule` (cron, UTC, weekly) for `duration`."""
+    schedule: str
+    duration: str = Field(pattern=r"^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$")
+
+
+class KarpenterSpec(_Model):
+    chart_version: str = Field("1.14.1", pattern=r"^\d+\.\d+\.\d+$")
+    namespace: str = Field("kube-system", pattern=DNS_LABEL)
+    disruption_window: Optional[DisruptionWindowSpec] = None  # required in prod when a pool uses Karpenter
+
+
+# --- model cache, monitoring ---
+
+class ModelCacheSpec(_Model):
+    enabled: bool = False
+    addon_version: Optional[str] = Field(None, pattern=ADDON_VERSION)  # aws-efs-csi-driver, pinned
+    storage_gib_estimate: int = Field(500, ge=1, alias="storageGiBEstimate")  # for the cost estimate only: EFS grows as written
+    pvc_size: str = Field("1Ti", pattern=QUANTITY)
+
+
+class AlertThresholds(_Model):
+    memory_used_percent: float = Field(90, gt=0, lt=100)  # warning
+    memory_critical_percent: float = Field(97, gt=0, lt=100)
+    memory_for_minutes: int = Field(5, ge=0)
+    temperature_celsius: float = Field(83, gt=0, lt=120)  # warning
+    temperature_critical_celsius: float = Field(87, gt=0, lt=120)
+    temperature_for_minutes: int = Field(5, ge=0)
+    idle_utilization_percent: float = Field(10, gt=0, lt=100)
+    idle_minutes: int = Field(30, ge=1)
+    exporter_down_minutes: int = Field(5, ge=1)
+    not_detected_minutes: int = Field(10, ge=1)
+    gpu_unhealthy_minutes: int = Field(5, ge=0)  # GPUs out of allocatable, node reports a GPU fault
+
+
+class PrometheusSpec(_Model):
+    mode: Literal["install", "existing", "none"] = "install"
+    chart_version: str = Field("79.5.0", pattern=r"^\d+\.\d+\.\d+$")
+    namespace: str = Field("monitoring", pattern=DNS_LABEL)
+    selector_labels: dict[str, str] = Field(default_factory=lambda: {"release": "kube-prometheus-stack"})
+    grafana_dashboard_label: str = "grafana_dashboard"
+
+
+class MonitoringSpec(_Model):
+    enabled: bool = True
+    prometheus: PrometheusSpec = Field(default_factory=PrometheusSpec)
+    alerts: AlertThresholds = Field(default_factory=AlertThresholds)
+    alerting: Optional[AlertingSpec] = None  # receivers and routes of the installed Alertmanager
+
+
+# --- teams ---
+
+class QuotaSpec(_Model):
+    gpus: int = Field(0, ge=0)
+    mig_slices: dict[str, int] = Field(default_factory=dict)
+    cpu: str = Field(pattern=QUANTITY)
+    memory: str = Field(pattern=QUANTITY)
+    pods: int = Field(200, ge=1)
+    persistent_volume_claims: int = Field(20, ge=0)
+    storage: str = Field("2Ti", pattern=QUANTITY)
+
+
+class ContainerDefaultsSpec(_Model):
+    """Requests given to containers that set none, so every pod counts against the team's quota."""
+    cpu: str = Field("250m", pattern=QUANTITY)
+    memory: str = Field("512Mi", pattern=QUANTITY)
+
+
+class TeamAccessSpec(_Model):
+    developer_role_arns: list[str] = Field(default_factory=list)
+    admin_role_arns: list[str] = Field(default_factory=list)
+
+
+PERCENT = r"^\d{1,4}%$"
+
+
+class TeamQueueSpec(_Model):
+    """The team's share of the Kueue cohort (queueing.mode kueue); see docs/queueing.md."""
+    weight: float = Field(1, ge=0, le=1000)  # fair-sharing weight: share of what others leave unused
+    borrowing_limit: Optional[str] = Field(None, pattern=PERCENT)  # of the nominal quota; default by tier
+    lending_limit: Optional[str] = Field(None, pattern=PERCENT)  # of the nominal quota; default 100%
+    pools: list[str] = Field(default_factory=list)  # pools holding the nominal GPU quota, in order; default all
+
+
+class TeamSpec(_Model):
+    name: str = Field(pattern=DNS_LABEL, max_length=40)
+    quota: QuotaSpec
+    max_gpus_per_pod: Optional[int] = Field(None, ge=1)  # default: the largest GPU node's count
+    priority_tier: Literal[PRIORITY_TIERS] = "standard"  # type: ignore[valid-type]
+    access: TeamAccessSpec = Field(default_factory=TeamAccessSpec)
+    queue: TeamQueueSpec = Field(default_factory=TeamQueueSpec)
+    container_defaults: ContainerDefaultsSpec = Field(default_factory=ContainerDefaultsSpec)
+    alerting: Optional[SeverityRoutesSpec] = None  # receivers for alerts from the team's namespace
+
+
+class QueueingSpec(_Model):
+    """Fair GPU sharing across teams: `kueue` installs Kueue and gives every team a queue (docs/queueing.md)."""
+    mode: Literal["none", "kueue"] = "none"
+    chart_version: Optional[str] = Field(None, pattern=r"^\d+\.\d+\.\d+$")  # required with kueue: pinned
+    namespace: str = Field("kueue-system", pattern=DNS_LABEL)
+
+    @property
+    def enabled(self) -> bool:
+        return self.mode == "kueue"
+
+
+# --- money ---
+
+class BudgetSpec(_Model):
+    monthly_usd: float = Field(gt=0)
+
+
+class PricingSpec(_Model):
+    spot_discount: float = Field(catalog.DEFAULT_SPOT_DISCOUNT, ge=0, lt=1)
+    spot_discounts: dict[str, float] = Field(default_factory=dict)  # per instance type
+    on_demand_usd_per_hour: dict[str, float] = Field(default_factory=dict)  # per instance type
+    # Overrides of the catalog's fixed prices. The control plane is otherwise priced by its EKS support window.
+    eks_control_plane_usd_per_hour: Optional[float] = Field(None, ge=0)
+    nat_gateway_usd_per_hour: Optional[float] = Field(None, ge=0)
+    efs_usd_per_gb_month: Optional[float] = Field(None, ge=0)
+    ebs_gp3_usd_per_gb_month: Optional[float] = Field(None, ge=0)
+    fsx_lustre_usd_per_gb_month: Optional[float] = Field(None, ge=0)  # the datasets file system's tier
+
+
+class PlatformSpec(_Model):
+    environment: Literal["dev", "staging", "prod"]
+    cluster: ClusterSpec
+    gpu_operator: GpuOperatorSpec
+    cluster_autoscaler: ClusterAutoscalerSpec = Field(default_factory=ClusterAutoscalerSpec)
+    karpenter: KarpenterSpec = Field(default_factory=KarpenterSpec)
+    node_pools: list[NodePoolSpec] = Field(min_length=1)
+    model_cache: ModelCacheSpec = Field(default_factory=ModelCacheSpec)
+    efa_device_plugin: EfaDevicePluginSpec = Field(default_factory=EfaDevicePluginSpec)
+    datasets: DatasetsSpec = Field(default_factory=DatasetsSpec)
+    monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec)
+    teams: list[TeamSpec] = Field(default_factory=list)
+    quota_overcommit_ratio: float = Field(1.0, ge=1.0, le=10.0)
+    queueing: QueueingSpec = Field(default_factory=QueueingSpec)
+    budget: Optional[BudgetSpec] = None
+    pricing: PricingSpec = Field(default_factory=PricingSpec)
+    tags: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def prod(self) -> bool:
+        return self.environment == "prod"
+
+    def pool_protected(self, pool: NodePoolSpec) -> bool:
+        return self.prod if pool.protect is None else pool.protect
+
+    def pool_max_unavailable(self, pool: NodePoolSpec) -> Union[int, str]:
+        """Nodes a rolling update replaces at a time: one in prod (GPU jobs die with their node), else 25%."""
+        if pool.max_unavailable is not None:
+            return pool.max_unavailable
+        return 1 if self.prod else "25%"
+
+    @property
+    def mig_strategy(self) -> str:
+        """The cluster-wide MIG strategy: one for all MIG pools (`none` without MIG)."""
+        strategies = {p.sharing.strategy or "mixed" for p in self.node_pools if p.sharing.mode == "mig"}
+        return strategies.pop() if len(strategies) == 1 else "none" if not strategies else "mixed"
+
+
+# --- Kubernetes quantities ---
+
+_QUANTITY_SUFFIXES = {"": 1, "m": 0.001, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+                      "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+
+
+def quantity_value(quantity: str) -> float:
+    """A Kubernetes quantity (already matched by QUANTITY) as a number: `1Ti` -> 1099511627776."""
+    number, suffix = re.fullmatch(r"(\d+(?:\.\d+)?)([a-zA-Z]*)", quantity).groups()
+    return float(number) * _QUANTITY_SUFFIXES[suffix]

@@ -1,0 +1,73 @@
+"""Reading the stack file's object into the models: structure, types, enums, ranges and unknown fields.
+
+Errors name the field path a user must edit (`nodePools[1].maxSize`) and, for an unknown field, the
+fields allowed there. Cross-field rules run after this (spec/rules.py, then decisions/validation.py).
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from pydantic import BaseModel, ValidationError
+
+from gpu_platform.spec.alerting import plaintext_secret_message
+from gpu_platform.spec.errors import SpecError
+from gpu_platform.spec.models import PlatformSpec
+
+
+def read_models(data: Any) -> PlatformSpec:
+    """The stack file's object as a PlatformSpec; SpecError listing every structural problem."""
+    if not isinstance(data, Mapping):
+        raise SpecError(["gpu-platform:platform: must be an object (see the stack file contract in the README)"])
+    try:
+        return PlatformSpec.model_validate(data)
+    except ValidationError as exc:
+        raise SpecError([_format_error(e) for e in exc.errors()]) from None
+
+
+def _path(loc: tuple) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(part)):
+            out += f".{part}" if out else str(part)
+        else:
+            out += f'["{part}"]'
+    return out or "gpu-platform:platform"
+
+
+def _format_error(err: dict) -> str:
+    loc = tuple(err["loc"])
+    msg = err["msg"]
+    if err["type"] == "extra_forbidden":
+        allowed = _fields_at(loc[:-1])
+        msg = plaintext_secret_message(loc) or "unknown field" + (f"; allowed: {', '.join(allowed)}" if allowed else "")
+    elif err["type"] == "missing":
+        msg = "required field is missing"
+    return f"{_path(loc)}: {msg}"
+
+
+def _fields_at(loc: tuple) -> list[str]:
+    """The camelCase field names of the model found at `loc`, for 'unknown field' messages."""
+    model: Any = PlatformSpec
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = next((f for n, f in model.model_fields.items() if (f.alias or n) == part), None)
+        if field is None:
+            return []
+        model = _model_of(field.annotation)
+        if model is None:
+            return []
+    return [f.alias or n for n, f in model.model_fields.items()]
+
+
+def _model_of(annotation: Any) -> Any:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()):
+        found = _model_of(arg)
+        if found is not None:
+            return found
+    return None

@@ -1,0 +1,96 @@
+"""`nodePools[].repair`: managed node group auto repair of a GPU pool, as the stack file states it.
+
+The fields map one to one onto the EKS `nodeRepairConfig` (botocore eks NodeRepairConfig, pulumi_aws
+`eks.NodeGroupNodeRepairConfigArgs`); what is left unset gets the environment's default
+(components/node_repair.py). Cross-field rules are in `repair_rules`.
+"""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Iterator, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel, to_snake
+
+from gpu_platform.facts import catalog
+
+if TYPE_CHECKING:
+    from gpu_platform.spec.models import PlatformSpec
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+class RepairOverrideSpec(_Model):
+    """What EKS does for one (condition, reason) the node monitoring agent reports."""
+
+    condition: str  # nodeMonitoringCondition, e.g. AcceleratedHardwareReady
+    reason: str  # nodeUnhealthyReason, e.g. NvidiaXID31Error
+    wait_minutes: int = Field(ge=1)  # minRepairWaitTimeMins: how long the condition must last
+    action: Literal[catalog.NODE_REPAIR_ACTIONS]  # type: ignore[valid-type]
+
+
+class NodeRepairSpec(_Model):
+    enabled: bool = True
+    # Repair stops while more nodes than this are unhealthy (count or percentage of the group, not both).
+    max_unhealthy_nodes: Optional[int] = Field(None, ge=1)
+    max_unhealthy_percent: Optional[int] = Field(None, ge=1, le=100)
+    # How many unhealthy nodes are repaired at the same time (count or percentage, not both).
+    max_parallel_repairs: Optional[int] = Field(None, ge=1)
+    max_parallel_percent: Optional[int] = Field(None, ge=1, le=100)
+    overrides: Optional[list[RepairOverrideSpec]] = None  # None: the environment's defaults
+
+    def thresholds_set(self) -> list[str]:
+        return [alias for alias, value in (
+            ("maxUnhealthyNodes", self.max_unhealthy_nodes), ("maxUnhealthyPercent", self.max_unhealthy_percent),
+            ("maxParallelRepairs", self.max_parallel_repairs), ("maxParallelPercent", self.max_parallel_percent),
+            ("overrides", self.overrides)) if value is not None]
+
+
+def known_reason(condition: str, reason: str) -> bool:
+    """The agent sets `condition` with this reason (Event-only reasons never trigger a repair)."""
+    pattern = catalog.NODE_REPAIR_REASON_PATTERNS.get(condition)
+    return reason in catalog.NODE_REPAIR_REASONS.get(condition, ()) or bool(pattern and re.fullmatch(pattern, reason))
+
+
+def repair_rules(spec: "PlatformSpec") -> Iterator[tuple[str, str]]:
+    for i, pool in enumerate(spec.node_pools):
+        yield from _pool_repair_rules(f"nodePools[{i}].repair", pool.repair)
+    yield from _agent_rules(spec)
+
+
+def _pool_repair_rules(at: str, repair: NodeRepairSpec) -> Iterator[tuple[str, str]]:
+    if not repair.enabled:
+        for field in repair.thresholds_set():
+            yield f"{at}.{field}", "applies only with enabled: true"
+        return
+    for count, percent in (("maxUnhealthyNodes", "maxUnhealthyPercent"), ("maxParallelRepairs", "maxParallelPercent")):
+        if getattr(repair, to_snake(count)) is not None and getattr(repair, to_snake(percent)) is not None:
+            yield f"{at}.{percent}", f"set {count} or {percent}, not both (EKS accepts one of them)"
+    seen: dict[tuple[str, str], int] = {}
+    for j, o in enumerate(repair.overrides or []):
+        where = f"{at}.overrides[{j}]"
+        if o.condition not in catalog.NODE_REPAIR_CONDITIONS:
+            yield f"{where}.condition", f"unknown node condition; known: {', '.join(catalog.NODE_REPAIR_CONDITIONS)}"
+        elif not known_reason(o.condition, o.reason):
+            reasons = catalog.NODE_REPAIR_REASONS[o.condition]
+            yield (f"{where}.reason", f"{o.reason!r} never sets {o.condition} (only these do: "
+                   f"{', '.join(reasons) or 'none'}{', DCGMHealthCode<code>' if o.condition in catalog.NODE_REPAIR_REASON_PATTERNS else ''});"
+                   " an override for it would never apply")
+        key = (o.condition, o.reason)
+        if key in seen:
+            yield where, f"repeats {o.condition}/{o.reason} (also overrides[{seen[key]}])"
+        seen.setdefault(key, j)
+
+
+def _agent_rules(spec: "PlatformSpec") -> Iterator[tuple[str, str]]:
+    """In prod, GPU faults must reach repair: pin the node monitoring agent on clusters the stack creates."""
+    create = spec.cluster.create
+    if not spec.prod or create is None or catalog.NODE_MONITORING_AGENT_ADDON in create.addons:
+        return
+    if any(p.repair.enabled for p in spec.node_pools):
+        yield ("cluster.create.addons", f"pin {catalog.NODE_MONITORING_AGENT_ADDON} (e.g. v1.6.6-eksbuild.1): without "
+               "it node repair only sees the kubelet's Ready condition, never a GPU fault; or set "
+               "nodePools[].repair.enabled: false")
+

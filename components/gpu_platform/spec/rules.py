@@ -1,0 +1,283 @@
+"""Cross-field rules of the stack spec: everything decidable from the file and the facts alone.
+
+Each rule yields (field path, message): the path a user must edit, and what would be valid there. Rules
+that need a decision (team quotas against pool capacity, Kueue's placement, datasets claims) run above
+those decisions, in decisions/validation.py, which also runs these: one call for the program and the planner.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+from typing import Iterator
+
+from gpu_platform.facts import catalog, names
+from gpu_platform.facts.mig import layout_problem
+from gpu_platform.spec import rules_training as training
+from gpu_platform.spec.alerting import alerting_rules
+from gpu_platform.spec.models import ADDON_VERSION, NodePoolSpec, PlatformSpec, quantity_value
+from gpu_platform.spec.repair import repair_rules
+from gpu_platform.spec.rules_karpenter import ami_rules as karpenter_ami_rules
+from gpu_platform.spec.rules_karpenter import rules as karpenter_rules
+
+ROLE_ARN = r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$"
+RESERVED_LABEL_DOMAINS = (names.NVIDIA_DOMAIN, f"{names.DOMAIN}/", "k8s.amazonaws.com/", "eks.amazonaws.com/",
+                          "kubernetes.io/", "k8s.io/")
+
+Problem = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class Findings:
+    problems: list[Problem]
+    pools_valid: bool  # every pool passed: rules that place work on the pools' capacity may run
+
+
+def check(spec: PlatformSpec, today: date) -> Findings:
+    problems = [*_cluster_rules(spec), *_duplicate_rules(spec), *_model_cache_rules(spec), *_access_rules(spec),
+                *_pricing_rules(spec), *repair_rules(spec), *alerting_rules(spec), *training.efa_rules(spec),
+                *training.datasets_rules(spec)]
+    pool_problems = [p for i, pool in enumerate(spec.node_pools) for p in _pool_rules(spec, i, pool)]
+    pool_problems += karpenter_rules(spec)
+    problems += pool_problems
+    if all(_gpu_known(p) for p in spec.node_pools):  # rules below look each pool's GPU up
+        problems += [*_driver_rules(spec, today), *_mig_strategy_rules(spec)]
+    return Findings(problems, pools_valid=not pool_problems)
+
+
+def _pricing_rules(spec: PlatformSpec) -> Iterator[Problem]:
+    """Price overrides must be usable: a typo in an instance type would silently keep the catalog price."""
+    p = spec.pricing
+    used = {t for pool in spec.node_pools for t in pool.instance_types}
+    if spec.cluster.create is not None:
+        used.update(spec.cluster.create.system_nodes.instance_types)
+    known = set(catalog.INSTANCE_TYPES) | set(catalog.SYSTEM_INSTANCE_PRICES) | used
+    for field, prices in (("spotDiscounts", p.spot_discounts), ("onDemandUsdPerHour", p.on_demand_usd_per_hour)):
+        for itype, value in prices.items():
+            if itype not in known:
+                yield f'pricing.{field}["{itype}"]', "names no catalog instance type and none this stack uses"
+            elif field == "spotDiscounts" and not 0 <= value < 1:
+                yield f'pricing.{field}["{itype}"]', "must be a fraction off on-demand, >= 0 and < 1 (0.6 = 60% off)"
+            elif field == "onDemandUsdPerHour" and value <= 0:
+                yield f'pricing.{field}["{itype}"]', "must be a positive price in USD per hour"
+
+
+def _gpu_known(pool: NodePoolSpec) -> bool:
+    """The pool's instance types are all in the catalog and share one GPU model and count."""
+    its = [catalog.INSTANCE_TYPES.get(t) for t in pool.instance_types]
+    return None not in its and len({(it.gpu, it.gpu_count) for it in its}) == 1
+
+
+def _cluster_rules(spec: PlatformSpec) -> Iterator[Problem]:
+    c = spec.cluster
+    if c.kubernetes_version not in catalog.KUBERNETES_VERSIONS:
+        yield "cluster.kubernetesVersion", f"must be one of {', '.join(catalog.KUBERNETES_VERSIONS)}"
+    if (c.create is None) == (c.existing is None):
+        yield "cluster", "set exactly one of `create` (a new cluster) or `existing` (adopt one by name)"
+    for j, arn in enumerate(c.admin_role_arns):
+        if not re.match(ROLE_ARN, arn):
+            yield f"cluster.adminRoleArns[{j}]", "must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)"
+    if c.create is None:
+        if c.admin_role_arns:
+            yield ("cluster.adminRoleArns", "applies to clusters this stack creates; grant access on an adopted "
+                   "cluster where it is managed")
+        return
+    if (c.create.vpc is None) == (c.create.subnet_ids is None):
+        yield "cluster.create", "set exactly one of `vpc` (create a VPC) or `subnetIds` (use existing subnets)"
+    missing = [a for a in catalog.CORE_ADDONS if a not in c.create.addons]
+    if missing:
+        yield "cluster.create.addons", f"pin every core add-on; missing: {', '.join(missing)}"
+    for addon, version in c.create.addons.items():
+        if addon not in (*catalog.CORE_ADDONS, *catalog.OPTIONAL_ADDONS):
+            allowed = ", ".join((*catalog.CORE_ADDONS, *catalog.OPTIONAL_ADDONS))
+            yield f"cluster.create.addons.{addon}", f"unknown add-on; allowed: {allowed}"
+        elif not re.match(ADDON_VERSION, version):
+            yield f"cluster.create.addons.{addon}", "must be an exact add-on version such as v1.20.4-eksbuild.1"
+    sys_nodes = c.create.system_nodes
+    if sys_nodes.min_size > sys_nodes.max_size:
+        yield "cluster.create.systemNodes.minSize", f"must be <= maxSize ({sys_nodes.max_size})"
+    if not sys_nodes.release_version.startswith(c.kubernetes_version + "."):
+        yield ("cluster.create.systemNodes.releaseVersion",
+               f"must be an AMI release for Kubernetes {c.kubernetes_version} (e.g. {c.kubernetes_version}.5-20251120)")
+    vpc = c.create.vpc
+    if vpc is not None and vpc.zones is not None and len(vpc.zones) != vpc.availability_zones:
+        yield "cluster.create.vpc.zones", f"lists {len(vpc.zones)} zones but availabilityZones is {vpc.availability_zones}"
+
+
+def _duplicate_rules(spec: PlatformSpec) -> Iterator[Problem]:
+    for field, items in (("nodePools", spec.node_pools), ("teams", spec.teams)):
+        seen: dict[str, int] = {}
+        for i, item in enumerate(items):
+            if item.name in seen:
+                yield f"{field}[{i}].name", f"duplicate name {item.name!r} (also {field}[{seen[item.name]}])"
+            seen.setdefault(item.name, i)
+
+
+def _pool_rules(spec: PlatformSpec, i: int, pool: NodePoolSpec) -> Iterator[Problem]:
+    at = f"nodePools[{i}]"
+    unknown = [j for j, t in enumerate(pool.instance_types) if t not in catalog.INSTANCE_TYPES]
+    for j in unknown:
+        yield (f"{at}.instanceTypes[{j}]",
+               f"unknown GPU instance type {pool.instance_types[j]!r}; known: {', '.join(catalog.INSTANCE_TYPES)}")
+    if unknown:
+        return
+    if pool.name == names.SYSTEM_ROLE:
+        yield f"{at}.name", f"{names.SYSTEM_ROLE!r} is the system node group's name; choose another pool name"
+    if len(set(pool.instance_types)) != len(pool.instance_types):
+        yield f"{at}.instanceTypes", "lists an instance type twice"
+    shapes = {(it.gpu, it.gpu_count) for it in pool.instances}
+    if len(shapes) > 1:
+        found = ", ".join(f"{t} ({it.gpu_count} x {it.gpu})" for t, it in zip(pool.instance_types, pool.instances))
+        yield (f"{at}.instanceTypes",
+               f"every instance type in a pool needs the same GPU model and count (the autoscaler sizes the "
+               f"group from the first one); found {found}")
+        return
+    if pool.min_size > pool.max_size:
+        yield f"{at}.minSize", f"must be <= maxSize ({pool.max_size})"
+    if len(spec.cluster.name) + 1 + len(pool.name) > catalog.EKS_NODE_GROUP_NAME_MAX:
+        yield f"{at}.name", f"cluster name + '-' + pool name must fit {catalog.EKS_NODE_GROUP_NAME_MAX} characters"
+    if pool.efa and any(it.efa_interfaces == 0 for it in pool.instances):
+        no_efa = [it.name for it in pool.instances if it.efa_interfaces == 0]
+        yield f"{at}.efa", f"{', '.join(no_efa)} have no EFA; EFA instance types: {training.efa_instance_types()}"
+    if pool.critical and pool.capacity_type == "spot":
+        yield f"{at}.capacityType", "a critical pool must be on-demand (spot capacity can be reclaimed at any time)"
+    for j, taint in enumerate(pool.taints):
+        if taint.key == names.GPU_TAINT_KEY:
+            yield f"{at}.taints[{j}].key", f"{names.GPU_TAINT_KEY} is always set on GPU pools; list only extra taints"
+    for key in pool.labels:
+        if key.startswith(RESERVED_LABEL_DOMAINS):
+            yield f"{at}.labels", f"{key!r} is managed by the platform; reserved prefixes: {', '.join(RESERVED_LABEL_DOMAINS)}"
+    yield from _ami_rules(spec, at, pool)
+    yield from _sharing_rules(at, pool)
+    yield from training.pool_rules(spec, at, pool)
+
+
+def _ami_rules(spec: PlatformSpec, at: str, pool: NodePoolSpec) -> Iterator[Problem]:
+    image, source = pool.ami.image, spec.gpu_operator.driver.source
+    if not image.supported:
+        yield f"{at}.ami.type", f"{image.key} is not supported: {image.note}"
+        return
+    if image.driver_owner != source:
+        if source == "operator":
+            yield (f"{at}.ami.type", f"{image.key} ships its own NVIDIA driver; with gpuOperator.driver.source "
+                   "operator every GPU pool must use UBUNTU_22_04 or UBUNTU_24_04 (NVIDIA supports operator drivers "
+                   "on EKS only on Ubuntu)")
+        else:
+            yield (f"{at}.ami.type", f"{image.key} has no NVIDIA driver; with gpuOperator.driver.source ami use "
+                   "AL2023_x86_64_NVIDIA or BOTTLEROCKET_x86_64_NVIDIA, or set source: operator")
+    if pool.provisioner == "karpenter":
+        yield from karpenter_ami_rules(spec, at, pool)
+        return
+    if image.eks_ami_type == "CUSTOM":
+        if pool.ami.image_id is None:
+            yield f"{at}.ami.imageId", f"pin the {image.key} EKS image id (ami-...); look it up at {image.ssm_parameter}"
+        if pool.ami.release_version is not None:
+            yield f"{at}.ami.releaseVersion", "applies to EKS-optimized AMI types only; Ubuntu pools pin imageId"
+    else:
+        if pool.ami.image_id is not None:
+            yield f"{at}.ami.imageId", f"{image.key} is selected by releaseVersion; imageId is for Ubuntu pools"
+        release = pool.ami.release_version
+        k8s = spec.cluster.kubernetes_version
+        if release is None:
+            yield (f"{at}.ami.releaseVersion", f"pin the AMI release (e.g. {k8s}.5-20251120): it fixes the driver "
+                   "branch, and 'latest' replaces nodes whenever AWS publishes an AMI")
+        elif not release.startswith(k8s + "."):
+            yield f"{at}.ami.releaseVersion", f"{release} is not a release for Kubernetes {k8s}"
+
+
+def _sharing_rules(at: str, pool: NodePoolSpec) -> Iterator[Problem]:
+    s, gpu, image = pool.sharing, pool.gpu, pool.ami.image
+    if s.mode != "time-slicing" and s.replicas is not None:
+        yield f"{at}.sharing.replicas", "applies to mode time-slicing only"
+    if s.mode != "mig" and (s.layout is not None or s.strategy is not None):
+        yield f"{at}.sharing.layout", "layout and strategy apply to mode mig only"
+    if s.mode != "none" and not image.operator_device_plugin:
+        yield f"{at}.sharing.mode", f"{image.key} runs its own device plugin; GPU sharing is configured for AL2023 and Ubuntu pools only"
+        return
+    if s.mode == "time-slicing" and s.replicas is None:
+        yield f"{at}.sharing.replicas", "time-slicing needs replicas (>= 2 pods per GPU)"
+    if s.mode != "mig":
+        return
+    if not gpu.mig_capable:
+        capable = sorted({it.name for it in catalog.INSTANCE_TYPES.values() if it.gpu_model.mig_capable})
+        yield f"{at}.sharing.mode", f"{gpu.key} has no MIG; MIG-capable instance types: {', '.join(capable)}"
+        return
+    if not image.operator_mig:
+        yield f"{at}.sharing.mode", f"MIG through the GPU Operator is not supported on {image.key}"
+    if not s.layout:
+        yield f"{at}.sharing.layout", f"give the MIG layout of one GPU, e.g. {{\"{next(iter(gpu.mig_profiles))}\": 7}}"
+        return
+    problem = layout_problem(gpu, s.layout)
+    if problem:
+        yield f"{at}.sharing.layout", f"does not fit one {gpu.key}: {problem}"
+    elif (s.strategy or "mixed") == "single" and len([n for n in s.layout.values() if n]) != 1:
+        yield f"{at}.sharing.strategy", "single exposes slices as nvidia.com/gpu and needs one profile per GPU; use mixed"
+
+
+def _driver_rules(spec: PlatformSpec, today: date) -> Iterator[Problem]:
+    op = spec.gpu_operator
+    chart = catalog.GPU_OPERATOR_CHARTS.get(op.chart_version)
+    if chart is None:
+        yield "gpuOperator.chartVersion", f"must be one of {', '.join(catalog.GPU_OPERATOR_CHARTS)}"
+        return
+    drv = op.driver
+    if drv.source == "ami":
+        if drv.version is not None:
+            yield "gpuOperator.driver.version", "the AMI owns the driver; pin ami.releaseVersion on pools instead"
+        return
+    if drv.version is None:
+        yield "gpuOperator.driver.version", f"pin an exact driver; {chart.version} supports {', '.join(chart.supported_drivers)}"
+        return
+    if spec.cluster.kubernetes_version not in chart.kubernetes_versions:
+        yield ("cluster.kubernetesVersion", f"operator-owned drivers on EKS are supported on Kubernetes "
+               f"{', '.join(chart.kubernetes_versions)}")
+    if drv.version not in chart.supported_drivers:
+        yield ("gpuOperator.driver.version",
+               f"{drv.version} is not supported by gpu-operator {chart.version}; choose one of {', '.join(chart.supported_drivers)}")
+    key = catalog.version_key(drv.version)
+    for i, pool in enumerate(spec.node_pools):
+        gpu = pool.gpu
+        if key < catalog.version_key(gpu.min_driver):
+            yield "gpuOperator.driver.version", f"{gpu.key} (nodePools[{i}]) needs driver >= {gpu.min_driver}"
+        for profile in (pool.sharing.layout or {}) if pool.sharing.mode == "mig" else {}:
+            need = gpu.profile_min_driver.get(profile)
+            if need and key < catalog.version_key(need):
+                yield "gpuOperator.driver.version", f"MIG profile {profile} on {gpu.key} (nodePools[{i}]) needs driver >= {need}"
+    branch = catalog.DRIVER_BRANCHES.get(catalog.driver_branch(drv.version))
+    if spec.prod and branch is not None and branch.eol < today:
+        yield "gpuOperator.driver.version", f"branch R{branch.branch} reached end of life on {branch.eol}; prod needs a supported branch"
+
+
+def _mig_strategy_rules(spec: PlatformSpec) -> Iterator[Problem]:
+    mig = [(i, p) for i, p in enumerate(spec.node_pools) if p.sharing.mode == "mig"]
+    strategies = {p.sharing.strategy or "mixed" for _, p in mig}
+    if len(strategies) > 1:
+        i = mig[-1][0]
+        yield f"nodePools[{i}].sharing.strategy", "the MIG strategy is cluster-wide: use the same strategy on every MIG pool"
+
+
+def _model_cache_rules(spec: PlatformSpec) -> Iterator[Problem]:
+    cache = spec.model_cache
+    if not cache.enabled:
+        return
+    if cache.addon_version is None:
+        yield ("modelCache.addonVersion", f"pin the {catalog.EFS_CSI_ADDON} add-on version when the cache is enabled "
+               "(e.g. v2.1.13-eksbuild.1)")
+    size = quantity_value(cache.pvc_size)
+    for i, team in enumerate(spec.teams):  # each team's cache claim is counted by its own quota
+        if team.quota.persistent_volume_claims < 1:
+            yield f"teams[{i}].quota.persistentVolumeClaims", "must be >= 1: the team's model-cache claim counts against it"
+        if quantity_value(team.quota.storage) < size:
+            yield (f"teams[{i}].quota.storage", f"must be >= modelCache.pvcSize ({cache.pvc_size}): the team's "
+                   "model-cache claim counts against it")
+
+
+def _access_rules(spec: PlatformSpec) -> Iterator[Problem]:
+    admins = set(spec.cluster.admin_role_arns)
+    for i, team in enumerate(spec.teams):
+        for role_field, arns in (("developerRoleArns", team.access.developer_role_arns),
+                                 ("adminRoleArns", team.access.admin_role_arns)):
+            for j, arn in enumerate(arns):
+                if arn in admins:
+                    yield (f"teams[{i}].access.{role_field}[{j}]", "is a cluster admin (cluster.adminRoleArns); an IAM "
+                           "role has one access entry per cluster, so list it in one place")

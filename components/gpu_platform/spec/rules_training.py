@@ -1,0 +1,96 @@
+"""Spec rules for training pools: zones and EFA, local NVMe, the datasets file system, and whether team
+quotas hold the GPU pods the workload helper sizes. Each yields (field path, what would be valid)."""
+from __future__ import annotations
+
+import re
+import string
+from typing import Iterator
+
+from gpu_platform.facts import catalog
+from gpu_platform.spec.models import NodePoolSpec, PlatformSpec, quantity_value
+
+Problem = tuple[str, str]
+ZONE = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+[a-z]$")
+
+
+def pool_rules(spec: PlatformSpec, at: str, pool: NodePoolSpec) -> Iterator[Problem]:
+    yield from _zone_rules(spec, at, pool)
+    image = pool.ami.image
+    if pool.local_storage == "raid0" and not image.local_storage:
+        yield (f"{at}.localStorage", f"the instance-store RAID0 is set up on AL2023 and Ubuntu pools; {pool.ami.type} "
+               "configures its own storage: use none")
+
+
+def _zone_rules(spec: PlatformSpec, at: str, pool: NodePoolSpec) -> Iterator[Problem]:
+    if pool.zones is None:
+        return
+    vpc = spec.cluster.create.vpc if spec.cluster.create else None
+    if vpc is None:
+        yield (f"{at}.zones", "applies to a VPC this stack creates; on existing subnets a pool uses them all "
+               "(an EFA pool the first listed)")
+        return
+    if pool.efa and len(pool.zones) > 1:
+        yield (f"{at}.zones", f"an EFA pool runs in one cluster placement group, and a placement group lives in one "
+               f"availability zone: list one zone, not {len(pool.zones)}")
+    if len(set(pool.zones)) != len(pool.zones):
+        yield f"{at}.zones", "lists a zone twice"
+    if vpc.zones is not None:
+        unknown = [z for z in pool.zones if z not in vpc.zones]
+        if unknown:
+            yield f"{at}.zones", f"{', '.join(unknown)} not in cluster.create.vpc.zones ({', '.join(vpc.zones)})"
+        return
+    letters = string.ascii_lowercase[:vpc.availability_zones]
+    for z in pool.zones:
+        if not ZONE.match(z) or z[-1] not in letters:
+            yield (f"{at}.zones", f"{z!r} is not one of the VPC's zones: <region>{letters[0]} to "
+                   f"<region>{letters[-1]} ({vpc.availability_zones} availabilityZones)")
+
+
+def efa_rules(spec: PlatformSpec) -> Iterator[Problem]:
+    if any(p.efa for p in spec.node_pools) and spec.efa_device_plugin.chart_version not in catalog.EFA_DEVICE_PLUGIN_VALUES:
+        yield ("efaDevicePlugin.chartVersion",
+               f"must be one of {', '.join(catalog.EFA_DEVICE_PLUGIN_VALUES)} (the chart versions whose values are checked)")
+
+
+def efa_instance_types() -> str:
+    return ", ".join(sorted(t for t, it in catalog.INSTANCE_TYPES.items() if it.efa_interfaces))
+
+
+# --- the datasets file system ---
+
+def datasets_rules(spec: PlatformSpec) -> Iterator[Problem]:
+    fsx = spec.datasets.fsx_lustre
+    if fsx is None:
+        return
+    at = "datasets.fsxLustre"
+    kind = catalog.FSX_LUSTRE_DEPLOYMENTS[fsx.deployment_type]
+    if fsx.addon_version is None:
+        yield f"{at}.addonVersion", f"pin the {catalog.FSX_CSI_ADDON} add-on version (e.g. v1.6.0-eksbuild.1)"
+    size = fsx.storage_capacity_gib
+    if size not in catalog.FSX_LUSTRE_CAPACITY_GIB and size % catalog.FSX_LUSTRE_CAPACITY_STEP_GIB:
+        yield (f"{at}.storageCapacityGiB", f"{size} is not a valid size: 1200, 2400, or a multiple of "
+               f"{catalog.FSX_LUSTRE_CAPACITY_STEP_GIB} GiB")
+    if quantity_value(fsx.claim_size) > size * 2**30:
+        yield f"{at}.claimSize", f"must be <= storageCapacityGiB ({size}Gi): a claim binds to a volume of that size"
+    if fsx.throughput_per_tib is not None and fsx.throughput_per_tib not in kind.throughputs:
+        allowed = ", ".join(map(str, kind.throughputs)) or "none (scratch file systems have a fixed throughput)"
+        yield f"{at}.throughputPerTiB", f"{fsx.deployment_type} takes {allowed}"
+    if not kind.persistent:
+        if fsx.kms_key_arn:
+            yield f"{at}.kmsKeyArn", f"{fsx.deployment_type} is encrypted with the FSx service key; use a PERSISTENT type"
+        if spec.prod:
+            yield (f"{at}.deploymentType", f"{fsx.deployment_type} loses its data when a file server fails; prod "
+                   "needs PERSISTENT_2 (or PERSISTENT_1)")
+    if fsx.data_repository is not None and not kind.data_repository_associations:
+        linked = ", ".join(k for k, d in catalog.FSX_LUSTRE_DEPLOYMENTS.items() if d.data_repository_associations)
+        yield (f"{at}.dataRepository", f"{fsx.deployment_type} file systems cannot link an S3 data repository; "
+               f"deploymentType must be one of {linked}")
+    team_names = [t.name for t in spec.teams]
+    for j, team in enumerate(fsx.teams or []):
+        if team not in team_names:
+            yield f"{at}.teams[{j}]", f"unknown team {team!r}; teams: {', '.join(team_names) or 'none'}"
+    for i, pool in enumerate(spec.node_pools):
+        if not pool.ami.image.lustre_client:
+            yield (f"nodePools[{i}].ami.type", f"{pool.ami.type} nodes cannot mount the datasets file system (the "
+                   "Lustre client is installed at boot on AL2023 and Ubuntu pools)")
+
