@@ -1,12 +1,16 @@
-"""Fixtures for the planner's tests: the fixture program, tiny projects, and recorded runs."""
+"""Helpers for the planner's tests: the fixture program and its config, reading recorded runs, and the
+preview digest Pulumi would print for a change (the fixtures built on them are in conftest.py)."""
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
-import pytest
 import yaml
 
+from gpu_platform.planner.preview_gate import urn_type
+
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 FIXTURE_PROGRAM = Path(__file__).parent / "fixtures" / "program"
 FIXTURE_CONFIG = FIXTURE_PROGRAM / "stacks" / "Pulumi.test.yaml"
 
@@ -28,20 +32,30 @@ def by_name(recording, type_: str, name: str):
     return found[0]
 
 
-@pytest.fixture(scope="module")
-def recording():
-    """One clean run of the fixture program (shared: runs are read-only)."""
-    return run_fixture()
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """An empty Pulumi project `gpu-platform` with stackConfigDir `stacks`."""
-    (tmp_path / "Pulumi.yaml").write_text("name: gpu-platform\nruntime: python\nstackConfigDir: stacks\n")
-    (tmp_path / "stacks").mkdir()
-    return tmp_path
-
-
 def write_yaml(path: Path, data) -> Path:
     path.write_text(yaml.safe_dump(data))
     return path
+
+
+def digest_of(base: dict, head: dict) -> dict:
+    """The preview digest Pulumi would print for updating `base` to `head`: a step per resource, with
+    old and new inputs, and the node group's launch template version unknown while the template changes."""
+    from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
+
+    old = {r["urn"]: r for r in base["resources"]}
+    steps = []
+    for r in head["resources"]:
+        before = old.get(r["urn"])
+        new_inputs = copy.deepcopy(r["inputs"])
+        op = "same" if before and before["inputs"] == r["inputs"] else "update" if before else "create"
+        steps.append({"op": op, "urn": r["urn"],
+                      "oldState": {"urn": r["urn"], "type": r["type"], "inputs": before["inputs"]} if before else None,
+                      "newState": {"urn": r["urn"], "type": r["type"], "inputs": new_inputs}})
+    changed = {s["newState"]["inputs"].get("name") for s in steps
+               if s["op"] == "update" and urn_type(s["urn"]) == "aws:ec2/launchTemplate:LaunchTemplate"}
+    for s in steps:
+        template = (s["newState"]["inputs"].get("launchTemplate") or {}) if urn_type(s["urn"]) == NODE_GROUP else {}
+        if template.get("name") in changed:
+            template["version"] = UNKNOWN_STRING_VALUE
+            s["op"] = "update"
+    return {"config": {}, "steps": steps, "diagnostics": [], "duration": 1, "changeSummary": {}}

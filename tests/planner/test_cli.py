@@ -9,8 +9,7 @@ import pytest
 
 from gpu_platform.planner.cli import main
 from gpu_platform.planner.plan import schema_problems
-
-from planner_fixtures import FIXTURE_CONFIG, FIXTURE_PROGRAM, write_yaml
+from tests.planner.planner_fixtures import FIXTURE_CONFIG, FIXTURE_PROGRAM, write_yaml
 
 FIXTURE = ["--project-dir", str(FIXTURE_PROGRAM)]
 MANDATORY = {"policy": "p", "level": "mandatory", "urn": None, "message": "no"}

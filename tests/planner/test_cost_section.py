@@ -19,8 +19,7 @@ from gpu_platform.facts import names
 from gpu_platform.planner import capacity_section, cost_section, render
 from gpu_platform.planner.plan import schema_problems
 from gpu_platform.planner.tables import money
-
-from conftest import AS_OF, resources, stack_platform
+from tests.support.stacks import AS_OF, resources, stack_platform
 
 SNAPSHOTS = Path(__file__).with_name("snapshots")
 DAY = date.fromisoformat(AS_OF)  # the control plane is priced by its EKS support window on this day

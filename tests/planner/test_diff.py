@@ -8,8 +8,7 @@ import pytest
 
 from gpu_platform.planner.cli import main
 from gpu_platform.planner.diff import compare, markdown
-
-from conftest import AS_OF, resource
+from tests.support.stacks import AS_OF, resource
 
 NODE_GROUP, FILE_SYSTEM = "aws:eks/nodeGroup:NodeGroup", "aws:efs/fileSystem:FileSystem"
 

@@ -8,8 +8,7 @@ import pytest
 
 from gpu_platform.planner.cli import main
 from gpu_platform.planner.lock import lock_from_plan
-
-from conftest import AS_OF, ROOT, stack_platform, write_stack
+from tests.support.stacks import AS_OF, ROOT, stack_platform, write_stack
 
 COMMITTED_LOCK = ROOT / "stacks" / "Pulumi.prod.lock.json"
 GPU_POOLS = ("a100-train", "h100-mig", "l4-inference")

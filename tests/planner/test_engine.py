@@ -7,8 +7,7 @@ import pytest
 
 from gpu_platform.planner.mocks import UnansweredInvoke
 from gpu_platform.planner.wire import Secret
-
-from planner_fixtures import by_name, recording, run_fixture  # noqa: F401 (fixture)
+from tests.planner.planner_fixtures import by_name, run_fixture
 
 BOX = "fixture:index:Box"
 ROOT = "urn:pulumi:test::gpu-platform::pulumi:pulumi:Stack::gpu-platform-test"

@@ -6,8 +6,7 @@ from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog
 from gpu_platform.planner import health_section
 from gpu_platform.planner.plan import schema_problems
-
-from conftest import cached_plan, stack_platform
+from tests.support.stacks import cached_plan, stack_platform
 
 
 def health(platform: dict) -> dict:

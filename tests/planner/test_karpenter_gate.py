@@ -6,13 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from test_preview_gate import digest_of
 
 from gpu_platform.planner.cli import main
 from gpu_platform.planner.lock import changes, lock_from_plan
 from gpu_platform.planner.preview_gate import check
-
-from conftest import ROOT, stack_platform, write_stack
+from tests.planner.planner_fixtures import digest_of
+from tests.support.stacks import ROOT, stack_platform, write_stack
 
 COMMITTED_LOCK = ROOT / "stacks" / "Pulumi.karpenter.lock.json"
 NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"

@@ -9,8 +9,7 @@ import pytest
 from gpu_platform.planner import lifecycle_section, verdict
 from gpu_platform.planner.cli import main
 from gpu_platform.planner.plan import schema_problems
-
-from conftest import AS_OF, on_kubernetes, resource, stack_platform, write_stack
+from tests.support.stacks import AS_OF, on_kubernetes, resource, stack_platform, write_stack
 
 CLUSTER = "aws:eks/cluster:Cluster"
 

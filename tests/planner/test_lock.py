@@ -10,8 +10,7 @@ from gpu_platform.planner.cli import main
 from gpu_platform.planner.errors import PlannerError
 from gpu_platform.planner.lock import changes, lock_from_plan
 from gpu_platform.planner.verdict import UNKNOWN_MARK, load_pack
-
-from conftest import AS_OF, ROOT
+from tests.support.stacks import AS_OF, ROOT
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 

@@ -8,8 +8,7 @@ import pulumi
 import pytest
 
 from gpu_platform.planner.mocks import ACCOUNT, RESOURCES, PlannerMocks, UnansweredInvoke
-
-from planner_fixtures import run_fixture
+from tests.planner.planner_fixtures import run_fixture
 
 REGION = "eu-west-1"
 

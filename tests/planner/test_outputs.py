@@ -10,8 +10,6 @@ from gpu_platform.planner.errors import PlannerError
 from gpu_platform.planner.plan import build_plan
 from gpu_platform.planner.sections import PlanContext, Section
 
-from planner_fixtures import recording  # noqa: F401 (fixture)
-
 FILES_SECTION = Section("files", "Files", lambda ctx: None, str, str,
                         files=lambda data: {"extra/notes.txt": data["text"]})
 

@@ -10,8 +10,6 @@ import pytest
 from gpu_platform.planner.engine import Recording, Registration
 from gpu_platform.planner.plan import build_plan, dumps, ordered, schema_problems
 
-from planner_fixtures import recording  # noqa: F401 (fixture)
-
 ROOT = "urn:pulumi:t::p::pulumi:pulumi:Stack::p-t"
 
 

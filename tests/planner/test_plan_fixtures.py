@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from gpu_platform.planner.cli import main
-
-from conftest import AS_OF, ROOT
+from tests.support.stacks import AS_OF, ROOT
 
 FIXTURES = Path(__file__).parent / "fixtures" / "plans"
 

@@ -12,6 +12,7 @@ import pytest
 from gpu_platform.planner.cli import main
 from gpu_platform.planner.errors import PlannerError
 from gpu_platform.planner.preview_gate import check, urn_type
+from tests.planner.planner_fixtures import NODE_GROUP, digest_of
 
 FIXTURE = Path(__file__).parent / "fixtures" / "preview" / "prod-replace-node-group.json"
 NG_URN = ("urn:pulumi:prod::gpu-platform::gpu-platform:platform:GpuPlatform$gpu-platform:node_pool:GpuNodePool"
@@ -127,7 +128,7 @@ def test_not_a_digest_is_an_input_error():
 # --- disruption: real preview steps classified like `gpu-platform diff`, approved through the lock ---
 
 def _plan(tmp_path_factory, name, edit):
-    from conftest import AS_OF, stack_platform, write_stack
+    from tests.support.stacks import AS_OF, stack_platform, write_stack
 
     folder = tmp_path_factory.mktemp(name)
     platform = stack_platform("prod")
@@ -146,37 +147,11 @@ def plans(tmp_path_factory):
     return {"base": _plan(tmp_path_factory, "base", lambda p: None), "head": _plan(tmp_path_factory, "head", bigger_disk)}
 
 
-def digest_of(base: dict, head: dict) -> dict:
-    """The preview digest Pulumi would print for updating `base` to `head`: a step per resource, with
-    old and new inputs, and the node group's launch template version unknown while the template changes."""
-    from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
-
-    old = {r["urn"]: r for r in base["resources"]}
-    steps = []
-    for r in head["resources"]:
-        before = old.get(r["urn"])
-        new_inputs = copy.deepcopy(r["inputs"])
-        op = "same" if before and before["inputs"] == r["inputs"] else "update" if before else "create"
-        steps.append({"op": op, "urn": r["urn"],
-                      "oldState": {"urn": r["urn"], "type": r["type"], "inputs": before["inputs"]} if before else None,
-                      "newState": {"urn": r["urn"], "type": r["type"], "inputs": new_inputs}})
-    changed = {s["newState"]["inputs"].get("name") for s in steps
-               if s["op"] == "update" and urn_type(s["urn"]) == "aws:ec2/launchTemplate:LaunchTemplate"}
-    for s in steps:
-        template = (s["newState"]["inputs"].get("launchTemplate") or {}) if urn_type(s["urn"]) == NODE_GROUP else {}
-        if template.get("name") in changed:
-            template["version"] = UNKNOWN_STRING_VALUE
-            s["op"] = "update"
-    return {"config": {}, "steps": steps, "diagnostics": [], "duration": 1, "changeSummary": {}}
-
-
 @pytest.fixture
 def node_roll(plans, tmp_path):
     digest = digest_of(json.loads(plans["base"].read_text()), json.loads(plans["head"].read_text()))
     return write(tmp_path, digest)
 
-
-NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 
 
 def test_an_unapproved_node_roll_fails_the_gate_in_prod(node_roll, capsys):

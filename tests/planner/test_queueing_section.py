@@ -7,8 +7,7 @@ from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.planner import queueing_section as section
 from gpu_platform.planner.plan import schema_problems
 from gpu_platform.render.team_objects import quota_hard
-
-from conftest import cached_plan, stack_platform
+from tests.support.stacks import cached_plan, stack_platform
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,6 @@ from gpu_platform.planner import render
 from gpu_platform.planner.plan import build_plan
 from gpu_platform.planner.sections import Section
 
-from planner_fixtures import recording  # noqa: F401 (fixture)
-
 MANDATORY = {"policy": "node-groups-protected", "level": "mandatory",
              "urn": "urn:pulumi:test::gpu-platform::fixture:index:Box$aws:eks/nodeGroup:NodeGroup::box-gpu",
              "message": "node groups must be protected"}

@@ -13,8 +13,7 @@ from gpu_platform.planner import rules_file
 from gpu_platform.planner.sections import PlanContext
 from gpu_platform.render import alerts
 from gpu_platform.render.monitoring import gpu_rule_groups
-
-from conftest import AS_OF, resources, stack_platform, write_stack
+from tests.support.stacks import AS_OF, resources, stack_platform, write_stack
 
 RULE = rules_file.PROMETHEUS_RULE
 

@@ -8,8 +8,7 @@ import pytest
 from gpu_platform.planner import sections
 from gpu_platform.planner.cli import main
 from gpu_platform.planner.sections import Section
-
-from planner_fixtures import FIXTURE_PROGRAM
+from tests.planner.planner_fixtures import FIXTURE_PROGRAM
 
 
 def _count_section(name="resource_count"):

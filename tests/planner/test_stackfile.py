@@ -7,8 +7,7 @@ import pytest
 
 from gpu_platform.planner.errors import PlannerError
 from gpu_platform.planner.stackfile import find_project_dir, load_project, load_stack, stack_name_for, stand_in
-
-from planner_fixtures import project, write_yaml  # noqa: F401 (fixture)
+from tests.planner.planner_fixtures import write_yaml
 
 PLATFORM = {"environment": "dev", "nodePools": [{"name": "a", "maxSize": 4}]}
 

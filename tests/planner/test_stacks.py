@@ -9,8 +9,7 @@ import yaml
 
 from gpu_platform.planner.cli import main
 from gpu_platform.planner.plan import schema_problems
-
-from conftest import AS_OF
+from tests.support.stacks import AS_OF
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))

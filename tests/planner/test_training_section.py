@@ -11,8 +11,7 @@ from gpu_platform.decisions.cost import OVERRIDE_SOURCE
 from gpu_platform.facts import catalog, names
 from gpu_platform.planner import capacity_section, training_section
 from gpu_platform.planner.plan import schema_problems
-
-from conftest import cached_plan, stack_platform
+from tests.support.stacks import cached_plan, stack_platform
 
 SCRATCH = catalog.LOCAL_STORAGE_MOUNT
 
@@ -237,7 +236,7 @@ def test_the_scratch_column_reads_gb_per_node_or_a_dash():
 
 def documented(kind: str) -> list[str]:
     """The fenced blocks of docs/training.md opened with ```<kind>."""
-    from conftest import ROOT
+    from tests.support.stacks import ROOT
 
     blocks, lines, inside, keep = [], [], False, False
     for line in (ROOT / "docs" / "training.md").read_text().splitlines():

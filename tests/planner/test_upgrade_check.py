@@ -8,8 +8,7 @@ import pytest
 
 from gpu_platform.planner.cli import main
 from gpu_platform.planner.upgrade_check import compare
-
-from conftest import on_kubernetes, resource, stack_platform
+from tests.support.stacks import on_kubernetes, resource, stack_platform
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 

@@ -16,8 +16,7 @@ import pytest
 from gpu_platform.planner import verdict
 from gpu_platform.planner.cli import main
 from gpu_platform.planner.errors import PlannerError
-
-from conftest import AS_OF, ROOT, resource, resources, stack_platform
+from tests.support.stacks import AS_OF, ROOT, resource, resources, stack_platform
 
 NODE_GROUP, RELEASE = "aws:eks/nodeGroup:NodeGroup", "kubernetes:helm.sh/v3:Release"
 PROD_CONFIG = ROOT / "policies" / "config.prod.json"
@@ -109,7 +108,7 @@ def test_changing_a_locked_pool_s_instance_type_is_refused(plan_of):
 
 
 def test_cli_exits_1_and_prints_the_verdict_on_mandatory(tmp_path, capsys):
-    from conftest import write_stack
+    from tests.support.stacks import write_stack
 
     platform = stack_platform("prod")
     platform["nodePools"][1]["protect"] = False

@@ -1,0 +1,467 @@
+"""The cost model on hand-computed cases: catalog figures are written out as literals so every expected
+value can be recomputed by a reader (g5.xlarge $1.006/h, p5.48xlarge $55.04/h, 730 hours a month...)."""
+from datetime import date
+
+import pytest
+
+from gpu_platform.decisions.cost import (
+    EXCLUSIONS,
+    ON_DEMAND,
+    OVERRIDE_SOURCE,
+    SPOT,
+    Budget,
+    PoolFacts,
+    Pricing,
+    Quote,
+    estimate,
+    estimate_pool,
+    estimate_spec,
+    fixed_items_from_spec,
+    fsx_lustre_item,
+    gpu_hourly_cost_by_model,
+    nat_gateway_count,
+    pool_facts_from_node_group_inputs,
+    pool_facts_from_spec,
+    team_costs,
+    unit_prices,
+)
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import catalog, names
+from gpu_platform.spec.errors import SpecError
+from tests.support.stacks import AS_OF, on_kubernetes, stack_platform
+
+DAY = date.fromisoformat(AS_OF)  # the control plane's price depends on the day (EKS support windows)
+
+
+def spec_of(stack: str, **changes):
+    platform = stack_platform(stack)
+    platform.update(changes)
+    return parse_platform(platform)
+
+
+def pool(types=("g5.xlarge",), capacity=ON_DEMAND, lo=0, hi=4, name="p"):
+    return PoolFacts(name, tuple(types), capacity, lo, hi)
+
+
+def fixed_item(spec, key):
+    return next(f for f in fixed_items_from_spec(spec, Pricing.from_spec(spec.pricing), DAY) if f.key == key)
+
+
+# --- catalog figures the literals below rely on ---
+
+def test_literals_match_the_catalog():
+    assert (catalog.INSTANCE_TYPES["g5.xlarge"].price.usd_per_hour, catalog.INSTANCE_TYPES["p5.48xlarge"].price.usd_per_hour,
+            catalog.HOURS_PER_MONTH, catalog.DEFAULT_SPOT_DISCOUNT) == (1.006, 55.04, 730, 0.60)
+
+
+# --- pools ---
+
+def test_on_demand_pool_at_max_size():
+    assert estimate_pool(pool(), Pricing()).monthly_at_max == pytest.approx(1.006 * 4 * 730)
+
+
+def test_pool_hourly_at_max_size():
+    assert estimate_pool(pool(lo=1, hi=3), Pricing()).hourly_at_max == pytest.approx(1.006 * 3)
+
+
+def test_pool_floor_at_min_size():
+    assert estimate_pool(pool(lo=2), Pricing()).monthly_at_min == pytest.approx(1.006 * 2 * 730)
+
+
+def test_zero_min_pool_floor_is_zero():
+    assert estimate_pool(pool(lo=0), Pricing()).monthly_at_min == 0
+
+
+def test_spot_uses_the_default_discount():
+    assert estimate_pool(pool(capacity=SPOT), Pricing()).monthly_at_max == pytest.approx(1.006 * (1 - 0.60) * 4 * 730)
+
+
+def test_spot_uses_the_stack_discount():
+    est = estimate_pool(pool(capacity=SPOT), Pricing(spot_discount=0.5))
+    assert est.usd_per_node_hour == pytest.approx(1.006 * 0.5)
+
+
+def test_spot_discount_per_instance_type_wins():
+    pricing = Pricing(spot_discount=0.5, spot_discounts={"g5.xlarge": 0.7})
+    assert estimate_pool(pool(capacity=SPOT), pricing).usd_per_node_hour == pytest.approx(1.006 * 0.3)
+
+
+def test_spot_discount_of_another_type_does_not_apply():
+    pricing = Pricing(spot_discounts={"g5.2xlarge": 0.9})
+    assert estimate_pool(pool(capacity=SPOT), pricing).usd_per_node_hour == pytest.approx(1.006 * 0.4)
+
+
+def test_on_demand_pool_ignores_spot_discounts():
+    pricing = Pricing(spot_discount=0.5, spot_discounts={"g5.xlarge": 0.7})
+    assert estimate_pool(pool(), pricing).usd_per_node_hour == 1.006
+
+
+def test_price_override_replaces_the_catalog():
+    est = estimate_pool(pool(), Pricing(on_demand_usd_per_hour={"g5.xlarge": 0.9}))
+    assert (est.monthly_at_max, est.on_demand.source) == (pytest.approx(0.9 * 4 * 730), OVERRIDE_SOURCE)
+
+
+def test_price_override_is_discounted_for_spot():
+    pricing = Pricing(on_demand_usd_per_hour={"g5.xlarge": 0.9})
+    assert estimate_pool(pool(capacity=SPOT), pricing).usd_per_node_hour == pytest.approx(0.9 * 0.4)
+
+
+def test_pool_is_priced_at_its_first_instance_type():
+    est = estimate_pool(pool(types=("g5.2xlarge", "g5.xlarge")), Pricing())
+    assert est.usd_per_node_hour == 1.212  # g5.2xlarge
+
+
+def test_per_gpu_hour_divides_by_gpus_per_node():
+    assert estimate_pool(pool(types=("p5.48xlarge",)), Pricing()).usd_per_gpu_hour == pytest.approx(55.04 / 8)
+
+
+def test_unknown_instance_type_is_unpriced_not_guessed():
+    est = estimate([pool(types=("x9.huge",), name="odd"), pool(name="known")], [], Pricing())
+    assert (est.pools[0].monthly_at_max, est.unpriced, est.monthly_at_max) == (None, ["odd"], pytest.approx(1.006 * 4 * 730))
+
+
+def test_override_prices_an_unknown_instance_type():
+    est = estimate_pool(pool(types=("x9.huge",)), Pricing(on_demand_usd_per_hour={"x9.huge": 2.5}))
+    assert est.monthly_at_max == pytest.approx(2.5 * 4 * 730)
+
+
+def test_system_instance_types_are_priced_from_the_system_table():
+    assert estimate_pool(pool(types=("m6i.large",)), Pricing()).usd_per_node_hour == 0.096
+
+
+# --- pool facts ---
+
+def test_node_group_inputs_spot():
+    facts = pool_facts_from_node_group_inputs({
+        "nodeGroupName": "gpu-dev-a10g-spot", "instanceTypes": ["g5.xlarge", "g5.2xlarge"], "capacityType": "SPOT",
+        "scalingConfig": {"minSize": 0, "maxSize": 4, "desiredSize": 0}, "labels": {names.POOL_LABEL: "a10g-spot"}})
+    assert facts == PoolFacts("a10g-spot", ("g5.xlarge", "g5.2xlarge"), SPOT, 0, 4)
+
+
+def test_node_group_inputs_default_to_on_demand_and_group_name():
+    facts = pool_facts_from_node_group_inputs({
+        "nodeGroupName": "gpu-prod-system", "instanceTypes": ["m6i.xlarge"], "scalingConfig": {"minSize": 3, "maxSize": 6}})
+    assert facts == PoolFacts("gpu-prod-system", ("m6i.xlarge",), ON_DEMAND, 3, 6)
+
+
+def test_node_group_inputs_without_instance_types_are_refused():
+    with pytest.raises(ValueError, match="instanceTypes"):
+        pool_facts_from_node_group_inputs({"nodeGroupName": "g", "scalingConfig": {"minSize": 0, "maxSize": 1}})
+
+
+def test_pool_facts_from_spec():
+    assert pool_facts_from_spec(spec_of("dev")) == [PoolFacts("a10g-spot", ("g5.xlarge", "g5.2xlarge"), SPOT, 0, 4)]
+
+
+# --- fixed platform items ---
+
+def test_eks_control_plane_of_a_created_cluster():
+    assert fixed_item(spec_of("prod"), "eksControlPlane").monthly_at_max == pytest.approx(0.10 * 730)
+
+
+def test_eks_control_plane_of_an_adopted_cluster_is_listed_but_not_charged():
+    platform = stack_platform("dev")
+    platform["cluster"].pop("create")
+    platform["cluster"]["existing"] = {"subnetIds": ["subnet-0a1b2c3d"]}
+    item = fixed_item(parse_platform(platform), "eksControlPlane")
+    assert (item.included, item.monthly_at_max, "adopted" in item.note) == (False, 0.0, True)
+
+
+def test_prod_has_one_nat_gateway_per_zone():
+    assert fixed_item(spec_of("prod"), "natGateways").monthly_at_min == pytest.approx(3 * 0.045 * 730)
+
+
+def test_prod_single_nat_gateway_when_asked():
+    platform = stack_platform("prod")
+    platform["cluster"]["create"]["vpc"]["singleNatGateway"] = True
+    assert nat_gateway_count(parse_platform(platform)) == 1
+
+
+def test_dev_has_one_nat_gateway():
+    assert nat_gateway_count(spec_of("dev")) == 1
+
+
+def test_dev_nat_gateway_per_zone_when_asked():
+    platform = stack_platform("dev")
+    platform["cluster"]["create"]["vpc"]["singleNatGateway"] = False
+    assert nat_gateway_count(parse_platform(platform)) == 3
+
+
+def test_existing_subnets_create_no_nat_gateway():
+    platform = stack_platform("prod")
+    platform["cluster"]["create"].pop("vpc")
+    platform["cluster"]["create"]["subnetIds"] = ["subnet-0a1b2c3d", "subnet-0e1f2a3b"]
+    item = fixed_item(parse_platform(platform), "natGateways")
+    assert (item.included, item.monthly_at_max) == (False, 0.0)
+
+
+def test_system_nodes_at_min_and_max_size():
+    item = fixed_item(spec_of("prod"), "systemNodes")  # m6i.xlarge $0.192/h, 3..6 nodes
+    assert (item.monthly_at_min, item.monthly_at_max) == (pytest.approx(0.192 * 3 * 730), pytest.approx(0.192 * 6 * 730))
+
+
+def test_system_nodes_of_unknown_type_are_unpriced():
+    platform = stack_platform("dev")
+    platform["cluster"]["create"]["systemNodes"]["instanceTypes"] = ["c7g.large"]
+    spec = parse_platform(platform)
+    est = estimate_spec(spec)
+    assert (fixed_item(spec, "systemNodes").monthly_at_min, est.unpriced) == (None, ["System nodes"])
+
+
+def test_system_nodes_of_unknown_type_priced_by_override():
+    platform = stack_platform("dev")
+    platform["cluster"]["create"]["systemNodes"]["instanceTypes"] = ["c7g.large"]
+    platform["pricing"] = {"onDemandUsdPerHour": {"c7g.large": 0.0725}}
+    assert fixed_item(parse_platform(platform), "systemNodes").monthly_at_min == pytest.approx(0.0725 * 2 * 730)
+
+
+def test_efs_storage_at_the_stated_size():
+    assert fixed_item(spec_of("prod"), "efsModelCache").monthly_at_min == pytest.approx(2000 * 0.30)
+
+
+def test_no_efs_item_without_the_model_cache():
+    spec = spec_of("dev", modelCache={"enabled": False})
+    assert "efsModelCache" not in [f.key for f in fixed_items_from_spec(spec, Pricing())]
+
+
+def test_ebs_root_volumes_at_min_and_max():
+    item = fixed_item(spec_of("prod"), "ebsRootVolumes")
+    # system 50 GiB x 3..6; h100-mig and a100-train 500 GiB x 0..2; l4-inference 200 GiB x 1..6
+    assert (item.monthly_at_min, item.monthly_at_max) == (
+        pytest.approx((50 * 3 + 200 * 1) * 0.08), pytest.approx((50 * 6 + 500 * 2 + 500 * 2 + 200 * 6) * 0.08))
+
+
+def test_fixed_price_override():
+    spec = spec_of("prod", pricing={"eksControlPlaneUsdPerHour": 0.60})
+    item = fixed_item(spec, "eksControlPlane")
+    assert (item.monthly_at_min, item.price.source) == (pytest.approx(0.60 * 730), OVERRIDE_SOURCE)
+
+
+# --- the datasets file system (FSx for Lustre) ---
+
+def with_datasets(**fsx):
+    platform = stack_platform("dev")
+    platform["datasets"] = {"fsxLustre": {"addonVersion": "v1.7.0-eksbuild.1", **fsx}}
+    return parse_platform(platform)
+
+
+def test_fsx_literals_match_the_catalog():
+    prices = {k: {t: p.usd_per_hour for t, p in d.prices.items()} for k, d in catalog.FSX_LUSTRE_DEPLOYMENTS.items()}
+    assert prices == {"PERSISTENT_2": {125: 0.145, 250: 0.21, 500: 0.34, 1000: 0.60},
+                      "PERSISTENT_1": {50: 0.145, 100: 0.20, 200: 0.29}, "SCRATCH_2": {0: 0.14}}
+    assert not any(p.verified for d in catalog.FSX_LUSTRE_DEPLOYMENTS.values() for p in d.prices.values())
+
+
+def test_prod_datasets_are_priced_as_provisioned_storage_at_their_tier():
+    item = fixed_item(spec_of("prod"), "fsxDatasets")  # PERSISTENT_2, 4800 GiB at 250 MB/s/TiB
+    assert (item.label, item.unit, item.quantity_at_min, item.quantity_at_max) == (
+        "FSx for Lustre datasets", "GB-month", 4800, 4800)
+    assert (item.monthly_at_min, item.monthly_at_max) == (pytest.approx(4800 * 0.21), pytest.approx(4800 * 0.21))
+    assert item.price.source.startswith("AWS FSx for Lustre pricing page") and item.price.as_of == "2025-06"
+    assert item.note == "PERSISTENT_2, 250 MB/s/TiB; billed as provisioned"
+
+
+@pytest.mark.parametrize("fsx, monthly, note", [
+    ({}, 1200 * 0.145, "PERSISTENT_2, 125 MB/s/TiB; billed as provisioned"),  # the lowest tier by default
+    ({"throughputPerTiB": 1000, "storageCapacityGiB": 2400}, 2400 * 0.60,
+     "PERSISTENT_2, 1000 MB/s/TiB; billed as provisioned"),
+    ({"deploymentType": "PERSISTENT_1", "throughputPerTiB": 200}, 1200 * 0.29,
+     "PERSISTENT_1, 200 MB/s/TiB; billed as provisioned"),
+    ({"deploymentType": "SCRATCH_2"}, 1200 * 0.14, "SCRATCH_2; billed as provisioned"),
+])
+def test_each_deployment_type_and_tier_has_its_price(fsx, monthly, note):
+    item = fixed_item(with_datasets(**fsx), "fsxDatasets")
+    assert (item.monthly_at_max, item.note) == (pytest.approx(monthly), note)
+
+
+def test_no_fsx_item_without_datasets():
+    assert "fsxDatasets" not in [f.key for f in fixed_items_from_spec(spec_of("dev"), Pricing(), DAY)]
+
+
+def test_the_stack_can_price_fsx_itself():
+    spec = spec_of("prod", pricing={"fsxLustreUsdPerGbMonth": 0.18})
+    item = fixed_item(spec, "fsxDatasets")
+    assert (item.monthly_at_max, item.price.source, item.price.as_of) == (pytest.approx(4800 * 0.18), OVERRIDE_SOURCE,
+                                                                          "stack")
+
+
+def test_a_negative_fsx_price_is_refused_naming_the_field():
+    with pytest.raises(SpecError) as err:
+        spec_of("prod", pricing={"fsxLustreUsdPerGbMonth": -0.1})
+    assert [p for p in err.value.problems if p.startswith("pricing.fsxLustreUsdPerGbMonth")]
+
+
+def test_an_unknown_fsx_type_is_unpriced_not_guessed():
+    item = fsx_lustre_item("SCRATCH_1", None, 1200, Pricing())
+    assert (item.price, item.monthly_at_max) == (None, None)
+    assert estimate([], [item], Pricing()).unpriced == ["FSx for Lustre datasets"]
+
+
+def test_prod_total_at_max_is_the_sum_of_its_parts():
+    pools = (55.04 * 2 + 21.96 * 2 + 0.9776 * 6) * 730                  # h100-mig, a100-train, l4-inference
+    fixed = (0.10 * 730 + 3 * 0.045 * 730 + 0.192 * 6 * 730 + 2000 * 0.30
+             + (50 * 6 + 500 * 2 + 500 * 2 + 200 * 6) * 0.08 + 4800 * 0.21)  # ... EBS, FSx datasets
+    assert estimate_spec(spec_of("prod"), DAY).monthly_at_max == pytest.approx(pools + fixed)
+
+
+def test_fsx_backups_and_s3_requests_are_named_as_not_included():
+    assert "FSx for Lustre backups and S3 requests of its data repository association" in EXCLUSIONS
+
+
+# --- the control plane by EKS support window ---
+
+def control_plane(platform: dict, day: date):
+    spec = parse_platform(platform, day)
+    return next(f for f in fixed_items_from_spec(spec, Pricing.from_spec(spec.pricing), day) if f.key == "eksControlPlane")
+
+
+def test_control_plane_in_standard_support_costs_the_standard_rate():
+    item = control_plane(stack_platform("prod"), DAY)  # 1.35: standard support until 2027-03-27
+    assert (item.price.usd, item.monthly_at_max, item.price.source) == (
+        0.10, pytest.approx(73.0), "AWS EKS pricing page (standard support)")
+
+
+def test_1_33_on_2026_11_23_prices_the_control_plane_at_the_extended_rate():
+    item = control_plane(on_kubernetes("prod", "1.33"), DAY)  # standard support ended 2026-07-29
+    assert (item.price.usd, item.monthly_at_max, item.price.source) == (
+        0.60, pytest.approx(438.0), "AWS EKS pricing page (extended support)")
+
+
+@pytest.mark.parametrize("day, usd", [(date(2027, 3, 26), 0.10), (date(2027, 3, 27), 0.60)])
+def test_the_price_changes_on_the_day_standard_support_ends(day, usd):
+    assert control_plane(stack_platform("dev"), day).price.usd == usd
+
+
+def test_a_stack_override_wins_over_the_window():
+    platform = on_kubernetes("dev", "1.33")
+    platform["pricing"] = {"eksControlPlaneUsdPerHour": 0.10}
+    assert control_plane(platform, DAY).price == Quote(0.10, OVERRIDE_SOURCE, "stack")
+
+
+def test_the_estimate_total_follows_the_window():
+    standard = estimate_spec(parse_platform(on_kubernetes("dev", "1.34")), DAY)
+    extended = estimate_spec(parse_platform(on_kubernetes("dev", "1.33")), DAY)
+    assert extended.monthly_at_max - standard.monthly_at_max == pytest.approx(365.0)
+
+
+# --- totals, budget, sources ---
+
+def test_dev_total_at_max_is_the_sum_of_its_parts():
+    dev = estimate_spec(spec_of("dev"), DAY)
+    pools = 1.006 * 0.4 * 4 * 730                                   # a10g-spot, spot, 4 x g5.xlarge
+    fixed = 0.10 * 730 + 0.045 * 730 + 0.096 * 3 * 730 + 200 * 0.30 + (50 * 3 + 200 * 4) * 0.08
+    assert dev.monthly_at_max == pytest.approx(pools + fixed)
+
+
+def test_dev_total_at_min_is_the_platform_floor():
+    dev = estimate_spec(spec_of("dev"), DAY)  # the GPU pool scales to zero
+    assert dev.monthly_at_min == pytest.approx(0.10 * 730 + 0.045 * 730 + 0.096 * 2 * 730 + 200 * 0.30 + 50 * 2 * 0.08)
+
+
+def test_hourly_total_is_monthly_over_730():
+    prod = estimate_spec(spec_of("prod"))
+    assert prod.hourly_at_max * 730 == pytest.approx(prod.monthly_at_max)
+
+
+def test_budget_headroom_positive_within_budget():
+    budget = Budget(4000, 1627.10)
+    assert (budget.headroom_at_max, budget.within_budget) == (pytest.approx(2372.90), True)
+
+
+def test_budget_headroom_negative_over_budget():
+    budget = Budget(1000, 1627.10)
+    assert (budget.headroom_at_max, budget.within_budget) == (pytest.approx(-627.10), False)
+
+
+def test_budget_from_the_spec_uses_the_ceiling():
+    est = estimate_spec(spec_of("prod"))
+    assert est.budget.headroom_at_max == pytest.approx(150000 - est.monthly_at_max)
+
+
+def test_no_budget_no_headroom():
+    platform = stack_platform("dev")
+    platform.pop("budget")
+    assert estimate_spec(parse_platform(platform)).budget is None
+
+
+def test_prices_dated_by_the_oldest_catalog_figure():
+    assert estimate_spec(spec_of("dev")).prices_as_of == "2025-06"
+
+
+def test_override_is_named_among_the_sources():
+    spec = spec_of("dev", pricing={"onDemandUsdPerHour": {"g5.xlarge": 0.9}})
+    assert OVERRIDE_SOURCE in [q.source for q in estimate_spec(spec).sources]
+
+
+# --- units, teams, alerts ---
+
+def test_time_sliced_unit_is_a_quarter_gpu_hour():
+    # dev: g5.xlarge, 1 GPU x 4 replicas = 4 units per node
+    assert unit_prices(spec_of("dev"))[names.GPU_RESOURCE].on_demand_usd_per_hour == pytest.approx(1.006 / 4)
+
+
+def test_mig_slice_costs_its_compute_share_of_a_gpu_hour():
+    prices = unit_prices(spec_of("prod"))  # p5.48xlarge: 8 GPUs
+    assert (prices[names.mig_resource("1g.10gb")].on_demand_usd_per_hour,
+            prices[names.mig_resource("3g.40gb")].on_demand_usd_per_hour) == (
+        pytest.approx(55.04 / 8 * 1 / 7), pytest.approx(55.04 / 8 * 3 / 7))
+
+
+def test_mig_single_strategy_slices_priced_as_gpu_units():
+    platform = stack_platform("prod")
+    platform["nodePools"][0]["sharing"] = {"mode": "mig", "strategy": "single", "layout": {"1g.10gb": 7}}
+    platform["teams"] = [{"name": "research", "quota": {"gpus": 4, "cpu": "8", "memory": "8Gi"}}]
+    gpu = unit_prices(parse_platform(platform))[names.GPU_RESOURCE]
+    # 16 x (p4d 8 GPUs x 2) + 6 x (g6.2xlarge x 6) + 112 slices of 1/7 H100-hour (8 GPUs x 7 x 2 nodes)
+    expected = (16 * 21.96 / 8 + 6 * 0.9776 + 112 * 55.04 / 8 / 7) / (16 + 6 + 112)
+    assert (gpu.capacity_at_max, gpu.on_demand_usd_per_hour) == (134, pytest.approx(expected))
+
+
+def test_gpu_unit_is_capacity_weighted_across_pools():
+    gpu = unit_prices(spec_of("prod"))[names.GPU_RESOURCE]
+    # a100-train: 16 GPUs at 21.96/8; l4-inference: 6 GPUs at 0.9776
+    assert gpu.on_demand_usd_per_hour == pytest.approx((16 * 21.96 / 8 + 6 * 0.9776) / 22)
+
+
+def test_unit_spot_price_applies_the_discount():
+    assert unit_prices(spec_of("dev"))[names.GPU_RESOURCE].spot_usd_per_hour == pytest.approx(1.006 * 0.4 / 4)
+
+
+def test_team_share_of_time_sliced_capacity():
+    research = team_costs(spec_of("dev"))[0]  # 8 units of 16 (4 nodes x 4 replicas)
+    assert (research.shares[0].quota, research.shares[0].capacity_at_max, research.shares[0].share) == (8, 16, 0.5)
+
+
+def test_team_quota_cost_fully_used():
+    research = team_costs(spec_of("dev"))[0]
+    assert (research.on_demand_monthly, research.spot_monthly) == (
+        pytest.approx(8 * 1.006 / 4 * 730), pytest.approx(8 * 1.006 * 0.4 / 4 * 730))
+
+
+def test_team_mig_quota_cost():
+    research = team_costs(spec_of("prod"))[0]
+    slices = {s.resource: s for s in research.shares}[names.mig_resource("1g.10gb")]
+    assert (slices.share, slices.on_demand_monthly) == (16 / 32, pytest.approx(16 * 55.04 / 8 / 7 * 730))
+
+
+def test_gpu_hourly_cost_by_model_at_the_pool_capacity_type():
+    assert gpu_hourly_cost_by_model(spec_of("dev")) == {"NVIDIA A10G": pytest.approx(1.006 * 0.4)}
+
+
+def test_gpu_hourly_cost_by_model_takes_the_dearest_pool():
+    platform = stack_platform("dev")
+    platform["nodePools"].append({**platform["nodePools"][0], "name": "a10g-od", "capacityType": "on-demand"})
+    assert gpu_hourly_cost_by_model(parse_platform(platform)) == {"NVIDIA A10G": 1.006}
+
+
+# --- pricing overrides are checked where they are written ---
+
+@pytest.mark.parametrize("pricing, path", [
+    ({"spotDiscounts": {"g5.xlarg": 0.5}}, 'pricing.spotDiscounts["g5.xlarg"]'),
+    ({"spotDiscounts": {"g5.xlarge": 1.2}}, 'pricing.spotDiscounts["g5.xlarge"]'),
+    ({"onDemandUsdPerHour": {"g5.xlarge": 0}}, 'pricing.onDemandUsdPerHour["g5.xlarge"]'),
+])
+def test_bad_pricing_override_names_the_field(pricing, path):
+    with pytest.raises(SpecError) as err:
+        spec_of("dev", pricing=pricing)
+    assert [p for p in err.value.problems if p.startswith(path)]
