@@ -16,13 +16,14 @@ def toleration(taint: "TaintSpec") -> dict:
 
 
 def tolerates(tolerations: list[dict], key: str, value: str, effect: str) -> bool:
-    """Kubernetes toleration matching: key (or none with Exists), effect (or any), Exists or equal value."""
+    """Kubernetes toleration matching (Kubernetes effect spelling): the effect, or none for any effect; then
+    `Exists` on the key, or on no key for every key, or `Equal` (the default operator) on key and value."""
     for t in tolerations:
-        exists = t.get("operator", "Equal") == "Exists"
-        if t.get("key", "") not in ("", key) or (not t.get("key") and not exists):
-            continue
         if t.get("effect") not in (None, "", effect):
             continue
-        if exists or t.get("value", "") == value:
+        op = t.get("operator") or "Equal"
+        if op == "Exists" and t.get("key") in (None, "", key):
+            return True
+        if op == "Equal" and t.get("key") == key and (t.get("value") or "") == (value or ""):
             return True
     return False

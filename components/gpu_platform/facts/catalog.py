@@ -495,7 +495,7 @@ def _fsx(usd: float) -> Price:
 
 # Throughputs from the FSx API reference (CreateFileSystem PerUnitStorageThroughput, SSD storage). Data
 # repository associations: every Lustre 2.12/2.15 file system but SCRATCH_1 (CreateDataRepositoryAssociation;
-# the stack always creates 2.15). tests/components/test_datasets.py holds both to botocore's FSx model.
+# the stack always creates 2.15). tests/resources/test_datasets.py holds both to botocore's FSx model.
 FSX_LUSTRE_DEPLOYMENTS: Mapping[str, FsxLustreDeployment] = MappingProxyType({d.key: d for d in (
     FsxLustreDeployment("PERSISTENT_2", True, (125, 250, 500, 1000),
                         {125: _fsx(0.145), 250: _fsx(0.21), 500: _fsx(0.34), 1000: _fsx(0.60)}, True),

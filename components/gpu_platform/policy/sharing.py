@@ -14,6 +14,7 @@ from typing import Any, Iterator, Mapping, Optional
 import yaml
 from pulumi_policy import PolicyConfigSchema, ResourceValidationArgs, Severity, StackValidationArgs
 
+from gpu_platform.decisions.tolerations import tolerates
 from gpu_platform.facts import catalog, mig, names
 from gpu_platform.policy.common import (
     CHART_DEFAULT_TOLERATIONS,
@@ -149,19 +150,6 @@ def time_slicing_allowed(args: StackValidationArgs, config: Mapping[str, Any]) -
         if reasons:
             yield (f"{node_group_label(ng.name, props)} time-slices each GPU {replicas} ways but {' and '.join(reasons)} "
                    "(time-slicing gives no memory isolation): set sharing.mode none or mig on this pool", ng.urn)
-
-
-def tolerates(tolerations: list[dict], key: str, value: str, effect: str) -> bool:
-    """Kubernetes toleration matching (effect in Kubernetes spelling)."""
-    for t in tolerations:
-        if t.get("effect") not in (None, "", effect):
-            continue
-        op = t.get("operator") or "Equal"
-        if op == "Exists" and t.get("key") in (None, "", key):
-            return True
-        if op == "Equal" and t.get("key") == key and (t.get("value") or "") == (value or ""):
-            return True
-    return False
 
 
 def operator_tolerations(args: StackValidationArgs, config: Mapping[str, Any]) -> Finding:

@@ -41,7 +41,7 @@ def gpu_rule_groups(spec: "PlatformSpec") -> list[dict]:
 
 
 def stack_values(spec: "PlatformSpec") -> dict:
-    """kube-prometheus-stack chart values (every key checked against the chart: tests/render/test_monitoring.py).
+    """kube-prometheus-stack chart values (every key checked against the chart: tests/resources/test_monitoring.py).
 
     Selection: Prometheus selects every PrometheusRule and ServiceMonitor in every namespace (the
     `*NilUsesHelmValues: false` switches leave the empty default selectors as "match all"), so the

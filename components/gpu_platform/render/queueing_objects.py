@@ -166,7 +166,7 @@ def manager_config(spec: "PlatformSpec") -> dict:
 
 
 def chart_values(spec: "PlatformSpec", prometheus_namespace: str | None) -> dict:
-    """Kueue chart values (every key checked against the chart: tests/components/test_queueing_objects.py)."""
+    """Kueue chart values (every key checked against the chart: tests/render/test_queueing_objects.py)."""
     manager: dict = {"replicas": 2 if spec.prod else 1,  # leader election keeps one active; both serve webhooks
                      "nodeSelector": {names.ROLE_LABEL: names.SYSTEM_ROLE}}
     if spec.prod:
