@@ -14,14 +14,7 @@ from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog
 from tests.support.plans import plan
 from tests.support.stacks import spec_with_pools
-from tests.support.training import (
-    al2023_training,
-    boot_script,
-    launch_template,
-    run_bash,
-    ubuntu_training,
-    user_data_parts,
-)
+from tests.support.training import al2023_training, boot_script, launch_template, run_bash, ubuntu_training, user_data_parts
 
 # AWS EC2 instance types guide, accelerated computing instance store specifications: disks x GB (decimal).
 AWS_INSTANCE_STORE = {

@@ -9,15 +9,7 @@ from gpu_platform.facts import catalog
 from gpu_platform.policy import BY_NAME
 from gpu_platform.policy.common import with_defaults
 from gpu_platform.policy.cost import monthly_at_max
-from tests.policy.harness import (
-    LAUNCH_TEMPLATE,
-    NODE_GROUP,
-    gpu_node_group,
-    launch_template,
-    run_stack,
-    stack_resource,
-    system_node_group,
-)
+from tests.policy.harness import LAUNCH_TEMPLATE, NODE_GROUP, gpu_node_group, launch_template, run_stack, stack_resource, system_node_group
 
 G5 = catalog.INSTANCE_TYPES["g5.xlarge"].price.usd_per_hour
 M6I = catalog.SYSTEM_INSTANCE_PRICES["m6i.large"].usd_per_hour

@@ -11,16 +11,7 @@ from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import names
 from gpu_platform.facts.karpenter import NODE_CLASS, NODE_POOL
 from gpu_platform.render.karpenter import node_class_object, node_pool_object
-from tests.policy.harness import (
-    HELM_RELEASE,
-    NODE_GROUP,
-    operator_release,
-    options,
-    run_resource,
-    run_stack,
-    stack_resource,
-    with_provider,
-)
+from tests.policy.harness import HELM_RELEASE, NODE_GROUP, operator_release, options, run_resource, run_stack, stack_resource, with_provider
 from tests.support.stacks import stack_platform
 
 SPEC = parse_platform(stack_platform("karpenter"))

@@ -4,15 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.policy.harness import (
-    HELM_RELEASE,
-    NODE_GROUP,
-    gpu_node_group,
-    operator_release,
-    run_stack,
-    stack_resource,
-    with_provider,
-)
+from tests.policy.harness import HELM_RELEASE, NODE_GROUP, gpu_node_group, operator_release, run_stack, stack_resource, with_provider
 
 CLUSTER = "aws:eks/cluster:Cluster"
 TODAY = {"asOf": "2026-11-23"}

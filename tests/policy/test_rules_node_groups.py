@@ -3,15 +3,7 @@ instance allow-list, IMDSv2, encrypted volumes."""
 from __future__ import annotations
 
 from gpu_platform.facts import names
-from tests.policy.harness import (
-    LAUNCH_TEMPLATE,
-    NODE_GROUP,
-    gpu_node_group,
-    launch_template,
-    options,
-    run_resource,
-    system_node_group,
-)
+from tests.policy.harness import LAUNCH_TEMPLATE, NODE_GROUP, gpu_node_group, launch_template, options, run_resource, system_node_group
 
 SAFE = options(protect=True, ignore_changes=("scalingConfig.desiredSize",))
 

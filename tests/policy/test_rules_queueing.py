@@ -7,16 +7,7 @@ import copy
 import pytest
 
 from gpu_platform.facts import names
-from tests.policy.harness import (
-    HELM_RELEASE,
-    NODE_GROUP,
-    gpu_node_group,
-    namespace,
-    operator_release,
-    quota,
-    run_stack,
-    stack_resource,
-)
+from tests.policy.harness import HELM_RELEASE, NODE_GROUP, gpu_node_group, namespace, operator_release, quota, run_stack, stack_resource
 
 NAMESPACE, QUOTA = "kubernetes:core/v1:Namespace", "kubernetes:core/v1:ResourceQuota"
 KUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:"

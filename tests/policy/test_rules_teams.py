@@ -3,16 +3,7 @@ from __future__ import annotations
 
 from gpu_platform.facts import names
 from gpu_platform.policy import BY_NAME
-from tests.policy.harness import (
-    HELM_RELEASE,
-    NODE_GROUP,
-    gpu_node_group,
-    namespace,
-    operator_release,
-    quota,
-    run_stack,
-    stack_resource,
-)
+from tests.policy.harness import HELM_RELEASE, NODE_GROUP, gpu_node_group, namespace, operator_release, quota, run_stack, stack_resource
 
 NAMESPACE, QUOTA = "kubernetes:core/v1:Namespace", "kubernetes:core/v1:ResourceQuota"
 GPU = names.quota_key(names.GPU_RESOURCE)

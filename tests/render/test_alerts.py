@@ -14,20 +14,7 @@ import yaml
 
 from gpu_platform.render import alerts
 from gpu_platform.render.dcgm_metrics import collected_fields, metrics_in
-from tests.render.promtool_rules import (
-    LONG,
-    PRICES,
-    WORKLOAD,
-    at_percent,
-    description,
-    fb,
-    fired,
-    flat,
-    gpu,
-    group,
-    humanize,
-    run,
-)
+from tests.render.promtool_rules import LONG, PRICES, WORKLOAD, at_percent, description, fb, fired, flat, gpu, group, humanize, run
 
 # --- promtool check rules ---
 

@@ -14,13 +14,7 @@ from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
 from gpu_platform.facts.karpenter import NODE_CLASS, NODE_POOL, node_group_view
 from gpu_platform.facts.karpenter_window import active, first_open_minute
-from gpu_platform.render.karpenter import (
-    block_device_mappings,
-    budgets,
-    custom_user_data,
-    node_class_object,
-    node_pool_object,
-)
+from gpu_platform.render.karpenter import block_device_mappings, budgets, custom_user_data, node_class_object, node_pool_object
 from tests.support.crd_schemas import cel_problems, schema_problems
 from tests.support.stacks import cached_plan, resources, stack_platform
 

@@ -9,12 +9,7 @@ from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
 from gpu_platform.facts.catalog import INSTANCE_TYPES, mig_class
 from gpu_platform.facts.mig import fits
-from gpu_platform.render.sharing import (
-    check_device_plugin_config,
-    check_mig_parted_config,
-    device_plugin_configs,
-    mig_parted_config,
-)
+from gpu_platform.render.sharing import check_device_plugin_config, check_mig_parted_config, device_plugin_configs, mig_parted_config
 from tests.support.stacks import spec_with_pools, stack_platform
 
 UPSTREAM = catalog.UPSTREAM

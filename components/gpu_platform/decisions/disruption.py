@@ -30,18 +30,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 from gpu_platform.decisions import karpenter_disruption
 from gpu_platform.decisions.disruption_model import (
-    DRIFT_TAG,
-    MISSING,
-    UNKNOWN,
-    Cause,
-    Disruption,
-    Effect,
-    Pool,
-    Resource,
-    Rule,
-    get,
-    mig_change,
-    operator_values,
+    DRIFT_TAG, MISSING, UNKNOWN, Cause, Disruption, Effect, Pool, Resource, Rule, get, mig_change, operator_values,
     user_data_values,
 )
 from gpu_platform.facts import catalog, names

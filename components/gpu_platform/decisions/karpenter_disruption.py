@@ -23,17 +23,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Optional
 
 from gpu_platform.decisions.disruption_model import (
-    DRIFT_TAG,
-    UNKNOWN,
-    Effect,
-    Pool,
-    Resource,
-    Rule,
-    config_data,
-    digest,
-    get,
-    mig_layout,
-    operator_values,
+    DRIFT_TAG, UNKNOWN, Effect, Pool, Resource, Rule, config_data, digest, get, mig_layout, operator_values,
     user_data_values,
 )
 from gpu_platform.facts import catalog, names

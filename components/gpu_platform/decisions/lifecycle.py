@@ -20,13 +20,7 @@ from typing import Iterator, Optional
 from gpu_platform.decisions.pinned import Pinned, PoolPin
 from gpu_platform.facts import catalog
 from gpu_platform.facts.lifecycle_calendar import (
-    EKS_KUBERNETES,
-    OPERATOR_LINES,
-    AmiDriverEra,
-    DriverBranch,
-    KubernetesRelease,
-    OperatorLine,
-    ami_driver_era,
+    EKS_KUBERNETES, OPERATOR_LINES, AmiDriverEra, DriverBranch, KubernetesRelease, OperatorLine, ami_driver_era,
     operator_line,
 )
 

@@ -10,17 +10,7 @@ from datetime import date
 from typing import Any, Optional
 
 from gpu_platform.decisions import lifecycle
-from gpu_platform.decisions.cost import (
-    EXCLUSIONS,
-    HOURS,
-    SPOT,
-    CostEstimate,
-    FixedItem,
-    PoolEstimate,
-    TeamCost,
-    estimate_spec,
-    team_costs,
-)
+from gpu_platform.decisions.cost import EXCLUSIONS, HOURS, SPOT, CostEstimate, FixedItem, PoolEstimate, TeamCost, estimate_spec, team_costs
 from gpu_platform.facts import catalog
 from gpu_platform.planner.capacity_section import short
 from gpu_platform.planner.sections import PlanContext, Section, register

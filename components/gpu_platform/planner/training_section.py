@@ -12,13 +12,7 @@ from typing import Any, Optional
 
 from gpu_platform.decisions.cost import Pricing, fsx_lustre_item
 from gpu_platform.decisions.datasets import (
-    MOUNT_PATH,
-    aggregate_throughput_mbps,
-    claim_teams,
-    fsx_lustre,
-    mounts_datasets,
-    protected,
-    throughput,
+    MOUNT_PATH, aggregate_throughput_mbps, claim_teams, fsx_lustre, mounts_datasets, protected, throughput,
 )
 from gpu_platform.decisions.efa import efa_pools, rdma
 from gpu_platform.decisions.launch_template import efa_interface_count

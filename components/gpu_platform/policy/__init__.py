@@ -8,17 +8,7 @@ from __future__ import annotations
 from pulumi_policy import EnforcementLevel
 
 from gpu_platform.policy import (
-    cost,
-    disruption,
-    driver,
-    karpenter,
-    lifecycle,
-    node_groups,
-    pinning,
-    queueing,
-    replacement,
-    sharing,
-    storage,
+    cost, disruption, driver, karpenter, lifecycle, node_groups, pinning, queueing, replacement, sharing, storage,
     teams,
 )
 

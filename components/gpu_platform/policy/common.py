@@ -17,14 +17,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Iterable, Iterator, Optional
 
 from pulumi_policy import (
-    EnforcementLevel,
-    PolicyConfigSchema,
-    ReportViolation,
-    ResourceValidationArgs,
-    ResourceValidationPolicy,
-    Severity,
-    StackValidationArgs,
-    StackValidationPolicy,
+    EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity,
+    StackValidationArgs, StackValidationPolicy,
 )
 from pulumi_policy.proxy import UnknownValueError
 

@@ -19,17 +19,7 @@ from pulumi_policy import PolicyConfigSchema, Severity, StackValidationArgs
 
 from gpu_platform.decisions.cost import FixedItem, Pricing, estimate, fsx_lustre_item, pool_facts_from_node_group_inputs
 from gpu_platform.facts import catalog
-from gpu_platform.policy.common import (
-    CLUSTER,
-    FILE_SYSTEM,
-    LAUNCH_TEMPLATE,
-    LUSTRE,
-    NAT_GATEWAY,
-    NODE_GROUP,
-    get,
-    of_type,
-    stack_policy,
-)
+from gpu_platform.policy.common import CLUSTER, FILE_SYSTEM, LAUNCH_TEMPLATE, LUSTRE, NAT_GATEWAY, NODE_GROUP, get, of_type, stack_policy
 from gpu_platform.policy.lifecycle import as_of
 from gpu_platform.policy.pools import karpenter_disks, pool_resources
 

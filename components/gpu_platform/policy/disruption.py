@@ -23,14 +23,7 @@ from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity, StackV
 
 from gpu_platform.decisions import disruption, disruption_model
 from gpu_platform.facts import karpenter
-from gpu_platform.policy.common import (
-    ENVIRONMENT_PROPERTY,
-    applies_in,
-    plain_or_unknown,
-    stack_environment,
-    stack_of,
-    stack_policy,
-)
+from gpu_platform.policy.common import ENVIRONMENT_PROPERTY, applies_in, plain_or_unknown, stack_environment, stack_of, stack_policy
 from gpu_platform.policy.replacement import LOCK_SCHEMA, LockError, load_lock, lock_path
 
 READ_TYPES = (disruption.NODE_GROUP, disruption.LAUNCH_TEMPLATE, disruption.HELM_RELEASE, karpenter.NODE_POOL,

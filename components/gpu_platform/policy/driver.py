@@ -16,18 +16,8 @@ from pulumi_policy import ResourceValidationArgs, Severity, StackValidationArgs
 
 from gpu_platform.facts import catalog, names
 from gpu_platform.policy.common import (
-    HELM_RELEASE,
-    NODE_GROUP,
-    get,
-    gpu_operator_release,
-    has,
-    is_gpu_node_group,
-    node_group_label,
-    of_type,
-    release_values,
-    resource_policy,
-    stack_policy,
-    truthy,
+    HELM_RELEASE, NODE_GROUP, get, gpu_operator_release, has, is_gpu_node_group, node_group_label, of_type,
+    release_values, resource_policy, stack_policy, truthy,
 )
 
 AMI_RELEASE = re.compile(r"^\d+\.\d+\.\d+-\d{8}$")  # e.g. 1.33.5-20251120

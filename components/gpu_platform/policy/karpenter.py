@@ -24,27 +24,12 @@ from gpu_platform.facts import catalog, names
 from gpu_platform.facts.karpenter import POD_EVICTING_REASONS
 from gpu_platform.facts.karpenter_window import WindowError, active, describe_minute, first_open_minute
 from gpu_platform.policy.common import (
-    ENVIRONMENT_PROPERTY,
-    NODE_CLASS,
-    NODE_POOL,
-    applies_in,
-    get,
-    gpu_operator_release,
-    is_gpu_node_group,
-    node_group_label,
-    of_type,
-    release_values,
-    resource_policy,
-    stack_environment,
-    stack_policy,
+    ENVIRONMENT_PROPERTY, NODE_CLASS, NODE_POOL, applies_in, get, gpu_operator_release, is_gpu_node_group,
+    node_group_label, of_type, release_values, resource_policy, stack_environment, stack_policy,
 )
 from gpu_platform.policy.driver import operator_driver_enabled
 from gpu_platform.policy.node_groups import (
-    INSTANCE_SCHEMA,
-    critical_on_demand,
-    encryption_findings,
-    imdsv2_findings,
-    instance_types_allowed,
+    INSTANCE_SCHEMA, critical_on_demand, encryption_findings, imdsv2_findings, instance_types_allowed,
 )
 from gpu_platform.policy.pools import node_class_of, node_pool_view
 from gpu_platform.policy.sharing import mig_capable

@@ -19,14 +19,7 @@ from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity, StackV
 
 from gpu_platform.decisions import lifecycle, pinned
 from gpu_platform.facts import catalog
-from gpu_platform.policy.common import (
-    ENVIRONMENT_PROPERTY,
-    ENVIRONMENTS,
-    applies_in,
-    get,
-    stack_environment,
-    stack_policy,
-)
+from gpu_platform.policy.common import ENVIRONMENT_PROPERTY, ENVIRONMENTS, applies_in, get, stack_environment, stack_policy
 
 Found = Iterator[tuple[str, Optional[str]]]
 

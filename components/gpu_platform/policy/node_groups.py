@@ -16,17 +16,8 @@ from pulumi_policy import PolicyConfigSchema, ResourceValidationArgs, Severity
 
 from gpu_platform.facts import catalog, names
 from gpu_platform.policy.common import (
-    ENVIRONMENT_PROPERTY,
-    K8S_EFFECTS,
-    LAUNCH_TEMPLATE,
-    NODE_GROUP,
-    applies_in,
-    get,
-    is_gpu_node_group,
-    node_group_label,
-    resource_environment,
-    resource_policy,
-    truthy,
+    ENVIRONMENT_PROPERTY, K8S_EFFECTS, LAUNCH_TEMPLATE, NODE_GROUP, applies_in, get, is_gpu_node_group,
+    node_group_label, resource_environment, resource_policy, truthy,
 )
 
 DESIRED_SIZE = "scalingConfig.desiredSize"

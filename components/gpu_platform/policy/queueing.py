@@ -19,14 +19,7 @@ from pulumi_policy import Severity, StackValidationArgs
 
 from gpu_platform.facts import names
 from gpu_platform.policy.common import (
-    NAMESPACE,
-    NODE_GROUP,
-    NODE_POOL,
-    get,
-    gpu_operator_release,
-    is_gpu_node_group,
-    of_type,
-    release_values,
+    NAMESPACE, NODE_GROUP, NODE_POOL, get, gpu_operator_release, is_gpu_node_group, of_type, release_values,
     stack_policy,
 )
 from gpu_platform.policy.pools import pool_resources

@@ -33,15 +33,7 @@ from pulumi_policy import PolicyConfigSchema, ResourceValidationArgs, Severity, 
 from pulumi_policy.proxy import UnknownValueError
 
 from gpu_platform.facts import catalog
-from gpu_platform.policy.common import (
-    NODE_GROUP,
-    fail_closed_message,
-    get,
-    of_type,
-    resource_policy,
-    stack_of,
-    stack_policy,
-)
+from gpu_platform.policy.common import NODE_GROUP, fail_closed_message, get, of_type, resource_policy, stack_of, stack_policy
 
 LOCK_VERSION = 2
 READABLE_VERSIONS = (1, 2)

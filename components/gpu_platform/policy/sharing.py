@@ -17,20 +17,8 @@ from pulumi_policy import PolicyConfigSchema, ResourceValidationArgs, Severity, 
 from gpu_platform.decisions.tolerations import tolerates
 from gpu_platform.facts import catalog, mig, names
 from gpu_platform.policy.common import (
-    CHART_DEFAULT_TOLERATIONS,
-    ENVIRONMENT_PROPERTY,
-    K8S_EFFECTS,
-    NODE_GROUP,
-    get,
-    gpu_model_of,
-    gpu_operator_release,
-    is_gpu_node_group,
-    node_group_label,
-    release_values,
-    resource_policy,
-    stack_environment,
-    stack_policy,
-    truthy,
+    CHART_DEFAULT_TOLERATIONS, ENVIRONMENT_PROPERTY, K8S_EFFECTS, NODE_GROUP, get, gpu_model_of, gpu_operator_release,
+    is_gpu_node_group, node_group_label, release_values, resource_policy, stack_environment, stack_policy, truthy,
 )
 from gpu_platform.policy.pools import pool_resources
 from gpu_platform.render.sharing import check_mig_parted_config

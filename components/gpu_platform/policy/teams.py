@@ -16,14 +16,7 @@ from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity, StackV
 from gpu_platform.decisions.capacity import node_resources
 from gpu_platform.facts import catalog, names
 from gpu_platform.policy.common import (
-    NAMESPACE,
-    RESOURCE_QUOTA,
-    get,
-    gpu_operator_release,
-    is_gpu_node_group,
-    of_type,
-    release_values,
-    stack_policy,
+    NAMESPACE, RESOURCE_QUOTA, get, gpu_operator_release, is_gpu_node_group, of_type, release_values, stack_policy,
 )
 from gpu_platform.policy.pools import pool_resources
 from gpu_platform.policy.sharing import mig_config_of, time_slicing_replicas

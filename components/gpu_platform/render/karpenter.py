@@ -28,13 +28,7 @@ from gpu_platform.decisions.node_boot import lustre_part, ubuntu_prelude
 from gpu_platform.decisions.node_pool import node_labels, node_taints
 from gpu_platform.decisions.sharing import mig_layout_tag
 from gpu_platform.facts import catalog, names
-from gpu_platform.facts.karpenter import (
-    CAPACITY_TYPES,
-    EMPTY_REASON,
-    NODE_CLASS_API,
-    NODE_POOL_API,
-    POD_EVICTING_REASONS,
-)
+from gpu_platform.facts.karpenter import CAPACITY_TYPES, EMPTY_REASON, NODE_CLASS_API, NODE_POOL_API, POD_EVICTING_REASONS
 from gpu_platform.facts.karpenter_window import closed_budgets
 from gpu_platform.spec.models import KarpenterPoolSpec
 

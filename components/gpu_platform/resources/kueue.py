@@ -51,10 +51,7 @@ class KueueArgs:
 class KueueQueueing(pulumi.ComponentResource):
     def __init__(self, name: str, args: KueueArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("gpu-platform:kueue:KueueQueueing", name, None, opts)
-        from pulumi_kubernetes.admissionregistration.v1 import (
-            ValidatingAdmissionPolicy,
-            ValidatingAdmissionPolicyBinding,
-        )
+        from pulumi_kubernetes.admissionregistration.v1 import ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding
         from pulumi_kubernetes.core.v1 import Namespace
         from pulumi_kubernetes.helm.v3 import Release
         from pulumi_kubernetes.meta.v1 import ObjectMetaArgs

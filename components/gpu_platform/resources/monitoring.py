@@ -14,13 +14,7 @@ import pulumi
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.dashboard import FILE_NAME as DASHBOARD_FILE
 from gpu_platform.render.dashboard import dashboard
-from gpu_platform.render.monitoring import (
-    DASHBOARD_LABEL_VALUE,
-    PROMETHEUS_RULE_API,
-    gpu_rule_groups,
-    prometheus_mode,
-    stack_values,
-)
+from gpu_platform.render.monitoring import DASHBOARD_LABEL_VALUE, PROMETHEUS_RULE_API, gpu_rule_groups, prometheus_mode, stack_values
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import PlatformSpec
