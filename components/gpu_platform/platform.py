@@ -28,7 +28,8 @@ from gpu_platform.resources.gpu_operator import GpuOperator, GpuOperatorArgs
 from gpu_platform.resources.karpenter_pool import build_karpenter
 from gpu_platform.resources.model_cache import build_model_cache
 from gpu_platform.resources.monitoring import GpuMonitoring, GpuMonitoringArgs
-from gpu_platform.resources.node_pool import GpuNodePool
+from gpu_platform.resources.node_pool import GpuNodePool, GpuNodePoolArgs
+from gpu_platform.resources.pool_args import pool_args, pool_options
 from gpu_platform.resources.team import build_tenancy
 from gpu_platform.spec.models import PlatformSpec
 
@@ -61,11 +62,14 @@ class GpuPlatform(pulumi.ComponentResource):
                         opts=pulumi.ResourceOptions(parent=self))
 
     def _compute(self, spec: PlatformSpec, region: str, aws_child: pulumi.ResourceOptions) -> None:
-        pool_cluster = self.cluster.for_pools()
-        pool_cluster.depends_on.append(self.gpu_operator.release)
-        self.node_pools = [GpuNodePool(p.name, spec, p, pool_cluster, opts=aws_child) for p in spec.node_pools
-                           if p.provisioner != KARPENTER]
-        self.karpenter = build_karpenter(spec, region, self.cluster, pool_cluster, aws_child)
+        # Pools wait for the cluster, its node role and network add-ons, and the GPU Operator's release.
+        after = [*self.cluster.nodes_prerequisites, self.gpu_operator.release]
+        cluster = self.cluster.pool_args()
+        self.node_pools = [
+            GpuNodePool(p.name, GpuNodePoolArgs(**cluster, **pool_args(spec, p, GpuNodePoolArgs)),
+                        opts=pulumi.ResourceOptions.merge(aws_child, pool_options(p, after)))
+            for p in spec.node_pools if p.provisioner != KARPENTER]
+        self.karpenter = build_karpenter(spec, region, self.cluster, after, aws_child)
         self.efa_device_plugin = None
         if efa_pools(spec):
             self.efa_device_plugin = EfaDevicePlugin("efa-device-plugin", spec, self.cluster.k8s_provider,

@@ -5,9 +5,25 @@ from datetime import date
 import pytest
 
 from gpu_platform.decisions.cost import (
-    EXCLUSIONS, ON_DEMAND, OVERRIDE_SOURCE, SPOT, Budget, PoolFacts, Pricing, Quote, estimate, estimate_pool,
-    estimate_spec, fixed_items_from_spec, fsx_lustre_item, gpu_hourly_cost_by_model, nat_gateway_count,
-    pool_facts_from_node_group_inputs, pool_facts_from_spec, team_costs, unit_prices,
+    EXCLUSIONS,
+    ON_DEMAND,
+    OVERRIDE_SOURCE,
+    SPOT,
+    Budget,
+    PoolFacts,
+    Pricing,
+    Quote,
+    estimate,
+    estimate_pool,
+    estimate_spec,
+    fixed_items_from_spec,
+    fsx_lustre_item,
+    gpu_hourly_cost_by_model,
+    nat_gateway_count,
+    pool_facts_from_node_group_inputs,
+    pool_facts_from_spec,
+    team_costs,
+    unit_prices,
 )
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names

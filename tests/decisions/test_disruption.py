@@ -9,8 +9,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpu_platform.decisions.disruption import (
-    HELM_RELEASE, LAUNCH_TEMPLATE, NODE_GROUP, REFERENCE_INPUTS, REPLACE_INPUTS, classify, compare, lock_entry,
-    pool_from_lock, pools_of, rule_for,
+    HELM_RELEASE,
+    LAUNCH_TEMPLATE,
+    NODE_GROUP,
+    REFERENCE_INPUTS,
+    REPLACE_INPUTS,
+    classify,
+    compare,
+    lock_entry,
+    pool_from_lock,
+    pools_of,
+    rule_for,
 )
 from gpu_platform.decisions.disruption import locked as locked_values
 from gpu_platform.decisions.disruption_model import NEEDS_APPROVAL, UNKNOWN, Effect

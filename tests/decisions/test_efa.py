@@ -26,8 +26,16 @@ from gpu_platform.render import efa as efa_chart
 from tests.support.plans import children, component, node_groups, plan
 from tests.support.stacks import resources, spec_with_pools, stack_platform
 from tests.support.training import (
-    AL2023, POOL, TRAINING_TAINT, al2023_training, boot_script, launch_template, run_bash, training_pool,
-    ubuntu_training, user_data_parts,
+    AL2023,
+    POOL,
+    TRAINING_TAINT,
+    al2023_training,
+    boot_script,
+    launch_template,
+    run_bash,
+    training_pool,
+    ubuntu_training,
+    user_data_parts,
 )
 
 EC2 = botocore.session.get_session().get_service_model("ec2")

@@ -14,6 +14,7 @@ from gpu_platform.facts import catalog, names
 from gpu_platform.facts.karpenter import NODE_CLASS, NODE_POOL
 from gpu_platform.render.karpenter import node_class_object, node_pool_object
 from gpu_platform.render.operator_values import operator_values
+from gpu_platform.spec.pool_context import PoolContext
 from tests.support.stacks import stack_platform
 
 
@@ -24,8 +25,8 @@ def resources(platform: dict) -> list[tuple[str, str, dict]]:
                                            "values": operator_values(spec)})]
     for pool in spec.node_pools:
         if pool.provisioner == "karpenter":
-            out += [(NODE_POOL, pool.name, node_pool_object(spec, pool)),
-                    (NODE_CLASS, f"{pool.name}-class", node_class_object(spec, pool))]
+            out += [(NODE_POOL, pool.name, node_pool_object(PoolContext.of(spec, pool), pool)),
+                    (NODE_CLASS, f"{pool.name}-class", node_class_object(PoolContext.of(spec, pool), pool))]
     return out
 
 
@@ -167,9 +168,9 @@ def test_an_unknown_node_class_during_a_preview_cannot_be_proven_unchanged():
 def test_ubuntu_user_data_is_read_for_labels_taints_and_the_bootstrap():
     spec = parse_platform(stack_platform("karpenter"))
     pool = next(p for p in spec.node_pools if p.name == "l4-inference")
-    node_class = node_class_object(spec, pool, "#!/bin/bash\n/etc/eks/bootstrap.sh c --kubelet-extra-args "
+    node_class = node_class_object(PoolContext.of(spec, pool), pool, "#!/bin/bash\n/etc/eks/bootstrap.sh c --kubelet-extra-args "
                                                "'--node-labels=a=b --register-with-taints=k=v:NoSchedule'\n")
-    values = pools_of([(NODE_POOL, "p", node_pool_object(spec, pool)), (NODE_CLASS, "c", node_class)])["l4-inference"].values
+    values = pools_of([(NODE_POOL, "p", node_pool_object(PoolContext.of(spec, pool), pool)), (NODE_CLASS, "c", node_class)])["l4-inference"].values
     assert values["nodeClass.userData.labels"] == {"a": "b"} and values["nodeClass.userData.taints"] == ["k=v:NoSchedule"]
     assert values["nodeClass.userData.bootstrap"].startswith("sha256:")
     assert rule_for("nodeClass.userData.taints").effect is Effect.NODE_ROLL

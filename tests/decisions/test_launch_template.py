@@ -11,6 +11,7 @@ from gpu_platform.decisions import launch_template as lt
 from gpu_platform.decisions.node_pool import node_labels, node_taints
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
+from gpu_platform.spec.pool_context import PoolContext
 from tests.support.stacks import stack_platform
 
 PROD = parse_platform(stack_platform("prod"))
@@ -156,7 +157,7 @@ def test_boot_steps_go_only_where_the_image_runs_them():
          "ami": {"type": "BOTTLEROCKET_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"}, "sharing": {"mode": "none"}},
         {"name": "bare", "instanceTypes": ["g6.2xlarge"], "capacityType": "on-demand", "minSize": 0, "maxSize": 1,
          "ami": {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"}, "localStorage": "none"})
-    assert [node_boot.eks_image_user_data(spec, p) for p in spec.node_pools] == [None, None]
-    prelude = node_boot.ubuntu_prelude(PROD, POOLS["a100-train"])
+    assert [node_boot.eks_image_user_data(PoolContext.of(spec, p), p) for p in spec.node_pools] == [None, None]
+    prelude = node_boot.ubuntu_prelude(PoolContext.of(PROD, POOLS["a100-train"]), POOLS["a100-train"])
     efa, raid = prelude.index("modprobe efa"), prelude.index("disks=()")
-    assert efa < raid and node_boot.ubuntu_prelude(PROD, POOLS["h100-mig"]).count("modprobe efa") == 0
+    assert efa < raid and node_boot.ubuntu_prelude(PoolContext.of(PROD, POOLS["h100-mig"]), POOLS["h100-mig"]).count("modprobe efa") == 0

@@ -16,6 +16,7 @@ from gpu_platform.decisions.node_repair import repair_config
 from gpu_platform.decisions.sharing import operand_labels, sharing_labels
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
+from gpu_platform.spec.pool_context import PoolContext
 from tests.support.aws_api import model_problems as _model_problems
 from tests.support.plans import children, component, node_groups, plan, replace_forcing, stack_plan
 from tests.support.stacks import resources, stack_platform
@@ -55,34 +56,34 @@ def test_gpu_taint_comes_first_then_the_pools_own():
 
 def test_ami_owned_driver_pool_pins_the_nvidia_ami_release():
     spec = _spec("dev")
-    inputs = node_group_inputs(spec, spec.node_pools[0])
+    inputs = node_group_inputs(PoolContext.of(spec, spec.node_pools[0]), spec.node_pools[0])
     assert (inputs.ami_type, inputs.release_version) == ("AL2023_x86_64_NVIDIA", spec.node_pools[0].ami.release_version)
     assert inputs.version == spec.cluster.kubernetes_version
 
 
 def test_operator_owned_driver_pool_leaves_ami_fields_to_the_launch_template():
     spec = _spec("prod")
-    inputs = node_group_inputs(spec, _pool(spec, "h100-mig"))
+    inputs = node_group_inputs(PoolContext.of(spec, _pool(spec, "h100-mig")), _pool(spec, "h100-mig"))
     assert (inputs.ami_type, inputs.release_version, inputs.version) == (None, None, None)
 
 
 def test_desired_size_starts_at_min_size():
     spec = _spec("prod")
     pool = _pool(spec, "l4-inference")
-    assert node_group_inputs(spec, pool).desired_size == pool.min_size == 1
+    assert node_group_inputs(PoolContext.of(spec, pool), pool).desired_size == pool.min_size == 1
 
 
 @pytest.mark.parametrize("stack, protected", [("prod", True), ("dev", False)])
 def test_protection_defaults_to_the_environment(stack, protected):
     spec = _spec(stack)
-    assert {node_group_inputs(spec, p).protect for p in spec.node_pools} == {protected}
+    assert {node_group_inputs(PoolContext.of(spec, p), p).protect for p in spec.node_pools} == {protected}
 
 
 def test_a_pool_can_opt_out_of_protection_explicitly():
     platform = stack_platform("prod")
     platform["nodePools"][0]["protect"] = False
     spec = parse_platform(platform)
-    assert node_group_inputs(spec, spec.node_pools[0]).protect is False
+    assert node_group_inputs(PoolContext.of(spec, spec.node_pools[0]), spec.node_pools[0]).protect is False
 
 
 # --- the plan: node groups ---
@@ -118,7 +119,7 @@ def test_a_pool_can_roll_with_a_percentage_and_the_minimal_strategy():
     p = stack_platform("prod")
     p["nodePools"][0].update(maxUnavailable="50%", updateStrategy="minimal")
     spec = parse_platform(p)
-    assert node_group_inputs(spec, spec.node_pools[0]).update_config == {
+    assert node_group_inputs(PoolContext.of(spec, spec.node_pools[0]), spec.node_pools[0]).update_config == {
         "maxUnavailablePercentage": 50, "updateStrategy": "MINIMAL"}
 
 
@@ -153,7 +154,7 @@ def test_rolling_updates_and_auto_repair(stack):
         ng = node_groups(stack_plan(stack))[pool.name]["inputs"]
         limit = {"maxUnavailable": 1} if spec.prod else {"maxUnavailablePercentage": 25}
         assert ng["updateConfig"] == {**limit, "updateStrategy": "DEFAULT"}
-        assert ng["nodeRepairConfig"] == repair_config(spec, pool) and ng["nodeRepairConfig"]["enabled"] is True
+        assert ng["nodeRepairConfig"] == repair_config(PoolContext.of(spec, pool), pool) and ng["nodeRepairConfig"]["enabled"] is True
 
 
 def test_physical_names_derive_from_the_spec():

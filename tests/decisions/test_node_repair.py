@@ -15,6 +15,7 @@ from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
 from gpu_platform.resources import node_pool
 from gpu_platform.spec.errors import SpecError
+from gpu_platform.spec.pool_context import PoolContext
 from tests.support.plans import node_groups, stack_plan
 from tests.support.stacks import resource, stack_platform
 
@@ -42,13 +43,13 @@ def problems(p) -> list[str]:
 
 def test_dev_pools_repair_with_the_eks_defaults():
     spec = parse_platform(platform("dev"))
-    assert [repair_config(spec, p) for p in spec.node_pools] == [{"enabled": True}]
+    assert [repair_config(PoolContext.of(spec, p), p) for p in spec.node_pools] == [{"enabled": True}]
 
 
 def test_prod_pools_repair_one_node_at_a_time_and_stop_when_more_than_two_are_unhealthy():
     spec = parse_platform(platform("prod"))
     for pool in spec.node_pools:
-        config = repair_config(spec, pool)
+        config = repair_config(PoolContext.of(spec, pool), pool)
         assert config["enabled"] is True
         assert config["maxParallelNodesRepairedCount"] == 1 and config["maxUnhealthyNodeThresholdCount"] == 2
 
@@ -56,13 +57,13 @@ def test_prod_pools_repair_one_node_at_a_time_and_stop_when_more_than_two_are_un
 def test_prod_overrides_leave_application_xids_alone_and_replace_on_remapping_failure():
     spec = parse_platform(platform("prod"))
     actions = {o["nodeUnhealthyReason"]: o["repairAction"]
-               for o in repair_config(spec, spec.node_pools[0])["nodeRepairConfigOverrides"]}
+               for o in repair_config(PoolContext.of(spec, spec.node_pools[0]), spec.node_pools[0])["nodeRepairConfigOverrides"]}
     assert actions == {"NvidiaXID13Error": "NoAction", "NvidiaXID31Error": "NoAction", "NvidiaXID64Error": "Replace"}
 
 
 def test_a_percentage_replaces_the_prod_default_count_of_its_pair_only():
     spec = parse_platform(platform("prod", maxUnhealthyPercent=30))
-    config = repair_config(spec, spec.node_pools[0])
+    config = repair_config(PoolContext.of(spec, spec.node_pools[0]), spec.node_pools[0])
     assert config["maxUnhealthyNodeThresholdPercentage"] == 30 and "maxUnhealthyNodeThresholdCount" not in config
     assert config["maxParallelNodesRepairedCount"] == 1
 
@@ -71,16 +72,16 @@ def test_explicit_overrides_replace_the_defaults_and_empty_means_none():
     override = {"condition": "AcceleratedHardwareReady", "reason": "NvidiaXID79Error", "waitMinutes": 5,
                 "action": "Replace"}
     spec = parse_platform(platform("prod", overrides=[override]))
-    assert repair_config(spec, spec.node_pools[0])["nodeRepairConfigOverrides"] == [
+    assert repair_config(PoolContext.of(spec, spec.node_pools[0]), spec.node_pools[0])["nodeRepairConfigOverrides"] == [
         {"nodeMonitoringCondition": "AcceleratedHardwareReady", "nodeUnhealthyReason": "NvidiaXID79Error",
          "minRepairWaitTimeMins": 5, "repairAction": "Replace"}]
     spec = parse_platform(platform("prod", overrides=[]))
-    assert "nodeRepairConfigOverrides" not in repair_config(spec, spec.node_pools[0])
+    assert "nodeRepairConfigOverrides" not in repair_config(PoolContext.of(spec, spec.node_pools[0]), spec.node_pools[0])
 
 
 def test_a_pool_can_turn_repair_off():
     spec = parse_platform(platform("prod", enabled=False))
-    assert repair_config(spec, spec.node_pools[0]) == {"enabled": False}
+    assert repair_config(PoolContext.of(spec, spec.node_pools[0]), spec.node_pools[0]) == {"enabled": False}
     assert node_groups(stack_plan("prod"))  # the shipped stack keeps repair on (other tests)
 
 
@@ -116,7 +117,7 @@ def test_dcgm_health_codes_and_every_well_known_xid_are_accepted_reasons():
     overrides = [{"condition": "AcceleratedHardwareReady", "reason": reason, "waitMinutes": 15, "action": "Reboot"}
                  for reason in ("DCGMHealthCode12", *(f"NvidiaXID{x}Error" for x in catalog.NVIDIA_REPAIR_XIDS))]
     spec = parse_platform(platform("dev", overrides=overrides))
-    assert len(repair_config(spec, spec.node_pools[0])["nodeRepairConfigOverrides"]) == len(overrides)
+    assert len(repair_config(PoolContext.of(spec, spec.node_pools[0]), spec.node_pools[0])["nodeRepairConfigOverrides"]) == len(overrides)
 
 
 def test_prod_refuses_gpu_repair_without_the_node_monitoring_agent():
@@ -169,7 +170,7 @@ def test_the_plan_sends_each_pools_repair_config(stack):
     spec = parse_platform(stack_platform(stack))
     planned = node_groups(stack_plan(stack))
     for pool in spec.node_pools:
-        assert planned[pool.name]["inputs"]["nodeRepairConfig"] == repair_config(spec, pool)
+        assert planned[pool.name]["inputs"]["nodeRepairConfig"] == repair_config(PoolContext.of(spec, pool), pool)
 
 
 # --- the node monitoring agent add-on ---

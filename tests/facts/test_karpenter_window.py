@@ -7,8 +7,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpu_platform.facts.karpenter_window import (
-    DAYS, WEEK, WindowError, active, closed_budgets, closed_stretches, describe_minute, fire_minutes,
-    first_open_minute, format_duration, parse_duration, window_problem,
+    DAYS,
+    WEEK,
+    WindowError,
+    active,
+    closed_budgets,
+    closed_stretches,
+    describe_minute,
+    fire_minutes,
+    first_open_minute,
+    format_duration,
+    parse_duration,
+    window_problem,
 )
 
 REASONS = ["Drifted", "Underutilized"]

@@ -7,8 +7,16 @@ import pytest
 
 from gpu_platform.facts import catalog
 from gpu_platform.facts.lifecycle_calendar import (
-    ADDON_KUBERNETES, AMI_DRIVER_ERAS, CHECKED, DRIVER_BRANCHES, EKS_KUBERNETES, OPERATOR_LINES, addon_line,
-    ami_driver_era, operator_line, release_date,
+    ADDON_KUBERNETES,
+    AMI_DRIVER_ERAS,
+    CHECKED,
+    DRIVER_BRANCHES,
+    EKS_KUBERNETES,
+    OPERATOR_LINES,
+    addon_line,
+    ami_driver_era,
+    operator_line,
+    release_date,
 )
 from tests.support.stacks import spec_of
 

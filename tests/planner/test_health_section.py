@@ -6,6 +6,7 @@ from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog
 from gpu_platform.planner import health_section
 from gpu_platform.planner.plan import schema_problems
+from gpu_platform.spec.pool_context import PoolContext
 from tests.support.stacks import cached_plan, stack_platform
 
 
@@ -23,7 +24,7 @@ def test_every_gpu_pool_is_listed_with_the_repair_config_eks_gets():
         found = pools(stack_platform(stack))
         assert set(found) == {p.name for p in spec.node_pools}  # the system node group is not a GPU pool
         for pool in spec.node_pools:
-            assert found[pool.name]["repair"] == repair_config(spec, pool)
+            assert found[pool.name]["repair"] == repair_config(PoolContext.of(spec, pool), pool)
 
 
 def test_the_shipped_stacks_repair_gpu_faults_reported_by_the_agent_and_validate():

@@ -13,7 +13,11 @@ from pathlib import Path
 from typing import Any, Optional
 
 from pulumi_policy import (
-    PolicyCustomTimeouts, PolicyProviderResource, PolicyResource, PolicyResourceOptions, ResourceValidationArgs,
+    PolicyCustomTimeouts,
+    PolicyProviderResource,
+    PolicyResource,
+    PolicyResourceOptions,
+    ResourceValidationArgs,
     StackValidationArgs,
 )
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy

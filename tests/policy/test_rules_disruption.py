@@ -9,8 +9,17 @@ import pytest
 from gpu_platform.decisions import disruption
 from gpu_platform.policy.replacement import new_lock
 from tests.policy.harness import (
-    HELM_RELEASE, LAUNCH_TEMPLATE, NODE_GROUP, UNKNOWN, gpu_node_group, launch_template, operator_release, run_stack,
-    stack_resource, system_node_group, with_provider,
+    HELM_RELEASE,
+    LAUNCH_TEMPLATE,
+    NODE_GROUP,
+    UNKNOWN,
+    gpu_node_group,
+    launch_template,
+    operator_release,
+    run_stack,
+    stack_resource,
+    system_node_group,
+    with_provider,
 )
 
 STRICT, ADVISORY = "disruption-approved", "disruption-advisory"

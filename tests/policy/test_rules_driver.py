@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from gpu_platform.facts import catalog, names
 from tests.policy.harness import (
-    HELM_RELEASE, NODE_GROUP, gpu_node_group, operator_release, run_resource, run_stack, stack_resource,
+    HELM_RELEASE,
+    NODE_GROUP,
+    gpu_node_group,
+    operator_release,
+    run_resource,
+    run_stack,
+    stack_resource,
     system_node_group,
 )
 

@@ -11,6 +11,7 @@ from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import names
 from gpu_platform.facts.karpenter import NODE_CLASS, NODE_POOL
 from gpu_platform.render.karpenter import node_class_object, node_pool_object
+from gpu_platform.spec.pool_context import PoolContext
 from tests.policy.harness import HELM_RELEASE, NODE_GROUP, operator_release, options, run_resource, run_stack, stack_resource, with_provider
 from tests.support.stacks import stack_platform
 
@@ -19,11 +20,11 @@ POOLS = {p.name: p for p in SPEC.node_pools}
 
 
 def node_pool(name: str = "l4-inference") -> dict:
-    return copy.deepcopy(node_pool_object(SPEC, POOLS[name]))
+    return copy.deepcopy(node_pool_object(PoolContext.of(SPEC, POOLS[name]), POOLS[name]))
 
 
 def node_class(name: str = "l4-inference") -> dict:
-    return copy.deepcopy(node_class_object(SPEC, POOLS[name]))
+    return copy.deepcopy(node_class_object(PoolContext.of(SPEC, POOLS[name]), POOLS[name]))
 
 
 def stack(*pools: tuple[str, dict], classes: tuple[dict, ...] = (), release=None, protect=True, environment="prod"):

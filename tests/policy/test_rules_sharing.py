@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from gpu_platform.facts import names
 from tests.policy.harness import (
-    HELM_RELEASE, NODE_GROUP, gpu_node_group, operator_release, run_resource, run_stack, stack_resource, with_provider,
+    HELM_RELEASE,
+    NODE_GROUP,
+    gpu_node_group,
+    operator_release,
+    run_resource,
+    run_stack,
+    stack_resource,
+    with_provider,
 )
 
 H100 = dict(instance_types=("p5.48xlarge",))

@@ -13,6 +13,7 @@ from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.autoscaler import autoscaler_policy, autoscaler_values, image_tag
 from gpu_platform.render.iam import trust_policy
+from gpu_platform.spec.pool_context import PoolContext
 from tests.support.plans import children, component, node_groups, plan, stack_plan
 from tests.support.stacks import resource, resources, stack_platform
 
@@ -44,7 +45,7 @@ def _pool(spec, name):
 
 def test_tags_make_the_group_discoverable_for_this_cluster():
     spec = _spec("dev")
-    tags = node_template_tags(spec, spec.node_pools[0])
+    tags = node_template_tags(PoolContext.of(spec, spec.node_pools[0]), spec.node_pools[0])
     assert tags[names.CA_ENABLED_TAG] == "true"
     assert tags[names.ca_cluster_tag("gpu-dev")] == "owned"
 
@@ -52,7 +53,7 @@ def test_tags_make_the_group_discoverable_for_this_cluster():
 def test_every_node_label_and_taint_has_a_template_tag():
     spec = _spec("prod")
     pool = _pool(spec, "a100-train")
-    tags = node_template_tags(spec, pool)
+    tags = node_template_tags(PoolContext.of(spec, pool), pool)
     for key, value in node_labels(pool).items():
         assert tags[names.ca_label_tag(key)] == value
     for key, value, effect in node_taints(pool):
@@ -63,13 +64,13 @@ def test_time_sliced_pool_advertises_replicas_times_gpus():
     spec = _spec("dev")
     pool = spec.node_pools[0]
     gpus = catalog.INSTANCE_TYPES[pool.instance_types[0]].gpu_count
-    assert node_template_tags(spec, pool)[names.ca_resource_tag(names.GPU_RESOURCE)] == str(gpus * pool.sharing.replicas)
+    assert node_template_tags(PoolContext.of(spec, pool), pool)[names.ca_resource_tag(names.GPU_RESOURCE)] == str(gpus * pool.sharing.replicas)
 
 
 def test_mixed_mig_pool_advertises_each_profile_and_no_whole_gpu():
     spec = _spec("prod")
     pool = _pool(spec, "h100-mig")
-    tags = node_template_tags(spec, pool)
+    tags = node_template_tags(PoolContext.of(spec, pool), pool)
     gpus = catalog.INSTANCE_TYPES["p5.48xlarge"].gpu_count
     for profile, count in pool.sharing.layout.items():
         assert tags[names.ca_resource_tag(names.mig_resource(profile))] == str(gpus * count)
@@ -83,14 +84,14 @@ def test_single_mig_pool_advertises_slices_as_gpus():
             p["sharing"] = {"mode": "mig", "strategy": "single", "layout": {"1g.10gb": 7}}
     platform["teams"] = []
     spec = parse_platform(platform)
-    tags = node_template_tags(spec, _pool(spec, "h100-mig"))
+    tags = node_template_tags(PoolContext.of(spec, _pool(spec, "h100-mig")), _pool(spec, "h100-mig"))
     assert tags[names.ca_resource_tag(names.GPU_RESOURCE)] == str(8 * 7)
 
 
 def test_whole_gpu_pool_advertises_its_gpu_count():
     spec = _spec("prod")
     pool = _pool(spec, "l4-inference")
-    assert node_template_tags(spec, pool)[names.ca_resource_tag(names.GPU_RESOURCE)] == "1"
+    assert node_template_tags(PoolContext.of(spec, pool), pool)[names.ca_resource_tag(names.GPU_RESOURCE)] == "1"
 
 
 def test_ephemeral_storage_follows_the_pool_disk_without_local_nvme():
@@ -98,20 +99,20 @@ def test_ephemeral_storage_follows_the_pool_disk_without_local_nvme():
     platform["nodePools"][0]["localStorage"] = "none"
     spec = parse_platform(platform)
     pool = spec.node_pools[0]
-    assert node_template_tags(spec, pool)[names.ca_resource_tag(names.EPHEMERAL_STORAGE)] == f"{pool.disk_size_gib}Gi"
+    assert node_template_tags(PoolContext.of(spec, pool), pool)[names.ca_resource_tag(names.EPHEMERAL_STORAGE)] == f"{pool.disk_size_gib}Gi"
 
 
 def test_ephemeral_storage_is_the_instance_store_array_when_kubelet_lives_on_it():
     spec = _spec("prod")
     pool = _pool(spec, "h100-mig")  # p5.48xlarge: 8 x 3840 GB = 30720 GB = 28610 GiB
-    assert node_template_tags(spec, pool)[names.ca_resource_tag(names.EPHEMERAL_STORAGE)] == "28610Gi"
+    assert node_template_tags(PoolContext.of(spec, pool), pool)[names.ca_resource_tag(names.EPHEMERAL_STORAGE)] == "28610Gi"
 
 
 def test_efa_pool_advertises_its_efa_devices_for_scale_from_zero():
     spec = _spec("prod")
-    tags = node_template_tags(spec, _pool(spec, "a100-train"))
+    tags = node_template_tags(PoolContext.of(spec, _pool(spec, "a100-train")), _pool(spec, "a100-train"))
     assert tags[names.ca_resource_tag(names.EFA_RESOURCE)] == str(catalog.INSTANCE_TYPES["p4d.24xlarge"].efa_interfaces)
-    assert names.ca_resource_tag(names.EFA_RESOURCE) not in node_template_tags(spec, _pool(spec, "h100-mig"))
+    assert names.ca_resource_tag(names.EFA_RESOURCE) not in node_template_tags(PoolContext.of(spec, _pool(spec, "h100-mig")), _pool(spec, "h100-mig"))
 
 
 # --- release values, image, IAM (pure) ---
@@ -164,7 +165,7 @@ def test_policy_condition_matches_the_tag_every_gpu_group_carries():
     (condition,) = autoscaler_policy(spec.cluster.name)["Statement"][1]["Condition"]["StringEquals"].items()
     key, value = condition[0].removeprefix("aws:ResourceTag/"), condition[1]
     for pool in spec.node_pools:
-        assert node_template_tags(spec, pool)[key] == value
+        assert node_template_tags(PoolContext.of(spec, pool), pool)[key] == value
 
 
 def test_pod_identity_trust_allows_assume_and_tag_session_for_eks_pods_only():
@@ -233,7 +234,7 @@ def test_tags_go_on_the_node_groups_own_auto_scaling_group_and_not_on_instances(
 def test_plan_tags_are_the_rendered_node_template(stack):
     spec, plan_ = _spec(stack), stack_plan(stack)
     for pool in spec.node_pools:
-        assert {k: t["tag"]["value"] for k, t in _tags_of(plan_, pool.name).items()} == node_template_tags(spec, pool)
+        assert {k: t["tag"]["value"] for k, t in _tags_of(plan_, pool.name).items()} == node_template_tags(PoolContext.of(spec, pool), pool)
 
 
 # --- scale from zero: would the autoscaler's imagined node take the pod? ---

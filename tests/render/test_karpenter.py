@@ -15,6 +15,7 @@ from gpu_platform.facts import catalog, names
 from gpu_platform.facts.karpenter import NODE_CLASS, NODE_POOL, node_group_view
 from gpu_platform.facts.karpenter_window import active, first_open_minute
 from gpu_platform.render.karpenter import block_device_mappings, budgets, custom_user_data, node_class_object, node_pool_object
+from gpu_platform.spec.pool_context import PoolContext
 from tests.support.crd_schemas import cel_problems, schema_problems
 from tests.support.stacks import cached_plan, resources, stack_platform
 
@@ -61,9 +62,9 @@ def _objects(platform: dict) -> list[dict]:
     spec = parse_platform(platform)
     out = []
     for pool in (p for p in spec.node_pools if p.provisioner == "karpenter"):
-        user_data = custom_user_data(spec, pool, "https://EXAMPLE.eks.amazonaws.com", "Q0E=", "172.20.0.0/16") \
+        user_data = custom_user_data(PoolContext.of(spec, pool), pool, "https://EXAMPLE.eks.amazonaws.com", "Q0E=", "172.20.0.0/16") \
             if pool.ami.type.startswith("UBUNTU") else None
-        out += [node_pool_object(spec, pool), node_class_object(spec, pool, user_data)]
+        out += [node_pool_object(PoolContext.of(spec, pool), pool), node_class_object(PoolContext.of(spec, pool), pool, user_data)]
     return out
 
 
@@ -90,7 +91,7 @@ def test_every_rendered_object_matches_karpenter_s_crds(variant):
 
 def test_the_strict_schema_refuses_a_misspelt_field():
     spec, pool = spec_and_pool(VARIANTS["al2023-spot"])
-    obj = node_pool_object(spec, pool)
+    obj = node_pool_object(PoolContext.of(spec, pool), pool)
     obj["spec"]["disruption"]["consolidationPolicyy"] = "WhenEmpty"
     assert any("consolidationPolicyy" in p for p in schema_problems(CRDS, obj))
 
@@ -98,7 +99,7 @@ def test_the_strict_schema_refuses_a_misspelt_field():
 def test_the_strict_schema_keeps_free_form_maps_open():
     """Labels, tags and limits are maps: any key is valid there, only values are checked."""
     spec, pool = spec_and_pool(VARIANTS["al2023-spot"])
-    obj = node_class_object(spec, pool)
+    obj = node_class_object(PoolContext.of(spec, pool), pool)
     obj["spec"]["tags"]["cost-center"] = "ml"
     assert schema_problems(CRDS, obj) == []
 
@@ -107,7 +108,7 @@ def test_the_strict_schema_keeps_free_form_maps_open():
 
 def test_nodes_carry_the_node_group_s_labels_and_taints():
     spec, pool = spec_and_pool(VARIANTS["time-slicing"])
-    template = node_pool_object(spec, pool)["spec"]["template"]
+    template = node_pool_object(PoolContext.of(spec, pool), pool)["spec"]["template"]
     assert template["metadata"]["labels"] == node_labels(pool)
     assert template["metadata"]["labels"][names.DEVICE_PLUGIN_CONFIG_LABEL] == "ts-4"
     assert [(t["key"], t.get("value", ""), t["effect"]) for t in template["spec"]["taints"]] == node_taints(pool)
@@ -115,20 +116,20 @@ def test_nodes_carry_the_node_group_s_labels_and_taints():
 
 def test_a_taint_without_a_value_leaves_the_value_out():
     spec, pool = spec_and_pool(VARIANTS["bottlerocket"])
-    assert {"key": "reserved", "effect": "NoSchedule"} in node_pool_object(spec, pool)["spec"]["template"]["spec"]["taints"]
+    assert {"key": "reserved", "effect": "NoSchedule"} in node_pool_object(PoolContext.of(spec, pool), pool)["spec"]["template"]["spec"]["taints"]
 
 
 def test_mig_pools_select_their_own_config_and_tag_the_layout_on_the_node_class():
     spec, pool = spec_and_pool(VARIANTS["mig-single"])
-    labels = node_pool_object(spec, pool)["spec"]["template"]["metadata"]["labels"]
+    labels = node_pool_object(PoolContext.of(spec, pool), pool)["spec"]["template"]["metadata"]["labels"]
     assert labels[names.MIG_CONFIG_LABEL] == names.mig_config_name("l4-k")
-    tags = node_class_object(spec, pool)["spec"]["tags"]
+    tags = node_class_object(PoolContext.of(spec, pool), pool)["spec"]["tags"]
     assert tags[names.MIG_LAYOUT_TAG] == names.mig_layout_id("H100-80GB-HBM3", {"1g.10gb": 7})
 
 
 def test_bottlerocket_keeps_its_operands_off_and_declares_both_volumes_encrypted():
     spec, pool = spec_and_pool(VARIANTS["bottlerocket"])
-    labels = node_pool_object(spec, pool)["spec"]["template"]["metadata"]["labels"]
+    labels = node_pool_object(PoolContext.of(spec, pool), pool)["spec"]["template"]["metadata"]["labels"]
     assert labels[names.gpu_deploy_label("device-plugin")] == "false"
     assert [(m["deviceName"], m["ebs"]["volumeSize"], m["ebs"]["encrypted"]) for m in block_device_mappings(pool)] == [
         ("/dev/xvda", "4Gi", True), ("/dev/xvdb", "200Gi", True)]
@@ -136,7 +137,7 @@ def test_bottlerocket_keeps_its_operands_off_and_declares_both_volumes_encrypted
 
 def test_the_node_class_pins_the_image_requires_imdsv2_and_finds_the_network_by_tag():
     spec, pool = spec_and_pool(VARIANTS["al2023-spot"])
-    node_class = node_class_object(spec, pool)["spec"]
+    node_class = node_class_object(PoolContext.of(spec, pool), pool)["spec"]
     assert node_class["amiSelectorTerms"] == [{"alias": "al2023@v20251120"}] and "amiFamily" not in node_class
     assert node_class["metadataOptions"]["httpTokens"] == "required"
     assert node_class["metadataOptions"]["httpPutResponseHopLimit"] == 2
@@ -147,50 +148,50 @@ def test_the_node_class_pins_the_image_requires_imdsv2_and_finds_the_network_by_
 
 def test_an_image_id_names_its_family():
     spec, pool = spec_and_pool(VARIANTS["al2023-image-id"])
-    node_class = node_class_object(spec, pool)["spec"]
+    node_class = node_class_object(PoolContext.of(spec, pool), pool)["spec"]
     assert (node_class["amiFamily"], node_class["amiSelectorTerms"]) == ("AL2023", [{"id": "ami-0123456789abcdef0"}])
 
 
 def test_ubuntu_nodes_bootstrap_themselves_and_register_under_karpenter_s_taint():
     spec, pool = spec_and_pool(ubuntu_platform())
-    script = custom_user_data(spec, pool, "https://EXAMPLE.eks.amazonaws.com", "Q0E=", "172.20.0.0/16")
+    script = custom_user_data(PoolContext.of(spec, pool), pool, "https://EXAMPLE.eks.amazonaws.com", "Q0E=", "172.20.0.0/16")
     assert script.startswith("#!/bin/bash") and catalog.UBUNTU_EKS_BOOTSTRAP in script
     assert f"{names.KARPENTER_UNREGISTERED_TAINT}=:NoExecute" in script
     assert "workload=inference:NoSchedule" in script and f"{names.POOL_LABEL}=l4-k" in script
-    assert node_class_object(spec, pool, script)["spec"]["amiFamily"] == "Custom"
+    assert node_class_object(PoolContext.of(spec, pool), pool, script)["spec"]["amiFamily"] == "Custom"
 
 
 # --- what nodes do at boot, as on node groups: the instance-store array and the Lustre client ---
 
 def test_al2023_pools_stripe_the_instance_store_through_karpenter():
     spec, pool = spec_and_pool(VARIANTS["al2023-spot"])  # g6.xlarge: one 250 GB NVMe disk
-    assert node_class_object(spec, pool)["spec"]["instanceStorePolicy"] == "RAID0"
+    assert node_class_object(PoolContext.of(spec, pool), pool)["spec"]["instanceStorePolicy"] == "RAID0"
     spec, pool = spec_and_pool(dev_with(karpenter_pool(localStorage="none")))
-    assert "instanceStorePolicy" not in node_class_object(spec, pool)["spec"]
+    assert "instanceStorePolicy" not in node_class_object(PoolContext.of(spec, pool), pool)["spec"]
     spec, pool = spec_and_pool(VARIANTS["bottlerocket"])
-    assert "instanceStorePolicy" not in node_class_object(spec, pool)["spec"]
+    assert "instanceStorePolicy" not in node_class_object(PoolContext.of(spec, pool), pool)["spec"]
 
 
 def test_al2023_pools_install_the_lustre_client_only_with_a_datasets_file_system():
     spec, pool = spec_and_pool(VARIANTS["al2023-spot"])
-    assert "userData" not in node_class_object(spec, pool)["spec"]
+    assert "userData" not in node_class_object(PoolContext.of(spec, pool), pool)["spec"]
     spec, pool = spec_and_pool(VARIANTS["al2023-datasets"])
-    user_data = node_class_object(spec, pool)["spec"]["userData"]
+    user_data = node_class_object(PoolContext.of(spec, pool), pool)["spec"]["userData"]
     assert user_data.startswith("MIME-Version: 1.0") and "dnf install -y -q lustre-client" in user_data
     assert "NodeConfig" not in user_data  # instanceStorePolicy has Karpenter write the local-storage setting
 
 
 def test_ubuntu_pools_run_the_node_group_s_boot_steps_before_bootstrap():
     spec, pool = spec_and_pool(ubuntu_platform())  # prod: a datasets file system; g6.xlarge: instance store
-    script = custom_user_data(spec, pool, "https://EXAMPLE.eks.amazonaws.com", "Q0E=", "172.20.0.0/16")
+    script = custom_user_data(PoolContext.of(spec, pool), pool, "https://EXAMPLE.eks.amazonaws.com", "Q0E=", "172.20.0.0/16")
     bootstrap = script.index(catalog.UBUNTU_EKS_BOOTSTRAP)
     assert 0 < script.index("mkfs.ext4") < bootstrap and 0 < script.index("lustre") < bootstrap
-    assert "instanceStorePolicy" not in node_class_object(spec, pool, script)["spec"]
+    assert "instanceStorePolicy" not in node_class_object(PoolContext.of(spec, pool), pool, script)["spec"]
 
 
 def test_requirements_name_the_instance_and_capacity_types():
     spec, pool = spec_and_pool(VARIANTS["al2023-spot"])
-    view = node_group_view(node_pool_object(spec, pool))
+    view = node_group_view(node_pool_object(PoolContext.of(spec, pool), pool))
     assert (view["instanceTypes"], view["capacityType"]) == (["g6.xlarge", "g6.2xlarge"], "SPOT")
     assert view["scalingConfig"] == {"minSize": 0, "maxSize": 4}
 
@@ -212,29 +213,29 @@ def test_capacity_and_cost_equal_the_same_pool_on_a_managed_node_group():
 
 def test_without_a_window_drift_and_consolidation_take_max_unavailable_nodes():
     spec, pool = spec_and_pool(VARIANTS["al2023-spot"])
-    disruption = node_pool_object(spec, pool)["spec"]["disruption"]
+    disruption = node_pool_object(PoolContext.of(spec, pool), pool)["spec"]["disruption"]
     assert disruption["consolidationPolicy"] == "WhenEmpty" and disruption["consolidateAfter"] == "10m"
     assert disruption["budgets"] == [{"nodes": "25%", "reasons": ["Drifted", "Underutilized"]},
                                      {"nodes": "100%", "reasons": ["Empty"]}]
-    assert node_pool_object(spec, pool)["spec"]["template"]["spec"]["expireAfter"] == "Never"
+    assert node_pool_object(PoolContext.of(spec, pool), pool)["spec"]["template"]["spec"]["expireAfter"] == "Never"
 
 
 def test_prod_pools_roll_one_node_at_a_time_and_only_inside_the_window():
     spec = parse_platform(VARIANTS["prod-window"])
     pool = next(p for p in spec.node_pools if p.name == "h100-mig")
-    found = budgets(spec, pool)
+    found = budgets(PoolContext.of(spec, pool), pool)
     assert found[0] == {"nodes": "1", "reasons": ["Drifted", "Underutilized"]}
     assert {"nodes": "0", "reasons": ["Drifted", "Underutilized"], "schedule": "0 6 * * sun", "duration": "164h"} in found
     window = active("0 2 * * sun", "4h")
     assert first_open_minute(found, window, "Drifted") is None and first_open_minute(found, window, "Empty") == 0
-    meta = node_pool_object(spec, pool)["metadata"]
+    meta = node_pool_object(PoolContext.of(spec, pool), pool)["metadata"]
     assert meta["annotations"] == {names.DISRUPTION_WINDOW_SCHEDULE_ANNOTATION: "0 2 * * sun",
                                    names.DISRUPTION_WINDOW_DURATION_ANNOTATION: "4h"}
 
 
 def test_pool_settings_reach_the_node_pool():
     spec, pool = spec_and_pool(VARIANTS["al2023-image-id"])
-    obj = node_pool_object(spec, pool)["spec"]
+    obj = node_pool_object(PoolContext.of(spec, pool), pool)["spec"]
     assert (obj["weight"], obj["template"]["spec"]["expireAfter"], obj["disruption"]["consolidationPolicy"]) == (
         50, "720h", "WhenEmptyOrUnderutilized")
 
@@ -280,8 +281,8 @@ def test_node_pools_use_the_cluster_s_kubernetes_provider(prod_plan):
 def test_objects_in_the_plan_are_the_rendered_ones(prod_plan):
     spec = parse_platform(stack_platform("karpenter"))
     pool = next(p for p in spec.node_pools if p.name == "l4-inference")
-    assert _named(prod_plan, NODE_POOL)["l4-inference"]["inputs"] == node_pool_object(spec, pool)
-    assert _named(prod_plan, NODE_CLASS)["l4-inference-class"]["inputs"] == node_class_object(spec, pool)
+    assert _named(prod_plan, NODE_POOL)["l4-inference"]["inputs"] == node_pool_object(PoolContext.of(spec, pool), pool)
+    assert _named(prod_plan, NODE_CLASS)["l4-inference-class"]["inputs"] == node_class_object(PoolContext.of(spec, pool), pool)
 
 
 def test_an_unprotected_dev_pool_stays_unprotected():

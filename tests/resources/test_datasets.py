@@ -20,6 +20,7 @@ from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
 from gpu_platform.render import datasets as datasets_objects
 from gpu_platform.render.iam import pod_identity_trust_policy
+from gpu_platform.spec.pool_context import PoolContext
 from tests.support.aws_api import api_problems, args_class, sdk_problems
 from tests.support.plans import children, node_groups
 from tests.support.stacks import cached_plan, resources, stack_platform, write_stack
@@ -148,7 +149,7 @@ def test_the_controller_may_only_describe_fsx():
 def test_every_pool_installs_the_lustre_client_for_its_os_in_valid_bash(variant, needle):
     s = spec(variant)
     for pool in s.node_pools:
-        assert datasets.mounts_datasets(s, pool)
+        assert datasets.mounts_datasets(PoolContext.of(s, pool), pool)
         lines = datasets.lustre_boot_lines(pool.ami.image)
         assert any(needle in line for line in lines)
         assert subprocess.run(["bash", "-n"], input="\n".join(lines), text=True).returncode == 0
@@ -639,7 +640,7 @@ def test_karpenter_pools_mount_datasets_like_node_groups():
 
     spec = parse_platform(karpenter_with_datasets())
     for pool in (p for p in spec.node_pools if p.provisioner == "karpenter"):
-        assert "lustre-client" in node_class_object(spec, pool)["spec"]["userData"], pool.name
+        assert "lustre-client" in node_class_object(PoolContext.of(spec, pool), pool)["spec"]["userData"], pool.name
 
 
 def bottlerocket_with_datasets() -> dict:

@@ -11,6 +11,7 @@ from gpu_platform.facts import catalog
 if TYPE_CHECKING:
     from gpu_platform.facts.catalog import NodeImage
     from gpu_platform.spec.models import FsxLustreSpec, NodePoolSpec, PlatformSpec, TeamSpec
+    from gpu_platform.spec.pool_context import PoolContext
 
 MOUNT_PATH = "/datasets"
 
@@ -69,9 +70,9 @@ def claim_size(spec: "PlatformSpec") -> str:
     return fsx_lustre(spec).claim_size
 
 
-def mounts_datasets(spec: "PlatformSpec", pool: "NodePoolSpec") -> bool:
-    """Nodes of this pool install the Lustre client: the stack has a datasets file system."""
-    return fsx_lustre(spec) is not None and bool(pool.ami.image.lustre_client)
+def mounts_datasets(ctx: "PoolContext", pool: "NodePoolSpec") -> bool:
+    """Nodes of this pool install the Lustre client: the platform has a datasets file system."""
+    return ctx.lustre_client and bool(pool.ami.image.lustre_client)
 
 
 def lustre_boot_lines(image: "NodeImage") -> list[str]:

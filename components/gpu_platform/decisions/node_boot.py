@@ -25,14 +25,15 @@ from gpu_platform.decisions.local_storage import ubuntu_boot_lines as storage_li
 from gpu_platform.facts import catalog
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
+    from gpu_platform.spec.models import NodePoolSpec
+    from gpu_platform.spec.pool_context import PoolContext
 
 
-def ubuntu_prelude(spec: "PlatformSpec", pool: "NodePoolSpec") -> list[str]:
+def ubuntu_prelude(ctx: "PoolContext", pool: "NodePoolSpec") -> list[str]:
     """The Ubuntu boot steps before bootstrap. Lustre first (apt), then EFA (restarts containerd with
     unlimited memlock), then the array (moves containerd's and kubelet's state onto it)."""
     lines: list[str] = []
-    if mounts_datasets(spec, pool):
+    if mounts_datasets(ctx, pool):
         lines += lustre_boot_lines(pool.ami.image)
     if pool.efa and pool.ami.image.efa_driver == "boot-check":
         lines += efa_lines(pool)
@@ -41,34 +42,34 @@ def ubuntu_prelude(spec: "PlatformSpec", pool: "NodePoolSpec") -> list[str]:
     return lines
 
 
-def al2023_parts(spec: "PlatformSpec", pool: "NodePoolSpec") -> list:
+def al2023_parts(ctx: "PoolContext", pool: "NodePoolSpec") -> list:
     """MIME parts EKS merges into an AL2023 node's user data."""
     parts: list = []
     if pool_local_storage(pool).how == "nodeadm":
         parts.append((catalog.NODEADM_CONTENT_TYPE, node_config()))
-    lustre = lustre_part(spec, pool)
+    lustre = lustre_part(ctx, pool)
     if lustre:
         parts.append(lustre)
     return parts
 
 
-def lustre_part(spec: "PlatformSpec", pool: "NodePoolSpec") -> Optional[str]:
+def lustre_part(ctx: "PoolContext", pool: "NodePoolSpec") -> Optional[str]:
     """The shell part installing the Lustre client on an AL2023 node (None when the stack has no datasets)."""
-    if not mounts_datasets(spec, pool):
+    if not mounts_datasets(ctx, pool):
         return None
     return "\n".join(["#!/bin/bash", "set -o errexit -o nounset -o pipefail", *lustre_boot_lines(pool.ami.image)]) + "\n"
 
 
-def eks_image_user_data(spec: "PlatformSpec", pool: "NodePoolSpec") -> Optional[str]:
+def eks_image_user_data(ctx: "PoolContext", pool: "NodePoolSpec") -> Optional[str]:
     """Base64 user data for a pool on an EKS-optimized AMI; None when there is nothing to add."""
     if pool.ami.image.os != "al2023":
         return None
-    parts = al2023_parts(spec, pool)
+    parts = al2023_parts(ctx, pool)
     return lt.encode(lt.mime_multipart(*parts)) if parts else None
 
 
-def ubuntu_user_data(spec: "PlatformSpec", pool: "NodePoolSpec", endpoint: str, ca_data: str, service_cidr: str,
-                     labels: Mapping[str, str], taints: Sequence[tuple[str, str, str]]) -> str:
-    """Base64 user data for an Ubuntu pool: the boot steps, then Canonical's bootstrap."""
-    return lt.ubuntu_user_data(spec.cluster.name, endpoint, ca_data, service_cidr, labels, taints,
-                               ubuntu_prelude(spec, pool))
+def ubuntu_user_data(ctx: "PoolContext", pool: "NodePoolSpec", cluster: str, endpoint: str, ca_data: str,
+                     service_cidr: str, labels: Mapping[str, str], taints: Sequence[tuple[str, str, str]]) -> str:
+    """Base64 user data for an Ubuntu pool: the boot steps, then Canonical's bootstrap into `cluster`."""
+    return lt.ubuntu_user_data(cluster, endpoint, ca_data, service_cidr, labels, taints,
+                               ubuntu_prelude(ctx, pool))

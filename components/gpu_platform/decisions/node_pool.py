@@ -27,7 +27,8 @@ from gpu_platform.decisions.sharing import operand_labels, sharing_labels
 from gpu_platform.facts import names
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
+    from gpu_platform.spec.models import NodePoolSpec
+    from gpu_platform.spec.pool_context import PoolContext
 
 CAPACITY_TYPES = {"spot": "SPOT", "on-demand": "ON_DEMAND"}
 
@@ -59,9 +60,9 @@ def node_taints(pool: "NodePoolSpec") -> list[tuple[str, str, str]]:
 class NodeGroupInputs:
     """Everything a GPU pool's node group is created with, in EKS API terms."""
 
-    cluster_name: str
-    node_group_name: str
-    launch_template_name: str
+    cluster_name: Optional[str]  # these three are None when the cluster is named only at deploy time
+    node_group_name: Optional[str]
+    launch_template_name: Optional[str]
     capacity_type: str
     instance_types: list[str]
     ami_type: Optional[str]  # None: the image is pinned in the launch template (Ubuntu)
@@ -78,36 +79,36 @@ class NodeGroupInputs:
     repair: dict = field(default_factory=dict)  # nodeRepairConfig, EKS API field names
 
 
-def node_group_inputs(spec: "PlatformSpec", pool: "NodePoolSpec") -> NodeGroupInputs:
-    cluster, image = spec.cluster.name, pool.ami.image
+def node_group_inputs(ctx: "PoolContext", pool: "NodePoolSpec") -> NodeGroupInputs:
+    cluster, image = ctx.cluster_name, pool.ami.image
     custom = image.eks_ami_type == "CUSTOM"
     return NodeGroupInputs(
         cluster_name=cluster,
-        node_group_name=names.node_group_name(cluster, pool.name),
-        launch_template_name=names.launch_template_name(cluster, pool.name),
+        node_group_name=names.node_group_name(cluster, pool.name) if cluster else None,
+        launch_template_name=names.launch_template_name(cluster, pool.name) if cluster else None,
         capacity_type=CAPACITY_TYPES[pool.capacity_type],
         instance_types=list(pool.instance_types),
         # EKS rejects amiType, releaseVersion and version when the launch template names an image.
         ami_type=None if custom else image.eks_ami_type,
         release_version=None if custom else pool.ami.release_version,
-        version=None if custom else spec.cluster.kubernetes_version,
+        version=None if custom else ctx.kubernetes_version,
         labels=node_labels(pool),
         taints=[{"key": k, "value": v, "effect": names.TAINT_EFFECTS[e]} for k, v, e in node_taints(pool)],
         min_size=pool.min_size,
         max_size=pool.max_size,
         desired_size=pool.min_size,  # only at creation: the autoscaler owns it afterwards (ignore_changes)
-        update_config=update_config(spec, pool),
-        protect=spec.pool_protected(pool),
+        update_config=update_config(ctx, pool),
+        protect=ctx.protected(pool),
         tags={names.POOL_LABEL: pool.name},
-        repair=repair_config(spec, pool),
+        repair=repair_config(ctx, pool),
     )
 
 
-def update_config(spec: "PlatformSpec", pool: "NodePoolSpec") -> dict[str, Any]:
+def update_config(ctx: "PoolContext", pool: "NodePoolSpec") -> dict[str, Any]:
     """How EKS rolls the pool's nodes on a new AMI release or launch template version: at most
     `maxUnavailable` nodes (or a percentage) cordoned and drained at once; `MINIMAL` terminates old
     nodes before launching new ones, for pools whose GPUs cannot be doubled during a roll."""
-    limit = spec.pool_max_unavailable(pool)
+    limit = ctx.max_unavailable(pool)
     config: dict[str, Any] = ({"maxUnavailablePercentage": int(limit.rstrip("%"))} if isinstance(limit, str)
                               else {"maxUnavailable": limit})
     config["updateStrategy"] = pool.update_strategy.upper()
@@ -122,12 +123,15 @@ def ephemeral_storage_gib(pool: "NodePoolSpec") -> int:
     return scratch.gb_per_node * 10**9 // 2**30 if scratch.mount else pool.disk_size_gib
 
 
-def node_template_tags(spec: "PlatformSpec", pool: "NodePoolSpec") -> dict[str, str]:
-    """Auto Scaling group tags: auto-discovery, then the node template (labels, taints, resources)."""
-    tags = {names.CA_ENABLED_TAG: names.CA_ENABLED_VALUE, names.ca_cluster_tag(spec.cluster.name): names.CA_OWNED_VALUE}
+def node_template_tags(ctx: "PoolContext", pool: "NodePoolSpec") -> dict[str, str]:
+    """Auto Scaling group tags: auto-discovery, then the node template (labels, taints, resources). The
+    cluster's ownership tag names the cluster: it is left out when the cluster is named only at deploy time."""
+    tags = {names.CA_ENABLED_TAG: names.CA_ENABLED_VALUE}
+    if ctx.cluster_name:
+        tags[names.ca_cluster_tag(ctx.cluster_name)] = names.CA_OWNED_VALUE
     tags.update({names.ca_label_tag(k): v for k, v in node_labels(pool).items()})
     tags.update({names.ca_taint_tag(k): f"{v}:{effect}" for k, v, effect in node_taints(pool)})
-    tags.update({names.ca_resource_tag(r): str(n) for r, n in node_resources(pool, spec.mig_strategy).items()})
+    tags.update({names.ca_resource_tag(r): str(n) for r, n in node_resources(pool, ctx.mig_strategy).items()})
     tags[names.ca_resource_tag(names.EPHEMERAL_STORAGE)] = f"{ephemeral_storage_gib(pool)}Gi"
     if efa_interface_count(pool):  # pods asking for EFA devices can scale such a pool from zero
         tags[names.ca_resource_tag(names.EFA_RESOURCE)] = str(efa_interface_count(pool))

@@ -18,6 +18,7 @@ from gpu_platform.facts import catalog, names
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
+    from gpu_platform.spec.pool_context import PoolContext
 
 GPU_CONDITION = "AcceleratedHardwareReady"
 # (spec field, EKS nodeRepairConfig field) for the thresholds.
@@ -36,7 +37,7 @@ PROD_OVERRIDES = (
 )
 
 
-def repair_config(spec: "PlatformSpec", pool: "NodePoolSpec") -> dict[str, Any]:
+def repair_config(ctx: "PoolContext", pool: "NodePoolSpec") -> dict[str, Any]:
     """The pool's `nodeRepairConfig` in EKS API terms (botocore eks NodeRepairConfig)."""
     repair = pool.repair
     if not repair.enabled:
@@ -46,13 +47,13 @@ def repair_config(spec: "PlatformSpec", pool: "NodePoolSpec") -> dict[str, Any]:
         value = getattr(repair, field)
         if value is not None:
             config[api] = value
-    if spec.prod:
+    if ctx.prod:
         for api, value in PROD_THRESHOLDS.items():
             pair = api.replace("Count", "Percentage")
             if api not in config and pair not in config:
                 config[api] = value
     overrides = ([(o.condition, o.reason, o.wait_minutes, o.action) for o in repair.overrides]
-                 if repair.overrides is not None else list(PROD_OVERRIDES if spec.prod else ()))
+                 if repair.overrides is not None else list(PROD_OVERRIDES if ctx.prod else ()))
     if overrides:
         config["nodeRepairConfigOverrides"] = [
             {"nodeMonitoringCondition": c, "nodeUnhealthyReason": r, "minRepairWaitTimeMins": w, "repairAction": a}

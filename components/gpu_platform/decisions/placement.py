@@ -11,12 +11,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Optional, Sequence
 
 from gpu_platform.spec.errors import SpecError
+from gpu_platform.spec.pool_context import PoolContext
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
 
 
-def subnet_indices(spec: "PlatformSpec", pool: "NodePoolSpec",
+def subnet_indices(ctx: "PoolContext", pool: "NodePoolSpec",
                    zone_names: Optional[Sequence[str]]) -> Optional[list[int]]:
     """Positions in the cluster's private subnet list for this pool, None for all of them.
 
@@ -25,7 +26,7 @@ def subnet_indices(spec: "PlatformSpec", pool: "NodePoolSpec",
     default zone names, which follow the region.
     """
     if pool.zones:
-        at = f"nodePools[{[p.name for p in spec.node_pools].index(pool.name)}].zones"
+        at = f"{ctx.at}.zones".lstrip(".")
         known = list(zone_names or [])
         missing = [z for z in pool.zones if z not in known]
         if missing:
@@ -35,9 +36,9 @@ def subnet_indices(spec: "PlatformSpec", pool: "NodePoolSpec",
     return [0] if pool.efa else None
 
 
-def pool_zone(spec: "PlatformSpec", pool: "NodePoolSpec", zone_names: Optional[Sequence[str]]) -> Optional[str]:
+def pool_zone(ctx: "PoolContext", pool: "NodePoolSpec", zone_names: Optional[Sequence[str]]) -> Optional[str]:
     """The one zone of a single-zone pool (an EFA pool), when the zone names are known."""
-    indices = subnet_indices(spec, pool, zone_names)
+    indices = subnet_indices(ctx, pool, zone_names)
     if indices is None or len(indices) != 1 or not zone_names:
         return None
     return zone_names[indices[0]]
@@ -48,5 +49,5 @@ def subnet_index(spec: "PlatformSpec", zone_names: Optional[Sequence[str]]) -> i
     zones), else the cluster's first."""
     for pool in spec.node_pools:
         if pool.efa:
-            return (subnet_indices(spec, pool, zone_names) or [0])[0]
+            return (subnet_indices(PoolContext.of(spec, pool), pool, zone_names) or [0])[0]
     return 0

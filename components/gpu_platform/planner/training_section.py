@@ -23,6 +23,7 @@ from gpu_platform.facts import catalog, names
 from gpu_platform.planner.sections import PlanContext, Section, register
 from gpu_platform.planner.tables import count, md_table, money, text_table
 from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
+from gpu_platform.spec.pool_context import PoolContext
 
 NAME = "training"
 TITLE = "Training: EFA, local scratch and datasets"
@@ -61,7 +62,7 @@ def from_spec(spec: PlatformSpec, region: Optional[str] = None) -> dict[str, Any
 
 def _zones(spec: PlatformSpec, pool: NodePoolSpec, zone_names: Optional[list[str]]) -> Optional[list[str]]:
     """The pool's zones when known; None for every subnet of the cluster."""
-    indices = subnet_indices(spec, pool, zone_names)
+    indices = subnet_indices(PoolContext.of(spec, pool), pool, zone_names)
     if indices is None:
         return None
     return [zone_names[i] for i in indices] if zone_names else [f"subnet {i + 1}" for i in indices]
@@ -71,6 +72,7 @@ def _pool(spec: PlatformSpec, pool: NodePoolSpec, zone_names: Optional[list[str]
     cluster = spec.cluster.name
     interfaces = efa_interface_count(pool)
     scratch = pool_local_storage(pool)
+    mounted = mounts_datasets(PoolContext.of(spec, pool), pool)
     return {
         "name": pool.name, "instanceType": pool.instance_types[0], "maxSize": pool.max_size,
         "zones": _zones(spec, pool, zone_names),
@@ -82,7 +84,7 @@ def _pool(spec: PlatformSpec, pool: NodePoolSpec, zone_names: Optional[list[str]
                          "gbPerNode": scratch.gb_per_node if scratch.mount else 0,
                          "gbAtMax": scratch.gb_per_node * pool.max_size if scratch.mount else 0,
                          "mount": scratch.mount, "note": scratch.reason},
-        "datasets": {"mounted": mounts_datasets(spec, pool), "path": MOUNT_PATH if mounts_datasets(spec, pool) else None},
+        "datasets": {"mounted": mounted, "path": MOUNT_PATH if mounted else None},
         "monthlyUsdAtMax": 0.0, "cost": INCLUDED,
     }
 

@@ -34,6 +34,7 @@ from gpu_platform.spec.models import KarpenterPoolSpec
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
+    from gpu_platform.spec.pool_context import PoolContext
 
 HOP_LIMIT = 2  # as on managed node groups: pods that still read instance metadata sit one hop away
 
@@ -64,34 +65,34 @@ def limits(pool: "NodePoolSpec") -> dict[str, str]:
     return {"nodes": str(pool.max_size)}
 
 
-def budgets(spec: "PlatformSpec", pool: "NodePoolSpec") -> list[dict[str, Any]]:
+def budgets(ctx: "PoolContext", pool: "NodePoolSpec") -> list[dict[str, Any]]:
     """`maxUnavailable` nodes at a time for drift and consolidation; empty nodes (nothing runs there but
     DaemonSets) go whenever they are empty; with a window, no drift or consolidation outside it."""
-    limit = spec.pool_max_unavailable(pool)
+    limit = ctx.max_unavailable(pool)
     out = [{"nodes": str(limit), "reasons": list(POD_EVICTING_REASONS)},
            {"nodes": "100%", "reasons": [EMPTY_REASON]}]
-    window = spec.karpenter.disruption_window
+    window = ctx.disruption_window
     if window is not None:
         out += closed_budgets(window.schedule, window.duration, POD_EVICTING_REASONS)
     return out
 
 
-def disruption(spec: "PlatformSpec", pool: "NodePoolSpec") -> dict[str, Any]:
+def disruption(ctx: "PoolContext", pool: "NodePoolSpec") -> dict[str, Any]:
     settings = pool_settings(pool)
     return {"consolidationPolicy": settings.consolidation_policy, "consolidateAfter": settings.consolidate_after,
-            "budgets": budgets(spec, pool)}
+            "budgets": budgets(ctx, pool)}
 
 
-def node_pool_metadata(spec: "PlatformSpec", pool: "NodePoolSpec") -> dict[str, Any]:
+def node_pool_metadata(ctx: "PoolContext", pool: "NodePoolSpec") -> dict[str, Any]:
     meta: dict[str, Any] = {"name": pool.name, "labels": {names.MANAGED_BY_LABEL: names.MANAGED_BY}}
-    window = spec.karpenter.disruption_window
+    window = ctx.disruption_window
     if window is not None:  # policies read the window the budgets must honour from here
         meta["annotations"] = {names.DISRUPTION_WINDOW_SCHEDULE_ANNOTATION: window.schedule,
                                names.DISRUPTION_WINDOW_DURATION_ANNOTATION: window.duration}
     return meta
 
 
-def node_pool_spec(spec: "PlatformSpec", pool: "NodePoolSpec") -> dict[str, Any]:
+def node_pool_spec(ctx: "PoolContext", pool: "NodePoolSpec") -> dict[str, Any]:
     group, kind = NODE_CLASS_API[0].split("/")[0], NODE_CLASS_API[1]
     settings = pool_settings(pool)
     out: dict[str, Any] = {
@@ -105,17 +106,17 @@ def node_pool_spec(spec: "PlatformSpec", pool: "NodePoolSpec") -> dict[str, Any]
             },
         },
         "limits": limits(pool),
-        "disruption": disruption(spec, pool),
+        "disruption": disruption(ctx, pool),
     }
     if settings.weight is not None:
         out["weight"] = settings.weight
     return out
 
 
-def node_pool_object(spec: "PlatformSpec", pool: "NodePoolSpec") -> dict[str, Any]:
+def node_pool_object(ctx: "PoolContext", pool: "NodePoolSpec") -> dict[str, Any]:
     api_version, kind = NODE_POOL_API
-    return {"apiVersion": api_version, "kind": kind, "metadata": node_pool_metadata(spec, pool),
-            "spec": node_pool_spec(spec, pool)}
+    return {"apiVersion": api_version, "kind": kind, "metadata": node_pool_metadata(ctx, pool),
+            "spec": node_pool_spec(ctx, pool)}
 
 
 # --- EC2NodeClass ---
@@ -136,37 +137,39 @@ def block_device_mappings(pool: "NodePoolSpec") -> list[dict[str, Any]]:
                                            "deleteOnTermination": True}} for device, size in volumes]
 
 
-def node_class_tags(spec: "PlatformSpec", pool: "NodePoolSpec") -> dict[str, str]:
+def node_class_tags(ctx: "PoolContext", pool: "NodePoolSpec") -> dict[str, str]:
     """Tags on every instance, volume and launch template Karpenter makes for the pool: what the aws
     provider's default tags put on the stack's own resources, the pool, and its MIG layout."""
-    return {names.MANAGED_BY_TAG: names.MANAGED_BY, names.CLUSTER_TAG: spec.cluster.name,
-            names.ENVIRONMENT_TAG: spec.environment, names.POOL_LABEL: pool.name, **spec.tags, **mig_layout_tag(pool)}
+    return {names.MANAGED_BY_TAG: names.MANAGED_BY, names.CLUSTER_TAG: ctx.cluster_name,
+            names.ENVIRONMENT_TAG: ctx.environment, names.POOL_LABEL: pool.name, **ctx.tags, **mig_layout_tag(pool)}
 
 
-def node_class_spec(spec: "PlatformSpec", pool: "NodePoolSpec", user_data: Optional[str] = None) -> dict[str, Any]:
-    """`user_data` is the bootstrap of a custom (Ubuntu) image: `custom_user_data`."""
+def node_class_spec(ctx: "PoolContext", pool: "NodePoolSpec", user_data: Optional[str] = None,
+                    role: Optional[str] = None) -> dict[str, Any]:
+    """`user_data` is the bootstrap of a custom (Ubuntu) image: `custom_user_data`; `role` the IAM role the
+    nodes run as (default: the one the platform's Karpenter controller makes for the cluster)."""
     image = karpenter_image(pool)
-    discovery = [{"tags": {names.KARPENTER_DISCOVERY_TAG: spec.cluster.name}}]
+    discovery = [{"tags": {names.KARPENTER_DISCOVERY_TAG: ctx.cluster_name}}]
     out: dict[str, Any] = {}
     if not pool.ami.alias:  # an alias implies its family
         out["amiFamily"] = image.ami_family
     out.update({
         "amiSelectorTerms": ami_selector_terms(pool),
-        "role": node_role_name(spec.cluster.name),
+        "role": role or node_role_name(ctx.cluster_name),
         "subnetSelectorTerms": discovery,
         "securityGroupSelectorTerms": discovery,
         "metadataOptions": {"httpEndpoint": "enabled", "httpProtocolIPv6": "disabled",
                             "httpPutResponseHopLimit": HOP_LIMIT, "httpTokens": "required"},
         "blockDeviceMappings": block_device_mappings(pool),
-        "tags": node_class_tags(spec, pool),
+        "tags": node_class_tags(ctx, pool),
     })
-    out.update(local_boot(spec, pool))
+    out.update(local_boot(ctx, pool))
     if user_data is not None:
         out["userData"] = user_data
     return out
 
 
-def local_boot(spec: "PlatformSpec", pool: "NodePoolSpec") -> dict[str, Any]:
+def local_boot(ctx: "PoolContext", pool: "NodePoolSpec") -> dict[str, Any]:
     """What an AL2023 pool's nodes do at boot, as on a node group's launch template: Karpenter's
     `instanceStorePolicy: RAID0` writes the same nodeadm local-storage setting, and MIME user data (merged by
     Karpenter with its own NodeConfig) installs the Lustre client. Ubuntu's steps are in `custom_user_data`."""
@@ -175,28 +178,33 @@ def local_boot(spec: "PlatformSpec", pool: "NodePoolSpec") -> dict[str, Any]:
         return out
     if pool_local_storage(pool).how == "nodeadm":
         out["instanceStorePolicy"] = "RAID0"
-    lustre = lustre_part(spec, pool)
+    lustre = lustre_part(ctx, pool)
     if lustre:
         out["userData"] = lt.mime_multipart(lustre)
     return out
 
 
-def node_class_object(spec: "PlatformSpec", pool: "NodePoolSpec", user_data: Optional[str] = None) -> dict[str, Any]:
+def node_class_head(pool: "NodePoolSpec") -> dict[str, Any]:
+    """The EC2NodeClass without its spec: API version, kind and metadata (named after the pool)."""
     api_version, kind = NODE_CLASS_API
     return {"apiVersion": api_version, "kind": kind,
-            "metadata": {"name": pool.name, "labels": {names.MANAGED_BY_LABEL: names.MANAGED_BY}},
-            "spec": node_class_spec(spec, pool, user_data)}
+            "metadata": {"name": pool.name, "labels": {names.MANAGED_BY_LABEL: names.MANAGED_BY}}}
 
 
-def custom_user_data(spec: "PlatformSpec", pool: "NodePoolSpec", endpoint: str, ca_data: str,
+def node_class_object(ctx: "PoolContext", pool: "NodePoolSpec", user_data: Optional[str] = None,
+                      role: Optional[str] = None) -> dict[str, Any]:
+    return {**node_class_head(pool), "spec": node_class_spec(ctx, pool, user_data, role)}
+
+
+def custom_user_data(ctx: "PoolContext", pool: "NodePoolSpec", endpoint: str, ca_data: str,
                      service_cidr: str) -> str:
     """Canonical's bootstrap after the pool's boot steps (as on Ubuntu node groups: node_boot), the node
     registering under Karpenter's
     `karpenter.sh/unregistered:NoExecute` taint, which Karpenter lifts once it has synced the node's
     labels and taints (karpenter.sh v1.14 NodeClasses, Custom user data)."""
     registering = [*node_taints(pool), (names.KARPENTER_UNREGISTERED_TAINT, "", "NoExecute")]
-    return lt.ubuntu_bootstrap_script(spec.cluster.name, endpoint, ca_data, service_cidr, node_labels(pool), registering,
-                                      ubuntu_prelude(spec, pool))
+    return lt.ubuntu_bootstrap_script(ctx.cluster_name, endpoint, ca_data, service_cidr, node_labels(pool), registering,
+                                      ubuntu_prelude(ctx, pool))
 
 
 # --- the controller's chart ---

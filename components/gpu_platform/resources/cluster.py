@@ -53,15 +53,14 @@ class Cluster(pulumi.ComponentResource):
         self.register_outputs({"name": self.name, "endpoint": self.endpoint, "vpcId": self.vpc_id,
                                "nodeRoleArn": self.node_role_arn})
 
-    def for_pools(self):
-        """What every GPU pool's node group and launch template need from the cluster."""
-        from gpu_platform.resources.node_pool import PoolCluster
-
-        return PoolCluster(endpoint=self.endpoint, certificate_authority=self.certificate_authority,
-                           service_cidr=self.service_cidr, subnet_ids=self.private_subnet_ids,
-                           node_security_group_id=self.node_security_group_id, node_role_arn=self.node_role_arn,
-                           extra_security_group_ids=self.extra_node_security_group_ids,
-                           depends_on=list(self.nodes_prerequisites), vpc_id=self.vpc_id, zone_names=self.zone_names)
+    def pool_args(self) -> dict:
+        """What a GPU pool component needs from this cluster (GpuNodePoolArgs and KarpenterNodePoolArgs)."""
+        return {"cluster_name": self.spec.cluster.name, "node_role_arn": self.node_role_arn,
+                "subnet_ids": self.private_subnet_ids, "subnet_zones": self.zone_names,
+                "node_security_group_id": self.node_security_group_id,
+                "security_group_ids": list(self.extra_node_security_group_ids), "vpc_id": self.vpc_id,
+                "cluster_endpoint": self.endpoint, "cluster_certificate_authority": self.certificate_authority,
+                "service_cidr": self.service_cidr}
 
     # --- existing cluster ---
 

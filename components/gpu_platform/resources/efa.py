@@ -8,6 +8,7 @@ import pulumi
 
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.efa import device_plugin_values
+from gpu_platform.resources.options import named
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
@@ -15,13 +16,12 @@ if TYPE_CHECKING:
 ALL_TRAFFIC = "-1"
 
 
-def efa_security_group(name: str, spec: "PlatformSpec", pool: "NodePoolSpec", vpc_id: pulumi.Input[str],
-                       parent: pulumi.Resource):
+def efa_security_group(name: str, cluster_name: pulumi.Input[str], pool: "NodePoolSpec", vpc_id: pulumi.Input[str],
+                       child: pulumi.ResourceOptions):
     """A group allowing all traffic to and from itself, for the pool's EFA interfaces."""
     from pulumi_aws import ec2, vpc
 
-    physical = names.efa_security_group_name(spec.cluster.name, pool.name)
-    child = pulumi.ResourceOptions(parent=parent)
+    physical = named(cluster_name, lambda cluster: names.efa_security_group_name(cluster, pool.name))
     group = ec2.SecurityGroup(name, name=physical, vpc_id=vpc_id, tags={"Name": physical},
                               description=f"EFA traffic between the nodes of GPU pool {pool.name}", opts=child)
     vpc.SecurityGroupIngressRule(f"{name}-in", security_group_id=group.id, referenced_security_group_id=group.id,

@@ -1,25 +1,32 @@
-"""Karpenter GPU pools: per pool an EC2NodeClass and a NodePool (rendered by components/karpenter.py).
+"""Karpenter GPU pools: per pool an EC2NodeClass and a NodePool (rendered by render/karpenter.py).
 
 Both wait for the Karpenter release (its chart installs their CRDs), the node role's access entry, the
 discovery tags and, like managed node groups, the GPU Operator's release: the sharing configs nodes
 select by label exist before the first node boots. In prod both are protected: deleting a NodePool
-makes Karpenter drain and terminate every node it launched.
+makes Karpenter drain and terminate every node it launched. `KarpenterNodePool` takes its own arguments,
+so it serves any cluster running Karpenter v1 (the platform's controller, or one already installed).
 """
-from __future__ import annotations
-
+import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import pulumi
+import pulumi_kubernetes
+from typing_extensions import Required
 
 from gpu_platform.decisions.karpenter import karpenter_pools, needs_user_data
-from gpu_platform.render.karpenter import custom_user_data, node_class_object, node_pool_object
+from gpu_platform.render.karpenter import custom_user_data, node_class_head, node_class_object, node_pool_object
+from gpu_platform.resources import options
+from gpu_platform.resources.pool_args import (
+    DisruptionWindowArgs, KarpenterSettingsArgs, PoolArgs, pool_args, pool_from_args, pool_options,
+)
+from gpu_platform.spec.models import NodePoolSpec
+from gpu_platform.spec.pool_context import PoolContext
 
 if TYPE_CHECKING:
     from gpu_platform.resources.cluster import Cluster
     from gpu_platform.resources.karpenter_controller import KarpenterController
-    from gpu_platform.resources.node_pool import PoolCluster
-    from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
+    from gpu_platform.spec.models import PlatformSpec
 
 
 def _custom_resource(name: str, obj: dict, spec_value, opts: pulumi.ResourceOptions):
@@ -30,25 +37,67 @@ def _custom_resource(name: str, obj: dict, spec_value, opts: pulumi.ResourceOpti
                           metadata=ObjectMetaArgs(**obj["metadata"]), spec=spec_value, opts=opts)
 
 
+class KarpenterNodePoolArgs(PoolArgs, total=False):
+    """A GPU pool Karpenter provisions: the pool, and what its EC2NodeClass needs from the cluster."""
+
+    cluster_name: Required[pulumi.Input[str]]
+    """The EKS cluster's name: subnets and security groups are found by its `karpenter.sh/discovery` tag."""
+    k8s_provider: pulumi_kubernetes.Provider
+    """The cluster's Kubernetes provider (default: the provider the resource options give)."""
+    node_role: str
+    """The IAM role (name) Karpenter's nodes run as (default: the one the platform's controller makes)."""
+    cluster_endpoint: pulumi.Input[str]
+    """Ubuntu pools: the API server endpoint their bootstrap joins."""
+    cluster_certificate_authority: pulumi.Input[str]
+    """Ubuntu pools: the cluster's CA data (base64)."""
+    service_cidr: pulumi.Input[str]
+    """Ubuntu pools: the cluster's service CIDR."""
+    karpenter: KarpenterSettingsArgs
+    """How Karpenter consolidates and expires the pool's nodes."""
+    disruption_window: DisruptionWindowArgs
+    """When Karpenter may drift or consolidate nodes running pods (prod pools need one)."""
+
+
 class KarpenterNodePool(pulumi.ComponentResource):
     """One pool: its EC2NodeClass (`<pool>-class`) and NodePool (`<pool>`), both named after the pool."""
 
-    def __init__(self, name: str, spec: "PlatformSpec", pool: "NodePoolSpec", cluster: "PoolCluster",
-                 k8s_provider: pulumi.ProviderResource, depends_on: list[pulumi.Resource],
-                 opts: Optional[pulumi.ResourceOptions] = None):
+    node_pool_name: pulumi.Output[str]
+    """The NodePool's name (the pool's)."""
+
+    def __init__(self, name: str, args: KarpenterNodePoolArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("gpu-platform:karpenter:KarpenterNodePool", name, None, opts)
-        protect = spec.pool_protected(pool)
-        k8s = pulumi.ResourceOptions(parent=self, provider=k8s_provider, protect=protect, depends_on=depends_on)
-        node_class = node_class_object(spec, pool)
-        class_spec = node_class["spec"]
-        if needs_user_data(pool):
-            class_spec = pulumi.Output.all(cluster.endpoint, cluster.certificate_authority, cluster.service_cidr).apply(
-                lambda a: node_class_object(spec, pool, custom_user_data(spec, pool, a[0], a[1], a[2]))["spec"])
-        self.node_class = _custom_resource(f"{name}-class", node_class, class_spec, k8s)
-        node_pool = node_pool_object(spec, pool)
+        cluster_name = args["cluster_name"]
+        pool, ctx = pool_from_args("KarpenterNodePool", name, args, "karpenter", cluster_name,
+                                   set(KarpenterNodePoolArgs.__annotations__),
+                                   disruption_window=args.get("disruption_window"))
+        provider = {"provider": args["k8s_provider"]} if args.get("k8s_provider") is not None else {}
+        k8s = options.child(self, opts, protect=options.protect(opts, ctx.protected(pool)), **provider)
+        self.node_class = _custom_resource(f"{name}-class", node_class_head(pool), self._class_spec(args, ctx, pool), k8s)
+        node_pool = node_pool_object(ctx, pool)
         self.node_pool = _custom_resource(name, node_pool, node_pool["spec"], pulumi.ResourceOptions.merge(
             k8s, pulumi.ResourceOptions(depends_on=[self.node_class])))
+        self.node_pool_name = pulumi.Output.from_input(pool.name)
         self.register_outputs({"nodePool": pool.name, "nodeClass": pool.name})
+
+    @staticmethod
+    def _class_spec(args: KarpenterNodePoolArgs, ctx: PoolContext, pool: NodePoolSpec) -> Any:
+        """The EC2NodeClass spec: plain when the cluster is named and the image needs no bootstrap, else
+        once the cluster's name, endpoint, CA and service range resolve."""
+        role = args.get("node_role")
+        if not needs_user_data(pool) and ctx.cluster_name is not None:
+            return node_class_object(ctx, pool, role=role)["spec"]
+
+        def spec(a: list) -> dict:
+            named = _named_context(ctx, a[0])
+            user_data = custom_user_data(named, pool, a[1], a[2], a[3]) if needs_user_data(pool) else None
+            return node_class_object(named, pool, user_data, role)["spec"]
+
+        return pulumi.Output.all(args["cluster_name"], args.get("cluster_endpoint"),
+                                 args.get("cluster_certificate_authority"), args.get("service_cidr")).apply(spec)
+
+
+def _named_context(ctx: PoolContext, cluster_name: str) -> PoolContext:
+    return ctx if ctx.cluster_name is not None else dataclasses.replace(ctx, cluster_name=cluster_name)
 
 
 @dataclass
@@ -57,16 +106,22 @@ class KarpenterPools:
     pools: list[KarpenterNodePool]
 
 
-def build_karpenter(spec: "PlatformSpec", region: str, cluster: "Cluster", pool_cluster: "PoolCluster",
+def build_karpenter(spec: "PlatformSpec", region: str, cluster: "Cluster", after: list[pulumi.Resource],
                     opts: pulumi.ResourceOptions) -> Optional[KarpenterPools]:
-    """The controller and every Karpenter pool (None when no pool uses Karpenter)."""
+    """The controller and every Karpenter pool (None when no pool uses Karpenter); the pools wait for
+    `after` (what node groups wait for) and the controller."""
     pools = karpenter_pools(spec)
     if not pools:
         return None
     from gpu_platform.resources.karpenter_controller import KarpenterController
 
     controller = KarpenterController("karpenter", spec, region, cluster, depends_on=cluster.system_ready, opts=opts)
-    after = [*pool_cluster.depends_on, *controller.ready]
-    parent = pulumi.ResourceOptions(parent=opts.parent)
-    return KarpenterPools(controller, [KarpenterNodePool(p.name, spec, p, pool_cluster, cluster.k8s_provider, after,
-                                                         opts=parent) for p in pools])
+    base = cluster.pool_args()
+    cluster_args = {k: base[k] for k in ("cluster_name", "cluster_endpoint", "cluster_certificate_authority",
+                                         "service_cidr")}
+    return KarpenterPools(controller, [
+        KarpenterNodePool(p.name, KarpenterNodePoolArgs(**cluster_args, k8s_provider=cluster.k8s_provider,
+                                                        **pool_args(spec, p, KarpenterNodePoolArgs)),
+                          opts=pulumi.ResourceOptions.merge(pulumi.ResourceOptions(parent=opts.parent),
+                                                            pool_options(p, [*after, *controller.ready])))
+        for p in pools])

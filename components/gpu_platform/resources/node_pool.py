@@ -1,16 +1,15 @@
-"""GPU node pools: one EKS managed node group and its launch template per `nodePools[]` entry.
+"""GPU node pools: one EKS managed node group and its launch template per pool.
 
-Every node-group input is decided in decisions/node_pool.py from the spec alone; the component only
+Every node-group input is decided in decisions/node_pool.py from the pool alone; the component only
 passes it on, adds the launch template (decisions/launch_template.py, decisions/node_boot.py) and tags
 the node group's Auto Scaling group with the autoscaler's node template (managed node group tags never
-reach it).
+reach it). `GpuNodePool` takes its own arguments (`GpuNodePoolArgs`), so it serves any EKS cluster: the
+platform's, or one made with pulumi_aws, pulumi-eks or Terraform.
 """
-from __future__ import annotations
-
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 import pulumi
+from typing_extensions import Required
 
 from gpu_platform.decisions import launch_template as lt
 from gpu_platform.decisions import node_boot
@@ -18,9 +17,11 @@ from gpu_platform.decisions.node_pool import NodeGroupInputs, node_group_inputs,
 from gpu_platform.decisions.placement import subnet_indices
 from gpu_platform.decisions.sharing import mig_layout_tag
 from gpu_platform.facts import names
-
-if TYPE_CHECKING:
-    from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
+from gpu_platform.resources import options
+from gpu_platform.resources.options import named
+from gpu_platform.resources.pool_args import PoolArgs, pool_from_args
+from gpu_platform.spec.models import NodePoolSpec
+from gpu_platform.spec.pool_context import PoolContext
 
 _SNAKE = {"maxUnavailable": "max_unavailable", "maxUnavailablePercentage": "max_unavailable_percentage",
           "updateStrategy": "update_strategy"}
@@ -48,40 +49,69 @@ def repair_args(config: dict[str, Any]):
         node_repair_config_overrides=overrides or None)
 
 
-@dataclass
-class PoolCluster:
-    """What a pool needs from the cluster (all Outputs or plain values)."""
+class GpuNodePoolArgs(PoolArgs, total=False):
+    """A GPU pool on an EKS managed node group: the pool, and what it needs from its cluster."""
 
-    endpoint: pulumi.Input[str]
-    certificate_authority: pulumi.Input[str]
-    service_cidr: pulumi.Input[str]
-    subnet_ids: pulumi.Input[list]
+    cluster_name: Required[pulumi.Input[str]]
+    """The EKS cluster's name (a plain string, or an Output of the cluster resource)."""
+    node_role_arn: Required[pulumi.Input[str]]
+    """The IAM role the nodes run as (worker, CNI and ECR read policies)."""
+    subnet_ids: Required[pulumi.Input[list[str]]]
+    """The private subnets the nodes may run in."""
+    subnet_zones: list[str]
+    """The subnets' availability zones, in the same order: needed to place a pool by `zones`."""
     node_security_group_id: pulumi.Input[str]
-    node_role_arn: pulumi.Input[str]
-    extra_security_group_ids: list[str] = field(default_factory=list)
-    depends_on: list[pulumi.Resource] = field(default_factory=list)
-    vpc_id: Optional[pulumi.Input[str]] = None  # for the EFA security group
-    zone_names: Optional[list[str]] = None  # the private subnets' zones in order, when the stack made the VPC
+    """The cluster's node security group: named explicitly when the template names any group (EFA pools,
+    `security_group_ids`), since EKS then stops adding it."""
+    security_group_ids: list[pulumi.Input[str]]
+    """More security groups for the nodes."""
+    vpc_id: pulumi.Input[str]
+    """The cluster's VPC: EFA pools get a self-referencing security group in it."""
+    cluster_endpoint: pulumi.Input[str]
+    """Ubuntu pools: the API server endpoint their bootstrap joins."""
+    cluster_certificate_authority: pulumi.Input[str]
+    """Ubuntu pools: the cluster's CA data (base64)."""
+    service_cidr: pulumi.Input[str]
+    """Ubuntu pools: the cluster's service CIDR (kube-dns is its 10th address)."""
+    efa: bool
+    """EFA interfaces on every network card, one placement group in one zone."""
+    zones: list[str]
+    """Availability zones of `subnet_zones` the pool runs in (default all; an EFA pool the first)."""
+    update_strategy: str
+    """default, or minimal: terminate old nodes before launching new ones in a roll."""
 
 
 class GpuNodePool(pulumi.ComponentResource):
-    """A GPU managed node group, its launch template, and the autoscaler's node-template tags."""
+    """A GPU managed node group, its launch template, and the autoscaler's node-template tags.
 
-    def __init__(self, name: str, spec: "PlatformSpec", pool: "NodePoolSpec", cluster: PoolCluster,
-                 opts: Optional[pulumi.ResourceOptions] = None):
+    Pass `protect` in the resource options to protect the node group (prod pools are protected by default);
+    the caller's provider, depends_on and aliases reach every child.
+    """
+
+    node_group_name: pulumi.Output[str]
+    """The EKS node group's name."""
+    auto_scaling_group_name: pulumi.Output[str]
+    """The Auto Scaling group EKS made for the node group (the autoscaler scales it)."""
+
+    def __init__(self, name: str, args: GpuNodePoolArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("gpu-platform:node_pool:GpuNodePool", name, None, opts)
         from pulumi_aws import eks
 
-        inputs = node_group_inputs(spec, pool)
-        template = self._launch_template(name, spec, pool, inputs, cluster)
-        chosen = subnet_indices(spec, pool, cluster.zone_names)  # EFA pools: one zone (one placement group)
-        subnets = (cluster.subnet_ids if chosen is None else
-                   pulumi.Output.from_input(cluster.subnet_ids).apply(lambda ids: [list(ids)[i] for i in chosen]))
+        cluster_name = args["cluster_name"]
+        pool, ctx = pool_from_args("GpuNodePool", name, args, "managed-node-group", cluster_name,
+                                   set(GpuNodePoolArgs.__annotations__), subnet_zones=args.get("subnet_zones"))
+        inputs = node_group_inputs(ctx, pool)
+        group_name = named(cluster_name, lambda c: names.node_group_name(c, pool.name))
+        template_name = named(cluster_name, lambda c: names.launch_template_name(c, pool.name))
+        template = self._launch_template(name, args, ctx, pool, inputs, group_name, template_name, opts)
+        chosen = subnet_indices(ctx, pool, args.get("subnet_zones"))  # EFA pools: one zone (one placement group)
+        subnets = (args["subnet_ids"] if chosen is None else
+                   pulumi.Output.from_input(args["subnet_ids"]).apply(lambda ids: [list(ids)[i] for i in chosen]))
         self.node_group = eks.NodeGroup(
             name,
-            cluster_name=inputs.cluster_name,
-            node_group_name=inputs.node_group_name,
-            node_role_arn=cluster.node_role_arn,
+            cluster_name=cluster_name,
+            node_group_name=group_name,
+            node_role_arn=args["node_role_arn"],
             subnet_ids=subnets,
             capacity_type=inputs.capacity_type,
             instance_types=inputs.instance_types,
@@ -89,7 +119,7 @@ class GpuNodePool(pulumi.ComponentResource):
             release_version=inputs.release_version,
             version=inputs.version,
             launch_template=eks.NodeGroupLaunchTemplateArgs(
-                name=inputs.launch_template_name, version=template.latest_version.apply(str)),
+                name=template_name, version=template.latest_version.apply(str)),
             labels=inputs.labels,
             taints=[eks.NodeGroupTaintArgs(**t) for t in inputs.taints],
             scaling_config=eks.NodeGroupScalingConfigArgs(
@@ -97,45 +127,51 @@ class GpuNodePool(pulumi.ComponentResource):
             update_config=eks.NodeGroupUpdateConfigArgs(**{_SNAKE[k]: v for k, v in inputs.update_config.items()}),
             node_repair_config=repair_args(inputs.repair),
             tags=inputs.tags,
-            opts=pulumi.ResourceOptions(parent=self, protect=inputs.protect, depends_on=[template, *cluster.depends_on],
-                                        ignore_changes=["scalingConfig.desiredSize"]),
+            opts=options.child(self, opts, depends_on=[template], protect=options.protect(opts, inputs.protect),
+                               ignore_changes=["scalingConfig.desiredSize"]),
         )
-        self.asg_name = self.node_group.resources.apply(_first_asg_name)
-        self.asg_tags = self._tag_auto_scaling_group(name, node_template_tags(spec, pool))
+        self.node_group_name = self.node_group.node_group_name
+        self.auto_scaling_group_name = self.node_group.resources.apply(_first_asg_name)
+        self.asg_name = self.auto_scaling_group_name
+        self.asg_tags = self._tag_auto_scaling_group(name, ctx, pool, cluster_name, opts)
         self.register_outputs({"nodeGroupName": self.node_group.node_group_name, "autoScalingGroup": self.asg_name})
 
-    def _launch_template(self, name: str, spec: "PlatformSpec", pool: "NodePoolSpec", inputs: NodeGroupInputs,
-                         cluster: PoolCluster):
+    def _launch_template(self, name: str, args: GpuNodePoolArgs, ctx: PoolContext, pool: NodePoolSpec,
+                         inputs: NodeGroupInputs, group_name: Any, template_name: Any,
+                         opts: Optional[pulumi.ResourceOptions]):
         from pulumi_aws import ec2
 
         image = pool.ami.image
-        child = pulumi.ResourceOptions(parent=self)
+        child = options.child(self, opts)
         efa = lt.efa_interface_count(pool)
+        extra = list(args.get("security_group_ids") or [])
         groups = None
-        if efa or cluster.extra_security_group_ids:
+        if efa or extra:
             # Naming any security group stops EKS adding the cluster one: name it ourselves.
-            extra = list(cluster.extra_security_group_ids)
             if efa:
                 from gpu_platform.resources.efa import efa_security_group
 
-                extra.append(efa_security_group(f"{name}-efa-sg", spec, pool, cluster.vpc_id, self).id)
-            groups = pulumi.Output.all(cluster.node_security_group_id, *extra)
+                extra.append(efa_security_group(f"{name}-efa-sg", args["cluster_name"], pool, args.get("vpc_id"),
+                                                child).id)
+            groups = pulumi.Output.all(args.get("node_security_group_id"), *extra)
         placement = None
         if efa:
-            group = ec2.PlacementGroup(f"{name}-efa", name=names.placement_group_name(spec.cluster.name, pool.name),
-                                       strategy="cluster", opts=child)
+            group = ec2.PlacementGroup(
+                f"{name}-efa", name=named(args["cluster_name"], lambda c: names.placement_group_name(c, pool.name)),
+                strategy="cluster", opts=child)
             placement = ec2.LaunchTemplatePlacementArgs(group_name=group.name)
-        user_data = node_boot.eks_image_user_data(spec, pool)
+        user_data = node_boot.eks_image_user_data(ctx, pool)
         if image.eks_ami_type == "CUSTOM":
             taints = node_taints(pool)
-            user_data = pulumi.Output.all(cluster.endpoint, cluster.certificate_authority, cluster.service_cidr).apply(
-                lambda a: node_boot.ubuntu_user_data(spec, pool, a[0], a[1], a[2], inputs.labels, taints))
+            user_data = pulumi.Output.all(args["cluster_name"], args.get("cluster_endpoint"),
+                                          args.get("cluster_certificate_authority"), args.get("service_cidr")).apply(
+                lambda a: node_boot.ubuntu_user_data(ctx, pool, a[0], a[1], a[2], a[3], inputs.labels, taints))
         volume = lt.image_volume(image.os, pool.disk_size_gib)
-        instance_tags = {"Name": inputs.node_group_name, **spec.tags, **mig_layout_tag(pool)}
+        instance_tags = {"Name": group_name, **ctx.tags, **mig_layout_tag(pool)}
         return ec2.LaunchTemplate(
             name,
-            name=inputs.launch_template_name,
-            description=f"GPU pool {pool.name} of {spec.cluster.name}",
+            name=template_name,
+            description=named(args["cluster_name"], lambda c: f"GPU pool {pool.name} of {c}"),
             image_id=pool.ami.image_id if image.eks_ami_type == "CUSTOM" else None,
             user_data=user_data,
             metadata_options=ec2.LaunchTemplateMetadataOptionsArgs(**lt.metadata_options()),
@@ -151,17 +187,22 @@ class GpuNodePool(pulumi.ComponentResource):
             opts=child,
         )
 
-    def _tag_auto_scaling_group(self, name: str, tags: dict[str, str]) -> list:
-        """Managed node group tags never reach the Auto Scaling group: tag the group itself."""
+    def _tag_auto_scaling_group(self, name: str, ctx: PoolContext, pool: NodePoolSpec,
+                                cluster_name: pulumi.Input[str], opts: Optional[pulumi.ResourceOptions]) -> list:
+        """Managed node group tags never reach the Auto Scaling group: tag the group itself. A tag is named
+        after its key; the cluster's ownership tag, whose key names the cluster, after `owner` when the
+        cluster's name is known only at deploy time."""
         from pulumi_aws import autoscaling
 
-        return [
-            autoscaling.Tag(f"{name}-{key.removeprefix(names.CA_TEMPLATE_PREFIX).replace('/', '-')}",
-                            autoscaling_group_name=self.asg_name,
-                            tag=autoscaling.TagTagArgs(key=key, value=value, propagate_at_launch=False),
-                            opts=pulumi.ResourceOptions(parent=self))
-            for key, value in tags.items()
-        ]
+        tags = [(key.removeprefix(names.CA_TEMPLATE_PREFIX).replace("/", "-"), key, value)
+                for key, value in node_template_tags(ctx, pool).items()]
+        if ctx.cluster_name is None:
+            owner = pulumi.Output.from_input(cluster_name).apply(names.ca_cluster_tag)
+            tags.insert(1, ("cluster-autoscaler-owner", owner, names.CA_OWNED_VALUE))
+        return [autoscaling.Tag(f"{name}-{label}", autoscaling_group_name=self.asg_name,
+                                tag=autoscaling.TagTagArgs(key=key, value=value, propagate_at_launch=False),
+                                opts=options.child(self, opts))
+                for label, key, value in tags]
 
 
 def _first_asg_name(resources) -> Optional[str]:

@@ -6,7 +6,7 @@ fields allowed there. Cross-field rules run after this (spec/rules.py, then deci
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from typing import Any, Mapping, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -14,15 +14,23 @@ from gpu_platform.spec.alerting import plaintext_secret_message
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import PlatformSpec
 
+M = TypeVar("M", bound=BaseModel)
+
 
 def read_models(data: Any) -> PlatformSpec:
     """The stack file's object as a PlatformSpec; SpecError listing every structural problem."""
     if not isinstance(data, Mapping):
         raise SpecError(["gpu-platform:platform: must be an object (see the stack file contract in the README)"])
+    return read_part(PlatformSpec, data)
+
+
+def read_part(model: type[M], data: Mapping[str, Any], where: str = "") -> M:
+    """One part of the platform (a pool, a team...) as its model: the stack file's whole object, or a
+    component's arguments. SpecError lists every problem, each prefixed with `where`."""
     try:
-        return PlatformSpec.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
-        raise SpecError([_format_error(e) for e in exc.errors()]) from None
+        raise SpecError([f"{where}{_format_error(e, model)}" for e in exc.errors()]) from None
 
 
 def _path(loc: tuple) -> str:
@@ -37,20 +45,20 @@ def _path(loc: tuple) -> str:
     return out or "gpu-platform:platform"
 
 
-def _format_error(err: dict) -> str:
+def _format_error(err: dict, root: Any = PlatformSpec) -> str:
     loc = tuple(err["loc"])
     msg = err["msg"]
     if err["type"] == "extra_forbidden":
-        allowed = _fields_at(loc[:-1])
+        allowed = _fields_at(loc[:-1], root)
         msg = plaintext_secret_message(loc) or "unknown field" + (f"; allowed: {', '.join(allowed)}" if allowed else "")
     elif err["type"] == "missing":
         msg = "required field is missing"
     return f"{_path(loc)}: {msg}"
 
 
-def _fields_at(loc: tuple) -> list[str]:
-    """The camelCase field names of the model found at `loc`, for 'unknown field' messages."""
-    model: Any = PlatformSpec
+def _fields_at(loc: tuple, root: Any = PlatformSpec) -> list[str]:
+    """The camelCase field names of the model found at `loc` below `root`, for 'unknown field' messages."""
+    model: Any = root
     for part in loc:
         if isinstance(part, int):
             continue

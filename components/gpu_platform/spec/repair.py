@@ -56,11 +56,11 @@ def known_reason(condition: str, reason: str) -> bool:
 
 def repair_rules(spec: "PlatformSpec") -> Iterator[tuple[str, str]]:
     for i, pool in enumerate(spec.node_pools):
-        yield from _pool_repair_rules(f"nodePools[{i}].repair", pool.repair)
+        yield from pool_repair_rules(f"nodePools[{i}].repair", pool.repair)
     yield from _agent_rules(spec)
 
 
-def _pool_repair_rules(at: str, repair: NodeRepairSpec) -> Iterator[tuple[str, str]]:
+def pool_repair_rules(at: str, repair: NodeRepairSpec) -> Iterator[tuple[str, str]]:
     if not repair.enabled:
         for field in repair.thresholds_set():
             yield f"{at}.{field}", "applies only with enabled: true"

@@ -16,6 +16,7 @@ from gpu_platform.facts.mig import layout_problem
 from gpu_platform.spec import rules_training as training
 from gpu_platform.spec.alerting import alerting_rules
 from gpu_platform.spec.models import ADDON_VERSION, NodePoolSpec, PlatformSpec, quantity_value
+from gpu_platform.spec.pool_context import PoolContext
 from gpu_platform.spec.repair import repair_rules
 from gpu_platform.spec.rules_karpenter import ami_rules as karpenter_ami_rules
 from gpu_platform.spec.rules_karpenter import rules as karpenter_rules
@@ -37,10 +38,10 @@ def check(spec: PlatformSpec, today: date) -> Findings:
     problems = [*_cluster_rules(spec), *_duplicate_rules(spec), *_model_cache_rules(spec), *_access_rules(spec),
                 *_pricing_rules(spec), *repair_rules(spec), *alerting_rules(spec), *training.efa_rules(spec),
                 *training.datasets_rules(spec)]
-    pool_problems = [p for i, pool in enumerate(spec.node_pools) for p in _pool_rules(spec, i, pool)]
+    pool_problems = [p for pool in spec.node_pools for p in pool_rules(PoolContext.of(spec, pool), pool)]
     pool_problems += karpenter_rules(spec)
     problems += pool_problems
-    if all(_gpu_known(p) for p in spec.node_pools):  # rules below look each pool's GPU up
+    if all(gpu_known(p) for p in spec.node_pools):  # rules below look each pool's GPU up
         problems += [*_driver_rules(spec, today), *_mig_strategy_rules(spec)]
     return Findings(problems, pools_valid=not pool_problems)
 
@@ -62,7 +63,7 @@ def _pricing_rules(spec: PlatformSpec) -> Iterator[Problem]:
                 yield f'pricing.{field}["{itype}"]', "must be a positive price in USD per hour"
 
 
-def _gpu_known(pool: NodePoolSpec) -> bool:
+def gpu_known(pool: NodePoolSpec) -> bool:
     """The pool's instance types are all in the catalog and share one GPU model and count."""
     its = [catalog.INSTANCE_TYPES.get(t) for t in pool.instance_types]
     return None not in its and len({(it.gpu, it.gpu_count) for it in its}) == 1
@@ -113,8 +114,9 @@ def _duplicate_rules(spec: PlatformSpec) -> Iterator[Problem]:
             seen.setdefault(item.name, i)
 
 
-def _pool_rules(spec: PlatformSpec, i: int, pool: NodePoolSpec) -> Iterator[Problem]:
-    at = f"nodePools[{i}]"
+def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
+    """One pool's rules, in the context of its cluster (the stack file's, or a pool component's arguments)."""
+    at = ctx.at
     unknown = [j for j, t in enumerate(pool.instance_types) if t not in catalog.INSTANCE_TYPES]
     for j in unknown:
         yield (f"{at}.instanceTypes[{j}]",
@@ -134,7 +136,7 @@ def _pool_rules(spec: PlatformSpec, i: int, pool: NodePoolSpec) -> Iterator[Prob
         return
     if pool.min_size > pool.max_size:
         yield f"{at}.minSize", f"must be <= maxSize ({pool.max_size})"
-    if len(spec.cluster.name) + 1 + len(pool.name) > catalog.EKS_NODE_GROUP_NAME_MAX:
+    if ctx.cluster_name is not None and len(ctx.cluster_name) + 1 + len(pool.name) > catalog.EKS_NODE_GROUP_NAME_MAX:
         yield f"{at}.name", f"cluster name + '-' + pool name must fit {catalog.EKS_NODE_GROUP_NAME_MAX} characters"
     if pool.efa and any(it.efa_interfaces == 0 for it in pool.instances):
         no_efa = [it.name for it in pool.instances if it.efa_interfaces == 0]
@@ -147,13 +149,13 @@ def _pool_rules(spec: PlatformSpec, i: int, pool: NodePoolSpec) -> Iterator[Prob
     for key in pool.labels:
         if key.startswith(RESERVED_LABEL_DOMAINS):
             yield f"{at}.labels", f"{key!r} is managed by the platform; reserved prefixes: {', '.join(RESERVED_LABEL_DOMAINS)}"
-    yield from _ami_rules(spec, at, pool)
+    yield from _ami_rules(ctx, at, pool)
     yield from _sharing_rules(at, pool)
-    yield from training.pool_rules(spec, at, pool)
+    yield from training.pool_rules(ctx, at, pool)
 
 
-def _ami_rules(spec: PlatformSpec, at: str, pool: NodePoolSpec) -> Iterator[Problem]:
-    image, source = pool.ami.image, spec.gpu_operator.driver.source
+def _ami_rules(ctx: PoolContext, at: str, pool: NodePoolSpec) -> Iterator[Problem]:
+    image, source = pool.ami.image, ctx.driver_source
     if not image.supported:
         yield f"{at}.ami.type", f"{image.key} is not supported: {image.note}"
         return
@@ -166,7 +168,7 @@ def _ami_rules(spec: PlatformSpec, at: str, pool: NodePoolSpec) -> Iterator[Prob
             yield (f"{at}.ami.type", f"{image.key} has no NVIDIA driver; with gpuOperator.driver.source ami use "
                    "AL2023_x86_64_NVIDIA or BOTTLEROCKET_x86_64_NVIDIA, or set source: operator")
     if pool.provisioner == "karpenter":
-        yield from karpenter_ami_rules(spec, at, pool)
+        yield from karpenter_ami_rules(at, pool)
         return
     if image.eks_ami_type == "CUSTOM":
         if pool.ami.image_id is None:
@@ -177,11 +179,11 @@ def _ami_rules(spec: PlatformSpec, at: str, pool: NodePoolSpec) -> Iterator[Prob
         if pool.ami.image_id is not None:
             yield f"{at}.ami.imageId", f"{image.key} is selected by releaseVersion; imageId is for Ubuntu pools"
         release = pool.ami.release_version
-        k8s = spec.cluster.kubernetes_version
+        k8s = ctx.kubernetes_version
         if release is None:
-            yield (f"{at}.ami.releaseVersion", f"pin the AMI release (e.g. {k8s}.5-20251120): it fixes the driver "
-                   "branch, and 'latest' replaces nodes whenever AWS publishes an AMI")
-        elif not release.startswith(k8s + "."):
+            yield (f"{at}.ami.releaseVersion", f"pin the AMI release (e.g. {k8s or '1.35'}.5-20251120): it fixes the "
+                   "driver branch, and 'latest' replaces nodes whenever AWS publishes an AMI")
+        elif k8s is not None and not release.startswith(k8s + "."):
             yield f"{at}.ami.releaseVersion", f"{release} is not a release for Kubernetes {k8s}"
 
 
@@ -234,18 +236,23 @@ def _driver_rules(spec: PlatformSpec, today: date) -> Iterator[Problem]:
     if drv.version not in chart.supported_drivers:
         yield ("gpuOperator.driver.version",
                f"{drv.version} is not supported by gpu-operator {chart.version}; choose one of {', '.join(chart.supported_drivers)}")
-    key = catalog.version_key(drv.version)
     for i, pool in enumerate(spec.node_pools):
-        gpu = pool.gpu
-        if key < catalog.version_key(gpu.min_driver):
-            yield "gpuOperator.driver.version", f"{gpu.key} (nodePools[{i}]) needs driver >= {gpu.min_driver}"
-        for profile in (pool.sharing.layout or {}) if pool.sharing.mode == "mig" else {}:
-            need = gpu.profile_min_driver.get(profile)
-            if need and key < catalog.version_key(need):
-                yield "gpuOperator.driver.version", f"MIG profile {profile} on {gpu.key} (nodePools[{i}]) needs driver >= {need}"
+        for need in driver_shortfalls(pool, drv.version, f" (nodePools[{i}])"):
+            yield "gpuOperator.driver.version", need
     branch = catalog.DRIVER_BRANCHES.get(catalog.driver_branch(drv.version))
     if spec.prod and branch is not None and branch.eol < today:
         yield "gpuOperator.driver.version", f"branch R{branch.branch} reached end of life on {branch.eol}; prod needs a supported branch"
+
+
+def driver_shortfalls(pool: NodePoolSpec, version: str, where: str = "") -> Iterator[str]:
+    """What an operator-owned driver `version` is too old for on this pool: its GPU, its MIG profiles."""
+    key, gpu = catalog.version_key(version), pool.gpu
+    if key < catalog.version_key(gpu.min_driver):
+        yield f"{gpu.key}{where} needs driver >= {gpu.min_driver}"
+    for profile in (pool.sharing.layout or {}) if pool.sharing.mode == "mig" else {}:
+        need = gpu.profile_min_driver.get(profile)
+        if need and key < catalog.version_key(need):
+            yield f"MIG profile {profile} on {gpu.key}{where} needs driver >= {need}"
 
 
 def _mig_strategy_rules(spec: PlatformSpec) -> Iterator[Problem]:

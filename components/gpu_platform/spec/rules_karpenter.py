@@ -12,6 +12,7 @@ from gpu_platform.facts import catalog
 from gpu_platform.facts.karpenter import KARPENTER, POD_EVICTING_REASONS
 from gpu_platform.facts.karpenter_window import window_problem
 from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
+from gpu_platform.spec.pool_context import PoolContext
 
 Problem = tuple[str, str]
 PROD_CONSOLIDATION = "WhenEmpty"
@@ -19,19 +20,22 @@ PROD_EXPIRY = "Never"
 
 
 def rules(spec: PlatformSpec) -> Iterator[Problem]:
-    used = False
-    for i, pool in enumerate(spec.node_pools):
-        at = f"nodePools[{i}]"
-        if pool.provisioner != KARPENTER:
-            if pool.karpenter is not None:
-                yield f"{at}.karpenter", "applies to pools with provisioner: karpenter"
-            if pool.ami.alias is not None:
-                yield f"{at}.ami.alias", "applies to Karpenter pools; a managed node group pins ami.releaseVersion"
-            continue
-        used = True
-        yield from _pool_rules(spec, at, pool)
-    if used:
+    for pool in spec.node_pools:
+        yield from pool_rules(PoolContext.of(spec, pool), pool)
+    if any(pool.provisioner == KARPENTER for pool in spec.node_pools):
         yield from _platform_rules(spec)
+
+
+def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
+    """A pool's Karpenter settings: only on Karpenter pools, and what Karpenter can provision."""
+    at = ctx.at
+    if pool.provisioner != KARPENTER:
+        if pool.karpenter is not None:
+            yield f"{at}.karpenter", "applies to pools with provisioner: karpenter"
+        if pool.ami.alias is not None:
+            yield f"{at}.ami.alias", "applies to Karpenter pools; a managed node group pins ami.releaseVersion"
+        return
+    yield from _pool_rules(ctx, at, pool)
 
 
 def _platform_rules(spec: PlatformSpec) -> Iterator[Problem]:
@@ -56,7 +60,7 @@ def _platform_rules(spec: PlatformSpec) -> Iterator[Problem]:
         yield "karpenter.disruptionWindow", f"{problem} (schedule {window.schedule!r}, duration {window.duration})"
 
 
-def _pool_rules(spec: PlatformSpec, at: str, pool: NodePoolSpec) -> Iterator[Problem]:
+def _pool_rules(ctx: PoolContext, at: str, pool: NodePoolSpec) -> Iterator[Problem]:
     if pool.min_size > 0:
         yield (f"{at}.minSize", "must be 0 for a Karpenter pool: a NodePool has no minimum size (Karpenter launches "
                "nodes only for pending pods); use provisioner: managed-node-group for a warm floor of nodes")
@@ -66,12 +70,12 @@ def _pool_rules(spec: PlatformSpec, at: str, pool: NodePoolSpec) -> Iterator[Pro
     if pool.update_strategy != "default":
         yield (f"{at}.updateStrategy", "applies to managed node groups; Karpenter always launches a drifted node's "
                "replacement before draining it")
-    if pool.sharing.mode == "mig" and spec.mig_strategy == "mixed":
+    if pool.sharing.mode == "mig" and ctx.mig_strategy == "mixed":
         yield (f"{at}.sharing.strategy", "Karpenter knows GPUs only as nvidia.com/gpu, so pods asking for "
                "nvidia.com/mig-<profile> would never get a node from it: use strategy single on every MIG pool, or "
                "provisioner: managed-node-group (the Cluster Autoscaler learns the slices from node-template tags)")
     settings = pool.karpenter
-    if spec.prod and settings is not None:
+    if ctx.prod and settings is not None:
         if settings.consolidation_policy != PROD_CONSOLIDATION:
             yield (f"{at}.karpenter.consolidationPolicy", f"must be {PROD_CONSOLIDATION} in prod: consolidating "
                    "underutilized nodes evicts running GPU pods")
@@ -80,7 +84,7 @@ def _pool_rules(spec: PlatformSpec, at: str, pool: NodePoolSpec) -> Iterator[Pro
                    f"budgets, so nodes would be drained outside the window ({', '.join(POD_EVICTING_REASONS)} are)")
 
 
-def ami_rules(spec: PlatformSpec, at: str, pool: NodePoolSpec) -> Iterator[Problem]:
+def ami_rules(at: str, pool: NodePoolSpec) -> Iterator[Problem]:
     """The image of a Karpenter pool: an exact alias or an id, never `latest`, never a node-group release."""
     ami = pool.ami
     image = catalog.KARPENTER_IMAGES.get(ami.type)

@@ -1,5 +1,5 @@
-"""Spec rules for training pools: zones and EFA, local NVMe, the datasets file system, and whether team
-quotas hold the GPU pods the workload helper sizes. Each yields (field path, what would be valid)."""
+"""Spec rules for training pools: zones and EFA, local NVMe, and the datasets file system. Each yields
+(field path, what would be valid)."""
 from __future__ import annotations
 
 import re
@@ -8,32 +8,38 @@ from typing import Iterator
 
 from gpu_platform.facts import catalog
 from gpu_platform.spec.models import NodePoolSpec, PlatformSpec, quantity_value
+from gpu_platform.spec.pool_context import PoolContext
 
 Problem = tuple[str, str]
 ZONE = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+[a-z]$")
 
 
-def pool_rules(spec: PlatformSpec, at: str, pool: NodePoolSpec) -> Iterator[Problem]:
-    yield from _zone_rules(spec, at, pool)
+def pool_rules(ctx: PoolContext, at: str, pool: NodePoolSpec) -> Iterator[Problem]:
+    yield from _zone_rules(ctx, at, pool)
     image = pool.ami.image
     if pool.local_storage == "raid0" and not image.local_storage:
         yield (f"{at}.localStorage", f"the instance-store RAID0 is set up on AL2023 and Ubuntu pools; {pool.ami.type} "
                "configures its own storage: use none")
 
 
-def _zone_rules(spec: PlatformSpec, at: str, pool: NodePoolSpec) -> Iterator[Problem]:
+def _zone_rules(ctx: PoolContext, at: str, pool: NodePoolSpec) -> Iterator[Problem]:
     if pool.zones is None:
         return
-    vpc = spec.cluster.create.vpc if spec.cluster.create else None
-    if vpc is None:
-        yield (f"{at}.zones", "applies to a VPC this stack creates; on existing subnets a pool uses them all "
-               "(an EFA pool the first listed)")
+    vpc, known = ctx.vpc, ctx.subnet_zones
+    if vpc is None and known is None:
+        yield (f"{at}.zones", "applies to a VPC this stack creates (or subnets whose zones are given); on existing "
+               "subnets a pool uses them all (an EFA pool the first listed)")
         return
     if pool.efa and len(pool.zones) > 1:
         yield (f"{at}.zones", f"an EFA pool runs in one cluster placement group, and a placement group lives in one "
                f"availability zone: list one zone, not {len(pool.zones)}")
     if len(set(pool.zones)) != len(pool.zones):
         yield f"{at}.zones", "lists a zone twice"
+    if vpc is None:
+        unknown = [z for z in pool.zones if z not in known]
+        if unknown:
+            yield f"{at}.zones", f"{', '.join(unknown)} not among the subnets' zones ({', '.join(known)})"
+        return
     if vpc.zones is not None:
         unknown = [z for z in pool.zones if z not in vpc.zones]
         if unknown:

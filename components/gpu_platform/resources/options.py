@@ -1,0 +1,37 @@
+"""What a component does with the ResourceOptions its caller gives it.
+
+Children are parented to the component, so Pulumi already hands them its providers, its protection and
+its aliases. Two things Pulumi does not pass on are done here: every child also waits for what the caller
+made the component wait for (`depends_on`), and a child the library protects by default (a node group in
+prod) takes the caller's `protect` instead whenever the caller set one.
+"""
+from typing import Any, Optional, Sequence
+
+import pulumi
+
+
+def child(parent: pulumi.Resource, caller: Optional[pulumi.ResourceOptions], *, depends_on: Sequence[Any] = (),
+          **options: Any) -> pulumi.ResourceOptions:
+    """Options for one child of `parent`: after the caller's `depends_on` and this child's own."""
+    waits = [*caller_depends_on(caller), *depends_on]
+    return pulumi.ResourceOptions(parent=parent, depends_on=waits or None, **options)
+
+
+def caller_depends_on(caller: Optional[pulumi.ResourceOptions]) -> list[Any]:
+    given = caller.depends_on if caller is not None else None
+    if given is None:
+        return []
+    return list(given) if isinstance(given, (list, tuple)) else [given]
+
+
+def protect(caller: Optional[pulumi.ResourceOptions], default: bool) -> bool:
+    """The caller's `protect` when it set one, else the library's default for this child."""
+    return caller.protect if caller is not None and caller.protect is not None else default
+
+
+def named(cluster_name: pulumi.Input[str], build: Any) -> Any:
+    """`build(cluster_name)` now when the name is a plain string, else once the Output resolves: physical
+    names follow the cluster's, which another resource may decide."""
+    if isinstance(cluster_name, str):
+        return build(cluster_name)
+    return pulumi.Output.from_input(cluster_name).apply(build)

@@ -1,0 +1,55 @@
+"""What a GPU pool's rules and decisions read besides the pool itself: its cluster, its environment and the
+settings it shares with the other pools of a platform.
+
+The stack file gives it whole (`PoolContext.of(spec, pool)`); a pool component builds it from its own
+arguments, so a node pool can be validated and built without a stack file.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Mapping, Optional, Union
+
+if TYPE_CHECKING:
+    from gpu_platform.spec.models import DisruptionWindowSpec, NodePoolSpec, PlatformSpec, VpcSpec
+
+
+@dataclass(frozen=True)
+class PoolContext:
+    at: str  # the pool's field path in problems: "nodePools[1]" in a stack file, "" for a component's arguments
+    cluster_name: Optional[str]  # None: known only when deployed (an Output of another resource)
+    kubernetes_version: Optional[str]  # None: the cluster's (a node group follows its control plane)
+    environment: str = "dev"  # prod: protected pools, one node at a time, conservative repair
+    tags: Mapping[str, str] = field(default_factory=dict)  # on every instance and volume
+    driver_source: str = "ami"  # who installs the NVIDIA driver: the AMI or the GPU Operator
+    driver_version: Optional[str] = None  # the operator's pinned driver (driver_source operator)
+    mig_strategy: str = "none"  # the cluster-wide MIG strategy (none, single, mixed)
+    lustre_client: bool = False  # nodes install the FSx for Lustre client (the platform has a datasets file system)
+    vpc: Optional["VpcSpec"] = None  # the VPC the platform creates: pool zones are its zones
+    subnet_zones: Optional[tuple[str, ...]] = None  # else the zones of the pool's subnets, in order, when known
+    disruption_window: Optional["DisruptionWindowSpec"] = None  # when Karpenter may disrupt pool nodes
+
+    @property
+    def prod(self) -> bool:
+        return self.environment == "prod"
+
+    def protected(self, pool: "NodePoolSpec") -> bool:
+        return self.prod if pool.protect is None else pool.protect
+
+    def max_unavailable(self, pool: "NodePoolSpec") -> Union[int, str]:
+        """Nodes a rolling update replaces at a time: one in prod (GPU jobs die with their node), else 25%."""
+        if pool.max_unavailable is not None:
+            return pool.max_unavailable
+        return 1 if self.prod else "25%"
+
+    @classmethod
+    def of(cls, spec: "PlatformSpec", pool: "NodePoolSpec") -> "PoolContext":
+        """The context of one of the stack file's pools."""
+        index = next(i for i, p in enumerate(spec.node_pools) if p is pool)
+        driver = spec.gpu_operator.driver
+        return cls(
+            at=f"nodePools[{index}]", cluster_name=spec.cluster.name,
+            kubernetes_version=spec.cluster.kubernetes_version, environment=spec.environment, tags=spec.tags,
+            driver_source=driver.source, driver_version=driver.version, mig_strategy=spec.mig_strategy,
+            lustre_client=spec.datasets.fsx_lustre is not None,
+            vpc=spec.cluster.create.vpc if spec.cluster.create else None,
+            disruption_window=spec.karpenter.disruption_window)
