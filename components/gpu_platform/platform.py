@@ -24,7 +24,7 @@ from gpu_platform.resources.autoscaler import ClusterAutoscaler
 from gpu_platform.resources.cluster import Cluster
 from gpu_platform.resources.datasets import build_datasets
 from gpu_platform.resources.efa import EfaDevicePlugin
-from gpu_platform.resources.gpu_operator import GpuOperator, GpuOperatorArgs
+from gpu_platform.resources.gpu_operator import GpuOperator, GpuOperatorArgs, OperatorPoolArgs
 from gpu_platform.resources.karpenter_pool import build_karpenter
 from gpu_platform.resources.model_cache import build_model_cache
 from gpu_platform.resources.monitoring import GpuMonitoring, GpuMonitoringArgs
@@ -95,10 +95,8 @@ class GpuPlatform(pulumi.ComponentResource):
 
     def _gpu_operator(self, spec: PlatformSpec) -> None:
         # The operator creates dcgm-exporter's ServiceMonitor only if the Prometheus CRDs exist at start.
-        self.gpu_operator = GpuOperator("gpu-operator", GpuOperatorArgs(
-            spec, self.cluster.k8s_provider,
-            depends_on=[*self.cluster.system_ready, *self.monitoring.crds_ready]),
-            opts=pulumi.ResourceOptions(parent=self))
+        self.gpu_operator = GpuOperator("gpu-operator", operator_args(spec, self.cluster.k8s_provider), opts=(
+            pulumi.ResourceOptions(parent=self, depends_on=[*self.cluster.system_ready, *self.monitoring.crds_ready])))
         self._exports["gpuOperator"] = {"namespace": self.gpu_operator.namespace.metadata.name,
                                         "chartVersion": spec.gpu_operator.chart_version,
                                         "driver": self.gpu_operator.driver}
@@ -120,3 +118,17 @@ class GpuPlatform(pulumi.ComponentResource):
         if self.model_cache is not None:
             self._exports["modelCache"] = {"fileSystemId": self.model_cache.file_system.id,
                                            "storageClass": self.model_cache.storage_class_name}
+
+
+def operator_args(spec: PlatformSpec, k8s_provider: Any) -> GpuOperatorArgs:
+    """The stack file's operator block, and every pool it serves, as the GpuOperator's arguments."""
+    op, mon = spec.gpu_operator, spec.monitoring
+    pools = [OperatorPoolArgs(**p.model_dump(include={"name", "instance_types", "ami", "sharing", "taints"},
+                                             exclude_none=True)) for p in spec.node_pools]
+    return GpuOperatorArgs(
+        chart_version=op.chart_version, namespace=op.namespace, driver=op.driver.model_dump(exclude_none=True),
+        upgrade_policy=op.upgrade_policy.model_dump(), pools=pools, mig_strategy=spec.mig_strategy,
+        k8s_provider=k8s_provider, service_monitor=mon.enabled and mon.prometheus.mode != "none",
+        service_monitor_labels=dict(mon.prometheus.selector_labels),
+        system_node_selector=dict(spec.cluster.system_node_selector),
+        kubernetes_version=spec.cluster.kubernetes_version, environment=spec.environment)

@@ -13,7 +13,7 @@ from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
 from gpu_platform.facts.karpenter import NODE_CLASS, NODE_POOL
 from gpu_platform.render.karpenter import node_class_object, node_pool_object
-from gpu_platform.render.operator_values import operator_values
+from gpu_platform.render.operator_values import OperatorSettings, operator_values
 from gpu_platform.spec.pool_context import PoolContext
 from tests.support.stacks import stack_platform
 
@@ -22,7 +22,7 @@ def resources(platform: dict) -> list[tuple[str, str, dict]]:
     """The pool resources the program registers for `platform`, as the model reads them."""
     spec = parse_platform(platform)
     out = [(HELM_RELEASE, "gpu-operator", {"chart": catalog.GPU_OPERATOR_CHART, "version": spec.gpu_operator.chart_version,
-                                           "values": operator_values(spec)})]
+                                           "values": operator_values(OperatorSettings.of(spec))})]
     for pool in spec.node_pools:
         if pool.provisioner == "karpenter":
             out += [(NODE_POOL, pool.name, node_pool_object(PoolContext.of(spec, pool), pool)),

@@ -13,6 +13,7 @@ from gpu_platform.decisions.node_repair import agent_configuration, repair_confi
 from gpu_platform.decisions.tolerations import tolerates
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
+from gpu_platform.render.operator_values import OperatorSettings
 from gpu_platform.resources import node_pool
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.pool_context import PoolContext
@@ -229,7 +230,7 @@ def test_the_device_plugins_health_checks_stay_on(stack):
     (GpuDevicesUnhealthy alerts); DP_DISABLE_HEALTHCHECKS=all would turn that off."""
     from gpu_platform.render.operator_values import operator_values
 
-    values = operator_values(parse_platform(stack_platform(stack)))
+    values = operator_values(OperatorSettings.of(parse_platform(stack_platform(stack))))
     env = {e["name"]: e.get("value") for e in values["devicePlugin"].get("env", [])}
     assert "DP_DISABLE_HEALTHCHECKS" not in env
 
@@ -240,7 +241,7 @@ def test_the_operators_standalone_dcgm_stays_off_beside_the_agents_host_engine(s
     from gpu_platform.render.operator_values import chart_defaults, operator_values
 
     spec = parse_platform(stack_platform(stack))
-    values = operator_values(spec)
+    values = operator_values(OperatorSettings.of(spec))
     assert (values.get("dcgm") or chart_defaults(spec.gpu_operator.chart_version)["dcgm"])["enabled"] is False
 
 

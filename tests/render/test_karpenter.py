@@ -15,6 +15,7 @@ from gpu_platform.facts import catalog, names
 from gpu_platform.facts.karpenter import NODE_CLASS, NODE_POOL, node_group_view
 from gpu_platform.facts.karpenter_window import active, first_open_minute
 from gpu_platform.render.karpenter import block_device_mappings, budgets, custom_user_data, node_class_object, node_pool_object
+from gpu_platform.render.operator_values import OperatorSettings
 from gpu_platform.spec.pool_context import PoolContext
 from tests.support.crd_schemas import cel_problems, schema_problems
 from tests.support.stacks import cached_plan, resources, stack_platform
@@ -315,7 +316,7 @@ def test_the_gpu_operator_serves_karpenter_pools_like_node_groups():
                        sharing={"mode": "time-slicing", "replicas": 8}),
         karpenter_pool(name="h100-k", instanceTypes=["p5.48xlarge"], capacityType="on-demand",
                        sharing={"mode": "mig", "strategy": "single", "layout": {"1g.10gb": 7}})))
-    values = operator_values(spec)
+    values = operator_values(OperatorSettings.of(spec))
     assert {"key": "reserved", "operator": "Equal", "value": "vision", "effect": "NoSchedule"} in \
         values["daemonsets"]["tolerations"]
     assert "ts-8" in values["devicePlugin"]["config"]["data"]

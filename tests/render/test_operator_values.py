@@ -7,7 +7,7 @@ from gpu_platform.decisions.tolerations import tolerates
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
 from gpu_platform.render import operator_values as ov
-from gpu_platform.render.operator_values import ABSENT_BUT_READ, chart_defaults, operator_values, unknown_value_keys
+from gpu_platform.render.operator_values import ABSENT_BUT_READ, OperatorSettings, chart_defaults, operator_values, unknown_value_keys
 from gpu_platform.render.sharing import check_mig_parted_config, device_plugin_configs, mig_parted_config
 from tests.support.stacks import stack_platform
 
@@ -74,28 +74,28 @@ VARIANTS = {"dev": dev, "prod": prod, "mig-single": mig_single, "bottlerocket": 
 # --- driver ownership ---
 
 def test_ami_owned_driver_disables_driver_and_toolkit():
-    values = operator_values(dev())
+    values = operator_values(OperatorSettings.of(dev()))
     assert values["driver"] == {"enabled": False} and values["toolkit"] == {"enabled": False}
 
 
 @pytest.mark.parametrize("operand", ["devicePlugin", "gfd", "dcgmExporter", "migManager"])
 def test_ami_owned_driver_keeps_the_other_operands_on(operand):
-    assert operator_values(dev())[operand]["enabled"] is True
+    assert operator_values(OperatorSettings.of(dev()))[operand]["enabled"] is True
 
 
 def test_operator_owned_driver_is_pinned_exactly():
     spec = prod()
-    driver = operator_values(spec)["driver"]
+    driver = operator_values(OperatorSettings.of(spec))["driver"]
     assert (driver["enabled"], driver["version"], driver["kernelModuleType"]) == (
         True, spec.gpu_operator.driver.version, spec.gpu_operator.driver.kernel_module_type)
 
 
 def test_operator_owned_driver_enables_the_toolkit():
-    assert operator_values(prod())["toolkit"] == {"enabled": True}
+    assert operator_values(OperatorSettings.of(prod()))["toolkit"] == {"enabled": True}
 
 
 def test_default_upgrade_policy_waits_for_labelled_jobs_and_never_forces():
-    policy = operator_values(prod())["driver"]["upgradePolicy"]
+    policy = operator_values(OperatorSettings.of(prod()))["driver"]["upgradePolicy"]
     assert policy["waitForCompletion"] == {"timeoutSeconds": 0, "podSelector": f"{names.DOMAIN}/wait-for-completion=true"}
     assert policy["gpuPodDeletion"]["force"] is False and policy["drain"]["enable"] is False
     assert policy["autoUpgrade"] is True and policy["maxParallelUpgrades"] == 1
@@ -103,7 +103,7 @@ def test_default_upgrade_policy_waits_for_labelled_jobs_and_never_forces():
 
 def test_upgrade_policy_comes_from_the_spec():
     spec = custom_upgrade()
-    policy, wanted = operator_values(spec)["driver"]["upgradePolicy"], spec.gpu_operator.upgrade_policy
+    policy, wanted = operator_values(OperatorSettings.of(spec))["driver"]["upgradePolicy"], spec.gpu_operator.upgrade_policy
     assert policy["maxParallelUpgrades"] == wanted.max_parallel_upgrades
     assert policy["maxUnavailable"] == wanted.max_unavailable
     assert policy["waitForCompletion"]["timeoutSeconds"] == wanted.wait_for_completion.timeout_seconds
@@ -114,43 +114,43 @@ def test_upgrade_policy_comes_from_the_spec():
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 @pytest.mark.parametrize("section, key", REMOVED_KEYS)
 def test_removed_or_no_op_keys_are_never_set(variant, section, key):
-    assert key not in operator_values(VARIANTS[variant]()).get(section, {})
+    assert key not in operator_values(OperatorSettings.of(VARIANTS[variant]())).get(section, {})
 
 
 # --- sharing ---
 
 def test_device_plugin_config_is_created_from_the_rendered_entries():
     spec = dev()
-    config = operator_values(spec)["devicePlugin"]["config"]
+    config = operator_values(OperatorSettings.of(spec))["devicePlugin"]["config"]
     assert config == {"create": True, "name": names.DEVICE_PLUGIN_CONFIGMAP,
-                      "default": names.DEVICE_PLUGIN_DEFAULT_CONFIG, "data": device_plugin_configs(spec)}
+                      "default": names.DEVICE_PLUGIN_DEFAULT_CONFIG, "data": device_plugin_configs(spec.node_pools, spec.mig_strategy)}
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_created_configmaps_have_a_name_data_and_their_default(variant):
     """The chart fails to render create=true with an empty name or data; a missing default breaks nodes."""
-    values = operator_values(VARIANTS[variant]())
+    values = operator_values(OperatorSettings.of(VARIANTS[variant]()))
     for config in (values["devicePlugin"]["config"], values["migManager"]["config"]):
         assert config["create"] and config["name"] and config["data"]
     assert values["devicePlugin"]["config"]["default"] in values["devicePlugin"]["config"]["data"]
 
 
 def test_mig_manager_reboots_to_change_mig_mode_on_ec2():
-    assert {"name": "WITH_REBOOT", "value": "true"} in operator_values(prod())["migManager"]["env"]
+    assert {"name": "WITH_REBOOT", "value": "true"} in operator_values(OperatorSettings.of(prod()))["migManager"]["env"]
 
 
 def test_mig_manager_config_holds_config_yaml_and_defaults_to_all_disabled():
     spec = prod()
-    config = operator_values(spec)["migManager"]["config"]
+    config = operator_values(OperatorSettings.of(spec))["migManager"]["config"]
     assert config["default"] == names.MIG_ALL_DISABLED  # the ClusterPolicy CRD accepts only this or ""
-    assert config["data"] == {names.MIG_PARTED_CONFIG_KEY: mig_parted_config(spec)}
+    assert config["data"] == {names.MIG_PARTED_CONFIG_KEY: mig_parted_config(spec.node_pools)}
     assert check_mig_parted_config(config["data"][names.MIG_PARTED_CONFIG_KEY]) == []
 
 
 @pytest.mark.parametrize("variant, strategy", [("dev", "none"), ("prod", "mixed"), ("mig-single", "single")])
 def test_mig_strategy_is_the_clusters(variant, strategy):
     spec = VARIANTS[variant]()
-    assert operator_values(spec)["mig"] == {"strategy": strategy} and spec.mig_strategy == strategy
+    assert operator_values(OperatorSettings.of(spec))["mig"] == {"strategy": strategy} and spec.mig_strategy == strategy
 
 
 # --- tolerations ---
@@ -158,7 +158,7 @@ def test_mig_strategy_is_the_clusters(variant, strategy):
 def test_daemonset_tolerations_keep_chart_defaults_and_add_each_distinct_extra_taint():
     spec = tainted()
     defaults = chart_defaults(spec.gpu_operator.chart_version)["daemonsets"]["tolerations"]
-    got = operator_values(spec)["daemonsets"]["tolerations"]
+    got = operator_values(OperatorSettings.of(spec))["daemonsets"]["tolerations"]
     assert got == defaults + [
         {"key": "workload", "operator": "Equal", "value": "training", "effect": "NoSchedule"},
         {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"},
@@ -168,7 +168,7 @@ def test_daemonset_tolerations_keep_chart_defaults_and_add_each_distinct_extra_t
 def test_nfd_worker_tolerations_keep_chart_defaults_and_add_each_distinct_extra_taint():
     spec = tainted()
     defaults = chart_defaults(spec.gpu_operator.chart_version)[ov.NFD]["worker"]["tolerations"]
-    got = operator_values(spec)[ov.NFD]["worker"]["tolerations"]
+    got = operator_values(OperatorSettings.of(spec))[ov.NFD]["worker"]["tolerations"]
     assert got[:len(defaults)] == defaults and len(got) == len(defaults) + 2
     for t in spec.node_pools[0].taints:
         assert tolerates(got, t.key, t.value, t.effect)
@@ -176,7 +176,7 @@ def test_nfd_worker_tolerations_keep_chart_defaults_and_add_each_distinct_extra_
 
 def test_prod_training_taint_is_tolerated_by_operands_and_nfd():
     spec = prod()
-    values = operator_values(spec)
+    values = operator_values(OperatorSettings.of(spec))
     taints = [t for p in spec.node_pools for t in p.taints]
     assert taints  # prod keeps a tainted pool
     for t in taints:
@@ -186,7 +186,7 @@ def test_prod_training_taint_is_tolerated_by_operands_and_nfd():
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_gpu_taint_is_always_tolerated(variant):
-    values = operator_values(VARIANTS[variant]())
+    values = operator_values(OperatorSettings.of(VARIANTS[variant]()))
     for tolerations in (values["daemonsets"]["tolerations"], values[ov.NFD]["worker"]["tolerations"]):
         assert tolerates(tolerations, names.GPU_TAINT_KEY, names.GPU_TAINT_VALUE, "NoSchedule")
 
@@ -198,7 +198,7 @@ def test_gpu_taint_toleration_is_added_when_chart_defaults_lack_it():
 def test_untainted_pools_add_no_tolerations():
     spec = dev()
     defaults = chart_defaults(spec.gpu_operator.chart_version)
-    assert operator_values(spec)["daemonsets"]["tolerations"] == defaults["daemonsets"]["tolerations"]
+    assert operator_values(OperatorSettings.of(spec))["daemonsets"]["tolerations"] == defaults["daemonsets"]["tolerations"]
 
 
 @pytest.mark.parametrize("toleration, taint, expected", [
@@ -219,13 +219,13 @@ def test_toleration_matching_follows_kubernetes(toleration, taint, expected):
 
 def test_operator_runs_on_system_nodes_and_keeps_the_chart_selector():
     spec = dev()
-    selector = operator_values(spec)["operator"]["nodeSelector"]
+    selector = operator_values(OperatorSettings.of(spec))["operator"]["nodeSelector"]
     default = chart_defaults(spec.gpu_operator.chart_version)["operator"]["nodeSelector"]
     assert selector == {**default, names.ROLE_LABEL: names.SYSTEM_ROLE}
 
 
 def test_nfd_master_and_gc_selectors_are_left_out_when_the_chart_has_no_such_key():
-    values = operator_values(dev())
+    values = operator_values(OperatorSettings.of(dev()))
     assert set(values[ov.NFD]) == {"worker"}
 
 
@@ -235,29 +235,29 @@ def test_nfd_master_and_gc_go_to_system_nodes_when_the_chart_exposes_the_key(mon
     for part in ("master", "gc"):
         defaults[ov.NFD][part]["nodeSelector"] = {}
     monkeypatch.setattr(ov, "chart_defaults", lambda version: defaults)
-    values = operator_values(spec)
+    values = operator_values(OperatorSettings.of(spec))
     for part in ("master", "gc"):
         assert values[ov.NFD][part] == {"nodeSelector": {names.ROLE_LABEL: names.SYSTEM_ROLE}}
 
 
 def test_service_monitor_is_on_with_prometheus_and_matches_its_selector():
     spec = dev()
-    monitor = operator_values(spec)["dcgmExporter"]["serviceMonitor"]
+    monitor = operator_values(OperatorSettings.of(spec))["dcgmExporter"]["serviceMonitor"]
     assert monitor["enabled"] is True and monitor["additionalLabels"] == spec.monitoring.prometheus.selector_labels
 
 
 def test_service_monitor_is_off_without_prometheus():
-    assert operator_values(no_prometheus())["dcgmExporter"]["serviceMonitor"]["enabled"] is False
+    assert operator_values(OperatorSettings.of(no_prometheus()))["dcgmExporter"]["serviceMonitor"]["enabled"] is False
 
 
 def test_service_monitor_is_off_when_monitoring_is_disabled():
     platform = stack_platform("dev")
     platform["monitoring"]["enabled"] = False
-    assert operator_values(parse_platform(platform))["dcgmExporter"]["serviceMonitor"]["enabled"] is False
+    assert operator_values(OperatorSettings.of(parse_platform(platform)))["dcgmExporter"]["serviceMonitor"]["enabled"] is False
 
 
 def test_exporter_reads_the_platform_metrics_configmap():
-    config = operator_values(dev())["dcgmExporter"]["config"]
+    config = operator_values(OperatorSettings.of(dev()))["dcgmExporter"]["config"]
     assert config["name"] == names.DCGM_METRICS_CONFIGMAP and config["create"] is True and config["data"]
 
 
@@ -266,7 +266,7 @@ def test_exporter_reads_the_platform_metrics_configmap():
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_every_key_set_exists_in_the_pinned_chart(variant):
     spec = VARIANTS[variant]()
-    assert unknown_value_keys(operator_values(spec), spec.gpu_operator.chart_version) == []
+    assert unknown_value_keys(operator_values(OperatorSettings.of(spec)), spec.gpu_operator.chart_version) == []
 
 
 @pytest.mark.parametrize("section, key", REMOVED_KEYS)

@@ -45,12 +45,12 @@ def load(text):
 def test_dev_renders_default_and_one_time_slicing_entry():
     spec = parse_platform(stack_platform("dev"))
     replicas = spec.node_pools[0].sharing.replicas
-    assert set(device_plugin_configs(spec)) == {names.DEVICE_PLUGIN_DEFAULT_CONFIG, names.device_plugin_config_key(replicas)}
+    assert set(device_plugin_configs(spec.node_pools, spec.mig_strategy)) == {names.DEVICE_PLUGIN_DEFAULT_CONFIG, names.device_plugin_config_key(replicas)}
 
 
 def test_time_slicing_entry_has_the_upstream_shape():
     spec = spec_with_pools(pool("a", "g5.xlarge", ts(4)))
-    doc = load(device_plugin_configs(spec)[names.device_plugin_config_key(4)])
+    doc = load(device_plugin_configs(spec.node_pools, spec.mig_strategy)[names.device_plugin_config_key(4)])
     assert doc == {"version": "v1", "flags": {"migStrategy": spec.mig_strategy}, "sharing": {"timeSlicing": {
         "renameByDefault": False, "failRequestsGreaterThanOne": True,
         "resources": [{"name": names.GPU_RESOURCE, "replicas": 4}]}}}
@@ -61,37 +61,37 @@ def test_one_entry_per_distinct_time_slicing_setting():
                    pool("d", "g6e.xlarge", ts(4, fail=False)))
     expected = {names.DEVICE_PLUGIN_DEFAULT_CONFIG, names.device_plugin_config_key(4),
                 names.device_plugin_config_key(8), names.device_plugin_config_key(4, False)}
-    assert set(device_plugin_configs(spec)) == expected
+    assert set(device_plugin_configs(spec.node_pools, spec.mig_strategy)) == expected
 
 
 def test_fail_requests_greater_than_one_follows_the_pool():
     spec = spec_with_pools(pool("a", "g5.xlarge", ts(3, fail=False)))
-    doc = load(device_plugin_configs(spec)[names.device_plugin_config_key(3, False)])
+    doc = load(device_plugin_configs(spec.node_pools, spec.mig_strategy)[names.device_plugin_config_key(3, False)])
     assert doc["sharing"]["timeSlicing"]["failRequestsGreaterThanOne"] is False
 
 
 def test_default_entry_shares_nothing():
     spec = spec_with_pools(pool("a", "g5.xlarge", ts(4)))
-    doc = load(device_plugin_configs(spec)[names.DEVICE_PLUGIN_DEFAULT_CONFIG])
+    doc = load(device_plugin_configs(spec.node_pools, spec.mig_strategy)[names.DEVICE_PLUGIN_DEFAULT_CONFIG])
     assert "sharing" not in doc and doc["flags"]["migStrategy"] == spec.mig_strategy
 
 
 @pytest.mark.parametrize("strategy", ["single", "mixed"])
 def test_every_entry_carries_the_cluster_mig_strategy(strategy):
     spec = spec_with_pools(pool("a", "g5.xlarge", ts(2)), pool("m", "p5.48xlarge", mig({"1g.10gb": 7}, strategy)))
-    assert {load(t)["flags"]["migStrategy"] for t in device_plugin_configs(spec).values()} == {strategy}
+    assert {load(t)["flags"]["migStrategy"] for t in device_plugin_configs(spec.node_pools, spec.mig_strategy).values()} == {strategy}
 
 
 def test_rendered_device_plugin_entries_pass_the_upstream_rules():
     spec = spec_with_pools(pool("a", "g5.xlarge", ts(2)), pool("b", "g6.xlarge", ts(64, fail=False)),
                    pool("m", "p5.48xlarge", mig({"3g.40gb": 2})))
-    for key, text in device_plugin_configs(spec).items():
+    for key, text in device_plugin_configs(spec.node_pools, spec.mig_strategy).items():
         assert check_device_plugin_config(text) == [], key
 
 
 def test_time_slicing_pool_selects_an_existing_entry():
     spec = spec_with_pools(pool("a", "g5.xlarge", ts(4, fail=False)), pool("b", "g6.xlarge"))
-    data = device_plugin_configs(spec)
+    data = device_plugin_configs(spec.node_pools, spec.mig_strategy)
     a, b = (sharing_labels(p) for p in spec.node_pools)
     assert a[names.DEVICE_PLUGIN_CONFIG_LABEL] in data
     assert names.DEVICE_PLUGIN_CONFIG_LABEL not in b  # falls back to devicePlugin.config.default
@@ -102,14 +102,14 @@ def test_time_slicing_pool_selects_an_existing_entry():
 def test_mig_file_has_all_disabled_and_the_pool_layout():
     layout = {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}
     spec = spec_with_pools(pool("m", "p5.48xlarge", mig(layout)))
-    configs = load(mig_parted_config(spec))["mig-configs"]
+    configs = load(mig_parted_config(spec.node_pools))["mig-configs"]
     assert configs == {names.MIG_ALL_DISABLED: [{"devices": "all", "mig-enabled": False}],
                        "pool-m": [{"devices": "all", "mig-enabled": True, "mig-devices": layout}]}
 
 
 def test_mig_file_top_level_is_version_and_configs_only():
     spec = spec_with_pools(pool("m", "p5.48xlarge", mig({"7g.80gb": 1})))
-    assert list(load(mig_parted_config(spec))) == ["version", "mig-configs"]
+    assert list(load(mig_parted_config(spec.node_pools))) == ["version", "mig-configs"]
 
 
 def test_one_mig_config_per_pool_the_mig_manager_serves():
@@ -117,7 +117,7 @@ def test_one_mig_config_per_pool_the_mig_manager_serves():
     same = {"1g.10gb": 7}
     spec = spec_with_pools(pool("h1", "p5.48xlarge", mig(same)), pool("h2", "p5.48xlarge", mig(same)),
                            pool("a80", "p4de.24xlarge"), pool("l4", "g6.xlarge"))
-    configs = load(mig_parted_config(spec))["mig-configs"]
+    configs = load(mig_parted_config(spec.node_pools))["mig-configs"]
     assert list(configs) == [names.MIG_ALL_DISABLED, "pool-a80", "pool-h1", "pool-h2"]  # no MIG on L4
     assert configs["pool-a80"] == configs[names.MIG_ALL_DISABLED]  # MIG-capable, no layout: disabled
     assert configs["pool-h1"] == configs["pool-h2"]
@@ -141,37 +141,37 @@ def test_pools_without_the_mig_manager_carry_no_layout_tag():
 def test_zero_counts_are_dropped_from_mig_devices():
     spec = spec_with_pools(pool("m", "p5.48xlarge", mig({"3g.40gb": 2, "1g.10gb": 0})))
     name = sharing_labels(spec.node_pools[0])[names.MIG_CONFIG_LABEL]
-    assert load(mig_parted_config(spec))["mig-configs"][name][0]["mig-devices"] == {"3g.40gb": 2}
+    assert load(mig_parted_config(spec.node_pools))["mig-configs"][name][0]["mig-devices"] == {"3g.40gb": 2}
 
 
 def test_mig_file_does_not_depend_on_the_order_profiles_were_written_in():
     layout = {"1g.10gb": 2, "3g.40gb": 1, "2g.20gb": 1}
     reordered = dict(reversed(list(layout.items())))
-    assert mig_parted_config(spec_with_pools(pool("m", "p5.48xlarge", mig(layout)))) == \
-        mig_parted_config(spec_with_pools(pool("m", "p5.48xlarge", mig(reordered))))
+    assert mig_parted_config((spec_with_pools(pool("m", "p5.48xlarge", mig(layout)))).node_pools) == \
+        mig_parted_config((spec_with_pools(pool("m", "p5.48xlarge", mig(reordered)))).node_pools)
 
 
 def test_mig_devices_list_larger_instances_first():
     spec = spec_with_pools(pool("m", "p5.48xlarge", mig({"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1})))
-    (devices,) = [c[0]["mig-devices"] for n, c in load(mig_parted_config(spec))["mig-configs"].items()
+    (devices,) = [c[0]["mig-devices"] for n, c in load(mig_parted_config(spec.node_pools))["mig-configs"].items()
                   if n != names.MIG_ALL_DISABLED]
     assert list(devices) == ["3g.40gb", "2g.20gb", "1g.10gb"]
 
 
 def test_without_mig_pools_only_all_disabled_is_rendered():
     spec = parse_platform(stack_platform("dev"))
-    assert list(load(mig_parted_config(spec))["mig-configs"]) == [names.MIG_ALL_DISABLED]
+    assert list(load(mig_parted_config(spec.node_pools))["mig-configs"]) == [names.MIG_ALL_DISABLED]
 
 
 def test_every_pool_selects_an_existing_mig_config():
     spec = spec_with_pools(pool("m", "p5.48xlarge", mig({"2g.20gb": 3})), pool("plain", "p4d.24xlarge"))
-    configs = load(mig_parted_config(spec))["mig-configs"]
+    configs = load(mig_parted_config(spec.node_pools))["mig-configs"]
     for p in spec.node_pools:
         assert sharing_labels(p)[names.MIG_CONFIG_LABEL] in configs
 
 
 def test_prod_mig_file_passes_the_upstream_rules():
-    assert check_mig_parted_config(mig_parted_config(parse_platform(stack_platform("prod")))) == []
+    assert check_mig_parted_config(mig_parted_config((parse_platform(stack_platform("prod"))).node_pools)) == []
 
 
 def _layouts(gpu):
@@ -186,7 +186,7 @@ def test_every_valid_h100_layout_renders_a_valid_mig_file():
     gpu = INSTANCE_TYPES["p5.48xlarge"].gpu_model
     for layout in _layouts(gpu):
         spec = spec_with_pools(pool("m", "p5.48xlarge", mig(layout)))
-        text = mig_parted_config(spec)
+        text = mig_parted_config(spec.node_pools)
         assert check_mig_parted_config(text) == [], layout
         assert load(text)["mig-configs"]["pool-m"][0]["mig-devices"] == layout
 

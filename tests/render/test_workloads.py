@@ -9,7 +9,7 @@ import yaml
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.model_cache import BASE_PATH
-from gpu_platform.render.operator_values import operator_values
+from gpu_platform.render.operator_values import OperatorSettings, operator_values
 from gpu_platform.render.workloads import HF_HOME, gpu_job, gpu_pod, gpu_pod_spec
 from gpu_platform.spec.models import quantity_value
 from tests.support.stacks import ROOT, spec_of
@@ -200,7 +200,7 @@ def test_job_pods_match_the_driver_upgrade_wait_for_completion_selector(stack, r
     spec = request.getfixturevalue(stack)
     selector = spec.gpu_operator.upgrade_policy.wait_for_completion.pod_selector
     if spec.gpu_operator.driver.source == "operator":  # the selector the upgrade controller really gets
-        selector = operator_values(spec)["driver"]["upgradePolicy"]["waitForCompletion"]["podSelector"]
+        selector = operator_values(OperatorSettings.of(spec))["driver"]["upgradePolicy"]["waitForCompletion"]["podSelector"]
     job = gpu_job(spec, "research", "train", IMAGE)
     assert selector and _matches(selector, job["spec"]["template"]["metadata"]["labels"])
     assert not _matches(selector, gpu_pod(spec, "research", "serve", IMAGE)["metadata"]["labels"])

@@ -6,7 +6,7 @@ import yaml
 
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
-from gpu_platform.render.operator_values import operator_values, unknown_value_keys
+from gpu_platform.render.operator_values import OperatorSettings, operator_values, unknown_value_keys
 from gpu_platform.render.sharing import check_device_plugin_config, check_mig_parted_config
 from gpu_platform.resources.gpu_operator import POD_SECURITY_LEVEL
 from tests.support.stacks import cached_plan, resource, resources, stack_platform
@@ -87,7 +87,7 @@ def test_release_waits_for_its_workloads_with_a_long_timeout(planned):
 
 @pytest.mark.parametrize("key", sorted(PLATFORMS))
 def test_release_values_are_exactly_the_decided_values(planned, key):
-    assert values(planned(key)) == json.loads(json.dumps(operator_values(spec(key))))
+    assert values(planned(key)) == json.loads(json.dumps(operator_values(OperatorSettings.of(spec(key)))))
 
 
 @pytest.mark.parametrize("key", sorted(PLATFORMS))

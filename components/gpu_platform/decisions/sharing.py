@@ -4,26 +4,26 @@ brings itself. The files themselves are rendered in render/sharing.py.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from gpu_platform.facts import catalog, names
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
+    from gpu_platform.spec.models import GpuPool
 
 
-def operator_mig(pool: "NodePoolSpec") -> bool:
+def operator_mig(pool: "GpuPool") -> bool:
     """The GPU Operator's MIG manager configures this pool's GPUs (MIG-capable GPU, image allows it)."""
     return pool.gpu.mig_capable and pool.ami.image.operator_mig
 
 
-def pool_mig_layout(pool: "NodePoolSpec") -> dict[str, int] | None:
+def pool_mig_layout(pool: "GpuPool") -> dict[str, int] | None:
     """The layout every GPU of the pool is split into (None: MIG disabled)."""
     s = pool.sharing
     return _largest_first(pool.gpu, s.layout) if s.mode == "mig" and s.layout else None
 
 
-def sharing_labels(pool: "NodePoolSpec") -> dict[str, str]:
+def sharing_labels(pool: "GpuPool") -> dict[str, str]:
     """Node labels that pick the pool's entry in the device-plugin and MIG ConfigMaps.
 
     Managed node group labels are applied at registration, so nodes select their config from birth.
@@ -40,7 +40,7 @@ def sharing_labels(pool: "NodePoolSpec") -> dict[str, str]:
     return labels
 
 
-def mig_layout_tag(pool: "NodePoolSpec") -> dict[str, str]:
+def mig_layout_tag(pool: "GpuPool") -> dict[str, str]:
     """The launch template's instance tag naming the pool's layout: a new layout is a new template
     version, so EKS replaces the pool's nodes maxUnavailable at a time and each new node partitions its
     GPUs at boot (the MIG manager does not re-apply a changed config to running nodes)."""
@@ -49,7 +49,7 @@ def mig_layout_tag(pool: "NodePoolSpec") -> dict[str, str]:
     return {names.MIG_LAYOUT_TAG: names.mig_layout_id(pool.gpu.key, pool_mig_layout(pool))}
 
 
-def operand_labels(pool: "NodePoolSpec") -> dict[str, str]:
+def operand_labels(pool: "GpuPool") -> dict[str, str]:
     """Turn off GPU Operator operands an image provides itself (Bottlerocket ships its own)."""
     image: catalog.NodeImage = pool.ami.image
     if image.operator_device_plugin:
@@ -57,12 +57,12 @@ def operand_labels(pool: "NodePoolSpec") -> dict[str, str]:
     return {names.gpu_deploy_label(op): "false" for op in ("driver", "container-toolkit", "device-plugin", "mig-manager")}
 
 
-def mig_configs(spec: "PlatformSpec") -> dict[str, dict[str, int] | None]:
+def mig_configs(pools: Sequence["GpuPool"]) -> dict[str, dict[str, int] | None]:
     """The MIG config of every pool the MIG manager serves, by name: its layout, None when disabled.
 
     Profiles are listed largest first whatever order the stack file used, so the file is stable.
     """
-    return {names.mig_config_name(p.name): pool_mig_layout(p) for p in sorted(spec.node_pools, key=lambda p: p.name)
+    return {names.mig_config_name(p.name): pool_mig_layout(p) for p in sorted(pools, key=lambda p: p.name)
             if operator_mig(p)}
 
 

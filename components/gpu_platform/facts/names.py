@@ -32,6 +32,9 @@ MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MANAGED_BY = "gpu-platform"
 MANAGED_BY_TAG = "managed-by"  # AWS tag on every resource (default tags of the aws provider)
 SYSTEM_ROLE = "system"
+# Where the platform's controllers run (operator, autoscaler, Karpenter, Prometheus, Kueue): the label the
+# platform's own system node group carries. An adopted cluster's stack file names its own system nodes.
+SYSTEM_NODE_SELECTOR = {ROLE_LABEL: SYSTEM_ROLE}
 
 # --- Cluster Autoscaler tags on Auto Scaling groups (gpu-facts.md §4) ---
 CA_ENABLED_TAG = "k8s.io/cluster-autoscaler/enabled"

@@ -24,7 +24,7 @@ def autoscaler_values(spec: "PlatformSpec", region: str) -> dict[str, Any]:
         "fullnameOverride": names.CA_RELEASE,
         "image": {"repository": catalog.CLUSTER_AUTOSCALER_IMAGE, "tag": image_tag(spec)},
         "rbac": {"serviceAccount": {"create": True, "name": names.CA_RELEASE}},
-        "nodeSelector": {names.ROLE_LABEL: names.SYSTEM_ROLE},
+        "nodeSelector": dict(spec.cluster.system_node_selector),
         "replicaCount": 2 if spec.prod else 1,  # leader election keeps one active
         "resources": {"requests": {"cpu": "100m", "memory": "600Mi"}, "limits": {"memory": "600Mi"}},
         "extraArgs": {

@@ -221,6 +221,6 @@ def controller_values(spec: "PlatformSpec") -> dict[str, Any]:
         "serviceAccount": {"create": True, "name": names.KARPENTER_RELEASE},
         "replicas": 2 if spec.prod else 1,  # leader election keeps one active
         # The chart's own affinity already keeps the controller off the nodes it launches.
-        "nodeSelector": {names.OS_LABEL: "linux", names.ROLE_LABEL: names.SYSTEM_ROLE},
+        "nodeSelector": {names.OS_LABEL: "linux", **spec.cluster.system_node_selector},
         "controller": {"resources": CONTROLLER_RESOURCES},
     }

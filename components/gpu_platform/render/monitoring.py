@@ -49,7 +49,7 @@ def stack_values(spec: "PlatformSpec") -> dict:
     whatever labels they carry. The platform's objects still carry `selectorLabels` for `existing` mode.
     """
     prom = spec.monitoring.prometheus
-    system = {names.ROLE_LABEL: names.SYSTEM_ROLE}
+    system = dict(spec.cluster.system_node_selector)
     delivery = alertmanager_values(spec)
     return {
         "prometheus": {"prometheusSpec": {

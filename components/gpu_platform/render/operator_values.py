@@ -1,4 +1,7 @@
-"""The GPU Operator chart's values, decided from the spec (pure), and the guard on their keys.
+"""The GPU Operator chart's values, decided from its settings (pure), and the guard on their keys.
+
+`OperatorSettings` is what the values are made from: the stack file's operator block and pools (`of`),
+or a GpuOperator component's arguments.
 
 The chart ships no values schema: Helm silently ignores a misspelt or removed key. `unknown_value_keys`
 holds every key we set to the chart's own values.yaml for the pinned version (a copy is kept in
@@ -7,8 +10,9 @@ facts/upstream/ for each chart version the catalog supports).
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 import yaml
 
@@ -18,7 +22,7 @@ from gpu_platform.render.dcgm_metrics import exporter_values
 from gpu_platform.render.sharing import device_plugin_configs, mig_parted_config
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec, TaintSpec, UpgradePolicySpec
+    from gpu_platform.spec.models import GpuOperatorSpec, GpuPool, PlatformSpec, TaintSpec, UpgradePolicySpec
 
 NFD = "node-feature-discovery"
 
@@ -33,6 +37,24 @@ ABSENT_BUT_READ: Mapping[str, str] = {
 FREE_FORM: tuple[str, ...] = ("operator.nodeSelector",)
 
 
+@dataclass(frozen=True)
+class OperatorSettings:
+    operator: "GpuOperatorSpec"  # chart, namespace, driver and its upgrade policy
+    pools: Sequence["GpuPool"]  # the GPU pools it serves: their sharing files, MIG configs and taints
+    mig_strategy: str = "none"  # cluster-wide
+    service_monitor: bool = False  # Prometheus (and its CRDs) will be there to read one
+    service_monitor_labels: Mapping[str, str] = field(default_factory=dict)  # what that Prometheus selects
+    system_node_selector: Mapping[str, str] = field(default_factory=lambda: dict(names.SYSTEM_NODE_SELECTOR))
+
+    @classmethod
+    def of(cls, spec: "PlatformSpec") -> "OperatorSettings":
+        mon = spec.monitoring
+        return cls(spec.gpu_operator, spec.node_pools, spec.mig_strategy,
+                   service_monitor=mon.enabled and mon.prometheus.mode != "none",
+                   service_monitor_labels=dict(mon.prometheus.selector_labels),
+                   system_node_selector=dict(spec.cluster.system_node_selector))
+
+
 @lru_cache(maxsize=None)
 def _chart_defaults(chart_version: str) -> dict:
     chart = catalog.GPU_OPERATOR_CHARTS[chart_version]
@@ -44,25 +66,25 @@ def chart_defaults(chart_version: str) -> dict:
     return copy.deepcopy(_chart_defaults(chart_version))
 
 
-def operator_values(spec: "PlatformSpec") -> dict:
+def operator_values(settings: OperatorSettings) -> dict:
     """Chart values: driver ownership, sharing files, MIG manager, tolerations, placement, exporter."""
-    op = spec.gpu_operator
+    op = settings.operator
     defaults = chart_defaults(op.chart_version)
-    system = {names.ROLE_LABEL: names.SYSTEM_ROLE}
-    extra = list(_extra_taints(spec))
+    system = dict(settings.system_node_selector)
+    extra = list(_extra_taints(settings.pools))
     operator_owned = op.driver.source == "operator"
     values: dict[str, Any] = {
         "operator": {"nodeSelector": {**defaults["operator"]["nodeSelector"], **system}},
-        "driver": driver_values(spec),
+        "driver": driver_values(op),
         "toolkit": {"enabled": operator_owned},
         "nfd": {"enabled": True},
         "gfd": {"enabled": True},
-        "mig": {"strategy": spec.mig_strategy},
+        "mig": {"strategy": settings.mig_strategy},
         "devicePlugin": {"enabled": True, "config": {
             "create": True,
             "name": names.DEVICE_PLUGIN_CONFIGMAP,
             "default": names.DEVICE_PLUGIN_DEFAULT_CONFIG,
-            "data": device_plugin_configs(spec),
+            "data": device_plugin_configs(settings.pools, settings.mig_strategy),
         }},
         "migManager": {
             "enabled": True,
@@ -72,10 +94,11 @@ def operator_values(spec: "PlatformSpec") -> dict:
                 "create": True,
                 "name": names.MIG_PARTED_CONFIGMAP,
                 "default": names.MIG_ALL_DISABLED,
-                "data": {names.MIG_PARTED_CONFIG_KEY: mig_parted_config(spec)},
+                "data": {names.MIG_PARTED_CONFIG_KEY: mig_parted_config(settings.pools)},
             },
         },
-        "dcgmExporter": _dcgm_exporter(spec),
+        "dcgmExporter": exporter_values(names.DCGM_METRICS_CONFIGMAP, settings.service_monitor,
+                                        dict(settings.service_monitor_labels)),
         "daemonsets": {"tolerations": with_tolerations(defaults["daemonsets"]["tolerations"], extra)},
         NFD: {"worker": {"tolerations": with_tolerations(defaults[NFD]["worker"]["tolerations"], extra)}},
     }
@@ -85,16 +108,16 @@ def operator_values(spec: "PlatformSpec") -> dict:
     return values
 
 
-def driver_values(spec: "PlatformSpec") -> dict:
+def driver_values(operator: "GpuOperatorSpec") -> dict:
     """AMI-owned: the operator installs no driver or toolkit. Operator-owned: the exact pinned driver."""
-    drv = spec.gpu_operator.driver
+    drv = operator.driver
     if drv.source == "ami":
         return {"enabled": False}
     return {
         "enabled": True,
         "version": drv.version,
         "kernelModuleType": drv.kernel_module_type,
-        "upgradePolicy": upgrade_policy_values(spec.gpu_operator.upgrade_policy),
+        "upgradePolicy": upgrade_policy_values(operator.upgrade_policy),
     }
 
 
@@ -112,16 +135,9 @@ def upgrade_policy_values(policy: "UpgradePolicySpec") -> dict:
     }
 
 
-def _dcgm_exporter(spec: "PlatformSpec") -> dict:
-    """A ServiceMonitor only where Prometheus (and its CRDs) will be there to read it."""
-    mon = spec.monitoring
-    scraped = mon.enabled and mon.prometheus.mode != "none"
-    return exporter_values(names.DCGM_METRICS_CONFIGMAP, scraped, dict(mon.prometheus.selector_labels))
-
-
-def _extra_taints(spec: "PlatformSpec") -> Iterator["TaintSpec"]:
+def _extra_taints(pools: Sequence["GpuPool"]) -> Iterator["TaintSpec"]:
     seen = set()
-    for pool in spec.node_pools:
+    for pool in pools:
         for t in pool.taints:
             if (t.key, t.value, t.effect) not in seen:
                 seen.add((t.key, t.value, t.effect))
@@ -169,10 +185,10 @@ def _unknown(values: Mapping, defaults: Any, prefix: str, exempt: tuple[str, ...
             yield f"{path} (a map where the chart expects {type(default).__name__})"
 
 
-def driver_summary(spec: "PlatformSpec") -> dict:
+def driver_summary(settings: OperatorSettings) -> dict:
     """Who owns the NVIDIA driver, and where it is pinned: stated in the stack outputs."""
-    drv = spec.gpu_operator.driver
+    drv = settings.operator.driver
     if drv.source == "operator":
         return {"source": "operator", "version": drv.version}
     return {"source": "ami", "amiReleases": {p.name: f"{p.ami.type} {p.ami.release_version or p.ami.alias or p.ami.image_id}"
-                                             for p in spec.node_pools}}
+                                             for p in settings.pools}}

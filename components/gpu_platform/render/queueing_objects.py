@@ -168,7 +168,7 @@ def manager_config(spec: "PlatformSpec") -> dict:
 def chart_values(spec: "PlatformSpec", prometheus_namespace: str | None) -> dict:
     """Kueue chart values (every key checked against the chart: tests/render/test_queueing_objects.py)."""
     manager: dict = {"replicas": 2 if spec.prod else 1,  # leader election keeps one active; both serve webhooks
-                     "nodeSelector": {names.ROLE_LABEL: names.SYSTEM_ROLE}}
+                     "nodeSelector": dict(spec.cluster.system_node_selector)}
     if spec.prod:
         manager["podDisruptionBudget"] = {"enabled": True, "minAvailable": 1}
     values: dict = {

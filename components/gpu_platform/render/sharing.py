@@ -8,7 +8,7 @@ mig-parted v1) so tests and the policy pack can hold any rendered file to them.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 import yaml
 
@@ -16,7 +16,7 @@ from gpu_platform.decisions.sharing import mig_configs
 from gpu_platform.facts import names
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec
+    from gpu_platform.spec.models import GpuPool
 
 MIG_STRATEGIES = ("none", "single", "mixed")
 MAX_RESOURCE_NAME = 63  # the name part after `nvidia.com/`, as for any Kubernetes qualified name
@@ -25,18 +25,18 @@ PCI_DEVICE_ID = re.compile(r"^0x[0-9A-Fa-f]{8}$")  # mig-parted device-filter, e
 
 # --- device plugin (ConfigMap named in devicePlugin.config.name, one key per named config) ---
 
-def device_plugin_configs(spec: "PlatformSpec") -> dict[str, str]:
-    """ConfigMap data: the no-sharing default plus one entry per distinct time-slicing setting.
+def device_plugin_configs(pools: Sequence["GpuPool"], mig_strategy: str) -> dict[str, str]:
+    """ConfigMap data: the no-sharing default plus one entry per distinct time-slicing setting of `pools`.
 
     Every entry carries the cluster-wide MIG strategy so the file agrees with the operator's
     `mig.strategy`; shared replicas keep the name `nvidia.com/gpu` (autoscalers only know that one).
     """
-    data = {names.DEVICE_PLUGIN_DEFAULT_CONFIG: _device_plugin_doc(spec.mig_strategy)}
-    for pool in spec.node_pools:
+    data = {names.DEVICE_PLUGIN_DEFAULT_CONFIG: _device_plugin_doc(mig_strategy)}
+    for pool in pools:
         s = pool.sharing
         if s.mode == "time-slicing" and s.replicas:
             key = names.device_plugin_config_key(s.replicas, s.fail_requests_greater_than_one)
-            data[key] = _device_plugin_doc(spec.mig_strategy, s.replicas, s.fail_requests_greater_than_one)
+            data[key] = _device_plugin_doc(mig_strategy, s.replicas, s.fail_requests_greater_than_one)
     return {key: _dump(doc) for key, doc in sorted(data.items())}
 
 
@@ -53,11 +53,11 @@ def _device_plugin_doc(mig_strategy: str, replicas: int | None = None, fail_abov
 
 # --- MIG manager (mig-parted config under the ConfigMap key `config.yaml`) ---
 
-def mig_parted_config(spec: "PlatformSpec") -> str:
+def mig_parted_config(pools: Sequence["GpuPool"]) -> str:
     """The MIG manager's file: `all-disabled` (the only accepted default) plus one config per pool."""
     disabled = [{"devices": "all", "mig-enabled": False}]
     configs: dict[str, list[dict]] = {names.MIG_ALL_DISABLED: disabled}
-    for name, layout in mig_configs(spec).items():
+    for name, layout in mig_configs(pools).items():
         configs[name] = [{"devices": "all", "mig-enabled": True, "mig-devices": layout}] if layout else disabled
     return _dump({"version": "v1", "mig-configs": configs})
 

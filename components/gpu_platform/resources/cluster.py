@@ -24,8 +24,9 @@ ADDONS_BEFORE_NODES = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")
 NODE_NETWORK_ADDONS = ("vpc-cni", "kube-proxy")  # a node is not Ready without these
 
 
-def system_node_group_labels() -> dict[str, str]:
-    return {names.ROLE_LABEL: names.SYSTEM_ROLE}
+def system_node_group_labels(selector: dict[str, str]) -> dict[str, str]:
+    """The platform's system node group carries its role label and whatever the controllers select."""
+    return {**names.SYSTEM_NODE_SELECTOR, **selector}
 
 
 class Cluster(pulumi.ComponentResource):
@@ -184,7 +185,7 @@ class Cluster(pulumi.ComponentResource):
             launch_template=eks.NodeGroupLaunchTemplateArgs(
                 name=names.launch_template_name(cluster_name, names.SYSTEM_ROLE),
                 version=template.latest_version.apply(str)),
-            labels=system_node_group_labels(),
+            labels=system_node_group_labels(spec.cluster.system_node_selector),
             scaling_config=eks.NodeGroupScalingConfigArgs(
                 min_size=nodes.min_size, max_size=nodes.max_size, desired_size=nodes.min_size),
             update_config=eks.NodeGroupUpdateConfigArgs(max_unavailable=1),

@@ -1,21 +1,25 @@
-"""The NVIDIA GPU Operator: one Helm release in its own namespace, values decided in operator_values.
+"""The NVIDIA GPU Operator: one Helm release in its own namespace, values decided in render/operator_values.py.
 
 The chart creates the device-plugin and MIG ConfigMaps from the rendered sharing files; nodes pick their
 entries by the labels their pool carries from birth. The operator itself runs on the system nodes and
-waits for the GPU node pools it serves.
+waits for what its caller makes it wait for (the system nodes, the Prometheus CRDs). `GpuOperator` takes
+its own arguments: the chart, the driver and the GPU pools it serves.
 """
-from __future__ import annotations
-
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional, Sequence
+from datetime import date
+from typing import Any, Mapping, Optional
 
 import pulumi
+import pulumi_kubernetes
+from typing_extensions import Required, TypedDict
 
 from gpu_platform.facts import catalog, names
-from gpu_platform.render.operator_values import driver_summary, operator_values
-
-if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec
+from gpu_platform.render.operator_values import OperatorSettings, driver_summary, operator_values
+from gpu_platform.resources import options
+from gpu_platform.resources.pool_args import ENVIRONMENTS, PoolAmiArgs, PoolSharingArgs, PoolTaintArgs, camel
+from gpu_platform.spec.errors import SpecError
+from gpu_platform.spec.models import GpuOperatorSpec, OperatorPoolSpec
+from gpu_platform.spec.parse import read_part
+from gpu_platform.spec.rules import driver_rules, gpu_shape_rules, mig_strategy_rules, sharing_rules
 
 # Operator install plus CRDs and NFD on fresh system nodes; Helm's wait covers the chart's own workloads.
 RELEASE_TIMEOUT_SECONDS = 1200
@@ -23,30 +27,118 @@ RELEASE_TIMEOUT_SECONDS = 1200
 POD_SECURITY_LEVEL = "privileged"
 
 
-@dataclass
-class GpuOperatorArgs:
-    spec: "PlatformSpec"
-    k8s_provider: pulumi.ProviderResource
-    depends_on: Sequence[pulumi.Resource] = field(default_factory=list)  # GPU node groups, system nodes, add-ons
+class OperatorDriverArgs(TypedDict, total=False):
+    """Who installs the NVIDIA driver, and which one."""
+
+    source: Required[str]
+    """ami (the AMI ships it) or operator (the operator installs it; Ubuntu pools)."""
+    version: str
+    """The exact driver when the operator owns it, e.g. 580.173.02."""
+    kernel_module_type: str
+    """auto, open or proprietary."""
+
+
+class WaitForCompletionArgs(TypedDict, total=False):
+    """The pods a driver upgrade waits for before it touches a node (training Jobs from `gpu_job`)."""
+
+    timeout_seconds: int
+    """0: wait as long as it takes."""
+    pod_selector: str
+    """An equality-based label selector."""
+
+
+class GpuPodDeletionArgs(TypedDict, total=False):
+    """How the upgrade deletes the GPU pods still on a node."""
+
+    force: bool
+    timeout_seconds: int
+    delete_empty_dir: bool
+
+
+class DrainArgs(TypedDict, total=False):
+    """Whether the upgrade drains a node first."""
+
+    enable: bool
+    force: bool
+    pod_selector: str
+    timeout_seconds: int
+    delete_empty_dir: bool
+
+
+class OperatorUpgradePolicyArgs(TypedDict, total=False):
+    """How the operator upgrades an operator-owned driver on running nodes (defaults are the stack file's)."""
+
+    auto_upgrade: bool
+    max_parallel_upgrades: int
+    max_unavailable: str
+    """Nodes upgraded at once: a count ("1") or a percentage ("25%")."""
+    wait_for_completion: WaitForCompletionArgs
+    gpu_pod_deletion: GpuPodDeletionArgs
+    drain: DrainArgs
+
+
+class OperatorPoolArgs(TypedDict, total=False):
+    """A GPU pool the operator serves: its GPUs, image, sharing and extra taints."""
+
+    name: Required[str]
+    instance_types: Required[list[str]]
+    ami: Required[PoolAmiArgs]
+    sharing: PoolSharingArgs
+    taints: list[PoolTaintArgs]
+
+
+class GpuOperatorArgs(TypedDict, total=False):
+    """The GPU Operator's chart, driver and the GPU pools it serves."""
+
+    chart_version: Required[str]
+    """The chart version, pinned: one the catalog checks (e.g. v26.7.0)."""
+    driver: Required[OperatorDriverArgs]
+    namespace: str
+    """Default gpu-operator."""
+    upgrade_policy: OperatorUpgradePolicyArgs
+    pools: list[OperatorPoolArgs]
+    """Every GPU pool the operator serves: their time-slicing and MIG configs are rendered from these."""
+    mig_strategy: str
+    """none, single or mixed (default: the MIG pools' strategy)."""
+    k8s_provider: pulumi_kubernetes.Provider
+    """The cluster's Kubernetes provider (default: the provider the resource options give)."""
+    service_monitor: bool
+    """Create dcgm-exporter's ServiceMonitor (Prometheus operator CRDs must exist)."""
+    service_monitor_labels: dict[str, str]
+    """Labels the ServiceMonitor carries for the Prometheus that selects it."""
+    system_node_selector: dict[str, str]
+    """Where the operator runs: the system nodes' labels (default gpu-platform.io/role=system)."""
+    kubernetes_version: str
+    """The cluster's Kubernetes minor: operator-owned drivers are supported on some only."""
+    environment: str
+    """dev, staging or prod: prod refuses a driver branch past its end of life."""
 
 
 class GpuOperator(pulumi.ComponentResource):
+    """The NVIDIA GPU Operator release in its own namespace, with the pools' sharing and MIG configs."""
+
+    namespace_name: pulumi.Output[str]
+    """The operator's namespace."""
+    release_name: pulumi.Output[str]
+    """The Helm release's name."""
+
     def __init__(self, name: str, args: GpuOperatorArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("gpu-platform:gpu_operator:GpuOperator", name, None, opts)
         from pulumi_kubernetes.core.v1 import Namespace
         from pulumi_kubernetes.helm.v3 import Release, RepositoryOptsArgs
         from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 
-        spec, op = args.spec, args.spec.gpu_operator
+        settings = operator_settings(name, args)
+        op = settings.operator
         chart = catalog.GPU_OPERATOR_CHARTS[op.chart_version]
-        k8s = pulumi.ResourceOptions(parent=self, provider=args.k8s_provider)
+        provider = {"provider": args["k8s_provider"]} if args.get("k8s_provider") is not None else {}
         self.namespace = Namespace(
             name,
             metadata=ObjectMetaArgs(name=op.namespace, labels={
                 **names.pod_security_labels(POD_SECURITY_LEVEL), names.MANAGED_BY_LABEL: names.MANAGED_BY}),
-            opts=k8s,
+            opts=options.child(self, opts, **provider),
         )
-        self.values = operator_values(spec)
+        self.values = operator_values(settings)
         self.release = Release(
             name,
             name=names.GPU_OPERATOR_RELEASE,
@@ -58,8 +150,43 @@ class GpuOperator(pulumi.ComponentResource):
             values=self.values,
             skip_await=False,
             timeout=RELEASE_TIMEOUT_SECONDS,
-            opts=pulumi.ResourceOptions.merge(k8s, pulumi.ResourceOptions(depends_on=[self.namespace, *args.depends_on])),
+            opts=options.child(self, opts, depends_on=[self.namespace], **provider),
         )
-        self.driver = driver_summary(spec)
+        self.driver = driver_summary(settings)
+        self.namespace_name = self.namespace.metadata.name
+        self.release_name = self.release.name
         self.register_outputs({"namespace": self.namespace.metadata.name, "release": self.release.name,
                                "chartVersion": op.chart_version, "driver": self.driver})
+
+
+def operator_settings(name: str, args: Mapping[str, Any], today: Optional[date] = None) -> OperatorSettings:
+    """The operator's settings from its arguments, checked with the stack file's operator and pool rules."""
+    where = f"GpuOperator {name!r}: "
+    args = dict(args)
+    problems = [f"{camel(k)}: unknown argument" for k in sorted(set(args) - set(GpuOperatorArgs.__annotations__))]
+    if args.get("environment") not in (None, *ENVIRONMENTS):
+        problems.append(f"environment: must be one of {', '.join(ENVIRONMENTS)}")
+    fields = {k: args[k] for k in ("chart_version", "namespace", "driver", "upgrade_policy") if k in args}
+    policy = dict(fields.get("upgrade_policy") or {})
+    if str(policy.get("max_unavailable", "")).isdigit():  # a count travels as a string through other languages
+        fields["upgrade_policy"] = {**policy, "max_unavailable": int(policy["max_unavailable"])}
+    try:
+        operator = read_part(GpuOperatorSpec, fields)
+        pools = [read_part(OperatorPoolSpec, p, f"pools[{i}].") for i, p in enumerate(args.get("pools") or [])]
+    except SpecError as err:
+        raise SpecError([where + p for p in [*problems, *err.problems]]) from None
+    found = [p for i, pool in enumerate(pools) for p in gpu_shape_rules(f"pools[{i}]", pool)]
+    if not found:
+        found += [p for i, pool in enumerate(pools) for p in sharing_rules(f"pools[{i}]", pool)]
+        found += driver_rules(operator, pools, args.get("kubernetes_version"), args.get("environment") == "prod",
+                              today or date.today(), at="", pools_at="pools", k8s_at="kubernetesVersion")
+        found += mig_strategy_rules(pools, "pools")
+    problems += [f"{path}: {message}" for path, message in found]
+    if problems:
+        raise SpecError([where + p for p in problems])
+    strategies = {p.sharing.strategy or "mixed" for p in pools if p.sharing.mode == "mig"}
+    labels = args.get("service_monitor_labels") or {}
+    return OperatorSettings(
+        operator, pools, args.get("mig_strategy") or (strategies.pop() if strategies else "none"),
+        service_monitor=bool(args.get("service_monitor")), service_monitor_labels=dict(labels),
+        system_node_selector=dict(args.get("system_node_selector") or names.SYSTEM_NODE_SELECTOR))

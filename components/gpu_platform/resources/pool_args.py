@@ -148,7 +148,7 @@ def pool_from_args(component: str, name: str, args: Mapping[str, Any], provision
     SpecError naming each argument that is wrong. `allowed` are the component's argument names."""
     where = f"{component} {name!r}: "
     args = dict(args)
-    problems = [f"{_camel(k)}: unknown argument" for k in sorted(set(args) - allowed)] + _context_problems(args)
+    problems = [f"{camel(k)}: unknown argument" for k in sorted(set(args) - allowed)] + _context_problems(args)
     limit, percent = args.pop("max_unavailable", None), args.pop("max_unavailable_percent", None)
     if limit is not None and percent is not None:
         problems.append("maxUnavailablePercent: set maxUnavailable or maxUnavailablePercent, not both")
@@ -185,7 +185,7 @@ def _pool_problems(ctx: PoolContext, pool: NodePoolSpec) -> list[str]:
 
 def _context_problems(args: Mapping[str, Any]) -> list[str]:
     checks = (("environment", ENVIRONMENTS), ("driver_source", DRIVER_SOURCES), ("mig_strategy", MIG_STRATEGIES))
-    return [f"{_camel(key)}: must be one of {', '.join(allowed)}" for key, allowed in checks
+    return [f"{camel(key)}: must be one of {', '.join(allowed)}" for key, allowed in checks
             if args.get(key) is not None and args[key] not in allowed]
 
 
@@ -193,7 +193,7 @@ def _own_strategy(pool: NodePoolSpec) -> str:
     return (pool.sharing.strategy or "mixed") if pool.sharing.mode == "mig" else "none"
 
 
-def _camel(key: str) -> str:
+def camel(key: str) -> str:
     head, *rest = key.split("_")
     return head + "".join(part.title() for part in rest)
 

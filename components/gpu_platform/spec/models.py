@@ -77,6 +77,11 @@ class ClusterSpec(_Model):
     create: Optional[CreateClusterSpec] = None
     existing: Optional[ExistingClusterSpec] = None
     admin_role_arns: list[str] = Field(default_factory=list)
+    # Where the platform's controllers run (GPU Operator, autoscaler, Karpenter, Prometheus, Kueue): labels of
+    # the system nodes. The default is the label the platform's own system node group carries; an adopted
+    # cluster names its existing system nodes here.
+    system_node_selector: dict[str, str] = Field(default_factory=lambda: dict(names.SYSTEM_NODE_SELECTOR),
+                                                 min_length=1)
 
 
 # --- GPU operator ---
@@ -192,7 +197,23 @@ class KarpenterPoolSpec(_Model):
     weight: Optional[int] = Field(None, ge=1, le=100)  # NodePool priority when a pod fits several
 
 
-class NodePoolSpec(_Model):
+class _GpuShape:
+    """Look-ups on a pool's `instance_types`, valid once the rules accepted them (known, one GPU shape)."""
+
+    @property
+    def instances(self) -> list[catalog.InstanceType]:
+        return [catalog.INSTANCE_TYPES[t] for t in self.instance_types]
+
+    @property
+    def gpu(self) -> catalog.GpuModel:
+        return self.instances[0].gpu_model
+
+    @property
+    def gpus_per_node(self) -> int:
+        return self.instances[0].gpu_count
+
+
+class NodePoolSpec(_Model, _GpuShape):
     name: str = Field(pattern=DNS_LABEL, max_length=40)
     provisioner: Literal["managed-node-group", "karpenter"] = "managed-node-group"
     karpenter: Optional[KarpenterPoolSpec] = None  # Karpenter settings (provisioner: karpenter only)
@@ -231,18 +252,18 @@ class NodePoolSpec(_Model):
         return v
     repair: NodeRepairSpec = Field(default_factory=NodeRepairSpec)  # managed node group auto repair
 
-    # Look-ups below are valid once `parse_platform` accepted the spec.
-    @property
-    def instances(self) -> list[catalog.InstanceType]:
-        return [catalog.INSTANCE_TYPES[t] for t in self.instance_types]
 
-    @property
-    def gpu(self) -> catalog.GpuModel:
-        return self.instances[0].gpu_model
 
-    @property
-    def gpus_per_node(self) -> int:
-        return self.instances[0].gpu_count
+class OperatorPoolSpec(_Model, _GpuShape):
+    """A GPU pool as the GPU Operator serves it: its GPUs, image, sharing and extra taints."""
+    name: str = Field(pattern=DNS_LABEL, max_length=40)
+    instance_types: list[str] = Field(min_length=1)
+    ami: AmiSpec
+    sharing: SharingSpec = Field(default_factory=SharingSpec)
+    taints: list[TaintSpec] = Field(default_factory=list)
+
+
+GpuPool = Union[NodePoolSpec, OperatorPoolSpec]  # what the operator's values read of a pool
 
 
 # --- training: the EFA device plugin and the datasets file system ---

@@ -9,13 +9,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date
-from typing import Iterator
+from typing import Iterator, Optional, Sequence
 
 from gpu_platform.facts import catalog, names
 from gpu_platform.facts.mig import layout_problem
 from gpu_platform.spec import rules_training as training
 from gpu_platform.spec.alerting import alerting_rules
-from gpu_platform.spec.models import ADDON_VERSION, NodePoolSpec, PlatformSpec, quantity_value
+from gpu_platform.spec.models import ADDON_VERSION, GpuOperatorSpec, GpuPool, NodePoolSpec, PlatformSpec, quantity_value
 from gpu_platform.spec.pool_context import PoolContext
 from gpu_platform.spec.repair import repair_rules
 from gpu_platform.spec.rules_karpenter import ami_rules as karpenter_ami_rules
@@ -63,7 +63,7 @@ def _pricing_rules(spec: PlatformSpec) -> Iterator[Problem]:
                 yield f'pricing.{field}["{itype}"]', "must be a positive price in USD per hour"
 
 
-def gpu_known(pool: NodePoolSpec) -> bool:
+def gpu_known(pool: GpuPool) -> bool:
     """The pool's instance types are all in the catalog and share one GPU model and count."""
     its = [catalog.INSTANCE_TYPES.get(t) for t in pool.instance_types]
     return None not in its and len({(it.gpu, it.gpu_count) for it in its}) == 1
@@ -117,23 +117,11 @@ def _duplicate_rules(spec: PlatformSpec) -> Iterator[Problem]:
 def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
     """One pool's rules, in the context of its cluster (the stack file's, or a pool component's arguments)."""
     at = ctx.at
-    unknown = [j for j, t in enumerate(pool.instance_types) if t not in catalog.INSTANCE_TYPES]
-    for j in unknown:
-        yield (f"{at}.instanceTypes[{j}]",
-               f"unknown GPU instance type {pool.instance_types[j]!r}; known: {', '.join(catalog.INSTANCE_TYPES)}")
-    if unknown:
+    yield from gpu_shape_rules(at, pool)
+    if not gpu_known(pool):
         return
     if pool.name == names.SYSTEM_ROLE:
         yield f"{at}.name", f"{names.SYSTEM_ROLE!r} is the system node group's name; choose another pool name"
-    if len(set(pool.instance_types)) != len(pool.instance_types):
-        yield f"{at}.instanceTypes", "lists an instance type twice"
-    shapes = {(it.gpu, it.gpu_count) for it in pool.instances}
-    if len(shapes) > 1:
-        found = ", ".join(f"{t} ({it.gpu_count} x {it.gpu})" for t, it in zip(pool.instance_types, pool.instances))
-        yield (f"{at}.instanceTypes",
-               f"every instance type in a pool needs the same GPU model and count (the autoscaler sizes the "
-               f"group from the first one); found {found}")
-        return
     if pool.min_size > pool.max_size:
         yield f"{at}.minSize", f"must be <= maxSize ({pool.max_size})"
     if ctx.cluster_name is not None and len(ctx.cluster_name) + 1 + len(pool.name) > catalog.EKS_NODE_GROUP_NAME_MAX:
@@ -150,8 +138,26 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
         if key.startswith(RESERVED_LABEL_DOMAINS):
             yield f"{at}.labels", f"{key!r} is managed by the platform; reserved prefixes: {', '.join(RESERVED_LABEL_DOMAINS)}"
     yield from _ami_rules(ctx, at, pool)
-    yield from _sharing_rules(at, pool)
+    yield from sharing_rules(at, pool)
     yield from training.pool_rules(ctx, at, pool)
+
+
+def gpu_shape_rules(at: str, pool: GpuPool) -> Iterator[Problem]:
+    """The pool's instance types: known GPU instances, listed once, all of one GPU model and count."""
+    unknown = [j for j, t in enumerate(pool.instance_types) if t not in catalog.INSTANCE_TYPES]
+    for j in unknown:
+        yield (f"{at}.instanceTypes[{j}]",
+               f"unknown GPU instance type {pool.instance_types[j]!r}; known: {', '.join(catalog.INSTANCE_TYPES)}")
+    if unknown:
+        return
+    if len(set(pool.instance_types)) != len(pool.instance_types):
+        yield f"{at}.instanceTypes", "lists an instance type twice"
+    shapes = {(it.gpu, it.gpu_count) for it in pool.instances}
+    if len(shapes) > 1:
+        found = ", ".join(f"{t} ({it.gpu_count} x {it.gpu})" for t, it in zip(pool.instance_types, pool.instances))
+        yield (f"{at}.instanceTypes",
+               f"every instance type in a pool needs the same GPU model and count (the autoscaler sizes the "
+               f"group from the first one); found {found}")
 
 
 def _ami_rules(ctx: PoolContext, at: str, pool: NodePoolSpec) -> Iterator[Problem]:
@@ -187,7 +193,7 @@ def _ami_rules(ctx: PoolContext, at: str, pool: NodePoolSpec) -> Iterator[Proble
             yield f"{at}.ami.releaseVersion", f"{release} is not a release for Kubernetes {k8s}"
 
 
-def _sharing_rules(at: str, pool: NodePoolSpec) -> Iterator[Problem]:
+def sharing_rules(at: str, pool: GpuPool) -> Iterator[Problem]:
     s, gpu, image = pool.sharing, pool.gpu, pool.ami.image
     if s.mode != "time-slicing" and s.replicas is not None:
         yield f"{at}.sharing.replicas", "applies to mode time-slicing only"
@@ -217,34 +223,41 @@ def _sharing_rules(at: str, pool: NodePoolSpec) -> Iterator[Problem]:
 
 
 def _driver_rules(spec: PlatformSpec, today: date) -> Iterator[Problem]:
-    op = spec.gpu_operator
+    yield from driver_rules(spec.gpu_operator, spec.node_pools, spec.cluster.kubernetes_version, spec.prod, today)
+
+
+def driver_rules(op: GpuOperatorSpec, pools: Sequence[GpuPool], kubernetes_version: Optional[str], prod: bool,
+                 today: date, *, at: str = "gpuOperator.", pools_at: str = "nodePools",
+                 k8s_at: str = "cluster.kubernetesVersion") -> Iterator[Problem]:
+    """The operator's chart and driver: a chart version the catalog checks, an exact driver it supports on
+    this Kubernetes version, new enough for every pool's GPUs and MIG profiles, not past end of life in prod."""
     chart = catalog.GPU_OPERATOR_CHARTS.get(op.chart_version)
     if chart is None:
-        yield "gpuOperator.chartVersion", f"must be one of {', '.join(catalog.GPU_OPERATOR_CHARTS)}"
+        yield f"{at}chartVersion", f"must be one of {', '.join(catalog.GPU_OPERATOR_CHARTS)}"
         return
     drv = op.driver
     if drv.source == "ami":
         if drv.version is not None:
-            yield "gpuOperator.driver.version", "the AMI owns the driver; pin ami.releaseVersion on pools instead"
+            yield f"{at}driver.version", "the AMI owns the driver; pin ami.releaseVersion on pools instead"
         return
     if drv.version is None:
-        yield "gpuOperator.driver.version", f"pin an exact driver; {chart.version} supports {', '.join(chart.supported_drivers)}"
+        yield f"{at}driver.version", f"pin an exact driver; {chart.version} supports {', '.join(chart.supported_drivers)}"
         return
-    if spec.cluster.kubernetes_version not in chart.kubernetes_versions:
-        yield ("cluster.kubernetesVersion", f"operator-owned drivers on EKS are supported on Kubernetes "
+    if kubernetes_version is not None and kubernetes_version not in chart.kubernetes_versions:
+        yield (k8s_at, f"operator-owned drivers on EKS are supported on Kubernetes "
                f"{', '.join(chart.kubernetes_versions)}")
     if drv.version not in chart.supported_drivers:
-        yield ("gpuOperator.driver.version",
+        yield (f"{at}driver.version",
                f"{drv.version} is not supported by gpu-operator {chart.version}; choose one of {', '.join(chart.supported_drivers)}")
-    for i, pool in enumerate(spec.node_pools):
-        for need in driver_shortfalls(pool, drv.version, f" (nodePools[{i}])"):
-            yield "gpuOperator.driver.version", need
+    for i, pool in enumerate(pools):
+        for need in driver_shortfalls(pool, drv.version, f" ({pools_at}[{i}])"):
+            yield f"{at}driver.version", need
     branch = catalog.DRIVER_BRANCHES.get(catalog.driver_branch(drv.version))
-    if spec.prod and branch is not None and branch.eol < today:
-        yield "gpuOperator.driver.version", f"branch R{branch.branch} reached end of life on {branch.eol}; prod needs a supported branch"
+    if prod and branch is not None and branch.eol < today:
+        yield f"{at}driver.version", f"branch R{branch.branch} reached end of life on {branch.eol}; prod needs a supported branch"
 
 
-def driver_shortfalls(pool: NodePoolSpec, version: str, where: str = "") -> Iterator[str]:
+def driver_shortfalls(pool: GpuPool, version: str, where: str = "") -> Iterator[str]:
     """What an operator-owned driver `version` is too old for on this pool: its GPU, its MIG profiles."""
     key, gpu = catalog.version_key(version), pool.gpu
     if key < catalog.version_key(gpu.min_driver):
@@ -256,11 +269,15 @@ def driver_shortfalls(pool: NodePoolSpec, version: str, where: str = "") -> Iter
 
 
 def _mig_strategy_rules(spec: PlatformSpec) -> Iterator[Problem]:
-    mig = [(i, p) for i, p in enumerate(spec.node_pools) if p.sharing.mode == "mig"]
+    yield from mig_strategy_rules(spec.node_pools)
+
+
+def mig_strategy_rules(pools: Sequence[GpuPool], pools_at: str = "nodePools") -> Iterator[Problem]:
+    mig = [(i, p) for i, p in enumerate(pools) if p.sharing.mode == "mig"]
     strategies = {p.sharing.strategy or "mixed" for _, p in mig}
     if len(strategies) > 1:
         i = mig[-1][0]
-        yield f"nodePools[{i}].sharing.strategy", "the MIG strategy is cluster-wide: use the same strategy on every MIG pool"
+        yield f"{pools_at}[{i}].sharing.strategy", "the MIG strategy is cluster-wide: use the same strategy on every MIG pool"
 
 
 def _model_cache_rules(spec: PlatformSpec) -> Iterator[Problem]:
