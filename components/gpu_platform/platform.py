@@ -19,6 +19,7 @@ from gpu_platform.decisions.efa import efa_pools
 from gpu_platform.decisions.karpenter import karpenter_pools
 from gpu_platform.facts import names
 from gpu_platform.facts.karpenter import KARPENTER
+from gpu_platform.render.monitoring import MonitoringSettings
 from gpu_platform.resources.alert_sns import build_alert_publishing
 from gpu_platform.resources.autoscaler import ClusterAutoscaler
 from gpu_platform.resources.cluster import Cluster
@@ -88,9 +89,9 @@ class GpuPlatform(pulumi.ComponentResource):
         # SNS receivers publish through Pod Identity: the association exists before Alertmanager starts.
         self.alert_publishing = build_alert_publishing(spec, self.cluster.name, self.cluster.system_ready, aws_child)
         publishing = [self.alert_publishing.association] if self.alert_publishing else []
-        self.monitoring = GpuMonitoring("monitoring", GpuMonitoringArgs(
-            spec, self.cluster.k8s_provider, depends_on=[*self.cluster.system_ready, *publishing],
-            alert_secrets=alert_secrets), opts=pulumi.ResourceOptions(parent=self))
+        self.monitoring = GpuMonitoring(
+            "monitoring", monitoring_args(spec, self.cluster.k8s_provider, alert_secrets),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*self.cluster.system_ready, *publishing]))
         self._exports["monitoring"] = self.monitoring.outputs
 
     def _gpu_operator(self, spec: PlatformSpec) -> None:
@@ -132,3 +133,14 @@ def operator_args(spec: PlatformSpec, k8s_provider: Any) -> GpuOperatorArgs:
         service_monitor_labels=dict(mon.prometheus.selector_labels),
         system_node_selector=dict(spec.cluster.system_node_selector),
         kubernetes_version=spec.cluster.kubernetes_version, environment=spec.environment)
+
+
+def monitoring_args(spec: PlatformSpec, k8s_provider: Any, receiver_secrets: Mapping[str, Any]) -> GpuMonitoringArgs:
+    """The stack file's monitoring block, the teams' alert routes and the GPU prices, as GpuMonitoring's arguments."""
+    settings = MonitoringSettings.of(spec)
+    mon = spec.monitoring.model_dump(exclude_none=True)
+    return GpuMonitoringArgs(
+        k8s_provider=k8s_provider, **mon,
+        team_routes={t: r.model_dump(exclude_none=True) for t, r in settings.team_routes.items()},
+        receiver_secrets=dict(receiver_secrets), gpu_prices=dict(settings.gpu_prices), cluster_name=spec.cluster.name,
+        system_node_selector=dict(spec.cluster.system_node_selector), environment=spec.environment)

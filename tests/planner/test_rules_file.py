@@ -12,7 +12,7 @@ from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.planner import rules_file
 from gpu_platform.planner.sections import PlanContext
 from gpu_platform.render import alerts
-from gpu_platform.render.monitoring import gpu_rule_groups
+from gpu_platform.render.monitoring import MonitoringSettings, gpu_rule_groups
 from tests.support.stacks import AS_OF, resources, stack_platform, write_stack
 
 RULE = rules_file.PROMETHEUS_RULE
@@ -94,7 +94,7 @@ def test_rules_file_equals_the_pure_rules_for_the_stacks_thresholds_and_prices(w
 def test_without_a_prometheus_operator_the_file_is_built_from_the_spec(written):
     plan, _ = written("none")
     assert resources(plan, RULE) == []
-    assert groups_in(rules_path("none", written)) == gpu_rule_groups(spec("none"))
+    assert groups_in(rules_path("none", written)) == gpu_rule_groups(MonitoringSettings.of(spec("none")))
 
 
 def test_without_a_prometheus_operator_the_file_says_where_it_came_from(written):

@@ -13,6 +13,7 @@ import yaml
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import names
 from gpu_platform.render.alert_routing import SECRETS_DIR, alertmanager_config, inhibit_rules, secret_keys
+from gpu_platform.render.monitoring import MonitoringSettings
 from gpu_platform.spec.errors import SpecError
 from tests.support.stacks import resource, resources, stack_platform, write_stack
 
@@ -73,8 +74,8 @@ def route(amtool: str, path: Path, **labels: str) -> str:
 @pytest.mark.parametrize("key", ["dev", "prod"])
 def test_the_release_carries_the_configuration_the_spec_renders(planned, key):
     spec = parse_platform(PLATFORMS[key]())
-    assert stack_values(planned(key)[0])["alertmanager"]["config"] == alertmanager_config(spec)
-    assert yaml.safe_load(config_file(planned, key).read_text()) == alertmanager_config(spec)
+    assert stack_values(planned(key)[0])["alertmanager"]["config"] == alertmanager_config(MonitoringSettings.of(spec))
+    assert yaml.safe_load(config_file(planned, key).read_text()) == alertmanager_config(MonitoringSettings.of(spec))
 
 
 @pytest.mark.parametrize("key", ["dev", "prod", "existing"])
@@ -85,7 +86,7 @@ def test_amtool_accepts_the_written_configuration(amtool, planned, key):
 
 def test_amtool_rejects_a_route_to_an_unknown_receiver(amtool, tmp_path):
     """The check itself: amtool fails a configuration that routes to no receiver."""
-    config = alertmanager_config(parse_platform(stack_platform("dev")))
+    config = alertmanager_config(MonitoringSettings.of(parse_platform(stack_platform("dev"))))
     config["route"]["routes"][0]["receiver"] = "nobody"
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump(config))
     assert amtool_run(amtool, "check-config", str(tmp_path / "bad.yaml")).returncode != 0
@@ -136,7 +137,7 @@ def test_amtool_verify_fails_on_a_wrong_expectation(amtool, planned):
 
 def test_critical_routes_repeat_at_the_critical_interval():
     spec = parse_platform(stack_platform("prod"))
-    tree = alertmanager_config(spec)["route"]
+    tree = alertmanager_config(MonitoringSettings.of(spec))["route"]
     assert tree["repeat_interval"] == "4h" and tree["group_wait"] == "30s" and tree["group_interval"] == "5m"
     for r in tree["routes"]:
         assert ("repeat_interval" in r) == ('severity="critical"' in r["matchers"]), r

@@ -11,7 +11,7 @@ from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
 from gpu_platform.render import alerts
 from gpu_platform.render.dashboard import FILE_NAME, dashboard
-from gpu_platform.render.monitoring import DASHBOARD_LABEL_VALUE, prometheus_mode, stack_values
+from gpu_platform.render.monitoring import DASHBOARD_LABEL_VALUE, MonitoringSettings, prometheus_mode, stack_values
 from gpu_platform.resources.monitoring import POD_SECURITY_LEVEL
 from tests.support.stacks import cached_plan, resource, resources, stack_platform
 
@@ -175,7 +175,7 @@ def test_no_rules_or_dashboard_without_a_prometheus_operator(planned, key):
 
 @pytest.mark.parametrize("key", PLATFORMS)
 def test_mode_output_says_what_was_built(planned, key):
-    assert planned(key)["outputs"]["monitoring"]["prometheus"] == prometheus_mode(spec(key))
+    assert planned(key)["outputs"]["monitoring"]["prometheus"] == prometheus_mode(spec(key).monitoring)
 
 
 # --- the stack's chart values ---
@@ -194,7 +194,7 @@ def test_node_exporter_tolerates_every_taint_gpu_pools_carry(planned, key):
 
 
 def test_node_exporter_tolerates_taints_the_stack_does_not_know_yet():
-    tolerations = stack_values(spec("dev"))["prometheus-node-exporter"]["tolerations"]
+    tolerations = stack_values(MonitoringSettings.of(spec("dev")))["prometheus-node-exporter"]["tolerations"]
     assert tolerates(tolerations, "any-key", "any-value", "NoExecute")
 
 
@@ -226,7 +226,7 @@ def test_every_stack_value_set_was_checked_against_the_chart(planned, key):
 
 
 def test_the_verified_keys_table_lists_only_keys_that_are_set():
-    assert set(set_keys(stack_values(spec("dev")))) == set(VERIFIED_KEYS)
+    assert set(set_keys(stack_values(MonitoringSettings.of(spec("dev"))))) == set(VERIFIED_KEYS)
 
 
 # --- the PrometheusRule ---

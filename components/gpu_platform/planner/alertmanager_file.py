@@ -33,8 +33,9 @@ def alertmanager_files(ctx: PlanContext) -> dict[str, str]:
     source = "the kube-prometheus-stack release values (alertmanager.config)"
     if config is None and _alerting_for_own_alertmanager(ctx.spec):
         from gpu_platform.render.alert_routing import alertmanager_config as from_spec
+        from gpu_platform.render.monitoring import MonitoringSettings
 
-        config = from_spec(ctx.spec)
+        config = from_spec(MonitoringSettings.of(ctx.spec))
         source = (f"the stack file (monitoring.prometheus.mode is {ctx.spec.monitoring.prometheus.mode}: load it into "
                   "your Alertmanager and mount the receiver secrets under /etc/alertmanager/secrets/)")
     if config is None:

@@ -26,9 +26,9 @@ def rules_files(ctx: PlanContext) -> dict[str, str]:
         groups = [g for r in found for g in (r["inputs"].get("spec") or {}).get("groups") or []]
         source = "PrometheusRule " + ", ".join(_object_name(r) for r in found)
     elif _monitoring_without_operator(ctx.spec):
-        from gpu_platform.render.monitoring import gpu_rule_groups
+        from gpu_platform.render.monitoring import MonitoringSettings, gpu_rule_groups
 
-        groups = gpu_rule_groups(ctx.spec)
+        groups = gpu_rule_groups(MonitoringSettings.of(ctx.spec))
         source = "the stack file (monitoring.prometheus.mode is none: load this file into your Prometheus)"
     else:
         return {}

@@ -20,7 +20,8 @@ from gpu_platform.facts import names
 from gpu_platform.spec.alerting import NULL_RECEIVER, SEVERITIES, AlertingSpec, ReceiverSpec
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec
+    from gpu_platform.render.monitoring import MonitoringSettings
+    from gpu_platform.spec.models import MonitoringSpec
 
 SECRETS_DIR = "/etc/alertmanager/secrets"  # where the operator mounts alertmanagerSpec.secrets
 TEMPLATES = ["/etc/alertmanager/config/*.tmpl"]  # the chart's default: templateFiles land there
@@ -39,10 +40,9 @@ def secret_file(config_key: str) -> str:
     return f"{SECRETS_DIR}/{names.ALERT_RECEIVERS_SECRET}/{config_key}"
 
 
-def delivered_alerting(spec: "PlatformSpec") -> Optional[AlertingSpec]:
+def delivered_alerting(mon: "MonitoringSpec") -> Optional[AlertingSpec]:
     """`monitoring.alerting` when the platform configures the Alertmanager (mode install), else None: with
     `existing` or `none` the configuration is only written by `gpu-platform plan --out` for your own."""
-    mon = spec.monitoring
     return mon.alerting if mon.enabled and mon.prometheus.mode == "install" else None
 
 
@@ -61,29 +61,27 @@ def sns_topics(alerting: Optional[AlertingSpec]) -> list[str]:
     return sorted({r.sns.topic_arn for r in (alerting.receivers if alerting else ()) if r.sns})
 
 
-def alertmanager_config(spec: "PlatformSpec") -> dict[str, Any]:
+def alertmanager_config(settings: "MonitoringSettings") -> dict[str, Any]:
     """alertmanager.yaml for the stack's `monitoring.alerting` (which must be set)."""
-    alerting = spec.monitoring.alerting
+    alerting = settings.monitoring.alerting
     return {
         "global": {"resolve_timeout": "5m"},
-        "route": route_tree(spec),
+        "route": route_tree(settings),
         "inhibit_rules": inhibit_rules(),
-        "receivers": [{"name": NULL_RECEIVER}, *(receiver(r, spec.cluster.name) for r in alerting.receivers)],
+        "receivers": [{"name": NULL_RECEIVER}, *(receiver(r, settings.cluster_name) for r in alerting.receivers)],
         "templates": list(TEMPLATES),
     }
 
 
-def route_tree(spec: "PlatformSpec") -> dict[str, Any]:
-    alerting = spec.monitoring.alerting
+def route_tree(settings: "MonitoringSettings") -> dict[str, Any]:
+    alerting = settings.monitoring.alerting
     routes: list[dict[str, Any]] = [{"receiver": NULL_RECEIVER, "matchers": [f'alertname="{name}"']}
                                     for name in HEARTBEATS]
-    for team in spec.teams:
-        if team.alerting is None:
-            continue
-        namespace = f'namespace="{names.team_namespace(team.name)}"'
-        routes += _severity_routes(alerting, team.alerting.routes(), [namespace])
-        if team.alerting.default:
-            routes.append({"receiver": team.alerting.default, "matchers": [namespace]})
+    for team, team_routes in settings.team_routes.items():
+        namespace = f'namespace="{names.team_namespace(team)}"'
+        routes += _severity_routes(alerting, team_routes.routes(), [namespace])
+        if team_routes.default:
+            routes.append({"receiver": team_routes.default, "matchers": [namespace]})
     routes += _severity_routes(alerting, alerting.platform.routes(), [])
     return {
         "receiver": alerting.platform.default,
@@ -156,13 +154,13 @@ def _title(cluster: str) -> str:
             f"{{{{ .CommonLabels.alertname }}}} ({cluster})")
 
 
-def alertmanager_values(spec: "PlatformSpec") -> dict[str, Any]:
+def alertmanager_values(settings: "MonitoringSettings") -> dict[str, Any]:
     """The `alertmanager:` kube-prometheus-stack values for alert delivery ({} without `monitoring.alerting`)."""
-    alerting = delivered_alerting(spec)
+    alerting = delivered_alerting(settings.monitoring)
     if alerting is None:
         return {}
     values: dict[str, Any] = {
-        "config": alertmanager_config(spec),
+        "config": alertmanager_config(settings),
         # A fixed name, so the Pod Identity association of SNS receivers names the right account.
         "serviceAccount": {"name": names.ALERTMANAGER_SERVICE_ACCOUNT},
     }

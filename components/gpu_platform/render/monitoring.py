@@ -12,7 +12,8 @@ ServiceMonitor on under the same condition as `prometheus_mode(spec) != "none"`.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Mapping, Optional
 
 from gpu_platform.decisions.cost import gpu_hourly_cost_by_model
 from gpu_platform.facts import names
@@ -20,7 +21,8 @@ from gpu_platform.render.alert_routing import alertmanager_values
 from gpu_platform.render.alerts import rule_groups
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec
+    from gpu_platform.spec.alerting import SeverityRoutesSpec
+    from gpu_platform.spec.models import MonitoringSpec, PlatformSpec
 
 PROMETHEUS_RULE_API = ("monitoring.coreos.com/v1", "PrometheusRule")
 DASHBOARD_LABEL_VALUE = "1"  # the value the Grafana sidecar matches on its label (kube-prometheus-stack default)
@@ -30,17 +32,36 @@ DASHBOARD_LABEL_VALUE = "1"  # the value the Grafana sidecar matches on its labe
 KSM_NODE_LABELS = (names.GPU_PRESENT_LABEL,)
 
 
-def prometheus_mode(spec: "PlatformSpec") -> str:
+@dataclass(frozen=True)
+class MonitoringSettings:
+    monitoring: "MonitoringSpec"  # Prometheus, alert thresholds, alert delivery
+    cluster_name: str = ""  # alert titles name the cluster
+    team_routes: Mapping[str, "SeverityRoutesSpec"] = field(default_factory=dict)  # team -> its own receivers
+    gpu_prices: Mapping[str, float] = field(default_factory=dict)  # USD per GPU-hour by NVML model (idle cost)
+    system_node_selector: Mapping[str, str] = field(default_factory=lambda: dict(names.SYSTEM_NODE_SELECTOR))
+
+    @classmethod
+    def of(cls, spec: "PlatformSpec") -> "MonitoringSettings":
+        return cls(spec.monitoring, spec.cluster.name, {t.name: t.alerting for t in spec.teams if t.alerting},
+                   gpu_hourly_cost_by_model(spec), dict(spec.cluster.system_node_selector))
+
+
+def prometheus_mode(monitoring: "MonitoringSpec") -> str:
     """`install`, `existing` or `none`; a disabled monitoring block counts as `none`."""
-    return spec.monitoring.prometheus.mode if spec.monitoring.enabled else "none"
+    return monitoring.prometheus.mode if monitoring.enabled else "none"
 
 
-def gpu_rule_groups(spec: "PlatformSpec") -> list[dict]:
+def scraping_namespace(monitoring: "MonitoringSpec") -> Optional[str]:
+    """The namespace Prometheus scrapes from (None: no Prometheus in the cluster)."""
+    return monitoring.prometheus.namespace if prometheus_mode(monitoring) != "none" else None
+
+
+def gpu_rule_groups(settings: MonitoringSettings) -> list[dict]:
     """The rule groups for this stack: its thresholds and the hourly price of each of its GPU models."""
-    return rule_groups(spec.monitoring.alerts, gpu_hourly_cost_by_model(spec))
+    return rule_groups(settings.monitoring.alerts, settings.gpu_prices)
 
 
-def stack_values(spec: "PlatformSpec") -> dict:
+def stack_values(settings: MonitoringSettings) -> dict:
     """kube-prometheus-stack chart values (every key checked against the chart: tests/resources/test_monitoring.py).
 
     Selection: Prometheus selects every PrometheusRule and ServiceMonitor in every namespace (the
@@ -48,9 +69,9 @@ def stack_values(spec: "PlatformSpec") -> dict:
     GPU Operator's ServiceMonitor, the chart's own monitors and the platform's rules are picked up
     whatever labels they carry. The platform's objects still carry `selectorLabels` for `existing` mode.
     """
-    prom = spec.monitoring.prometheus
-    system = dict(spec.cluster.system_node_selector)
-    delivery = alertmanager_values(spec)
+    prom = settings.monitoring.prometheus
+    system = dict(settings.system_node_selector)
+    delivery = alertmanager_values(settings)
     return {
         "prometheus": {"prometheusSpec": {
             "nodeSelector": dict(system),

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from gpu_platform.decisions.capacity import max_gpus_per_pod, platform_capacity
 from gpu_platform.facts import names
+from gpu_platform.render.monitoring import scraping_namespace
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import PlatformSpec, TeamSpec
@@ -164,15 +165,10 @@ def role_binding(team: "TeamSpec", role_name: str) -> dict:
             "subjects": [{"apiGroup": RBAC_API, "kind": "Group", "name": names.team_group(team.name, role_name)}]}
 
 
-def monitoring_namespace(spec: "PlatformSpec") -> str | None:
-    mon = spec.monitoring
-    return mon.prometheus.namespace if mon.enabled and mon.prometheus.mode != "none" else None
-
-
 def network_policy(spec: "PlatformSpec", team: "TeamSpec") -> dict:
     """Ingress from the team's own pods and from Prometheus only; egress is left open."""
     peers: list[dict] = [{"podSelector": {}}]
-    scraper = monitoring_namespace(spec)
+    scraper = scraping_namespace(spec.monitoring)
     if scraper is not None:
         peers.append({"namespaceSelector": {"matchLabels": {names.NAMESPACE_NAME_LABEL: scraper}}})
     return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",

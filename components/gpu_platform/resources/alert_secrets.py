@@ -30,7 +30,7 @@ def receiver_secrets(spec: "PlatformSpec", config: Optional[pulumi.Config] = Non
         problems.append(f"{config.full_key(PLATFORM_KEY)}: holds a secret (`pulumi config set --secret --path ...`), "
                         "which makes the whole platform description secret; keep each secret in its own config key "
                         "and name the key in the receiver")
-    for field, key in secret_keys(delivered_alerting(spec)):
+    for field, key in secret_keys(delivered_alerting(spec.monitoring)):
         full = config.full_key(key)
         if get_config(full) is None:
             problems.append(f"{field}: config key `{full}` is not set; run `pulumi config set --secret {key} <value>`")

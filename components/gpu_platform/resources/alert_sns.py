@@ -51,6 +51,6 @@ class AlertPublishing(pulumi.ComponentResource):
 def build_alert_publishing(spec: "PlatformSpec", cluster_name: pulumi.Input[str], depends_on: Sequence[pulumi.Resource],
                            opts: pulumi.ResourceOptions) -> Optional[AlertPublishing]:
     """Only when a receiver publishes to SNS and the platform installs the Alertmanager."""
-    if not sns_topics(delivered_alerting(spec)):
+    if not sns_topics(delivered_alerting(spec.monitoring)):
         return None
     return AlertPublishing("alert-publishing", spec, cluster_name, depends_on, opts=opts)

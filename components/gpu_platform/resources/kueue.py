@@ -105,9 +105,9 @@ def build_queueing(spec: "PlatformSpec", cluster: Any, teams: list[Any], monitor
     the release waits for the system nodes and for the Prometheus CRDs its ServiceMonitor needs."""
     if not spec.queueing.enabled:
         return None
-    from gpu_platform.render.monitoring import prometheus_mode
+    from gpu_platform.render.monitoring import scraping_namespace
 
-    prometheus = spec.monitoring.prometheus.namespace if prometheus_mode(spec) != "none" else None
+    prometheus = scraping_namespace(spec.monitoring)
     return KueueQueueing("kueue", KueueArgs(
         spec, cluster.k8s_provider, {t.namespace_name: t.namespace for t in teams}, prometheus,
         depends_on=[*cluster.system_ready, *monitoring.crds_ready]), opts=opts)

@@ -1,23 +1,27 @@
 """GPU monitoring: a Prometheus stack (installed or existing), the GPU alert rules and the GPU dashboard.
 
 What goes into them is rendered in render/monitoring.py (mode, rule groups, chart values), render/alerts.py
-and render/dashboard.py; `GpuMonitoring` only turns it into resources.
+and render/dashboard.py; `GpuMonitoring` only turns it into resources. It takes its own arguments (the
+stack file's `monitoring` block, in the schema's terms), so it serves any cluster.
 """
-from __future__ import annotations
-
 import json
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional
 
 import pulumi
+import pulumi_kubernetes
+from typing_extensions import TypedDict
 
 from gpu_platform.facts import catalog, names
-from gpu_platform.render.dashboard import FILE_NAME as DASHBOARD_FILE
-from gpu_platform.render.dashboard import dashboard
-from gpu_platform.render.monitoring import DASHBOARD_LABEL_VALUE, PROMETHEUS_RULE_API, gpu_rule_groups, prometheus_mode, stack_values
-
-if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec
+from gpu_platform.render.dashboard import FILE_NAME as DASHBOARD_FILE, dashboard
+from gpu_platform.render.monitoring import (
+    DASHBOARD_LABEL_VALUE, PROMETHEUS_RULE_API, MonitoringSettings, gpu_rule_groups, prometheus_mode, stack_values,
+)
+from gpu_platform.resources import options
+from gpu_platform.resources.pool_args import camel
+from gpu_platform.spec.alerting import SeverityRoutesSpec, monitoring_rules
+from gpu_platform.spec.errors import SpecError
+from gpu_platform.spec.models import MonitoringSpec
+from gpu_platform.spec.parse import read_part
 
 # node-exporter mounts the host's /, /proc and /sys and uses the host network and PID namespace.
 POD_SECURITY_LEVEL = "privileged"
@@ -25,47 +29,135 @@ POD_SECURITY_LEVEL = "privileged"
 RELEASE_TIMEOUT_SECONDS = 900
 
 
-@dataclass
-class GpuMonitoringArgs:
-    spec: "PlatformSpec"
-    k8s_provider: pulumi.ProviderResource
-    depends_on: Sequence[pulumi.Resource] = field(default_factory=list)  # system nodes and core add-ons
-    alert_secrets: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)  # config key -> secret value
+class PrometheusArgs(TypedDict, total=False):
+    """Where Prometheus comes from."""
+
+    mode: str
+    """install (a pinned kube-prometheus-stack, default), existing (rules and dashboard only) or none."""
+    chart_version: str
+    namespace: str
+    selector_labels: dict[str, str]
+    """Labels the rules and dashboard carry for an existing Prometheus to select them."""
+    grafana_dashboard_label: str
+
+
+class AlertThresholdsArgs(TypedDict, total=False):
+    """When the GPU alerts fire (the stack file's monitoring.alerts; every field has a default)."""
+
+    memory_used_percent: float
+    memory_critical_percent: float
+    memory_for_minutes: int
+    temperature_celsius: float
+    temperature_critical_celsius: float
+    temperature_for_minutes: int
+    idle_utilization_percent: float
+    idle_minutes: int
+    exporter_down_minutes: int
+    not_detected_minutes: int
+    gpu_unhealthy_minutes: int
+
+
+class SeverityRoutesArgs(TypedDict, total=False):
+    """Receiver per severity; `default` takes every severity not listed."""
+
+    critical: str
+    high: str
+    warning: str
+    info: str
+    default: str
+
+
+class ReceiverArgs(TypedDict, total=False):
+    """One receiver: exactly one of slack, pagerduty, webhook, sns. Secrets are named by config key and given in
+    `receiver_secrets`."""
+
+    name: str
+    slack: dict[str, str]
+    """{webhookUrlSecret, channel}."""
+    pagerduty: dict[str, str]
+    """{routingKeySecret}."""
+    webhook: dict[str, str]
+    """{url, bearerTokenSecret}."""
+    sns: dict[str, str]
+    """{topicArn}."""
+
+
+class AlertingArgs(TypedDict, total=False):
+    """Who gets which alert: receivers, the platform's routes and Alertmanager's grouping."""
+
+    receivers: list[ReceiverArgs]
+    platform: SeverityRoutesArgs
+    group_by: list[str]
+    group_wait: str
+    group_interval: str
+    repeat_interval: str
+    critical_repeat_interval: str
+
+
+class GpuMonitoringArgs(TypedDict, total=False):
+    """Prometheus, the GPU alert rules and dashboard, and where alerts go."""
+
+    k8s_provider: pulumi_kubernetes.Provider
+    """The cluster's Kubernetes provider (default: the provider the resource options give)."""
+    enabled: bool
+    """False: nothing in the cluster (default true)."""
+    prometheus: PrometheusArgs
+    alerts: AlertThresholdsArgs
+    alerting: AlertingArgs
+    """Alert delivery through the installed Alertmanager (mode install)."""
+    team_routes: dict[str, SeverityRoutesArgs]
+    """Team name -> its receivers: alerts from the team's namespace go there."""
+    receiver_secrets: dict[str, pulumi.Input[str]]
+    """Config key named by a receiver -> the secret (a webhook URL, routing key or token)."""
+    gpu_prices: dict[str, float]
+    """USD per GPU-hour by NVIDIA model name (dcgm-exporter's modelName): what idle GPUs cost, in alerts."""
+    cluster_name: str
+    """Named in alert titles."""
+    system_node_selector: dict[str, str]
+    """Where the Prometheus stack runs (default gpu-platform.io/role=system)."""
+    environment: str
+    """prod requires alert delivery when the stack is installed."""
 
 
 class GpuMonitoring(pulumi.ComponentResource):
     """Prometheus stack (mode install), PrometheusRule with the GPU alerts, and the dashboard ConfigMap."""
 
+    mode: pulumi.Output[str]
+    """install, existing or none."""
+
     def __init__(self, name: str, args: GpuMonitoringArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("gpu-platform:monitoring:GpuMonitoring", name, None, opts)
-        spec, prom = args.spec, args.spec.monitoring.prometheus
-        self.mode = prometheus_mode(spec)
-        self._k8s = pulumi.ResourceOptions(parent=self, provider=args.k8s_provider)
+        settings = monitoring_settings(name, args)
+        prom = settings.monitoring.prometheus
+        mode = prometheus_mode(settings.monitoring)
+        self.mode = pulumi.Output.from_input(mode)
+        provider = {"provider": args["k8s_provider"]} if args.get("k8s_provider") is not None else {}
+        self._k8s, self._opts, self._provider = options.child(self, opts, **provider), opts, provider
         self.namespace = self.release = self.rules = self.dashboard = self.receiver_secrets = None
-        if self.mode == "install":
-            self._install_stack(name, spec, args.depends_on, args.alert_secrets)
+        if mode == "install":
+            self._install_stack(name, settings, args.get("receiver_secrets") or {})
         # What must exist before anything creates Prometheus operator objects (ServiceMonitor, PrometheusRule).
         self.crds_ready: list[pulumi.Resource] = [self.release] if self.release is not None else []
-        if self.mode != "none":
+        if mode != "none":
             # The CRDs come with the release; an existing stack already has them.
-            after = pulumi.ResourceOptions(depends_on=self.crds_ready or list(args.depends_on))
-            self.rules = self._prometheus_rule(name, spec, after)
-            self.dashboard = self._dashboard(name, spec, after)
-        self.outputs = {"prometheus": self.mode}
-        if self.mode != "none":
+            after = options.child(self, opts, depends_on=self.crds_ready, **provider)
+            self.rules = self._prometheus_rule(name, settings, after)
+            self.dashboard = self._dashboard(name, settings, after)
+        self.outputs = {"prometheus": mode}
+        if mode != "none":
             self.outputs.update(namespace=prom.namespace, alertRules=names.GPU_RULES_NAME,
                                 dashboard=names.GPU_DASHBOARD_CONFIGMAP)
         if self.release is not None:
             self.outputs["chartVersion"] = prom.chart_version
         self.register_outputs(self.outputs)
 
-    def _install_stack(self, name: str, spec: "PlatformSpec", depends_on: Sequence[pulumi.Resource],
+    def _install_stack(self, name: str, settings: MonitoringSettings,
                        alert_secrets: Mapping[str, pulumi.Input[str]]) -> None:
         from pulumi_kubernetes.core.v1 import Namespace, Secret
         from pulumi_kubernetes.helm.v3 import Release, RepositoryOptsArgs
         from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 
-        prom = spec.monitoring.prometheus
+        prom = settings.monitoring.prometheus
         repo, chart = catalog.KUBE_PROMETHEUS_STACK_CHART
         self.namespace = Namespace(
             f"{name}-namespace",
@@ -88,19 +180,18 @@ class GpuMonitoring(pulumi.ComponentResource):
             repository_opts=RepositoryOptsArgs(repo=repo),
             namespace=self.namespace.metadata.name,
             create_namespace=False,
-            values=stack_values(spec),
+            values=stack_values(settings),
             skip_await=False,
             timeout=RELEASE_TIMEOUT_SECONDS,
-            opts=pulumi.ResourceOptions.merge(
-                self._k8s, pulumi.ResourceOptions(depends_on=[
-                    self.namespace, *([self.receiver_secrets] if self.receiver_secrets else []), *depends_on])),
+            opts=options.child(self, self._opts, depends_on=[
+                self.namespace, *([self.receiver_secrets] if self.receiver_secrets else [])], **self._provider),
         )
 
-    def _prometheus_rule(self, name: str, spec: "PlatformSpec", after: pulumi.ResourceOptions):
+    def _prometheus_rule(self, name: str, settings: MonitoringSettings, after: pulumi.ResourceOptions):
         from pulumi_kubernetes.apiextensions import CustomResource
         from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 
-        prom = spec.monitoring.prometheus
+        prom = settings.monitoring.prometheus
         api_version, kind = PROMETHEUS_RULE_API
         return CustomResource(
             f"{name}-rules",
@@ -108,19 +199,40 @@ class GpuMonitoring(pulumi.ComponentResource):
             kind=kind,
             metadata=ObjectMetaArgs(name=names.GPU_RULES_NAME, namespace=prom.namespace, labels={
                 **prom.selector_labels, names.MANAGED_BY_LABEL: names.MANAGED_BY}),
-            spec={"groups": gpu_rule_groups(spec)},
-            opts=pulumi.ResourceOptions.merge(self._k8s, after),
+            spec={"groups": gpu_rule_groups(settings)},
+            opts=after,
         )
 
-    def _dashboard(self, name: str, spec: "PlatformSpec", after: pulumi.ResourceOptions):
+    def _dashboard(self, name: str, settings: MonitoringSettings, after: pulumi.ResourceOptions):
         from pulumi_kubernetes.core.v1 import ConfigMap
         from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 
-        prom = spec.monitoring.prometheus
+        prom = settings.monitoring.prometheus
         return ConfigMap(
             f"{name}-dashboard",
             metadata=ObjectMetaArgs(name=names.GPU_DASHBOARD_CONFIGMAP, namespace=prom.namespace, labels={
                 prom.grafana_dashboard_label: DASHBOARD_LABEL_VALUE, names.MANAGED_BY_LABEL: names.MANAGED_BY}),
-            data={DASHBOARD_FILE: json.dumps(dashboard(spec.monitoring.alerts), separators=(",", ":"))},
-            opts=pulumi.ResourceOptions.merge(self._k8s, after),
+            data={DASHBOARD_FILE: json.dumps(dashboard(settings.monitoring.alerts), separators=(",", ":"))},
+            opts=after,
         )
+
+
+def monitoring_settings(name: str, args: Mapping[str, Any]) -> MonitoringSettings:
+    """The monitoring settings from the component's arguments, checked with the stack file's monitoring rules."""
+    where = f"GpuMonitoring {name!r}: "
+    args = dict(args)
+    problems = [f"{camel(k)}: unknown argument" for k in sorted(set(args) - set(GpuMonitoringArgs.__annotations__))]
+    fields = {k: args[k] for k in ("enabled", "prometheus", "alerts", "alerting") if args.get(k) is not None}
+    try:
+        monitoring = read_part(MonitoringSpec, fields)
+        teams = {team: read_part(SeverityRoutesSpec, routes, f"teamRoutes.{team}.")
+                 for team, routes in (args.get("team_routes") or {}).items()}
+    except SpecError as err:
+        raise SpecError([where + p for p in [*problems, *err.problems]]) from None
+    found = monitoring_rules(monitoring, [(f"teamRoutes.{t}", r) for t, r in teams.items()],
+                             args.get("environment") == "prod", at="")
+    problems += [f"{path}: {message}" for path, message in found]
+    if problems:
+        raise SpecError([where + p for p in problems])
+    return MonitoringSettings(monitoring, args.get("cluster_name") or "", teams, dict(args.get("gpu_prices") or {}),
+                              dict(args.get("system_node_selector") or names.SYSTEM_NODE_SELECTOR))

@@ -9,14 +9,14 @@ is components/alert_routing.py; the cross-field rules are `alerting_rules`.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel, to_snake
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec
+    from gpu_platform.spec.models import MonitoringSpec, PlatformSpec
 
 SEVERITIES = ("critical", "high", "warning", "info")  # the `severity` labels the platform's rules use
 ROUTE_KEYS = (*SEVERITIES, "default")
@@ -160,68 +160,72 @@ def seconds(duration: str) -> float:
 
 
 def alerting_rules(spec: "PlatformSpec") -> Iterator[tuple[str, str]]:
-    mon = spec.monitoring
-    yield from _tier_rules(mon.alerts)
+    teams = [(f"teams[{i}].alerting", t.alerting) for i, t in enumerate(spec.teams) if t.alerting]
+    yield from monitoring_rules(spec.monitoring, teams, spec.prod)
+
+
+def monitoring_rules(mon: "MonitoringSpec", team_routes: Sequence[tuple[str, SeverityRoutesSpec]], prod: bool,
+                     at: str = "monitoring.") -> Iterator[tuple[str, str]]:
+    """Alert tiers, receivers and routes (the platform's and each team's, given as (path, routes))."""
+    yield from _tier_rules(mon.alerts, at)
     alerting = mon.alerting
     installs = mon.enabled and mon.prometheus.mode == "install"
     if alerting is None:
-        for i, team in enumerate(spec.teams):
-            if team.alerting:
-                yield f"teams[{i}].alerting", "names receivers, which are defined in monitoring.alerting.receivers"
-        if spec.prod and installs:
-            yield ("monitoring.alerting", "prod alerts must reach someone: add receivers and routes (see "
+        for path, _ in team_routes:
+            yield path, f"names receivers, which are defined in {at}alerting.receivers"
+        if prod and installs:
+            yield (f"{at}alerting", "prod alerts must reach someone: add receivers and routes (see "
                    "docs/monitoring.md, Alert delivery)")
         return
-    yield from _receiver_rules(alerting)
-    yield from _route_rules(spec, alerting)
-    yield from _timing_rules(alerting)
+    yield from _receiver_rules(alerting, at)
+    yield from _route_rules(alerting, team_routes, at)
+    yield from _timing_rules(alerting, at)
 
 
-def _tier_rules(t) -> Iterator[tuple[str, str]]:
+def _tier_rules(t, at: str) -> Iterator[tuple[str, str]]:
     for warning, critical in (("memoryUsedPercent", "memoryCriticalPercent"),
                               ("temperatureCelsius", "temperatureCriticalCelsius")):
         w, c = getattr(t, to_snake(warning)), getattr(t, to_snake(critical))
         if c <= w:
-            yield f"monitoring.alerts.{critical}", f"must be above {warning} ({w:g}): it is the critical tier"
+            yield f"{at}alerts.{critical}", f"must be above {warning} ({w:g}): it is the critical tier"
 
 
-
-def _receiver_rules(alerting: AlertingSpec) -> Iterator[tuple[str, str]]:
+def _receiver_rules(alerting: AlertingSpec, at: str) -> Iterator[tuple[str, str]]:
     seen: dict[str, int] = {}
     for i, r in enumerate(alerting.receivers):
-        at = f"monitoring.alerting.receivers[{i}]"
+        where = f"{at}alerting.receivers[{i}]"
         if r.name == NULL_RECEIVER:
-            yield f"{at}.name", f"{NULL_RECEIVER!r} is reserved for the stack's heartbeat alerts"
+            yield f"{where}.name", f"{NULL_RECEIVER!r} is reserved for the stack's heartbeat alerts"
         if r.name in seen:
-            yield f"{at}.name", f"duplicate receiver {r.name!r} (also receivers[{seen[r.name]}])"
+            yield f"{where}.name", f"duplicate receiver {r.name!r} (also receivers[{seen[r.name]}])"
         seen.setdefault(r.name, i)
         if len(r.kinds) != 1:
-            yield at, "give exactly one of slack, pagerduty, webhook, sns"
+            yield where, "give exactly one of slack, pagerduty, webhook, sns"
 
 
-def _route_rules(spec: "PlatformSpec", alerting: AlertingSpec) -> Iterator[tuple[str, str]]:
+def _route_rules(alerting: AlertingSpec, team_routes: Sequence[tuple[str, SeverityRoutesSpec]],
+                 at: str) -> Iterator[tuple[str, str]]:
     names = [r.name for r in alerting.receivers]
-    tables = [("monitoring.alerting.platform", alerting.platform)]
-    tables += [(f"teams[{i}].alerting", t.alerting) for i, t in enumerate(spec.teams) if t.alerting]
-    for at, routes in tables:
+    tables = [(f"{at}alerting.platform", alerting.platform), *team_routes]
+    for where, routes in tables:
         for severity, receiver in routes.routes().items():
             if receiver not in names:
-                yield f"{at}.{severity}", f"no receiver {receiver!r}; receivers: {', '.join(names)}"
+                yield f"{where}.{severity}", f"no receiver {receiver!r}; receivers: {', '.join(names)}"
     if alerting.platform.default is None:
-        yield ("monitoring.alerting.platform.default", "required: the receiver for everything no other route takes "
+        yield (f"{at}alerting.platform.default", "required: the receiver for everything no other route takes "
                "(alerts from teams without their own receiver included)")
 
 
-def _timing_rules(alerting: AlertingSpec) -> Iterator[tuple[str, str]]:
+def _timing_rules(alerting: AlertingSpec, at: str) -> Iterator[tuple[str, str]]:
     for field in ("group_wait", "group_interval", "repeat_interval", "critical_repeat_interval"):
         value = getattr(alerting, field)
         if not value or not DURATION.fullmatch(value) or seconds(value) <= 0:
-            yield f"monitoring.alerting.{to_camel(field)}", "must be a positive duration such as 30s, 5m or 4h"
+            yield f"{at}alerting.{to_camel(field)}", "must be a positive duration such as 30s, 5m or 4h"
             return
     for field in ("repeat_interval", "critical_repeat_interval"):
         if seconds(getattr(alerting, field)) < seconds(alerting.group_interval):
-            yield (f"monitoring.alerting.{to_camel(field)}",
+            yield (f"{at}alerting.{to_camel(field)}",
                    f"must be >= groupInterval ({alerting.group_interval}): notifications repeat per group interval")
     for j, label in enumerate(alerting.group_by):
         if label != "..." and not LABEL_NAME.match(label):
-            yield f"monitoring.alerting.groupBy[{j}]", "must be a label name (or `...` for no grouping)"
+            yield f"{at}alerting.groupBy[{j}]", "must be a label name (or `...` for no grouping)"
