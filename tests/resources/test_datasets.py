@@ -109,12 +109,16 @@ def test_the_price_is_the_deployment_type_s_at_its_throughput(variant, usd):
     assert datasets.price(spec(variant).datasets.fsx_lustre).usd_per_hour == usd
 
 
+def kept(s) -> bool:
+    return datasets.protected(s.datasets.fsx_lustre, s.prod)
+
+
 def test_protection_defaults_to_prod_and_follows_protect():
-    assert datasets.protected(spec("prod")) and not datasets.protected(spec("scratch"))
-    assert datasets.protected(spec("persistent-1"))
+    assert kept(spec("prod")) and not kept(spec("scratch"))
+    assert kept(spec("persistent-1"))
     unprotected = stack_platform("prod")
     unprotected["datasets"]["fsxLustre"]["protect"] = False
-    assert not datasets.protected(parse_platform(unprotected))
+    assert not kept(parse_platform(unprotected))
 
 
 @pytest.mark.parametrize("deployment, linked, keep, backup", [
@@ -371,10 +375,11 @@ def test_the_pure_objects_meet_the_schema_with_plain_values():
     s = spec("prod")
     team = s.teams[0]
     handle = datasets_objects.volume_handle("fs-0123456789abcdef0", team.name)
-    pv = datasets_objects.persistent_volume(s, team, handle, "fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com",
-                                            "abcdefgh")
+    fsx, namespace = s.datasets.fsx_lustre, names.team_namespace(team.name)
+    pv = datasets_objects.persistent_volume(fsx, team.name, namespace, handle,
+                                            "fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com", "abcdefgh")
     assert pv["spec"]["csi"]["volumeHandle"] == "fs-0123456789abcdef0::research"
-    for obj in (pv, datasets_objects.claim(s, team)):
+    for obj in (pv, datasets_objects.claim(fsx, team.name, namespace)):
         kubernetes_validate.validate(obj, s.cluster.kubernetes_version, strict=True)
 
 

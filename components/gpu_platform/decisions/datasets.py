@@ -46,9 +46,9 @@ def final_backup(fsx: "FsxLustreSpec", keep: bool) -> bool:
     return keep and deployment(fsx).persistent and fsx.data_repository is None
 
 
-def protected(spec: "PlatformSpec") -> bool:
-    fsx = fsx_lustre(spec)
-    return spec.prod if fsx is None or fsx.protect is None else fsx.protect
+def protected(fsx: Optional["FsxLustreSpec"], prod: bool) -> bool:
+    """Protected and retained on delete: in prod by default, else as `protect` says."""
+    return prod if fsx is None or fsx.protect is None else fsx.protect
 
 
 def claim_teams(spec: "PlatformSpec") -> list["TeamSpec"]:
@@ -59,15 +59,15 @@ def claim_teams(spec: "PlatformSpec") -> list["TeamSpec"]:
     return [t for t in spec.teams if fsx.teams is None or t.name in fsx.teams]
 
 
-def capacity(spec: "PlatformSpec") -> str:
+def capacity(fsx: "FsxLustreSpec") -> str:
     """The volumes' capacity: the whole file system (every team sees all of it)."""
-    return f"{fsx_lustre(spec).storage_capacity_gib}Gi"
+    return f"{fsx.storage_capacity_gib}Gi"
 
 
-def claim_size(spec: "PlatformSpec") -> str:
+def claim_size(fsx: "FsxLustreSpec") -> str:
     """What each team's claim asks for, counted by the team's storage quota (like the model cache's claim:
     the file system is shared and provisioned by the stack, not by the claim)."""
-    return fsx_lustre(spec).claim_size
+    return fsx.claim_size
 
 
 def mounts_datasets(ctx: "PoolContext", pool: "NodePoolSpec") -> bool:

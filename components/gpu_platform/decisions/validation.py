@@ -49,12 +49,13 @@ def _claim_quota_rules(spec: PlatformSpec) -> Iterator[Problem]:
     for team in claim_teams(spec):
         i = spec.teams.index(team)
         claims = 1 + int(cache.enabled)
-        needed = quantity_value(claim_size(spec)) + (quantity_value(cache.pvc_size) if cache.enabled else 0)
+        size = claim_size(spec.datasets.fsx_lustre)
+        needed = quantity_value(size) + (quantity_value(cache.pvc_size) if cache.enabled else 0)
         if team.quota.persistent_volume_claims < claims:
             yield f"teams[{i}].quota.persistentVolumeClaims", f"must be >= {claims}: the team's datasets claim counts against it"
         if quantity_value(team.quota.storage) < needed:
             yield (f"teams[{i}].quota.storage", f"must be >= {needed / 2**30:g}Gi: the datasets claim "
-                   f"({claim_size(spec)}){' and the model-cache claim (' + cache.pvc_size + ')' if cache.enabled else ''} "
+                   f"({size}){' and the model-cache claim (' + cache.pvc_size + ')' if cache.enabled else ''} "
                    "count against it")
 
 

@@ -100,7 +100,7 @@ def _datasets(spec: PlatformSpec, zone_names: Optional[list[str]]) -> Optional[d
         "type": "fsx-lustre", "deploymentType": fsx.deployment_type, "storageGiB": fsx.storage_capacity_gib,
         "throughputPerTiB": throughput(fsx), "throughputMBps": aggregate_throughput_mbps(fsx),
         "zone": zone_names[index] if zone_names else f"subnet {index + 1}",
-        "encryption": fsx.kms_key_arn or "AWS-managed FSx key", "protected": protected(spec),
+        "encryption": fsx.kms_key_arn or "AWS-managed FSx key", "protected": protected(fsx, spec.prod),
         "dataRepository": ({"s3Path": repo.s3_path, "fileSystemPath": repo.file_system_path,
                             "autoImport": repo.auto_import, "autoExport": repo.auto_export} if repo else None),
         "teams": [t.name for t in claim_teams(spec)], "mountPath": MOUNT_PATH,

@@ -9,7 +9,7 @@ from gpu_platform.decisions.datasets import capacity, claim_size
 from gpu_platform.facts import catalog, names
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec, TeamSpec
+    from gpu_platform.spec.models import FsxLustreSpec
 
 
 def controller_policy() -> dict:
@@ -21,8 +21,8 @@ def controller_policy() -> dict:
 
 # --- Kubernetes objects (values may be Outputs when registered) ---
 
-def _labels(team: "TeamSpec") -> dict[str, str]:
-    return {names.MANAGED_BY_LABEL: names.MANAGED_BY, names.TEAM_LABEL: team.name}
+def _labels(team: str) -> dict[str, str]:
+    return {names.MANAGED_BY_LABEL: names.MANAGED_BY, names.TEAM_LABEL: team}
 
 
 def volume_handle(file_system_id: str, team: str) -> str:
@@ -30,24 +30,24 @@ def volume_handle(file_system_id: str, team: str) -> str:
     return f"{file_system_id}::{team}"
 
 
-def persistent_volume(spec: "PlatformSpec", team: "TeamSpec", handle: Any, dns_name: Any, mount_name: Any) -> dict:
-    """The team's view of the file system, reserved for its `datasets` claim (`handle`: `volume_handle`); the
-    driver mounts by `dnsname` and `mountname`."""
+def persistent_volume(fsx: "FsxLustreSpec", team: str, namespace: Any, handle: Any, dns_name: Any,
+                      mount_name: Any) -> dict:
+    """The team's view of the file system, reserved for its `datasets` claim in `namespace` (`handle`:
+    `volume_handle`); the driver mounts by `dnsname` and `mountname`."""
     return {"apiVersion": "v1", "kind": "PersistentVolume",
-            "metadata": {"name": names.datasets_volume(team.name), "labels": _labels(team)},
-            "spec": {"capacity": {"storage": capacity(spec)}, "volumeMode": "Filesystem",
+            "metadata": {"name": names.datasets_volume(team), "labels": _labels(team)},
+            "spec": {"capacity": {"storage": capacity(fsx)}, "volumeMode": "Filesystem",
                      "accessModes": ["ReadWriteMany"], "persistentVolumeReclaimPolicy": "Retain",
                      "storageClassName": "", "mountOptions": ["flock"],
-                     "claimRef": {"namespace": names.team_namespace(team.name), "name": names.DATASETS_PVC},
+                     "claimRef": {"namespace": namespace, "name": names.DATASETS_PVC},
                      "csi": {"driver": catalog.FSX_CSI_DRIVER, "volumeHandle": handle,
                              "volumeAttributes": {"dnsname": dns_name, "mountname": mount_name}}}}
 
 
-def claim(spec: "PlatformSpec", team: "TeamSpec") -> dict:
+def claim(fsx: "FsxLustreSpec", team: str, namespace: Any) -> dict:
     """The team's claim, bound to its own volume (no dynamic provisioning: empty storage class)."""
     return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-            "metadata": {"name": names.DATASETS_PVC, "namespace": names.team_namespace(team.name),
-                         "labels": _labels(team)},
+            "metadata": {"name": names.DATASETS_PVC, "namespace": namespace, "labels": _labels(team)},
             "spec": {"accessModes": ["ReadWriteMany"], "storageClassName": "",
-                     "volumeName": names.datasets_volume(team.name),
-                     "resources": {"requests": {"storage": claim_size(spec)}}}}
+                     "volumeName": names.datasets_volume(team),
+                     "resources": {"requests": {"storage": claim_size(fsx)}}}}

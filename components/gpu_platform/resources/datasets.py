@@ -13,54 +13,96 @@
 - per team a PersistentVolume bound to a `datasets` claim in the team's namespace, mounted by the
   workload helper at /datasets. Every team sees the same files (Lustre has POSIX permissions only).
 Nodes mount Lustre with a host kernel module: the boot script installs the client (node_boot).
+`Datasets` takes its own arguments, so it serves any EKS cluster whose GPU nodes have the Lustre client.
 """
-from __future__ import annotations
-
 import json
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 import pulumi
+import pulumi_kubernetes
+from typing_extensions import Required, TypedDict
 
 from gpu_platform.decisions.datasets import claim_teams, deployment, final_backup, fsx_lustre, protected, throughput
 from gpu_platform.decisions.placement import subnet_index
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.datasets import claim, controller_policy, persistent_volume, volume_handle
 from gpu_platform.render.iam import pod_identity_trust_policy
-from gpu_platform.resources.model_cache import CacheCluster
+from gpu_platform.resources import options
+from gpu_platform.resources.options import named
+from gpu_platform.resources.pool_args import ENVIRONMENTS, camel
+from gpu_platform.spec.errors import SpecError
+from gpu_platform.spec.models import FsxLustreSpec
+from gpu_platform.spec.parse import read_part
+from gpu_platform.spec.rules_training import file_system_rules
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import FsxLustreSpec, PlatformSpec
+    from gpu_platform.spec.models import PlatformSpec
 
 TCP = "tcp"
 S3_EVENTS = ("NEW", "CHANGED", "DELETED")
 
 
-@dataclass
-class DatasetsCluster(CacheCluster):
-    """What the datasets need from the cluster (as the model cache) and the teams."""
+class DataRepositoryArgs(TypedDict, total=False):
+    """An S3 prefix linked to the file system (a data repository association)."""
 
-    zone_names: Optional[list[str]] = None
-    team_ready: dict[str, list[pulumi.Resource]] = field(default_factory=dict)  # team -> namespace, quota...
+    s3_path: Required[str]
+    file_system_path: str
+    auto_import: bool
+    auto_export: bool
+
+
+class FsxLustreArgs(TypedDict, total=False):
+    """The FSx for Lustre file system (the stack file's datasets.fsxLustre)."""
+
+    deployment_type: str
+    """PERSISTENT_2 (default), PERSISTENT_1, SCRATCH_2 or SCRATCH_1."""
+    storage_capacity_gib: int
+    throughput_per_tib: int
+    kms_key_arn: str
+    addon_version: Required[str]
+    """The aws-fsx-csi-driver add-on, pinned (e.g. v1.7.0-eksbuild.1)."""
+    data_repository: DataRepositoryArgs
+    claim_size: str
+    """What each team's claim asks for (its storage quota counts it), e.g. 1Ti."""
+
+
+class DatasetsArgs(TypedDict, total=False):
+    """A datasets file system for training data and checkpoints, claimed by each team."""
+
+    cluster_name: Required[pulumi.Input[str]]
+    vpc_id: Required[pulumi.Input[str]]
+    subnet_id: Required[pulumi.Input[str]]
+    """The subnet the file system lives in (training nodes in the same zone read it without crossing zones)."""
+    node_security_group_id: Required[pulumi.Input[str]]
+    """The nodes' security group: Lustre is admitted between it and the file servers."""
+    fsx_lustre: Required[FsxLustreArgs]
+    team_namespaces: dict[str, pulumi.Input[str]]
+    """Team name -> the namespace its `datasets` claim goes in."""
+    k8s_provider: pulumi_kubernetes.Provider
+    """The cluster's Kubernetes provider (default: the provider the resource options give)."""
+    environment: str
+    """prod: the file system is protected and retained on delete (unless the options say otherwise)."""
 
 
 class Datasets(pulumi.ComponentResource):
     """FSx for Lustre file system, its S3 link, security group, the FSx CSI add-on, per-team volume and claim."""
 
-    def __init__(self, name: str, spec: "PlatformSpec", cluster: DatasetsCluster,
-                 opts: Optional[pulumi.ResourceOptions] = None):
+    file_system_id: pulumi.Output[str]
+    dns_name: pulumi.Output[str]
+    mount_name: pulumi.Output[str]
+
+    def __init__(self, name: str, args: DatasetsArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("gpu-platform:datasets:Datasets", name, None, opts)
         from pulumi_aws import fsx as aws_fsx
 
-        config = fsx_lustre(spec)
-        physical = names.datasets_name(spec.cluster.name)
-        keep = protected(spec)
-        self.security_group = self._security_group(name, physical, cluster)
-        subnet = pulumi.Output.from_input(cluster.private_subnet_ids).apply(
-            lambda ids, i=subnet_index(spec, cluster.zone_names): ids[i])
+        config = _file_system(name, args)
+        cluster_name = args["cluster_name"]
+        physical = named(cluster_name, names.datasets_name)
+        keep = options.protect(opts, protected(config, args.get("environment") == "prod"))
+        self.security_group = self._security_group(name, physical, args, options.child(self, opts))
         persistent = deployment(config).persistent
         self.file_system = aws_fsx.LustreFileSystem(
-            name, subnet_ids=subnet, security_group_ids=[self.security_group.id],
+            name, subnet_ids=args["subnet_id"], security_group_ids=[self.security_group.id],
             deployment_type=config.deployment_type, storage_type="SSD", storage_capacity=config.storage_capacity_gib,
             per_unit_storage_throughput=throughput(config), kms_key_id=config.kms_key_arn,
             file_system_type_version=catalog.FSX_LUSTRE_VERSION,
@@ -68,21 +110,23 @@ class Datasets(pulumi.ComponentResource):
                                     if config.deployment_type == "PERSISTENT_2" else None),
             skip_final_backup=not final_backup(config, keep) if persistent else None,
             tags={"Name": physical},
-            opts=pulumi.ResourceOptions(parent=self, protect=keep, retain_on_delete=keep))
-        self.association = self._data_repository(name, config, keep)
-        self.addon = self._csi_addon(name, spec, cluster)
-        self.volumes, self.claims = self._team_claims(name, spec, cluster)
+            opts=options.child(self, opts, protect=keep, retain_on_delete=keep))
+        self.association = self._data_repository(name, config, keep, opts)
+        self.addon = self._csi_addon(name, args, config, opts)
+        self.volumes, self.claims = self._team_claims(name, args, config, opts)
+        self.file_system_id = self.file_system.id
+        self.dns_name = self.file_system.dns_name
+        self.mount_name = self.file_system.mount_name
         self.register_outputs({"fileSystemId": self.file_system.id, "dnsName": self.file_system.dns_name,
                                "mountName": self.file_system.mount_name})
 
-    def _security_group(self, name: str, physical: str, cluster: DatasetsCluster):
+    def _security_group(self, name: str, physical: Any, args: DatasetsArgs, child: pulumi.ResourceOptions):
         from pulumi_aws import ec2, vpc
 
-        child = pulumi.ResourceOptions(parent=self)
-        group = ec2.SecurityGroup(name, name=physical, vpc_id=cluster.vpc_id, tags={"Name": physical},
+        group = ec2.SecurityGroup(name, name=physical, vpc_id=args["vpc_id"], tags={"Name": physical},
                                   description="Lustre between the datasets file servers and cluster nodes",
                                   opts=child)
-        peers = {"self": group.id, "nodes": cluster.node_security_group_id}
+        peers = {"self": group.id, "nodes": args["node_security_group_id"]}
         for low, high in catalog.FSX_LUSTRE_PORTS:
             ports = dict(ip_protocol=TCP, from_port=low, to_port=high)
             for peer, peer_id in peers.items():
@@ -94,12 +138,12 @@ class Datasets(pulumi.ComponentResource):
                                             description=f"Lustre to {peer}", opts=child, **ports)
             # Lustre servers also connect back to clients: the nodes' group admits them.
             vpc.SecurityGroupIngressRule(f"{name}-{low}-nodes-from-servers",
-                                         security_group_id=cluster.node_security_group_id,
+                                         security_group_id=args["node_security_group_id"],
                                          referenced_security_group_id=group.id,
                                          description="Lustre from the datasets file servers", opts=child, **ports)
         return group
 
-    def _data_repository(self, name: str, config: "FsxLustreSpec", keep: bool):
+    def _data_repository(self, name: str, config: FsxLustreSpec, keep: bool, opts: Optional[pulumi.ResourceOptions]):
         from pulumi_aws import fsx as aws_fsx
 
         repo = config.data_repository
@@ -114,49 +158,80 @@ class Datasets(pulumi.ComponentResource):
             f"{name}-s3", file_system_id=self.file_system.id, data_repository_path=repo.s3_path,
             file_system_path=repo.file_system_path, batch_import_meta_data_on_create=True,
             delete_data_in_filesystem=False, s3=s3,
-            opts=pulumi.ResourceOptions(parent=self, protect=keep))
+            opts=options.child(self, opts, protect=keep))
 
-    def _csi_addon(self, name: str, spec: "PlatformSpec", cluster: DatasetsCluster):
+    def _csi_addon(self, name: str, args: DatasetsArgs, config: FsxLustreSpec, opts: Optional[pulumi.ResourceOptions]):
         from pulumi_aws import eks, iam
 
-        child = pulumi.ResourceOptions(parent=self)
-        role = iam.Role(f"{name}-csi", name=names.role_name(spec.cluster.name, "fsx-csi"),
+        child = options.child(self, opts)
+        role = iam.Role(f"{name}-csi", name=named(args["cluster_name"], lambda c: names.role_name(c, "fsx-csi")),
                         assume_role_policy=pod_identity_trust_policy(),
                         description="FSx CSI controller: static volumes only, describe access", opts=child)
         policy = iam.RolePolicy(f"{name}-csi", role=role.name, policy=json.dumps(controller_policy()), opts=child)
         return eks.Addon(
-            f"{name}-csi", cluster_name=cluster.name, addon_name=catalog.FSX_CSI_ADDON,
-            addon_version=fsx_lustre(spec).addon_version,
+            f"{name}-csi", cluster_name=args["cluster_name"], addon_name=catalog.FSX_CSI_ADDON,
+            addon_version=config.addon_version,
             pod_identity_associations=[eks.AddonPodIdentityAssociationArgs(
                 role_arn=role.arn, service_account=catalog.FSX_CSI_CONTROLLER_SERVICE_ACCOUNT)],
             resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE",
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[policy, *cluster.system_ready]))
+            opts=options.child(self, opts, depends_on=[policy]))
 
-    def _team_claims(self, name: str, spec: "PlatformSpec", cluster: DatasetsCluster):
+    def _team_claims(self, name: str, args: DatasetsArgs, config: FsxLustreSpec,
+                     opts: Optional[pulumi.ResourceOptions]):
         from pulumi_kubernetes.core.v1 import PersistentVolume, PersistentVolumeClaim
 
         fs = self.file_system
+        provider = {"provider": args["k8s_provider"]} if args.get("k8s_provider") is not None else {}
         volumes, claims = {}, {}
-        for team in claim_teams(spec):
-            k8s = pulumi.ResourceOptions(parent=self, provider=cluster.k8s_provider)
-            handle = fs.id.apply(lambda fs_id, team=team.name: volume_handle(fs_id, team))
-            pv = persistent_volume(spec, team, handle, fs.dns_name, fs.mount_name)
-            volumes[team.name] = PersistentVolume(f"{name}-{team.name}", metadata=pv["metadata"], spec=pv["spec"],
-                                                  opts=pulumi.ResourceOptions.merge(
-                                                      k8s, pulumi.ResourceOptions(depends_on=[self.addon])))
-            pvc = claim(spec, team)
-            after = [volumes[team.name], *cluster.team_ready.get(names.team_namespace(team.name), [])]
-            claims[team.name] = PersistentVolumeClaim(
-                f"{name}-{team.name}-claim", metadata=pvc["metadata"], spec=pvc["spec"],
-                opts=pulumi.ResourceOptions.merge(k8s, pulumi.ResourceOptions(depends_on=after)))
+        for team, namespace in (args.get("team_namespaces") or {}).items():
+            handle = fs.id.apply(lambda fs_id, team=team: volume_handle(fs_id, team))
+            pv = persistent_volume(config, team, namespace, handle, fs.dns_name, fs.mount_name)
+            volumes[team] = PersistentVolume(f"{name}-{team}", metadata=pv["metadata"], spec=pv["spec"],
+                                             opts=options.child(self, opts, depends_on=[self.addon], **provider))
+            pvc = claim(config, team, namespace)
+            claims[team] = PersistentVolumeClaim(
+                f"{name}-{team}-claim", metadata=pvc["metadata"], spec=pvc["spec"],
+                opts=options.child(self, opts, depends_on=[volumes[team]], **provider))
         return volumes, claims
+
+
+def _file_system(name: str, args: Mapping[str, Any]) -> FsxLustreSpec:
+    """The file system's settings, checked with the stack file's rules; SpecError naming each argument."""
+    where = f"Datasets {name!r}: "
+    problems = [f"{camel(k)}: unknown argument" for k in sorted(set(args) - set(DatasetsArgs.__annotations__))]
+    problems += [f"{camel(k)}: required" for k in sorted(DatasetsArgs.__required_keys__ - set(args))]
+    if args.get("environment") not in (None, *ENVIRONMENTS):
+        problems.append(f"environment: must be one of {', '.join(ENVIRONMENTS)}")
+    try:
+        config = read_part(FsxLustreSpec, args.get("fsx_lustre") or {}, "fsxLustre.")
+    except SpecError as err:
+        raise SpecError([where + p for p in [*problems, *err.problems]]) from None
+    problems += [f"{path}: {message}" for path, message in
+                 file_system_rules(config, args.get("environment") == "prod", "fsxLustre")]
+    if problems:
+        raise SpecError([where + p for p in problems])
+    return config
 
 
 def build_datasets(spec: "PlatformSpec", cluster: Any, teams: Sequence[Any],
                    opts: pulumi.ResourceOptions) -> Optional[Datasets]:
-    """The datasets when the spec has them; `cluster` is the platform's Cluster, `teams` its TeamNamespaces."""
-    if fsx_lustre(spec) is None:
+    """The datasets when the spec has them; `cluster` is the platform's Cluster, `teams` its TeamNamespaces.
+    Each team's claim waits for its namespace, quota and limits (the claim is counted), through its namespace."""
+    fsx = fsx_lustre(spec)
+    if fsx is None:
         return None
-    ready = {t.namespace_name: [t.namespace, t.quota, t.limits] for t in teams}
-    return Datasets("datasets", spec, DatasetsCluster.of(cluster, zone_names=cluster.zone_names, team_ready=ready),
-                    opts=opts)
+    by_name = {t.namespace_name: t for t in teams}
+    namespaces = {}
+    for team in claim_teams(spec):
+        unit = by_name[names.team_namespace(team.name)]
+        namespaces[team.name] = pulumi.Output.all(unit.namespace.metadata.name, unit.quota.id, unit.limits.id).apply(
+            lambda parts: parts[0])
+    subnet = pulumi.Output.from_input(cluster.private_subnet_ids).apply(
+        lambda ids, i=subnet_index(spec, cluster.zone_names): ids[i])
+    args = DatasetsArgs(
+        cluster_name=spec.cluster.name, vpc_id=cluster.vpc_id, subnet_id=subnet,
+        node_security_group_id=cluster.node_security_group_id,
+        fsx_lustre=fsx.model_dump(exclude_none=True, exclude={"teams", "protect"}), team_namespaces=namespaces,
+        k8s_provider=cluster.k8s_provider, environment=spec.environment)
+    extra = pulumi.ResourceOptions(depends_on=list(cluster.system_ready), protect=fsx.protect)
+    return Datasets("datasets", args, opts=pulumi.ResourceOptions.merge(opts, extra))

@@ -3,112 +3,146 @@
 Elastic throughput, because bursting mode starves large model downloads once credits run out. The file
 system is protected and retained on delete in every environment: losing it means re-downloading every
 model. Teams get per-claim directories through access points (`efs-ap`) under `/models/<ns>/<claim>`.
+`ModelCache` takes its own arguments, so it serves any EKS cluster.
 """
-from __future__ import annotations
-
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+import re
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 import pulumi
+import pulumi_kubernetes
+from typing_extensions import Required, TypedDict
 
-from gpu_platform.decisions.network import subnet_count
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.iam import pod_identity_trust_policy
 from gpu_platform.render.model_cache import storage_class
+from gpu_platform.resources import options
+from gpu_platform.resources.options import named
+from gpu_platform.resources.pool_args import camel
+from gpu_platform.spec.errors import SpecError
+from gpu_platform.spec.models import ADDON_VERSION
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import PlatformSpec
 
 
-@dataclass
-class CacheCluster:
-    """What the cache needs from the cluster."""
+class ModelCacheArgs(TypedDict, total=False):
+    """What the model cache needs from its cluster, and the EFS CSI add-on's version."""
 
-    name: pulumi.Input[str]
-    vpc_id: pulumi.Input[str]
-    private_subnet_ids: pulumi.Input[list]
-    node_security_group_id: pulumi.Input[str]
-    k8s_provider: pulumi.ProviderResource
-    system_ready: list[pulumi.Resource] = field(default_factory=list)
-
-    @classmethod
-    def of(cls, cluster: Any, **extra: Any) -> Any:
-        """The view of the platform's Cluster (plus `extra` fields of a subclass)."""
-        return cls(name=cluster.name, vpc_id=cluster.vpc_id, private_subnet_ids=cluster.private_subnet_ids,
-                   node_security_group_id=cluster.node_security_group_id, k8s_provider=cluster.k8s_provider,
-                   system_ready=list(cluster.system_ready), **extra)
+    cluster_name: Required[pulumi.Input[str]]
+    vpc_id: Required[pulumi.Input[str]]
+    subnet_ids: Required[pulumi.Input[list[str]]]
+    """The private subnets: one mount target each."""
+    subnet_count: int
+    """How many `subnet_ids` there are, when they come as an Output (one mount target per subnet)."""
+    node_security_group_id: Required[pulumi.Input[str]]
+    """The nodes' security group: NFS is admitted from it only."""
+    addon_version: Required[str]
+    """The aws-efs-csi-driver add-on, pinned (e.g. v2.1.13-eksbuild.1)."""
+    k8s_provider: pulumi_kubernetes.Provider
+    """The cluster's Kubernetes provider (default: the provider the resource options give)."""
 
 
 class ModelCache(pulumi.ComponentResource):
     """EFS file system, mount targets, NFS security group, EFS CSI add-on with its role, StorageClass."""
 
-    def __init__(self, name: str, spec: "PlatformSpec", cluster: CacheCluster,
-                 opts: pulumi.ResourceOptions | None = None):
+    file_system_id: pulumi.Output[str]
+    storage_class_name: pulumi.Output[str]
+    """The StorageClass team claims name (ReadWriteMany, one access point per claim)."""
+
+    def __init__(self, name: str, args: ModelCacheArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("gpu-platform:model_cache:ModelCache", name, None, opts)
         from pulumi_aws import efs
 
-        physical = names.model_cache_name(spec.cluster.name)
-        child = pulumi.ResourceOptions(parent=self)
+        count = _checked(name, args)
+        cluster_name = args["cluster_name"]
+        physical = named(cluster_name, names.model_cache_name)
+        child = options.child(self, opts)
+        keep = options.protect(opts, True)
         self.file_system = efs.FileSystem(
             name, creation_token=physical, encrypted=True, performance_mode="generalPurpose",
             throughput_mode="elastic", tags={"Name": physical},
-            opts=pulumi.ResourceOptions(parent=self, protect=True, retain_on_delete=True))
-        self.security_group = self._security_group(name, physical, cluster)
-        subnets = pulumi.Output.from_input(cluster.private_subnet_ids)
+            opts=options.child(self, opts, protect=keep, retain_on_delete=True))
+        self.security_group = self._security_group(name, physical, args, child)
+        subnets = pulumi.Output.from_input(args["subnet_ids"])
         self.mount_targets = [
             efs.MountTarget(f"{name}-{i}", file_system_id=self.file_system.id,
                             subnet_id=subnets.apply(lambda ids, i=i: ids[i]),
                             security_groups=[self.security_group.id], opts=child)
-            for i in range(subnet_count(spec))
+            for i in range(count)
         ]
-        self.addon = self._csi_addon(name, spec, cluster)
+        self.addon = self._csi_addon(name, args, opts)
         manifest = storage_class(self.file_system.id)
         from pulumi_kubernetes.storage.v1 import StorageClass
 
+        provider = {"provider": args["k8s_provider"]} if args.get("k8s_provider") is not None else {}
         self.storage_class = StorageClass(
             name, metadata=manifest["metadata"], provisioner=manifest["provisioner"],
             parameters=manifest["parameters"], reclaim_policy=manifest["reclaimPolicy"],
-            volume_binding_mode=manifest["volumeBindingMode"],
-            opts=pulumi.ResourceOptions(parent=self, provider=cluster.k8s_provider))
+            volume_binding_mode=manifest["volumeBindingMode"], opts=options.child(self, opts, **provider))
+        self.file_system_id = self.file_system.id
         self.storage_class_name = names.MODEL_CACHE_STORAGE_CLASS
         # Claims bind at once (Immediate): they need the driver running and a mount target in every zone.
         self.ready: list[pulumi.Resource] = [self.addon, self.storage_class, *self.mount_targets]
         self.register_outputs({"fileSystemId": self.file_system.id, "storageClass": self.storage_class_name})
 
-    def _security_group(self, name: str, physical: str, cluster: CacheCluster):
+    def _security_group(self, name: str, physical: Any, args: ModelCacheArgs, child: pulumi.ResourceOptions):
         from pulumi_aws import ec2, vpc
 
         group = ec2.SecurityGroup(
-            name, name=physical, vpc_id=cluster.vpc_id, description="NFS to the model cache from cluster nodes only",
-            tags={"Name": physical}, opts=pulumi.ResourceOptions(parent=self))
+            name, name=physical, vpc_id=args["vpc_id"], description="NFS to the model cache from cluster nodes only",
+            tags={"Name": physical}, opts=child)
         vpc.SecurityGroupIngressRule(
-            f"{name}-nfs", security_group_id=group.id, referenced_security_group_id=cluster.node_security_group_id,
+            f"{name}-nfs", security_group_id=group.id, referenced_security_group_id=args["node_security_group_id"],
             ip_protocol="tcp", from_port=catalog.EFS_NFS_PORT, to_port=catalog.EFS_NFS_PORT,
-            description="NFS from cluster nodes", opts=pulumi.ResourceOptions(parent=self))
+            description="NFS from cluster nodes", opts=child)
         return group
 
-    def _csi_addon(self, name: str, spec: "PlatformSpec", cluster: CacheCluster):
+    def _csi_addon(self, name: str, args: ModelCacheArgs, opts: Optional[pulumi.ResourceOptions]):
         from pulumi_aws import eks, iam
 
-        child = pulumi.ResourceOptions(parent=self)
-        role = iam.Role(f"{name}-csi", name=names.role_name(spec.cluster.name, "efs-csi"),
+        child = options.child(self, opts)
+        role = iam.Role(f"{name}-csi", name=named(args["cluster_name"], lambda c: names.role_name(c, "efs-csi")),
                         assume_role_policy=pod_identity_trust_policy(),
                         description="EFS CSI controller: creates and deletes access points", opts=child)
         attachment = iam.RolePolicyAttachment(
             f"{name}-csi", role=role.name,
             policy_arn=f"{catalog.AWS_MANAGED_POLICY_PREFIX}{catalog.EFS_CSI_MANAGED_POLICY}", opts=child)
         return eks.Addon(
-            f"{name}-csi", cluster_name=cluster.name, addon_name=catalog.EFS_CSI_ADDON,
-            addon_version=spec.model_cache.addon_version,
+            f"{name}-csi", cluster_name=args["cluster_name"], addon_name=catalog.EFS_CSI_ADDON,
+            addon_version=args["addon_version"],
             pod_identity_associations=[eks.AddonPodIdentityAssociationArgs(
                 role_arn=role.arn, service_account=catalog.EFS_CSI_CONTROLLER_SERVICE_ACCOUNT)],
             resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE",
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[attachment, *self.mount_targets,
-                                                                 *cluster.system_ready]))
+            opts=options.child(self, opts, depends_on=[attachment, *self.mount_targets]))
+
+
+def _checked(name: str, args: Mapping[str, Any]) -> int:
+    """The mount targets to make; SpecError naming each argument that is wrong."""
+    problems = [f"{camel(k)}: unknown argument" for k in sorted(set(args) - set(ModelCacheArgs.__annotations__))]
+    problems += [f"{camel(k)}: required" for k in sorted(ModelCacheArgs.__required_keys__ - set(args))]
+    version = args.get("addon_version")
+    if version is not None and not re.match(ADDON_VERSION, str(version)):
+        problems.append(f"addonVersion: must be an exact add-on version such as v2.1.13-eksbuild.1, not {version!r}")
+    subnets, count = args.get("subnet_ids"), args.get("subnet_count")
+    if isinstance(subnets, (list, tuple)):
+        count = len(subnets) if count is None else count
+        if count != len(subnets):
+            problems.append(f"subnetCount: {count} but subnetIds lists {len(subnets)}")
+    elif count is None or count < 1:
+        problems.append("subnetCount: required (>= 1) when subnetIds is an Output: one mount target per subnet")
+    if problems:
+        raise SpecError([f"ModelCache {name!r}: {p}" for p in problems])
+    return count
 
 
 def build_model_cache(spec: "PlatformSpec", cluster: Any, opts: pulumi.ResourceOptions) -> "ModelCache | None":
     """The cache when the spec enables it; `cluster` is the platform's Cluster."""
     if not spec.model_cache.enabled:
         return None
-    return ModelCache("model-cache", spec, CacheCluster.of(cluster), opts=opts)
+    from gpu_platform.decisions.network import subnet_count
+
+    args = ModelCacheArgs(cluster_name=spec.cluster.name, vpc_id=cluster.vpc_id, subnet_ids=cluster.private_subnet_ids,
+                          subnet_count=subnet_count(spec), node_security_group_id=cluster.node_security_group_id,
+                          addon_version=spec.model_cache.addon_version, k8s_provider=cluster.k8s_provider)
+    return ModelCache("model-cache", args, opts=pulumi.ResourceOptions.merge(
+        opts, pulumi.ResourceOptions(depends_on=list(cluster.system_ready))))

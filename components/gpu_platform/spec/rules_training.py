@@ -7,7 +7,7 @@ import string
 from typing import Iterator
 
 from gpu_platform.facts import catalog
-from gpu_platform.spec.models import NodePoolSpec, PlatformSpec, quantity_value
+from gpu_platform.spec.models import FsxLustreSpec, NodePoolSpec, PlatformSpec, quantity_value
 from gpu_platform.spec.pool_context import PoolContext
 
 Problem = tuple[str, str]
@@ -69,6 +69,20 @@ def datasets_rules(spec: PlatformSpec) -> Iterator[Problem]:
     if fsx is None:
         return
     at = "datasets.fsxLustre"
+    yield from file_system_rules(fsx, spec.prod, at)
+    team_names = [t.name for t in spec.teams]
+    for j, team in enumerate(fsx.teams or []):
+        if team not in team_names:
+            yield f"{at}.teams[{j}]", f"unknown team {team!r}; teams: {', '.join(team_names) or 'none'}"
+    for i, pool in enumerate(spec.node_pools):
+        if not pool.ami.image.lustre_client:
+            yield (f"nodePools[{i}].ami.type", f"{pool.ami.type} nodes cannot mount the datasets file system (the "
+                   "Lustre client is installed at boot on AL2023 and Ubuntu pools)")
+
+
+def file_system_rules(fsx: FsxLustreSpec, prod: bool, at: str) -> Iterator[Problem]:
+    """The FSx for Lustre file system itself: a pinned CSI add-on, a size, throughput and deployment FSx
+    accepts, durable in prod, an S3 link only where FSx offers one."""
     kind = catalog.FSX_LUSTRE_DEPLOYMENTS[fsx.deployment_type]
     if fsx.addon_version is None:
         yield f"{at}.addonVersion", f"pin the {catalog.FSX_CSI_ADDON} add-on version (e.g. v1.6.0-eksbuild.1)"
@@ -84,19 +98,11 @@ def datasets_rules(spec: PlatformSpec) -> Iterator[Problem]:
     if not kind.persistent:
         if fsx.kms_key_arn:
             yield f"{at}.kmsKeyArn", f"{fsx.deployment_type} is encrypted with the FSx service key; use a PERSISTENT type"
-        if spec.prod:
+        if prod:
             yield (f"{at}.deploymentType", f"{fsx.deployment_type} loses its data when a file server fails; prod "
                    "needs PERSISTENT_2 (or PERSISTENT_1)")
     if fsx.data_repository is not None and not kind.data_repository_associations:
         linked = ", ".join(k for k, d in catalog.FSX_LUSTRE_DEPLOYMENTS.items() if d.data_repository_associations)
         yield (f"{at}.dataRepository", f"{fsx.deployment_type} file systems cannot link an S3 data repository; "
                f"deploymentType must be one of {linked}")
-    team_names = [t.name for t in spec.teams]
-    for j, team in enumerate(fsx.teams or []):
-        if team not in team_names:
-            yield f"{at}.teams[{j}]", f"unknown team {team!r}; teams: {', '.join(team_names) or 'none'}"
-    for i, pool in enumerate(spec.node_pools):
-        if not pool.ami.image.lustre_client:
-            yield (f"nodePools[{i}].ami.type", f"{pool.ami.type} nodes cannot mount the datasets file system (the "
-                   "Lustre client is installed at boot on AL2023 and Ubuntu pools)")
 
