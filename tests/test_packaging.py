@@ -1,9 +1,12 @@
-"""What `pip install` puts on a user's machine: one top-level import package, `gpu_platform`, with its data."""
+"""What `pip install` puts on a user's machine: one top-level import package, `gpu_platform`, with its data,
+its license and its type information (PEP 561)."""
 from __future__ import annotations
 
 import subprocess
 import sys
 import zipfile
+from email.message import Message
+from email.parser import HeaderParser
 from pathlib import Path
 
 import pytest
@@ -19,6 +22,12 @@ def wheel(tmp_path_factory) -> zipfile.ZipFile:
     assert done.returncode == 0, done.stderr
     (path,) = out.glob("gpu_platform-*.whl")
     return zipfile.ZipFile(path)
+
+
+@pytest.fixture(scope="module")
+def metadata(wheel) -> Message:
+    (name,) = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
+    return HeaderParser().parsestr(wheel.read(name).decode())
 
 
 def test_the_wheel_installs_one_import_package(wheel):
@@ -43,3 +52,21 @@ def test_the_wheel_carries_every_module(wheel):
     source = ROOT / "components"
     modules = {p.relative_to(source).as_posix() for p in (source / "gpu_platform").rglob("*.py")}
     assert modules <= set(wheel.namelist())
+
+
+def test_the_wheel_carries_the_license_file(wheel):
+    (license_file,) = [n for n in wheel.namelist() if n.endswith(".dist-info/licenses/LICENSE")]
+    assert wheel.read(license_file) == (ROOT / "LICENSE").read_bytes()
+
+
+def test_the_license_is_apache_2_in_the_metadata_and_the_file(metadata):
+    assert metadata["License-Expression"] == "Apache-2.0"
+    assert metadata.get_all("License-File") == ["LICENSE"]
+    text = (ROOT / "LICENSE").read_text()
+    assert text.split()[:4] == ["Apache", "License", "Version", "2.0,"]
+    assert "END OF TERMS AND CONDITIONS" in text
+
+
+def test_the_wheel_says_the_package_is_typed(wheel):
+    """PEP 561: type checkers read gpu_platform's annotations only when the marker is installed beside it."""
+    assert "gpu_platform/py.typed" in wheel.namelist()
