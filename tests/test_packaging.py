@@ -1,7 +1,8 @@
 """What `pip install` puts on a user's machine: one top-level import package, `gpu_platform`, with its data,
-its license and its type information (PEP 561)."""
+its license, its type information (PEP 561) and one version."""
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -10,6 +11,7 @@ from email.parser import HeaderParser
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,3 +72,21 @@ def test_the_license_is_apache_2_in_the_metadata_and_the_file(metadata):
 def test_the_wheel_says_the_package_is_typed(wheel):
     """PEP 561: type checkers read gpu_platform's annotations only when the marker is installed beside it."""
     assert "gpu_platform/py.typed" in wheel.namelist()
+
+
+def test_one_version_for_the_package_the_wheel_and_the_policy_pack(metadata):
+    import gpu_platform
+
+    pack = yaml.safe_load((ROOT / "policies" / "PulumiPolicy.yaml").read_text())
+    assert gpu_platform.__version__ == metadata["Version"] == str(pack["version"]), (
+        "the version lives in pyproject.toml: reinstall (make) after changing it, and set the same "
+        "`version` in policies/PulumiPolicy.yaml")
+
+
+def test_the_version_says_unknown_when_the_package_is_not_installed(tmp_path):
+    """Imported from a bare source tree, with no site-packages and so no installed metadata, it still imports."""
+    (tmp_path / "gpu_platform").mkdir()
+    shutil.copy(ROOT / "components" / "gpu_platform" / "__init__.py", tmp_path / "gpu_platform")
+    code = f"import sys; sys.path.insert(0, {str(tmp_path)!r}); import gpu_platform; print(gpu_platform.__version__)"
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout.strip()) == (0, "0+unknown"), done.stderr
