@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STACK ?= dev
 
-.PHONY: plan test bench clean
+.PHONY: plan test tools bench clean
 
 $(BIN)/gpu-platform: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,10 +15,11 @@ $(BIN)/gpu-platform: pyproject.toml
 plan: $(BIN)/gpu-platform  ## offline plan of a stack: resources, policy verdict, capacity and cost
 	$(BIN)/gpu-platform plan --stack $(STACK)
 
-test: $(BIN)/gpu-platform  ## the whole test suite (promtool and amtool come from Debian's prometheus packages)
-	@command -v promtool >/dev/null || echo "note: promtool missing; install Debian's 'prometheus' package to run the alert-rule tests"
-	@command -v amtool >/dev/null || echo "note: amtool missing; install Debian's 'prometheus-alertmanager' package to run the alert-routing tests"
-	$(BIN)/python -m pytest
+tools:  ## promtool and amtool for the alert tests: apt-get installs them where it may (see .ci/install-tools)
+	@.ci/install-tools
+
+test: $(BIN)/gpu-platform tools  ## the whole test suite; ends with what was skipped and why
+	$(BIN)/python -m pytest -rs
 
 bench: $(BIN)/gpu-platform  ## plan timings (medians) against the import floor
 	$(BIN)/python benchmarks/plan_bench.py
