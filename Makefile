@@ -32,7 +32,8 @@ test: $(BIN)/gpu-platform tools  ## the whole test suite; ends with what was ski
 api-docs: $(BIN)/gpu-platform  ## the API reference, from the docstrings: $(API_DIR)/index.html
 	rm -rf $(API_DIR)
 	$(BIN)/python -m pdoc --output-directory $(API_DIR) $(API_MODULES)
-	@echo "API reference: $(API_DIR)/index.html"
+	@echo "API reference: $(API_DIR)/index.html (pdoc's warnings on pulumi.Input annotations are expected: it"
+	@echo "cannot resolve the Output[T] inside pulumi's Input alias, so it shows those annotations as written)"
 
 bench: $(BIN)/gpu-platform  ## plan timings (medians) against the import floor
 	$(BIN)/python benchmarks/plan_bench.py
