@@ -3,8 +3,16 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STACK ?= dev
+API_DIR ?= build/api
 
-.PHONY: plan test bench clean
+# The API reference covers the package and each of its layers (facts/, spec/, ..., platform.py). They are
+# named one by one because pdoc follows a package's __all__, and gpu_platform's lists its public names,
+# not its layers; '!gpu_platform\.' drops what `gpu_platform` itself added, so no page is made twice.
+API_LAYERS := $(patsubst components/%/__init__.py,%,$(wildcard components/gpu_platform/*/__init__.py)) \
+              $(patsubst components/%.py,%,$(filter-out %/__init__.py,$(wildcard components/gpu_platform/*.py)))
+API_MODULES := gpu_platform '!gpu_platform\.' $(sort $(subst /,.,$(API_LAYERS)))
+
+.PHONY: plan test tools api-docs bench clean
 
 $(BIN)/gpu-platform: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,13 +23,20 @@ $(BIN)/gpu-platform: pyproject.toml
 plan: $(BIN)/gpu-platform  ## offline plan of a stack: resources, policy verdict, capacity and cost
 	$(BIN)/gpu-platform plan --stack $(STACK)
 
-test: $(BIN)/gpu-platform  ## the whole test suite (promtool and amtool come from Debian's prometheus packages)
-	@command -v promtool >/dev/null || echo "note: promtool missing; install Debian's 'prometheus' package to run the alert-rule tests"
-	@command -v amtool >/dev/null || echo "note: amtool missing; install Debian's 'prometheus-alertmanager' package to run the alert-routing tests"
-	$(BIN)/python -m pytest
+tools:  ## promtool and amtool for the alert tests: apt-get installs them where it may (see .ci/install-tools)
+	@.ci/install-tools
+
+test: $(BIN)/gpu-platform tools  ## the whole test suite; ends with what was skipped and why
+	$(BIN)/python -m pytest -rs
+
+api-docs: $(BIN)/gpu-platform  ## the API reference, from the docstrings: $(API_DIR)/index.html
+	rm -rf $(API_DIR)
+	$(BIN)/python -m pdoc --output-directory $(API_DIR) $(API_MODULES)
+	@echo "API reference: $(API_DIR)/index.html (pdoc's warnings on pulumi.Input annotations are expected: it"
+	@echo "cannot resolve the Output[T] inside pulumi's Input alias, so it shows those annotations as written)"
 
 bench: $(BIN)/gpu-platform  ## plan timings (medians) against the import floor
 	$(BIN)/python benchmarks/plan_bench.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache $(API_DIR)
