@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 import pulumi
 import pulumi_kubernetes
-from typing_extensions import Required, TypedDict
 
 from gpu_platform.decisions.datasets import claim_teams, deployment, final_backup, fsx_lustre, protected, throughput
 from gpu_platform.decisions.placement import subnet_index
@@ -30,6 +29,7 @@ from gpu_platform.render.iam import pod_identity_trust_policy
 from gpu_platform.resources import options
 from gpu_platform.resources.options import named
 from gpu_platform.resources.pool_args import ENVIRONMENTS, camel
+from gpu_platform.resources.typed_args import Required, TypedDict
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import FsxLustreSpec
 from gpu_platform.spec.parse import read_part

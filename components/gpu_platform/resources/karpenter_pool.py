@@ -12,14 +12,12 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import pulumi
 import pulumi_kubernetes
-from typing_extensions import Required
 
 from gpu_platform.decisions.karpenter import karpenter_pools, needs_user_data
 from gpu_platform.render.karpenter import custom_user_data, node_class_head, node_class_object, node_pool_object
 from gpu_platform.resources import options
-from gpu_platform.resources.pool_args import (
-    DisruptionWindowArgs, KarpenterSettingsArgs, PoolArgs, pool_args, pool_from_args, pool_options,
-)
+from gpu_platform.resources.pool_args import DisruptionWindowArgs, KarpenterSettingsArgs, PoolArgs, pool_args, pool_from_args, pool_options
+from gpu_platform.resources.typed_args import Required
 from gpu_platform.spec.models import NodePoolSpec
 from gpu_platform.spec.pool_context import PoolContext
 

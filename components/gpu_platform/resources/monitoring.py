@@ -9,15 +9,16 @@ from typing import Any, Mapping, Optional
 
 import pulumi
 import pulumi_kubernetes
-from typing_extensions import TypedDict
 
 from gpu_platform.facts import catalog, names
-from gpu_platform.render.dashboard import FILE_NAME as DASHBOARD_FILE, dashboard
+from gpu_platform.render.dashboard import FILE_NAME as DASHBOARD_FILE
+from gpu_platform.render.dashboard import dashboard
 from gpu_platform.render.monitoring import (
     DASHBOARD_LABEL_VALUE, PROMETHEUS_RULE_API, MonitoringSettings, gpu_rule_groups, prometheus_mode, stack_values,
 )
 from gpu_platform.resources import options
 from gpu_platform.resources.pool_args import camel
+from gpu_platform.resources.typed_args import TypedDict
 from gpu_platform.spec.alerting import SeverityRoutesSpec, monitoring_rules
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import MonitoringSpec

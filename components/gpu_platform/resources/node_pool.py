@@ -9,7 +9,6 @@ platform's, or one made with pulumi_aws, pulumi-eks or Terraform.
 from typing import Any, Optional
 
 import pulumi
-from typing_extensions import Required
 
 from gpu_platform.decisions import launch_template as lt
 from gpu_platform.decisions import node_boot
@@ -20,6 +19,7 @@ from gpu_platform.facts import names
 from gpu_platform.resources import options
 from gpu_platform.resources.options import named
 from gpu_platform.resources.pool_args import PoolArgs, pool_from_args
+from gpu_platform.resources.typed_args import Required
 from gpu_platform.spec.models import NodePoolSpec
 from gpu_platform.spec.pool_context import PoolContext
 

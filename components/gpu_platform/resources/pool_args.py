@@ -8,9 +8,9 @@ alone, naming the argument. Field paths in problems use the schema's (camelCase)
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 import pulumi
-from typing_extensions import Required, TypedDict
 
 from gpu_platform.facts.karpenter_window import window_problem
+from gpu_platform.resources.typed_args import Required, TypedDict
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import DisruptionWindowSpec, NodePoolSpec
 from gpu_platform.spec.parse import read_part
