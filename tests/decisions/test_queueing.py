@@ -77,7 +77,7 @@ def test_flavor_capacity_is_the_pool_s_schedulable_resource_at_max_size(prod):
 
 def test_resource_quota_ceiling_is_nominal_plus_borrowing_limit(prod):
     for team in prod.teams:
-        hard = team_objects.resource_quota(prod, team)["spec"]["hard"]
+        hard = team_objects.resource_quota(team_objects.TeamContext.of(prod, team), team)["spec"]["hard"]
         manifest = cluster_queue(team, q.team_queue(prod, team))
         for resource, ceiling in q.quota_ceiling(prod, team).items():
             name = resource.removeprefix("requests.")

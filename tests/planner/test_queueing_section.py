@@ -6,7 +6,7 @@ from gpu_platform.decisions.queueing import quantity
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.planner import queueing_section as section
 from gpu_platform.planner.plan import schema_problems
-from gpu_platform.render.team_objects import quota_hard
+from gpu_platform.render.team_objects import TeamContext, quota_hard
 from tests.support.stacks import cached_plan, stack_platform
 
 
@@ -37,7 +37,7 @@ def test_nominal_borrowable_and_ceiling_per_team(prod_section):
 def test_the_ceiling_is_the_resource_quota_the_program_registers(prod_section):
     spec = parse_platform(stack_platform("prod"))
     for t in spec.teams:
-        hard = quota_hard(spec, t)
+        hard = quota_hard(TeamContext.of(spec, t), t)
         for r in team(prod_section, t.name)["resources"]:
             assert quantity(hard[f"requests.{r['resource']}"]) == quantity(r["ceiling"])
             assert quantity(r["ceiling"]) == quantity(r["nominal"]) + quantity(r["borrowable"])

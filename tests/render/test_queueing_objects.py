@@ -1,4 +1,4 @@
-"""Kueue's objects, chart values and the queued-GPU-pods admission policy (components/queueing_objects.py):
+"""Kueue's objects, chart values and the queued-GPU-pods admission policy (render/queueing_objects.py):
 the CEL intent of the policy, the objects against Kubernetes' schema, and the chart keys against the chart."""
 import copy
 
@@ -10,10 +10,16 @@ from gpu_platform.decisions import queueing as q
 from gpu_platform.decisions.node_pool import node_labels, node_taints
 from gpu_platform.facts import catalog, names
 from gpu_platform.render import queueing_objects as o
-from gpu_platform.render.team_objects import PRIORITY_TIERS, namespace, priority_class
+from gpu_platform.render.team_objects import PRIORITY_TIERS, TeamContext, namespace, priority_class
 from gpu_platform.render.workloads import gpu_job, gpu_pod
 from tests.support.kueue_crds import cel_true
 from tests.support.stacks import spec_of
+
+
+def values(spec, prometheus_namespace):
+    """The chart values a stack file's queueing gets."""
+    return o.chart_values(spec.prod, spec.cluster.system_node_selector, prometheus_namespace)
+
 
 IMAGE = "registry.example.com/trainer:2.3"
 
@@ -98,8 +104,8 @@ def test_the_policy_denies_pod_creation_in_team_namespaces_only(prod):
     assert (policy["spec"]["failurePolicy"], binding["spec"]["validationActions"]) == ("Fail", ["Deny"])
     assert binding["spec"]["policyName"] == policy["metadata"]["name"] == names.QUEUED_GPU_PODS_POLICY
     selector = binding["spec"]["matchResources"]["namespaceSelector"]
-    assert selector == o.manager_config(prod)["managedJobsNamespaceSelector"]
-    team_labels = namespace(prod, prod.teams[0])["metadata"]["labels"]
+    assert selector == o.manager_config()["managedJobsNamespaceSelector"]
+    team_labels = namespace(TeamContext.of(prod, prod.teams[0]), prod.teams[0])["metadata"]["labels"]
     assert all(e["key"] in team_labels for e in selector["matchExpressions"])  # Exists on the team label
 
 
@@ -170,7 +176,7 @@ def test_a_queue_covers_exactly_the_resources_the_resource_quota_bounds(prod):
     for team in prod.teams:
         spec = o.cluster_queue(team, q.team_queue(prod, team))["spec"]
         covered = {r for g in spec["resourceGroups"] for r in g["coveredResources"]}
-        bounded = {k.removeprefix("requests.") for k in quota_hard(prod, team) if k.startswith("requests.")} - {"storage"}
+        bounded = {k.removeprefix("requests.") for k in quota_hard(TeamContext.of(prod, team), team) if k.startswith("requests.")} - {"storage"}
         assert covered == bounded
 
 
@@ -218,52 +224,52 @@ def leaf_keys(values, prefix=""):
 @pytest.mark.parametrize("stack", ["prod", "dev"])
 def test_every_chart_value_is_a_verified_key(stack):
     spec = spec_of(stack)
-    assert leaf_keys(o.chart_values(spec, "monitoring")) <= set(VERIFIED_KEYS)
+    assert leaf_keys(values(spec, "monitoring")) <= set(VERIFIED_KEYS)
 
 
 def test_every_configuration_key_is_verified(prod):
-    assert leaf_keys(o.manager_config(prod)) <= VERIFIED_CONFIG_KEYS
+    assert leaf_keys(o.manager_config()) <= VERIFIED_CONFIG_KEYS
 
 
 def test_the_chart_takes_the_configuration_the_manager_reads(prod):
-    text = o.chart_values(prod, None)["managerConfig"]["controllerManagerConfigYaml"]
-    assert yaml.safe_load(text) == o.manager_config(prod)
+    text = values(prod, None)["managerConfig"]["controllerManagerConfigYaml"]
+    assert yaml.safe_load(text) == o.manager_config()
     assert yaml.safe_load(text)["apiVersion"] == catalog.KUEUE_CONFIG_API_VERSION
 
 
 def test_the_manager_keeps_the_chart_s_listeners(prod):
     """The chart's metrics and webhook Services and its probes target these ports (values.yaml defaults)."""
-    config = o.manager_config(prod)
+    config = o.manager_config()
     assert (config["metrics"]["bindAddress"], config["webhook"]["port"], config["health"]["healthProbeBindAddress"]) \
         == (":8443", 9443, ":8081")
     assert config["leaderElection"] == {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"}
 
 
 def test_plain_pods_are_admitted_because_pod_integration_is_on(prod):
-    frameworks = o.manager_config(prod)["integrations"]["frameworks"]
+    frameworks = o.manager_config()["integrations"]["frameworks"]
     assert {"batch/job", "pod", "deployment", "statefulset"} <= set(frameworks)
-    assert o.manager_config(prod)["manageJobsWithoutQueueName"] is False
+    assert o.manager_config()["manageJobsWithoutQueueName"] is False
 
 
 def test_efa_requests_are_not_counted(prod):
-    assert any("vpc.amazonaws.com/efa".startswith(p) for p in o.manager_config(prod)["resources"]["excludeResourcePrefixes"])
+    assert any("vpc.amazonaws.com/efa".startswith(p) for p in o.manager_config()["resources"]["excludeResourcePrefixes"])
 
 
 def test_prod_runs_two_replicas_behind_a_disruption_budget_and_dev_one(prod, dev):
-    assert o.chart_values(prod, None)["controllerManager"]["replicas"] == 2
-    assert o.chart_values(prod, None)["controllerManager"]["podDisruptionBudget"] == {"enabled": True, "minAvailable": 1}
-    assert "podDisruptionBudget" not in o.chart_values(dev, None)["controllerManager"]
-    assert o.chart_values(dev, None)["controllerManager"]["nodeSelector"] == {names.ROLE_LABEL: names.SYSTEM_ROLE}
+    assert values(prod, None)["controllerManager"]["replicas"] == 2
+    assert values(prod, None)["controllerManager"]["podDisruptionBudget"] == {"enabled": True, "minAvailable": 1}
+    assert "podDisruptionBudget" not in values(dev, None)["controllerManager"]
+    assert values(dev, None)["controllerManager"]["nodeSelector"] == {names.ROLE_LABEL: names.SYSTEM_ROLE}
 
 
 def test_metrics_are_scraped_only_with_prometheus(prod):
-    assert o.chart_values(prod, "monitoring")["enablePrometheus"] is True
-    assert o.chart_values(prod, "monitoring")["metrics"] == {"prometheusNamespace": "monitoring"}
-    assert o.chart_values(prod, None)["enablePrometheus"] is False and "metrics" not in o.chart_values(prod, None)
+    assert values(prod, "monitoring")["enablePrometheus"] is True
+    assert values(prod, "monitoring")["metrics"] == {"prometheusNamespace": "monitoring"}
+    assert values(prod, None)["enablePrometheus"] is False and "metrics" not in values(prod, None)
 
 
 def test_manifests_are_keyed_stably(prod):
     queues = {t.name: q.team_queue(prod, t) for t in prod.teams}
-    m = o.queueing_manifests(prod, queues, q.gpu_flavors(prod))
-    assert copy.deepcopy(m) == o.queueing_manifests(prod, queues, q.gpu_flavors(prod))
+    m = o.queueing_manifests(prod.teams, queues, q.gpu_flavors(prod))
+    assert copy.deepcopy(m) == o.queueing_manifests(prod.teams, queues, q.gpu_flavors(prod))
     assert {k for k in m if k.startswith("queue-")} == {"queue-research", "queue-inference", "queue-batch"}

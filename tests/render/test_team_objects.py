@@ -13,6 +13,25 @@ from tests.support.stacks import spec_of, unqueued
 GPU_QUOTA = names.quota_key(names.GPU_RESOURCE)
 
 
+# The objects as the stack file's context gives them to each team.
+def quota_hard(spec, team):
+    return t.quota_hard(t.TeamContext.of(spec, team), team)
+
+
+def limit_range(spec, team):
+    return t.limit_range(t.TeamContext.of(spec, team), team)
+
+
+def network_policy(spec, team):
+    return t.network_policy(t.TeamContext.of(spec, team), team)
+
+
+def namespace(spec, team):
+    return t.namespace(t.TeamContext.of(spec, team), team)
+
+
+def roles(spec):
+    return [(team.name, team.access) for team in spec.teams]
 
 
 def team_of(spec, name):
@@ -29,7 +48,7 @@ def validate(manifest, spec):
 def test_every_team_object_matches_the_kubernetes_schema(stack):
     spec = spec_of(stack)
     for team in spec.teams:
-        for manifest in t.team_manifests(spec, team, names.MODEL_CACHE_STORAGE_CLASS).values():
+        for manifest in t.team_manifests(t.TeamContext.of(spec, team, names.MODEL_CACHE_STORAGE_CLASS), team).values():
             validate(manifest, spec)
 
 
@@ -39,7 +58,7 @@ def test_priority_class_matches_the_kubernetes_schema(tier, dev):
 
 
 def test_schema_check_refuses_an_unknown_field(dev):
-    manifest = t.limit_range(dev, dev.teams[0])
+    manifest = limit_range(dev, dev.teams[0])
     manifest["spec"]["limits"][0]["maximum"] = manifest["spec"]["limits"][0].pop("max")
     with pytest.raises(kubernetes_validate.ValidationError):
         validate(manifest, dev)
@@ -48,7 +67,7 @@ def test_schema_check_refuses_an_unknown_field(dev):
 # --- namespace ---
 
 def test_namespace_enforces_baseline_and_warns_restricted_at_the_cluster_version(dev):
-    labels = t.namespace(dev, dev.teams[0])["metadata"]["labels"]
+    labels = namespace(dev, dev.teams[0])["metadata"]["labels"]
     assert labels[names.pod_security_label("enforce")] == "baseline"
     assert labels[names.pod_security_label("warn")] == "restricted"
     assert labels[names.pod_security_label("enforce-version")] == f"v{dev.cluster.kubernetes_version}"
@@ -56,7 +75,7 @@ def test_namespace_enforces_baseline_and_warns_restricted_at_the_cluster_version
 
 def test_namespace_carries_team_tier_and_manager_labels(dev):
     team = team_of(dev, "applied-ml")
-    meta = t.namespace(dev, team)["metadata"]
+    meta = namespace(dev, team)["metadata"]
     assert meta["name"] == names.team_namespace("applied-ml")
     assert (meta["labels"][names.TEAM_LABEL], meta["labels"][names.PRIORITY_TIER_LABEL],
             meta["labels"][names.MANAGED_BY_LABEL]) == ("applied-ml", "preemptible-batch", names.MANAGED_BY)
@@ -64,7 +83,7 @@ def test_namespace_carries_team_tier_and_manager_labels(dev):
 
 def test_namespaced_objects_live_in_the_team_namespace(prod):
     team = team_of(prod, "inference")
-    for key, manifest in t.team_manifests(prod, team, "sc").items():
+    for key, manifest in t.team_manifests(t.TeamContext.of(prod, team, "sc"), team).items():
         if key != "namespace":
             assert manifest["metadata"]["namespace"] == "inference", key
             assert manifest["metadata"]["labels"][names.TEAM_LABEL] == "inference", key
@@ -73,36 +92,36 @@ def test_namespaced_objects_live_in_the_team_namespace(prod):
 # --- quota ---
 
 def test_quota_counts_gpus_on_requests(dev):
-    hard = t.quota_hard(dev, team_of(dev, "research"))
+    hard = quota_hard(dev, team_of(dev, "research"))
     assert hard[GPU_QUOTA] == "8"
     assert not any(key.startswith(("nvidia.com/", "limits.")) for key in hard)
 
 
 def test_quota_always_bounds_whole_gpus_even_at_zero():
     spec = spec_of("dev", lambda p: p["teams"][1]["quota"].update(gpus=0))
-    assert t.quota_hard(spec, team_of(spec, "applied-ml"))[GPU_QUOTA] == "0"
+    assert quota_hard(spec, team_of(spec, "applied-ml"))[GPU_QUOTA] == "0"
 
 
 def test_quota_holds_the_teams_mig_slices():
     spec = spec_of("prod", unqueued)
-    hard = t.quota_hard(spec, team_of(spec, "research"))
+    hard = quota_hard(spec, team_of(spec, "research"))
     assert (hard[names.quota_key(names.mig_resource("1g.10gb"))],
             hard[names.quota_key(names.mig_resource("3g.40gb"))]) == ("16", "2")
 
 
 def test_quota_bounds_offered_mig_profiles_the_team_has_none_of_at_zero(prod):
-    hard = t.quota_hard(prod, team_of(prod, "inference"))  # no migSlices at all
+    hard = quota_hard(prod, team_of(prod, "inference"))  # no migSlices at all
     for profile in ("1g.10gb", "2g.20gb", "3g.40gb"):
         assert hard[names.quota_key(names.mig_resource(profile))] == "0"
 
 
 def test_quota_has_no_mig_keys_without_mig_pools(dev):
-    assert not [k for k in t.quota_hard(dev, dev.teams[0]) if names.MIG_RESOURCE_PREFIX in k]
+    assert not [k for k in quota_hard(dev, dev.teams[0]) if names.MIG_RESOURCE_PREFIX in k]
 
 
 def test_quota_copies_cpu_memory_pods_claims_and_storage():
     spec = spec_of("prod", unqueued)
-    hard = t.quota_hard(spec, team_of(spec, "batch"))
+    hard = quota_hard(spec, team_of(spec, "batch"))
     assert {k: hard[k] for k in ("requests.cpu", "requests.memory", "pods", "persistentvolumeclaims",
                                  "requests.storage")} == {"requests.cpu": "64", "requests.memory": "1Ti",
                                                           "pods": "200", "persistentvolumeclaims": "20",
@@ -119,13 +138,13 @@ def test_every_gpu_resource_the_pools_offer_is_bounded(gpus, slices):
     spec = spec_of("prod", edit)
     from gpu_platform.decisions.capacity import platform_capacity
 
-    hard = t.quota_hard(spec, team_of(spec, "inference"))
+    hard = quota_hard(spec, team_of(spec, "inference"))
     for resource in platform_capacity(spec).total:
         assert names.quota_key(resource) in hard
 
 
 def test_queued_quota_is_the_ceiling_nominal_plus_borrowing_limit(prod):
-    hard = t.quota_hard(prod, team_of(prod, "batch"))  # 100% borrowing (the batch tier's default)
+    hard = quota_hard(prod, team_of(prod, "batch"))  # 100% borrowing (the batch tier's default)
     assert {k: hard[k] for k in (GPU_QUOTA, names.quota_key(names.mig_resource("2g.20gb")), "requests.cpu",
                                  "requests.memory")} == {GPU_QUOTA: "8", names.quota_key(names.mig_resource("2g.20gb")): "4",
                                                          "requests.cpu": "128", "requests.memory": "2Ti"}
@@ -133,12 +152,12 @@ def test_queued_quota_is_the_ceiling_nominal_plus_borrowing_limit(prod):
 
 
 def test_queued_quota_of_a_team_that_does_not_borrow_is_its_nominal_quota(prod):
-    hard = t.quota_hard(prod, team_of(prod, "inference"))  # critical inference borrows 0% by default
+    hard = quota_hard(prod, team_of(prod, "inference"))  # critical inference borrows 0% by default
     assert (hard[GPU_QUOTA], hard["requests.cpu"], hard["requests.memory"]) == ("6", "64", "256Gi")
 
 
 def test_queued_quota_still_bounds_every_offered_mig_profile(prod):
-    hard = t.quota_hard(prod, team_of(prod, "inference"))
+    hard = quota_hard(prod, team_of(prod, "inference"))
     assert [hard[names.quota_key(names.mig_resource(p))] for p in ("1g.10gb", "2g.20gb", "3g.40gb")] == ["0"] * 3
 
 
@@ -146,28 +165,28 @@ def test_queued_quota_still_bounds_every_offered_mig_profile(prod):
 
 def test_limit_range_gives_default_requests_from_the_spec():
     spec = spec_of("dev", lambda p: p["teams"][0].update(containerDefaults={"cpu": "500m", "memory": "1Gi"}))
-    container = t.limit_range(spec, team_of(spec, "research"))["spec"]["limits"][0]
+    container = limit_range(spec, team_of(spec, "research"))["spec"]["limits"][0]
     assert container["type"] == "Container"
     assert (container["defaultRequest"]["cpu"], container["defaultRequest"]["memory"]) == ("500m", "1Gi")
 
 
 def test_limit_range_sets_no_cpu_or_memory_limits(dev):
-    container = t.limit_range(dev, dev.teams[0])["spec"]["limits"][0]
+    container = limit_range(dev, dev.teams[0])["spec"]["limits"][0]
     assert set(container["default"]) == {names.GPU_RESOURCE}
 
 
 def test_limit_range_defaults_gpus_to_zero_so_the_maximum_never_refuses_cpu_pods(dev):
-    container = t.limit_range(dev, dev.teams[0])["spec"]["limits"][0]
+    container = limit_range(dev, dev.teams[0])["spec"]["limits"][0]
     assert container["default"][names.GPU_RESOURCE] == container["defaultRequest"][names.GPU_RESOURCE] == "0"
 
 
 def test_limit_range_caps_gpus_per_container_and_per_pod(prod):
-    limits = t.limit_range(prod, team_of(prod, "research"))["spec"]["limits"]
+    limits = limit_range(prod, team_of(prod, "research"))["spec"]["limits"]
     assert [(item["type"], item["max"][names.GPU_RESOURCE]) for item in limits] == [("Container", "8"), ("Pod", "8")]
 
 
 def test_pod_limit_has_no_defaults(prod):
-    pod = t.limit_range(prod, prod.teams[0])["spec"]["limits"][1]
+    pod = limit_range(prod, prod.teams[0])["spec"]["limits"][1]
     assert "default" not in pod and "defaultRequest" not in pod
 
 
@@ -204,7 +223,7 @@ def test_only_mixed_mig_pools_leave_no_whole_gpu_to_ask_for():
         p["teams"] = [{"name": "research", "quota": {"migSlices": {"1g.10gb": 4}, "cpu": "8", "memory": "8Gi"}}]
     spec = spec_of("prod", edit)
     assert capacity.largest_gpu_request(spec) == 0
-    validate(t.limit_range(spec, spec.teams[0]), spec)
+    validate(limit_range(spec, spec.teams[0]), spec)
 
 
 # --- RBAC ---
@@ -265,7 +284,7 @@ def test_binding_maps_the_team_group_to_its_role(role, dev):
 # --- network policy ---
 
 def test_ingress_only_from_the_namespace_and_prometheus(dev):
-    policy = t.network_policy(dev, dev.teams[0])["spec"]
+    policy = network_policy(dev, dev.teams[0])["spec"]
     assert policy["podSelector"] == {} and policy["policyTypes"] == ["Ingress"]
     assert policy["ingress"] == [{"from": [
         {"podSelector": {}},
@@ -274,26 +293,26 @@ def test_ingress_only_from_the_namespace_and_prometheus(dev):
 
 def test_ingress_follows_the_configured_prometheus_namespace():
     spec = spec_of("dev", lambda p: p["monitoring"]["prometheus"].update(namespace="observability"))
-    peers = t.network_policy(spec, spec.teams[0])["spec"]["ingress"][0]["from"]
+    peers = network_policy(spec, spec.teams[0])["spec"]["ingress"][0]["from"]
     assert peers[1]["namespaceSelector"]["matchLabels"][names.NAMESPACE_NAME_LABEL] == "observability"
 
 
 def test_ingress_without_monitoring_is_the_namespace_only():
     spec = spec_of("dev", lambda p: p["monitoring"].update(enabled=False))
-    assert t.network_policy(spec, spec.teams[0])["spec"]["ingress"] == [{"from": [{"podSelector": {}}]}]
+    assert network_policy(spec, spec.teams[0])["spec"]["ingress"] == [{"from": [{"podSelector": {}}]}]
 
 
 # --- model cache claim ---
 
 def test_cache_claim_is_read_write_many_on_the_cache_class(dev):
-    claim = t.model_cache_claim(dev, dev.teams[0], "efs-class")
+    claim = t.model_cache_claim(dev.teams[0], "efs-class", dev.model_cache.pvc_size)
     assert claim["metadata"]["name"] == names.MODEL_CACHE_PVC
     assert claim["spec"] == {"accessModes": ["ReadWriteMany"], "storageClassName": "efs-class",
                              "resources": {"requests": {"storage": dev.model_cache.pvc_size}}}
 
 
 def test_no_cache_class_means_no_claim(dev):
-    assert "model-cache" not in t.team_manifests(dev, dev.teams[0], None)
+    assert "model-cache" not in t.team_manifests(t.TeamContext.of(dev, dev.teams[0]), dev.teams[0])
 
 
 # --- priority tiers ---
@@ -318,7 +337,7 @@ def test_no_tier_is_the_global_default():
 # --- access entries ---
 
 def test_access_entries_map_each_role_to_its_team_group(prod):
-    assert t.access_entries(prod) == {
+    assert t.access_entries(roles(prod)) == {
         "arn:aws:iam::123456789012:role/inference-oncall": ["inference:developers"],
         "arn:aws:iam::123456789012:role/research-developers": ["research:developers"],
         "arn:aws:iam::123456789012:role/research-leads": ["research:admins"],
@@ -332,8 +351,8 @@ def test_a_role_listed_by_two_teams_gets_one_entry_with_both_groups():
         p["teams"][0]["access"] = {"developerRoleArns": [shared]}
         p["teams"][2]["access"] = {"adminRoleArns": [shared], "developerRoleArns": [shared]}
     spec = spec_of("prod", edit)
-    assert t.access_entries(spec)[shared] == ["batch:admins", "batch:developers", "research:developers"]
+    assert t.access_entries(roles(spec))[shared] == ["batch:admins", "batch:developers", "research:developers"]
 
 
 def test_no_roles_no_entries(dev):
-    assert t.access_entries(dev) == {}
+    assert t.access_entries(roles(dev)) == {}

@@ -310,17 +310,18 @@ def _limit_ranger(limit_range: dict, pod_spec: dict) -> dict:
 def test_the_teams_limit_range_no_longer_decides_a_gpu_pods_cpu_and_memory(training):
     """The namespace defaults (250m, 512Mi) only fill what a container leaves unset; the helper's pods set
     their per-GPU share, pass the GPU maxima, and fit the team's quota."""
-    from gpu_platform.render.team_objects import limit_range, quota_hard
+    from gpu_platform.render.team_objects import TeamContext, limit_range, quota_hard
 
     team = next(t for t in training.teams if t.name == "research")
-    admitted = _limit_ranger(limit_range(training, team), gpu_pod_spec(training, "research", IMAGE, gpus=8,
+    ctx = TeamContext.of(training, team)
+    admitted = _limit_ranger(limit_range(ctx, team), gpu_pod_spec(training, "research", IMAGE, gpus=8,
                                                                        pool="h100-train"))
     requests = main_container(admitted)["resources"]["requests"]
     assert (requests["cpu"], requests["memory"], requests[names.GPU_RESOURCE]) == ("171500m", "1841Gi", "8")
-    hard = quota_hard(training, team)
+    hard = quota_hard(ctx, team)
     assert quantity_value(hard["requests.cpu"]) >= quantity_value(requests["cpu"])
     assert quantity_value(hard["requests.memory"]) >= quantity_value(requests["memory"])
     gpus = {names.GPU_RESOURCE: "8"}
     bare = {"containers": [{"name": "main", "image": IMAGE, "resources": {"limits": dict(gpus), "requests": dict(gpus)}}]}
-    assert main_container(_limit_ranger(limit_range(training, team), bare))["resources"]["requests"] == {
+    assert main_container(_limit_ranger(limit_range(ctx, team), bare))["resources"]["requests"] == {
         **gpus, "cpu": "250m", "memory": "512Mi"}  # what a hand-written pod without CPU and memory requests gets

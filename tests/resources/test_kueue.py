@@ -33,7 +33,7 @@ def test_the_release_is_the_pinned_official_chart_on_system_nodes(prod_plan):
         "oci://registry.k8s.io/kueue/charts/kueue", "0.19.2", names.KUEUE_RELEASE)
     assert "repositoryOpts" not in release  # an OCI reference needs no repository
     assert release["namespace"] == "kueue-system" and release["createNamespace"] is False
-    assert release["values"] == chart_values(parse_platform(stack_platform("prod")), "monitoring")
+    assert release["values"] == chart_values(True, {names.ROLE_LABEL: names.SYSTEM_ROLE}, "monitoring")
     assert release["values"]["controllerManager"]["nodeSelector"] == {names.ROLE_LABEL: names.SYSTEM_ROLE}
 
 
@@ -47,7 +47,7 @@ def test_the_release_waits_for_system_nodes_and_the_prometheus_crds(prod_plan):
 def test_every_object_is_registered_as_rendered(prod_plan):
     spec = parse_platform(stack_platform("prod"))
     queues = {t.name: q.team_queue(spec, t) for t in spec.teams}
-    rendered = queueing_manifests(spec, queues, q.gpu_flavors(spec))
+    rendered = queueing_manifests(spec.teams, queues, q.gpu_flavors(spec))
     registered = {f"{r['inputs']['kind']}/{r['inputs']['metadata'].get('namespace', '')}/{r['inputs']['metadata']['name']}":
                   r["inputs"] for r in prod_plan["resources"] if r["type"].startswith(KUEUE) or "AdmissionPolicy" in r["type"]}
     expected = {f"{m['kind']}/{m['metadata'].get('namespace', '')}/{m['metadata']['name']}": m for m in rendered.values()}
@@ -55,7 +55,7 @@ def test_every_object_is_registered_as_rendered(prod_plan):
 
 
 def test_kueue_objects_wait_for_the_release_and_belong_to_the_component(prod_plan):
-    release, urns = kueue_release(prod_plan), by_urn(prod_plan)
+    release = kueue_release(prod_plan)
     (component,) = resources(prod_plan, COMPONENT)
     objects = [r for r in prod_plan["resources"] if r["type"].startswith(KUEUE)]
     assert len(objects) == 6 + 1 + 3 + 3 + 3  # flavors, cohort, priorities, cluster queues, local queues

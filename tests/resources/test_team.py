@@ -67,7 +67,7 @@ def test_every_team_has_a_complete_unit(stack, plans):
 def test_registered_objects_are_the_builders_manifests(stack, plans):
     spec = parse_platform(stack_platform(stack))
     for team in spec.teams:
-        built = {kind_name(m): m for m in objects.team_manifests(spec, team, names.MODEL_CACHE_STORAGE_CLASS).values()}
+        built = {kind_name(m): m for m in objects.team_manifests(objects.TeamContext.of(spec, team, names.MODEL_CACHE_STORAGE_CLASS), team).values()}
         _, children = unit(plans[stack], team.name)
         assert {kind_name(c): c["inputs"] for c in children} == built, team.name
 
@@ -147,7 +147,7 @@ def entries(plan_: dict) -> dict[str, dict]:
 def test_each_team_role_gets_a_standard_entry_mapping_it_to_its_group(plans):
     found = entries(plans["prod"])
     assert {arn: e["inputs"]["kubernetesGroups"] for arn, e in found.items()} == objects.access_entries(
-        parse_platform(stack_platform("prod")))
+        (t.name, t.access) for t in parse_platform(stack_platform("prod")).teams)
     assert {(e["inputs"]["type"], e["inputs"]["clusterName"]) for e in found.values()} == {("STANDARD", "gpu-prod")}
 
 

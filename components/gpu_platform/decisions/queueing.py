@@ -1,7 +1,8 @@
 """Fair GPU sharing with Kueue, as numbers: flavors, nominal quotas, borrowing and lending limits, ceilings.
 
-Pure: everything is computed from the validated spec, so the plan, the Kueue objects and the team
-ResourceQuotas cannot disagree (docs/queueing.md).
+Pure: everything is computed from the validated pools, teams and queueing settings (a stack file's
+PlatformSpec, or a `Fleet` a KueueQueueing builds from its own arguments), so the plan, the Kueue objects
+and the team ResourceQuotas cannot disagree (docs/queueing.md).
 
 - A GPU flavor is one pool's supply of one GPU resource: `nvidia.com/gpu` (whole, time-sliced or MIG-single
   GPUs) or one `nvidia.com/mig-<profile>` (MIG mixed). It lands pods on that pool by its pool label.
@@ -18,13 +19,13 @@ import math
 import re
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import TYPE_CHECKING, Iterator, Optional, Protocol, Sequence
 
 from gpu_platform.decisions.capacity import node_resources
 from gpu_platform.facts import catalog, names
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import NodePoolSpec, PlatformSpec, TeamSpec
+    from gpu_platform.spec.models import NodePoolSpec, QueueingSpec, QueuePoolSpec, TeamSpec
 
 CPU, MEMORY = "cpu", "memory"
 CPU_MEMORY = (CPU, MEMORY)
@@ -52,6 +53,29 @@ TIER_QUEUES = {
     "standard": TierQueue("100%", "100%", "LowerPriority", "Any"),
     "preemptible-batch": TierQueue("100%", "100%", "Never", "LowerPriority"),
 }
+
+
+class QueueScope(Protocol):
+    """What queueing reads of a platform. A stack file's PlatformSpec is one; a `Fleet` is the other."""
+
+    @property
+    def node_pools(self) -> Sequence[NodePoolSpec | QueuePoolSpec]: ...
+    @property
+    def teams(self) -> Sequence[TeamSpec]: ...
+    @property
+    def queueing(self) -> QueueingSpec: ...
+    @property
+    def mig_strategy(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """GPU pools, teams and queueing settings given to a KueueQueueing on its own."""
+
+    node_pools: Sequence[NodePoolSpec | QueuePoolSpec]
+    teams: Sequence[TeamSpec]
+    queueing: QueueingSpec
+    mig_strategy: str
 
 
 # --- quantities (exact: a ceiling must never be off by a rounding error) ---
@@ -102,7 +126,7 @@ class GpuFlavor:
     taints: tuple[tuple[str, str, str], ...]  # the pool's own taints (key, value, effect); the GPU taint is not here
 
 
-def _mig_profile(pool: "NodePoolSpec", resource: str) -> Optional[str]:
+def _mig_profile(pool: NodePoolSpec | QueuePoolSpec, resource: str) -> Optional[str]:
     if resource.startswith(names.MIG_RESOURCE_PREFIX):
         return resource.removeprefix(names.MIG_RESOURCE_PREFIX)
     if pool.sharing.mode == "mig":  # single strategy: every slice is an nvidia.com/gpu of the one profile
@@ -110,7 +134,7 @@ def _mig_profile(pool: "NodePoolSpec", resource: str) -> Optional[str]:
     return None
 
 
-def gpu_flavors(spec: "PlatformSpec") -> list[GpuFlavor]:
+def gpu_flavors(spec: "QueueScope") -> list[GpuFlavor]:
     """Every pool's GPU resources as flavors, in stack-file order (pools), then resource order."""
     out = []
     for pool in spec.node_pools:
@@ -123,7 +147,7 @@ def gpu_flavors(spec: "PlatformSpec") -> list[GpuFlavor]:
     return out
 
 
-def gpu_resources(spec: "PlatformSpec") -> list[str]:
+def gpu_resources(spec: "QueueScope") -> list[str]:
     """GPU resources any pool offers: `nvidia.com/gpu` first, then MIG profiles by name."""
     offered = {f.resource for f in gpu_flavors(spec)}
     return sorted(offered, key=lambda r: (r != names.GPU_RESOURCE, r))
@@ -162,7 +186,7 @@ def _candidates(team: "TeamSpec", flavors: list[GpuFlavor]) -> list[GpuFlavor]:
     return sorted((f for f in flavors if f.pool in order), key=lambda f: order[f.pool])
 
 
-def placement(spec: "PlatformSpec") -> Placement:
+def placement(spec: "QueueScope") -> Placement:
     flavors = gpu_flavors(spec)
     left = {f.name: f.capacity for f in flavors}
     nominal: dict[tuple[str, str], int] = {}
@@ -240,7 +264,7 @@ def _limits(resource: str, nominal: Fraction, borrow: Fraction, lend: Fraction) 
     return floor_to_unit(resource, nominal * borrow), floor_to_unit(resource, nominal * lend)
 
 
-def team_queue(spec: "PlatformSpec", team: "TeamSpec", placed: Optional[Placement] = None) -> TeamQueue:
+def team_queue(spec: "QueueScope", team: "TeamSpec", placed: Optional[Placement] = None) -> TeamQueue:
     """The team's ClusterQueue in numbers. Every GPU resource the cluster offers is covered (at 0 where the
     team has none), as the ResourceQuota bounds it: a team never uses a GPU no one gave it."""
     placed = placed or placement(spec)
@@ -271,7 +295,7 @@ def team_queue(spec: "PlatformSpec", team: "TeamSpec", placed: Optional[Placemen
     return TeamQueue(team.name, tier, team.queue.weight, borrow_text, lend_text, groups, quotas)
 
 
-def quota_ceiling(spec: "PlatformSpec", team: "TeamSpec") -> dict[str, str]:
+def quota_ceiling(spec: "QueueScope", team: "TeamSpec") -> dict[str, str]:
     """ResourceQuota `hard` entries when queueing is on: nominal + borrowing limit per queued resource, so
     the quota never refuses a pod Kueue admitted on borrowed capacity."""
     return {names.quota_key(t.resource): format_quantity(t.resource, t.ceiling)
@@ -280,7 +304,7 @@ def quota_ceiling(spec: "PlatformSpec", team: "TeamSpec") -> dict[str, str]:
 
 # --- stack-file rules (spec_rules calls these once every pool is valid) ---
 
-def queueing_rules(spec: "PlatformSpec") -> Iterator[tuple[str, str]]:
+def queueing_rules(spec: "QueueScope") -> Iterator[tuple[str, str]]:
     q = spec.queueing
     if not q.enabled:
         for i, team in enumerate(spec.teams):
@@ -313,7 +337,7 @@ def queueing_rules(spec: "PlatformSpec") -> Iterator[tuple[str, str]]:
         yield from placement(spec).problems
 
 
-def queue_labels(spec: "PlatformSpec", team: "TeamSpec") -> dict[str, str]:
+def queue_labels(spec: "QueueScope", team: "TeamSpec") -> dict[str, str]:
     """Labels that queue a workload of `team` (none when queueing is off): its LocalQueue, and the
     WorkloadPriorityClass of its tier. They go on the Job (or Deployment) and on its pod template."""
     if not spec.queueing.enabled:

@@ -8,7 +8,6 @@ quotas placed on the pools (queueing). Every problem is reported at once, each n
 """
 from __future__ import annotations
 
-import re
 from datetime import date
 from typing import Any, Iterator, Mapping
 
@@ -19,10 +18,8 @@ from gpu_platform.facts import names
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import PlatformSpec, quantity_value
 from gpu_platform.spec.parse import read_models
-from gpu_platform.spec.rules import ROLE_ARN, Problem, check
-
-# Kubernetes' own namespaces; the stack's operator and Prometheus namespaces are added from the spec.
-RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+from gpu_platform.spec.rules import Problem, check
+from gpu_platform.spec.rules_teams import RESERVED_NAMESPACES, mig_slice_rules, name_rules, role_arn_rules
 
 
 def parse_platform(data: Any, today: date | None = None) -> PlatformSpec:
@@ -66,17 +63,9 @@ def _team_rules(spec: PlatformSpec) -> Iterator[Problem]:
     reserved = (*RESERVED_NAMESPACES, spec.gpu_operator.namespace, spec.monitoring.prometheus.namespace)
     for i, team in enumerate(spec.teams):
         at = f"teams[{i}]"
-        if team.name in reserved:
-            yield f"{at}.name", f"{team.name!r} is a system namespace; reserved: {', '.join(reserved)}"
-        for profile in team.quota.mig_slices:
-            if profile not in offered:
-                yield (f"{at}.quota.migSlices", f"no pool provides nvidia.com/mig-{profile} (MIG slices are per-profile "
-                       f"resources under the mixed strategy); offered: {', '.join(offered) or 'none'}")
-        for role_field, arns in (("developerRoleArns", team.access.developer_role_arns),
-                                 ("adminRoleArns", team.access.admin_role_arns)):
-            for j, arn in enumerate(arns):
-                if not re.match(ROLE_ARN, arn):
-                    yield f"{at}.access.{role_field}[{j}]", "must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)"
+        yield from name_rules(at, team, reserved)
+        yield from mig_slice_rules(at, team.quota, offered)
+        yield from role_arn_rules(f"{at}.access", team.access)
     yield from _overcommit_rules(spec, capacity)
 
 

@@ -1,12 +1,12 @@
 """Kueue's objects, its chart values and the admission policy that keeps GPU pods queued, as plain manifests.
 
-Pure, like team_objects: each function builds a complete object from the validated spec and the numbers
-in components/queueing.py; `kueue.py` registers them unchanged, so the object the CRD schema check and
+Pure, like team_objects: each function builds a complete object from validated settings and the numbers
+in decisions/queueing.py; `kueue.py` registers them unchanged, so the object the CRD schema check and
 kubernetes-validate see is the object the program sends.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 import yaml
 
@@ -15,7 +15,7 @@ from gpu_platform.facts import catalog, names
 from gpu_platform.render.team_objects import PRIORITY_TIERS, _meta, _team_meta
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec, TeamSpec
+    from gpu_platform.spec.models import TeamSpec
 
 ADMISSION_API_VERSION = "admissionregistration.k8s.io/v1"
 METRICS_PORT = 8443  # the chart's metrics Service targets this port: the manager must bind it
@@ -146,7 +146,7 @@ def queued_gpu_pods_binding() -> dict:
 
 # --- the controller: its Configuration and the chart values ---
 
-def manager_config(spec: "PlatformSpec") -> dict:
+def manager_config() -> dict:
     """The controller's Configuration (config.kueue.x-k8s.io/v1beta2). The chart takes it whole, so the
     listeners its Services and probes expect are set here too."""
     return {
@@ -165,15 +165,15 @@ def manager_config(spec: "PlatformSpec") -> dict:
     }
 
 
-def chart_values(spec: "PlatformSpec", prometheus_namespace: str | None) -> dict:
+def chart_values(prod: bool, system_node_selector: Mapping[str, str], prometheus_namespace: str | None) -> dict:
     """Kueue chart values (every key checked against the chart: tests/render/test_queueing_objects.py)."""
-    manager: dict = {"replicas": 2 if spec.prod else 1,  # leader election keeps one active; both serve webhooks
-                     "nodeSelector": dict(spec.cluster.system_node_selector)}
-    if spec.prod:
+    manager: dict = {"replicas": 2 if prod else 1,  # leader election keeps one active; both serve webhooks
+                     "nodeSelector": dict(system_node_selector)}
+    if prod:
         manager["podDisruptionBudget"] = {"enabled": True, "minAvailable": 1}
     values: dict = {
         "controllerManager": manager,
-        "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(manager_config(spec), sort_keys=False)},
+        "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(manager_config(), sort_keys=False)},
         "enablePrometheus": prometheus_namespace is not None,
     }
     if prometheus_namespace is not None:
@@ -181,13 +181,13 @@ def chart_values(spec: "PlatformSpec", prometheus_namespace: str | None) -> dict
     return values
 
 
-def queueing_manifests(spec: "PlatformSpec", queues: dict[str, TeamQueue], flavors: list[GpuFlavor]) -> dict[str, dict]:
+def queueing_manifests(teams: Sequence["TeamSpec"], queues: dict[str, TeamQueue], flavors: list[GpuFlavor]) -> dict[str, dict]:
     """Every Kueue object and the admission policy, keyed by a stable logical name."""
     out = {f"flavor-{names.KUEUE_CPU_MEMORY_FLAVOR}": cpu_memory_flavor()}
     out.update({f"flavor-{f.name}": resource_flavor(f) for f in flavors})
     out["cohort"] = cohort()
     out.update({f"priority-{tier}": workload_priority_class(tier) for tier in PRIORITY_TIERS})
-    for team in spec.teams:
+    for team in teams:
         out[f"queue-{team.name}"] = cluster_queue(team, queues[team.name])
         out[f"local-queue-{team.name}"] = local_queue(team)
     out["policy"] = queued_gpu_pods_policy()

@@ -1,20 +1,21 @@
 """The Kubernetes objects of a team's namespace, and the cluster's priority tiers, as plain manifests.
 
-Pure: every function builds a complete manifest (apiVersion, kind, metadata, spec) from the validated
-spec. `team.py` hands these dicts to the typed pulumi_kubernetes classes unchanged, so the object the
-Kubernetes schema check validates is the object the program registers.
+Pure: every function builds a complete manifest (apiVersion, kind, metadata, spec) from a validated team
+and what it reads of the cluster around it (`TeamContext`: from the stack file, or from a TeamNamespace's
+own arguments). `team.py` hands these dicts to the typed pulumi_kubernetes classes unchanged, so the object
+the Kubernetes schema check validates is the object the program registers.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterable, Mapping, Optional
 
-from gpu_platform.decisions.capacity import max_gpus_per_pod, platform_capacity
+from gpu_platform.decisions.capacity import largest_gpu_request, platform_capacity
 from gpu_platform.facts import names
 from gpu_platform.render.monitoring import scraping_namespace
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec, TeamSpec
+    from gpu_platform.spec.models import PlatformSpec, TeamAccessSpec, TeamSpec
 
 RBAC_API = "rbac.authorization.k8s.io"
 RBAC_API_VERSION = f"{RBAC_API}/v1"
@@ -38,6 +39,36 @@ PRIORITY_TIERS: dict[str, PriorityTier] = {
     "preemptible-batch": PriorityTier(100, "Never",
                                       "Batch and experiments: never preempts, evicted first under pressure."),
 }
+
+
+@dataclass(frozen=True)
+class TeamContext:
+    """What a team's namespace reads of the cluster around it."""
+
+    kubernetes_version: str  # the cluster's minor: Pod Security labels pin it
+    mig_resources: tuple[str, ...] = ()  # MIG resources the cluster offers: each is bounded in the quota
+    largest_gpu_request: int = 0  # the most GPUs one pod can get on any node (the default per-pod maximum)
+    scraping_namespace: Optional[str] = None  # Prometheus's namespace, let through the ingress policy
+    quota_ceiling: Mapping[str, str] = field(default_factory=dict)  # `hard` entries Kueue's queues set
+    storage_class: Optional[str] = None  # the model cache's StorageClass; None: no cache claim
+    claim_size: str = "1Ti"  # the model-cache claim's request
+
+    @classmethod
+    def of(cls, spec: "PlatformSpec", team: "TeamSpec", storage_class: Optional[str] = None) -> "TeamContext":
+        """The context the stack file gives a team: its pools' GPUs, Prometheus, Kueue and the model cache."""
+        offered = platform_capacity(spec).total
+        ceiling: dict[str, str] = {}
+        if spec.queueing.enabled:  # Kueue admits up to nominal + borrowing limit: the quota is that ceiling
+            from gpu_platform.decisions.queueing import quota_ceiling
+
+            ceiling = quota_ceiling(spec, team)
+        return cls(spec.cluster.kubernetes_version,
+                   tuple(r for r in offered if r.startswith(names.MIG_RESOURCE_PREFIX)),
+                   largest_gpu_request(spec), scraping_namespace(spec.monitoring), ceiling,
+                   storage_class, spec.model_cache.pvc_size)
+
+    def max_gpus_per_pod(self, team: "TeamSpec") -> int:
+        return team.max_gpus_per_pod if team.max_gpus_per_pod is not None else self.largest_gpu_request
 
 
 def _meta(name: str, namespace: str | None = None, labels: dict[str, str] | None = None) -> dict:
@@ -64,9 +95,9 @@ def priority_class(tier: str) -> dict:
 
 # --- per team ---
 
-def namespace(spec: "PlatformSpec", team: "TeamSpec") -> dict:
+def namespace(ctx: TeamContext, team: "TeamSpec") -> dict:
     """Baseline Pod Security enforced, restricted warned and audited, pinned to the cluster's minor."""
-    version = f"v{spec.cluster.kubernetes_version}"
+    version = f"v{ctx.kubernetes_version}"
     psa = {}
     for mode, level in (("enforce", "baseline"), ("warn", "restricted"), ("audit", "restricted")):
         psa[names.pod_security_label(mode)] = level
@@ -75,34 +106,30 @@ def namespace(spec: "PlatformSpec", team: "TeamSpec") -> dict:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(names.team_namespace(team.name), labels=labels)}
 
 
-def quota_hard(spec: "PlatformSpec", team: "TeamSpec") -> dict[str, str]:
+def quota_hard(ctx: TeamContext, team: "TeamSpec") -> dict[str, str]:
     """Requests only (extended resources can only be quota'd on requests). Every GPU resource the cluster
     offers is bounded, at 0 when the team has no quota for it, so no team can use an unquoted GPU. With
-    queueing on, GPUs, CPU and memory are bounded at the team's ceiling (components/queueing.py)."""
+    queueing on, GPUs, CPU and memory are bounded at the team's ceiling (decisions/queueing.py)."""
     q = team.quota
-    offered = [r for r in platform_capacity(spec).total if r.startswith(names.MIG_RESOURCE_PREFIX)]
     hard = {names.quota_key(names.GPU_RESOURCE): str(q.gpus)}
-    for res in sorted({*offered, *(names.mig_resource(p) for p in q.mig_slices)}):
+    for res in sorted({*ctx.mig_resources, *(names.mig_resource(p) for p in q.mig_slices)}):
         hard[names.quota_key(res)] = str(q.mig_slices.get(res.removeprefix(names.MIG_RESOURCE_PREFIX), 0))
     hard.update({"requests.cpu": q.cpu, "requests.memory": q.memory, "pods": str(q.pods),
                  "persistentvolumeclaims": str(q.persistent_volume_claims), "requests.storage": q.storage})
-    if spec.queueing.enabled:  # Kueue admits up to nominal + borrowing limit: the quota is that ceiling
-        from gpu_platform.decisions.queueing import quota_ceiling
-
-        hard.update(quota_ceiling(spec, team))
+    hard.update(ctx.quota_ceiling)
     return hard
 
 
-def resource_quota(spec: "PlatformSpec", team: "TeamSpec") -> dict:
+def resource_quota(ctx: TeamContext, team: "TeamSpec") -> dict:
     return {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": _team_meta(team, names.TEAM_QUOTA),
-            "spec": {"hard": quota_hard(spec, team)}}
+            "spec": {"hard": quota_hard(ctx, team)}}
 
 
-def limit_range(spec: "PlatformSpec", team: "TeamSpec") -> dict:
+def limit_range(ctx: TeamContext, team: "TeamSpec") -> dict:
     """Default CPU and memory requests so every container counts against the quota; a GPU maximum
     per container and per pod. The LimitRanger refuses a maximum on a resource a container has no
     limit for, so containers without one get a GPU limit (and request) of 0."""
-    gpu, most = names.GPU_RESOURCE, str(max_gpus_per_pod(spec, team))
+    gpu, most = names.GPU_RESOURCE, str(ctx.max_gpus_per_pod(team))
     defaults = team.container_defaults
     container = {"type": "Container",
                  "default": {gpu: "0"},
@@ -165,41 +192,41 @@ def role_binding(team: "TeamSpec", role_name: str) -> dict:
             "subjects": [{"apiGroup": RBAC_API, "kind": "Group", "name": names.team_group(team.name, role_name)}]}
 
 
-def network_policy(spec: "PlatformSpec", team: "TeamSpec") -> dict:
+def network_policy(ctx: TeamContext, team: "TeamSpec") -> dict:
     """Ingress from the team's own pods and from Prometheus only; egress is left open."""
     peers: list[dict] = [{"podSelector": {}}]
-    scraper = scraping_namespace(spec.monitoring)
-    if scraper is not None:
-        peers.append({"namespaceSelector": {"matchLabels": {names.NAMESPACE_NAME_LABEL: scraper}}})
+    if ctx.scraping_namespace is not None:
+        peers.append({"namespaceSelector": {"matchLabels": {names.NAMESPACE_NAME_LABEL: ctx.scraping_namespace}}})
     return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
             "metadata": _team_meta(team, names.TEAM_INGRESS_POLICY),
             "spec": {"podSelector": {}, "policyTypes": ["Ingress"], "ingress": [{"from": peers}]}}
 
 
-def model_cache_claim(spec: "PlatformSpec", team: "TeamSpec", storage_class: str) -> dict:
+def model_cache_claim(team: "TeamSpec", storage_class: str, size: str) -> dict:
     return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": _team_meta(team, names.MODEL_CACHE_PVC),
             "spec": {"accessModes": ["ReadWriteMany"], "storageClassName": storage_class,
-                     "resources": {"requests": {"storage": spec.model_cache.pvc_size}}}}
+                     "resources": {"requests": {"storage": size}}}}
 
 
-def team_manifests(spec: "PlatformSpec", team: "TeamSpec", storage_class: str | None = None) -> dict[str, dict]:
+def team_manifests(ctx: TeamContext, team: "TeamSpec") -> dict[str, dict]:
     """Every namespaced object of one team, keyed by a short stable role in the unit."""
-    out = {"namespace": namespace(spec, team), "quota": resource_quota(spec, team),
-           "limits": limit_range(spec, team), "ingress": network_policy(spec, team)}
+    out = {"namespace": namespace(ctx, team), "quota": resource_quota(ctx, team),
+           "limits": limit_range(ctx, team), "ingress": network_policy(ctx, team)}
     for r in names.TEAM_ROLES:
         out[f"role-{r}"] = role(team, r)
         out[f"binding-{r}"] = role_binding(team, r)
-    if storage_class is not None:
-        out["model-cache"] = model_cache_claim(spec, team, storage_class)
+    if ctx.storage_class is not None:
+        out["model-cache"] = model_cache_claim(team, ctx.storage_class, ctx.claim_size)
     return out
 
 
-def access_entries(spec: "PlatformSpec") -> dict[str, list[str]]:
-    """IAM role ARN -> the Kubernetes groups it maps to. EKS allows one access entry per principal per
-    cluster, so a role listed by several teams (or as developer and admin) gets one entry, all groups."""
+def access_entries(teams: Iterable[tuple[str, "TeamAccessSpec"]]) -> dict[str, list[str]]:
+    """IAM role ARN -> the Kubernetes groups it maps to, from each team's name and access. EKS allows one
+    access entry per principal per cluster, so a role listed by several teams (or as developer and admin)
+    gets one entry, all groups."""
     entries: dict[str, set[str]] = {}
-    for team in spec.teams:
-        for r, arns in zip(names.TEAM_ROLES, (team.access.developer_role_arns, team.access.admin_role_arns)):
+    for name, access in teams:
+        for r, arns in zip(names.TEAM_ROLES, (access.developer_role_arns, access.admin_role_arns)):
             for arn in arns:
-                entries.setdefault(arn, set()).add(names.team_group(team.name, r))
+                entries.setdefault(arn, set()).add(names.team_group(name, r))
     return {arn: sorted(groups) for arn, groups in sorted(entries.items())}

@@ -10,14 +10,14 @@ from typing import Any, Mapping, Optional
 
 import pulumi
 import pulumi_kubernetes
-from typing_extensions import Required, TypedDict
 
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.operator_values import OperatorSettings, driver_summary, operator_values
 from gpu_platform.resources import options
 from gpu_platform.resources.pool_args import ENVIRONMENTS, PoolAmiArgs, PoolSharingArgs, PoolTaintArgs, camel
+from gpu_platform.resources.typed_args import Required, TypedDict
 from gpu_platform.spec.errors import SpecError
-from gpu_platform.spec.models import GpuOperatorSpec, OperatorPoolSpec
+from gpu_platform.spec.models import GpuOperatorSpec, OperatorPoolSpec, mig_strategy_of
 from gpu_platform.spec.parse import read_part
 from gpu_platform.spec.rules import driver_rules, gpu_shape_rules, mig_strategy_rules, sharing_rules
 
@@ -184,9 +184,8 @@ def operator_settings(name: str, args: Mapping[str, Any], today: Optional[date] 
     problems += [f"{path}: {message}" for path, message in found]
     if problems:
         raise SpecError([where + p for p in problems])
-    strategies = {p.sharing.strategy or "mixed" for p in pools if p.sharing.mode == "mig"}
     labels = args.get("service_monitor_labels") or {}
     return OperatorSettings(
-        operator, pools, args.get("mig_strategy") or (strategies.pop() if strategies else "none"),
+        operator, pools, args.get("mig_strategy") or mig_strategy_of(pools),
         service_monitor=bool(args.get("service_monitor")), service_monitor_labels=dict(labels),
         system_node_selector=dict(args.get("system_node_selector") or names.SYSTEM_NODE_SELECTOR))

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 import pulumi
 import pulumi_kubernetes
-from typing_extensions import Required, TypedDict
 
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.iam import pod_identity_trust_policy
@@ -18,6 +17,7 @@ from gpu_platform.render.model_cache import storage_class
 from gpu_platform.resources import options
 from gpu_platform.resources.options import named
 from gpu_platform.resources.pool_args import camel
+from gpu_platform.resources.typed_args import Required, TypedDict
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import ADDON_VERSION
 
@@ -80,9 +80,11 @@ class ModelCache(pulumi.ComponentResource):
             parameters=manifest["parameters"], reclaim_policy=manifest["reclaimPolicy"],
             volume_binding_mode=manifest["volumeBindingMode"], opts=options.child(self, opts, **provider))
         self.file_system_id = self.file_system.id
-        self.storage_class_name = names.MODEL_CACHE_STORAGE_CLASS
-        # Claims bind at once (Immediate): they need the driver running and a mount target in every zone.
+        # Claims bind at once (Immediate): they need the driver running and a mount target in every zone. The
+        # name resolves after all of them, so a claim naming it waits for them (URNs: known in a preview too).
         self.ready: list[pulumi.Resource] = [self.addon, self.storage_class, *self.mount_targets]
+        self.storage_class_name = pulumi.Output.all(*[r.urn for r in self.ready]).apply(
+            lambda _: names.MODEL_CACHE_STORAGE_CLASS)
         self.register_outputs({"fileSystemId": self.file_system.id, "storageClass": self.storage_class_name})
 
     def _security_group(self, name: str, physical: Any, args: ModelCacheArgs, child: pulumi.ResourceOptions):

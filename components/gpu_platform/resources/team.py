@@ -1,104 +1,271 @@
 """Tenancy: priority tiers for the cluster, one complete namespace unit per team, and EKS access entries.
 
-The objects themselves are built by `team_objects` (pure); this module only registers them, each with
-the cluster's Kubernetes provider. Access entries live in one component for all teams because EKS
-allows a single entry per IAM principal: a role two teams list gets one entry holding both groups.
+The objects themselves are built by `team_objects` (pure); this module checks each component's arguments
+with the stack file's team rules and registers the objects. Access entries live in one component for all
+teams because EKS allows a single entry per IAM principal: a role two teams list gets one entry holding
+both groups. Each component takes its own arguments, so it serves any EKS cluster.
 """
-from __future__ import annotations
-
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 import pulumi
+import pulumi_kubernetes
 
 from gpu_platform.facts import names
 from gpu_platform.render import team_objects as objects
+from gpu_platform.render.team_objects import TeamContext
+from gpu_platform.resources import options
+from gpu_platform.resources.pool_args import camel
+from gpu_platform.resources.typed_args import Required, TypedDict
+from gpu_platform.spec.errors import SpecError
+from gpu_platform.spec.models import DNS_LABEL, TeamAccessSpec, TeamSpec
+from gpu_platform.spec.parse import read_part
+from gpu_platform.spec.rules_teams import RESERVED_NAMESPACES, cache_claim_rules, mig_slice_rules, name_rules, role_arn_rules
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec, TeamSpec
+    from gpu_platform.spec.models import PlatformSpec
+
+KUBERNETES_MINOR = r"^1\.\d{1,2}$"
+
+
+def _provider(args: Mapping[str, Any]) -> dict[str, Any]:
+    return {"provider": args["k8s_provider"]} if args.get("k8s_provider") is not None else {}
+
+
+def _unknown(args: Mapping[str, Any], kind: type) -> list[str]:
+    problems = [f"{camel(k)}: unknown argument" for k in sorted(set(args) - set(kind.__annotations__))]
+    return problems + [f"{camel(k)}: required" for k in sorted(kind.__required_keys__ - set(args))]
+
+
+class PriorityTiersArgs(TypedDict, total=False):
+    """The cluster the tiers are made in."""
+
+    k8s_provider: pulumi_kubernetes.Provider
+    """The cluster's Kubernetes provider (default: the provider the resource options give)."""
 
 
 class PriorityTiers(pulumi.ComponentResource):
-    """One PriorityClass per tier. None is the global default: pods that name no class run at 0,
-    below every tier (the workload helper names the team's tier)."""
+    """One PriorityClass per tier (critical-inference, standard, preemptible-batch). None is the global
+    default: pods that name no class run at 0, below every tier."""
 
-    def __init__(self, name: str, k8s_provider: pulumi.ProviderResource, opts: pulumi.ResourceOptions | None = None):
+    class_names: pulumi.Output[list[str]]
+    """The PriorityClasses, highest tier first."""
+
+    def __init__(self, name: str, args: Optional[PriorityTiersArgs] = None, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("gpu-platform:team:PriorityTiers", name, None, opts)
         from pulumi_kubernetes.scheduling.v1 import PriorityClass
 
+        args = dict(args or {})
+        problems = _unknown(args, PriorityTiersArgs)
+        if problems:
+            raise SpecError([f"PriorityTiers {name!r}: {p}" for p in problems])
         self.classes = {}
         for tier in objects.PRIORITY_TIERS:
             m = objects.priority_class(tier)
             self.classes[tier] = PriorityClass(
                 f"{name}-{tier}", metadata=m["metadata"], value=m["value"], global_default=m["globalDefault"],
                 preemption_policy=m["preemptionPolicy"], description=m["description"],
-                opts=pulumi.ResourceOptions(parent=self, provider=k8s_provider))
-        self.register_outputs({"classes": [names.priority_class(t) for t in self.classes]})
+                opts=options.child(self, opts, **_provider(args)))
+        self.class_names = [names.priority_class(t) for t in self.classes]
+        self.register_outputs({"classes": self.class_names})
 
 
-@dataclass
-class TeamCluster:
-    """What a team unit needs from the cluster and the model cache."""
+class TeamQuotaArgs(TypedDict, total=False):
+    """What the team may request in its namespace (requests; GPUs are counted whole or per MIG profile)."""
 
-    k8s_provider: pulumi.ProviderResource
-    storage_class: Optional[str] = None  # the model cache's StorageClass; None: no cache claim
-    cache_ready: list[pulumi.Resource] = field(default_factory=list)
+    gpus: int
+    """Whole (or time-sliced) GPUs, nvidia.com/gpu (default 0)."""
+    mig_slices: dict[str, int]
+    """MIG profile -> slices, e.g. {"1g.10gb": 4} (mixed strategy)."""
+    cpu: Required[str]
+    memory: Required[str]
+    pods: int
+    """Default 200."""
+    persistent_volume_claims: int
+    """Default 20."""
+    storage: str
+    """Requested storage across the team's claims (default 2Ti)."""
+
+
+class ContainerDefaultsArgs(TypedDict, total=False):
+    """Requests given to containers that set none, so every pod counts against the quota."""
+
+    cpu: str
+    """Default 250m."""
+    memory: str
+    """Default 512Mi."""
+
+
+class TeamModelCacheArgs(TypedDict, total=False):
+    """A claim on a ReadWriteMany model cache in the team's namespace."""
+
+    storage_class: Required[pulumi.Input[str]]
+    """The cache's StorageClass (a ModelCache's `storageClassName`: the claim then waits until it can bind)."""
+    size: str
+    """The claim's request (default 1Ti); counted by the team's storage quota."""
+
+
+class TeamNamespaceArgs(TypedDict, total=False):
+    """One team: its namespace, quota and limits, roles, ingress policy and model-cache claim."""
+
+    team: Required[str]
+    """The team's name, which is also its namespace's (a DNS label)."""
+    quota: Required[TeamQuotaArgs]
+    kubernetes_version: Required[str]
+    """The cluster's Kubernetes minor, e.g. 1.35 (Pod Security labels pin it)."""
+    priority_tier: str
+    """critical-inference, standard (default) or preemptible-batch."""
+    max_gpus_per_pod: int
+    """The most nvidia.com/gpu one pod may request (default: the team's GPU quota)."""
+    container_defaults: ContainerDefaultsArgs
+    mig_profiles: list[str]
+    """MIG profiles the cluster offers: each is bounded in the quota (at 0 unless migSlices gives some)."""
+    prometheus_namespace: str
+    """The namespace of the Prometheus that scrapes team pods, let through the ingress policy."""
+    model_cache: TeamModelCacheArgs
+    quota_ceiling: dict[str, str]
+    """ResourceQuota `hard` entries that replace the quota's where a Kueue queue admits more (a
+    Queueing component's `quotaCeilings` for this team)."""
+    k8s_provider: pulumi_kubernetes.Provider
+    """The cluster's Kubernetes provider (default: the provider the resource options give)."""
 
 
 class TeamNamespace(pulumi.ComponentResource):
     """Namespace, quota, limits, roles and bindings, ingress policy and the model-cache claim of one team."""
 
-    def __init__(self, name: str, spec: "PlatformSpec", team: "TeamSpec", cluster: TeamCluster,
-                 opts: pulumi.ResourceOptions | None = None):
+    namespace_name: pulumi.Output[str]
+    priority_class_name: pulumi.Output[str]
+    """The PriorityClass of the team's tier (made by PriorityTiers)."""
+
+    def __init__(self, name: str, args: TeamNamespaceArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("gpu-platform:team:TeamNamespace", name, None, opts)
         from pulumi_kubernetes.core.v1 import LimitRange, Namespace, PersistentVolumeClaim, ResourceQuota
         from pulumi_kubernetes.networking.v1 import NetworkPolicy
         from pulumi_kubernetes.rbac.v1 import Role, RoleBinding
 
-        m = objects.team_manifests(spec, team, cluster.storage_class)
-        k8s = pulumi.ResourceOptions(parent=self, provider=cluster.k8s_provider)
-        self.namespace = Namespace(name, metadata=m["namespace"]["metadata"], opts=k8s)
-        inside = pulumi.ResourceOptions.merge(k8s, pulumi.ResourceOptions(depends_on=[self.namespace]))
+        team, ctx = team_settings(name, args)
+        m = objects.team_manifests(ctx, team)
+        provider = _provider(args)
+        self.namespace = Namespace(name, metadata=m["namespace"]["metadata"], opts=options.child(self, opts, **provider))
+
+        def inside(*after: pulumi.Resource) -> pulumi.ResourceOptions:
+            return options.child(self, opts, depends_on=[self.namespace, *after], **provider)
+
         self.quota = ResourceQuota(f"{name}-quota", metadata=m["quota"]["metadata"], spec=m["quota"]["spec"],
-                                   opts=inside)
+                                   opts=inside())
         self.limits = LimitRange(f"{name}-limits", metadata=m["limits"]["metadata"], spec=m["limits"]["spec"],
-                                 opts=inside)
+                                 opts=inside())
         self.network_policy = NetworkPolicy(f"{name}-ingress", metadata=m["ingress"]["metadata"],
-                                            spec=m["ingress"]["spec"], opts=inside)
+                                            spec=m["ingress"]["spec"], opts=inside())
         self.roles, self.bindings = {}, {}
         for r in names.TEAM_ROLES:
             role, binding = m[f"role-{r}"], m[f"binding-{r}"]
-            self.roles[r] = Role(f"{name}-{r}", metadata=role["metadata"], rules=role["rules"], opts=inside)
+            self.roles[r] = Role(f"{name}-{r}", metadata=role["metadata"], rules=role["rules"], opts=inside())
             self.bindings[r] = RoleBinding(
                 f"{name}-{r}", metadata=binding["metadata"], role_ref=binding["roleRef"], subjects=binding["subjects"],
-                opts=pulumi.ResourceOptions.merge(inside, pulumi.ResourceOptions(depends_on=[self.roles[r]])))
+                opts=inside(self.roles[r]))
         self.model_cache_claim = None
-        if "model-cache" in m:
+        if "model-cache" in m:  # after the quota and limits, which count it
             claim = m["model-cache"]
-            # After the quota and limits (the claim is counted) and once the cache can bind it.
-            after = [self.namespace, self.quota, self.limits, *cluster.cache_ready]
             self.model_cache_claim = PersistentVolumeClaim(
-                f"{name}-model-cache", metadata=claim["metadata"], spec=claim["spec"],
-                opts=pulumi.ResourceOptions.merge(k8s, pulumi.ResourceOptions(depends_on=after)))
+                f"{name}-model-cache", metadata=claim["metadata"], spec=claim["spec"], opts=inside(self.quota, self.limits))
         self.namespace_name = names.team_namespace(team.name)
+        self.priority_class_name = names.priority_class(team.priority_tier)
         self.register_outputs({"namespace": self.namespace_name, "priorityTier": team.priority_tier})
+
+
+def team_settings(name: str, args: Mapping[str, Any]) -> tuple[TeamSpec, TeamContext]:
+    """The team and its cluster context from a TeamNamespace's arguments, checked with the stack file's
+    team rules; SpecError names each argument that is wrong."""
+    args = dict(args)
+    problems = _unknown(args, TeamNamespaceArgs)
+    version = args.get("kubernetes_version")
+    if version is not None and not re.match(KUBERNETES_MINOR, str(version)):
+        problems.append(f"kubernetesVersion: must be a Kubernetes minor such as 1.35, not {version!r}")
+    fields = {k: args[k] for k in ("quota", "priority_tier", "max_gpus_per_pod", "container_defaults") if k in args}
+    try:
+        team = read_part(TeamSpec, {"name": args.get("team"), **fields})
+    except SpecError as err:
+        problems += [re.sub(r"^name\b", "team", p) for p in err.problems]
+        raise SpecError([f"TeamNamespace {name!r}: {p}" for p in problems]) from None
+    found = [*name_rules("", team, RESERVED_NAMESPACES, name_field="team"),
+             *mig_slice_rules("", team.quota, args.get("mig_profiles"))]
+    cache = args.get("model_cache")
+    size = (cache or {}).get("size") or "1Ti"
+    if cache is not None:
+        found += cache_claim_rules("", team.quota, size, "modelCache.size")
+    problems += [f"{path}: {message}" for path, message in found]
+    if problems:
+        raise SpecError([f"TeamNamespace {name!r}: {p}" for p in problems])
+    profiles = args.get("mig_profiles") or list(team.quota.mig_slices)
+    ctx = TeamContext(
+        str(version), tuple(names.mig_resource(p) for p in profiles),
+        team.max_gpus_per_pod if team.max_gpus_per_pod is not None else team.quota.gpus,
+        args.get("prometheus_namespace"), dict(args.get("quota_ceiling") or {}),
+        cache["storage_class"] if cache is not None else None, size)
+    return team, ctx
+
+
+class TeamRolesArgs(TypedDict, total=False):
+    """The IAM roles of one team's developers and admins."""
+
+    name: Required[str]
+    """The team's name (its Kubernetes groups are <name>:developers and <name>:admins)."""
+    developer_role_arns: list[str]
+    admin_role_arns: list[str]
+
+
+class TeamAccessArgs(TypedDict, total=False):
+    """Which IAM roles reach which team namespaces of a cluster."""
+
+    cluster_name: Required[pulumi.Input[str]]
+    teams: Required[list[TeamRolesArgs]]
 
 
 class TeamAccess(pulumi.ComponentResource):
     """One EKS access entry per IAM role any team lists, mapping it to the team groups it belongs to."""
 
-    def __init__(self, name: str, spec: "PlatformSpec", cluster_name: pulumi.Input[str],
-                 opts: pulumi.ResourceOptions | None = None):
+    principals: pulumi.Output[list[str]]
+    """The IAM role ARNs with an access entry."""
+
+    def __init__(self, name: str, args: TeamAccessArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("gpu-platform:team:TeamAccess", name, None, opts)
         from pulumi_aws import eks
 
+        teams = access_settings(name, args)
         self.entries = {
-            arn: eks.AccessEntry(names.access_entry_resource(arn), cluster_name=cluster_name, principal_arn=arn,
-                                 kubernetes_groups=groups, type="STANDARD", opts=pulumi.ResourceOptions(parent=self))
-            for arn, groups in objects.access_entries(spec).items()
+            arn: eks.AccessEntry(names.access_entry_resource(arn), cluster_name=args["cluster_name"], principal_arn=arn,
+                                 kubernetes_groups=groups, type="STANDARD", opts=options.child(self, opts))
+            for arn, groups in objects.access_entries(teams).items()
         }
-        self.register_outputs({"principals": list(self.entries)})
+        self.principals = list(self.entries)
+        self.register_outputs({"principals": self.principals})
 
+
+def access_settings(name: str, args: Mapping[str, Any]) -> list[tuple[str, TeamAccessSpec]]:
+    """Each team's name and roles from TeamAccess's arguments; SpecError names each one that is wrong."""
+    args = dict(args)
+    problems = _unknown(args, TeamAccessArgs)
+    teams = []
+    for i, given in enumerate(args.get("teams") or []):
+        given = dict(given)
+        team = given.pop("name", None)
+        if not isinstance(team, str) or not re.match(DNS_LABEL, team):
+            problems.append(f"teams[{i}].name: must be a team name (a DNS label), not {team!r}")
+        try:
+            access = read_part(TeamAccessSpec, given, f"teams[{i}].")
+        except SpecError as err:
+            problems += err.problems
+            continue
+        problems += [f"{path}: {message}" for path, message in role_arn_rules(f"teams[{i}]", access)]
+        teams.append((str(team), access))
+    if problems:
+        raise SpecError([f"TeamAccess {name!r}: {p}" for p in problems])
+    return teams
+
+
+# --- the stack file's teams ---
 
 @dataclass
 class Tenancy:
@@ -107,16 +274,30 @@ class Tenancy:
     access: TeamAccess
 
 
+def team_args(spec: "PlatformSpec", team: TeamSpec, k8s_provider: Any, model_cache: Any) -> TeamNamespaceArgs:
+    """A stack-file team as TeamNamespace's arguments: the pools' GPUs, Prometheus, Kueue and the cache."""
+    ctx = TeamContext.of(spec, team)
+    args = TeamNamespaceArgs(
+        team=team.name, quota=team.quota.model_dump(), kubernetes_version=spec.cluster.kubernetes_version,
+        priority_tier=team.priority_tier, max_gpus_per_pod=ctx.max_gpus_per_pod(team),
+        container_defaults=team.container_defaults.model_dump(),
+        mig_profiles=[r.removeprefix(names.MIG_RESOURCE_PREFIX) for r in ctx.mig_resources],
+        quota_ceiling=dict(ctx.quota_ceiling), k8s_provider=k8s_provider)
+    if ctx.scraping_namespace is not None:
+        args["prometheus_namespace"] = ctx.scraping_namespace
+    if model_cache is not None:
+        args["model_cache"] = TeamModelCacheArgs(storage_class=model_cache.storage_class_name,
+                                                 size=spec.model_cache.pvc_size)
+    return args
+
+
 def build_tenancy(spec: "PlatformSpec", cluster: Any, model_cache: Any, opts: pulumi.ResourceOptions) -> Tenancy:
     """Priority tiers, every team's unit and the access entries. `cluster` is the platform's Cluster;
     `model_cache` its ModelCache or None."""
     provider = cluster.k8s_provider
-    team_cluster = TeamCluster(
-        provider,
-        storage_class=model_cache.storage_class_name if model_cache is not None else None,
-        cache_ready=list(model_cache.ready) if model_cache is not None else [])
+    roles = [TeamRolesArgs(name=t.name, **t.access.model_dump()) for t in spec.teams]
     return Tenancy(
-        priority_tiers=PriorityTiers("priority-tiers", provider, opts=opts),
-        teams=[TeamNamespace(f"team-{t.name}", spec, t, team_cluster, opts=opts) for t in spec.teams],
-        access=TeamAccess("team-access", spec, cluster.name, opts=opts),
+        priority_tiers=PriorityTiers("priority-tiers", PriorityTiersArgs(k8s_provider=provider), opts=opts),
+        teams=[TeamNamespace(f"team-{t.name}", team_args(spec, t, provider, model_cache), opts=opts) for t in spec.teams],
+        access=TeamAccess("team-access", TeamAccessArgs(cluster_name=cluster.name, teams=roles), opts=opts),
     )

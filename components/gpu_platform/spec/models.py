@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Literal, Optional, Union
+from typing import Literal, Optional, Sequence, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
@@ -263,7 +263,23 @@ class OperatorPoolSpec(_Model, _GpuShape):
     taints: list[TaintSpec] = Field(default_factory=list)
 
 
-GpuPool = Union[NodePoolSpec, OperatorPoolSpec]  # what the operator's values read of a pool
+class QueuePoolSpec(_Model, _GpuShape):
+    """A GPU pool as Kueue sees it: its GPUs, sharing and taints, its capacity type and its size at most."""
+    name: str = Field(pattern=DNS_LABEL, max_length=40)
+    instance_types: list[str] = Field(min_length=1)
+    capacity_type: Literal["spot", "on-demand"]
+    max_size: int = Field(ge=1, le=1000)
+    sharing: SharingSpec = Field(default_factory=SharingSpec)
+    taints: list[TaintSpec] = Field(default_factory=list)
+
+
+GpuPool = Union[NodePoolSpec, OperatorPoolSpec, QueuePoolSpec]  # what the operator and Kueue read of a pool
+
+
+def mig_strategy_of(pools: Sequence[GpuPool]) -> str:
+    """The cluster-wide MIG strategy of these pools: one for all MIG pools (`none` without MIG)."""
+    strategies = {p.sharing.strategy or "mixed" for p in pools if p.sharing.mode == "mig"}
+    return strategies.pop() if len(strategies) == 1 else "none" if not strategies else "mixed"
 
 
 # --- training: the EFA device plugin and the datasets file system ---
@@ -457,8 +473,7 @@ class PlatformSpec(_Model):
     @property
     def mig_strategy(self) -> str:
         """The cluster-wide MIG strategy: one for all MIG pools (`none` without MIG)."""
-        strategies = {p.sharing.strategy or "mixed" for p in self.node_pools if p.sharing.mode == "mig"}
-        return strategies.pop() if len(strategies) == 1 else "none" if not strategies else "mixed"
+        return mig_strategy_of(self.node_pools)
 
 
 # --- Kubernetes quantities ---

@@ -15,13 +15,13 @@ from gpu_platform.facts import catalog, names
 from gpu_platform.facts.mig import layout_problem
 from gpu_platform.spec import rules_training as training
 from gpu_platform.spec.alerting import alerting_rules
-from gpu_platform.spec.models import ADDON_VERSION, GpuOperatorSpec, GpuPool, NodePoolSpec, PlatformSpec, quantity_value
+from gpu_platform.spec.models import ADDON_VERSION, GpuOperatorSpec, GpuPool, NodePoolSpec, PlatformSpec
 from gpu_platform.spec.pool_context import PoolContext
 from gpu_platform.spec.repair import repair_rules
 from gpu_platform.spec.rules_karpenter import ami_rules as karpenter_ami_rules
 from gpu_platform.spec.rules_karpenter import rules as karpenter_rules
+from gpu_platform.spec.rules_teams import ROLE_ARN, cache_claim_rules
 
-ROLE_ARN = r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$"
 RESERVED_LABEL_DOMAINS = (names.NVIDIA_DOMAIN, f"{names.DOMAIN}/", "k8s.amazonaws.com/", "eks.amazonaws.com/",
                           "kubernetes.io/", "k8s.io/")
 
@@ -194,12 +194,14 @@ def _ami_rules(ctx: PoolContext, at: str, pool: NodePoolSpec) -> Iterator[Proble
 
 
 def sharing_rules(at: str, pool: GpuPool) -> Iterator[Problem]:
-    s, gpu, image = pool.sharing, pool.gpu, pool.ami.image
+    # A pool as Kueue reads it has no image: what its image allows is checked where its nodes are made.
+    s, gpu, ami = pool.sharing, pool.gpu, getattr(pool, "ami", None)
+    image = ami.image if ami is not None else None
     if s.mode != "time-slicing" and s.replicas is not None:
         yield f"{at}.sharing.replicas", "applies to mode time-slicing only"
     if s.mode != "mig" and (s.layout is not None or s.strategy is not None):
         yield f"{at}.sharing.layout", "layout and strategy apply to mode mig only"
-    if s.mode != "none" and not image.operator_device_plugin:
+    if s.mode != "none" and image is not None and not image.operator_device_plugin:
         yield f"{at}.sharing.mode", f"{image.key} runs its own device plugin; GPU sharing is configured for AL2023 and Ubuntu pools only"
         return
     if s.mode == "time-slicing" and s.replicas is None:
@@ -210,7 +212,7 @@ def sharing_rules(at: str, pool: GpuPool) -> Iterator[Problem]:
         capable = sorted({it.name for it in catalog.INSTANCE_TYPES.values() if it.gpu_model.mig_capable})
         yield f"{at}.sharing.mode", f"{gpu.key} has no MIG; MIG-capable instance types: {', '.join(capable)}"
         return
-    if not image.operator_mig:
+    if image is not None and not image.operator_mig:
         yield f"{at}.sharing.mode", f"MIG through the GPU Operator is not supported on {image.key}"
     if not s.layout:
         yield f"{at}.sharing.layout", f"give the MIG layout of one GPU, e.g. {{\"{next(iter(gpu.mig_profiles))}\": 7}}"
@@ -287,13 +289,8 @@ def _model_cache_rules(spec: PlatformSpec) -> Iterator[Problem]:
     if cache.addon_version is None:
         yield ("modelCache.addonVersion", f"pin the {catalog.EFS_CSI_ADDON} add-on version when the cache is enabled "
                "(e.g. v2.1.13-eksbuild.1)")
-    size = quantity_value(cache.pvc_size)
     for i, team in enumerate(spec.teams):  # each team's cache claim is counted by its own quota
-        if team.quota.persistent_volume_claims < 1:
-            yield f"teams[{i}].quota.persistentVolumeClaims", "must be >= 1: the team's model-cache claim counts against it"
-        if quantity_value(team.quota.storage) < size:
-            yield (f"teams[{i}].quota.storage", f"must be >= modelCache.pvcSize ({cache.pvc_size}): the team's "
-                   "model-cache claim counts against it")
+        yield from cache_claim_rules(f"teams[{i}]", team.quota, cache.pvc_size, "modelCache.pvcSize")
 
 
 def _access_rules(spec: PlatformSpec) -> Iterator[Problem]:
