@@ -208,3 +208,22 @@ def test_without_a_project_the_plan_exits_2_saying_where_it_looked(tmp_path, mon
     assert main(["plan", "--config", path]) == 2
     (line,) = errors(capsys)
     assert f"no Pulumi.yaml in {tmp_path}" in line and "--project-dir" in line
+
+
+def test_mocks_answer_an_invoke_the_planner_does_not_know(tmp_path, capsys):
+    mocks = tmp_path / "mocks.yaml"
+    mocks.write_text("aws:ec2/getAmi:getAmi:\n  result: {id: ami-0abc, imageId: ami-0abc}\n")
+    assert plan("--config", stack_file(tmp_path, {"name": "box", "invoke": "aws:ec2/getAmi:getAmi"}),
+                "--mocks", str(mocks)) == 0
+
+
+def test_an_unanswered_invoke_names_the_mocks_option(tmp_path, capsys):
+    assert plan("--config", stack_file(tmp_path, {"name": "box", "invoke": "aws:ssm/getParameter:getParameter"})) == 3
+    assert "aws:ssm/getParameter:getParameter: give it an answer with `--mocks FILE`" in errors(capsys)[0]
+
+
+def test_a_bad_mocks_file_exits_2(tmp_path, capsys):
+    mocks = tmp_path / "mocks.json"
+    mocks.write_text('{"aws:ec2/getAmi:getAmi": {"image_id": "ami-1"}}')
+    assert plan("--stack", "test", "--mocks", str(mocks)) == 2
+    assert "image_id -> imageId" in errors(capsys)[0]

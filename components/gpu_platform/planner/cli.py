@@ -1,7 +1,7 @@
 """The `gpu-platform` command.
 
   gpu-platform plan (--stack NAME | --config FILE) [--json FILE] [--out DIR] [--policy-config FILE]
-                    [--policy-pack DIR] [--lock FILE] [--format text|markdown]
+                    [--policy-pack DIR] [--lock FILE] [--mocks FILE] [--format text|markdown]
                     [--as-of YYYY-MM-DD] [--project-dir DIR]
   gpu-platform diff BASE.json HEAD.json [--format text|markdown|json]     (planner/diff.py)
   gpu-platform check-preview FILE [--lock FILE] [--environment ENV] [--guard-type TYPE]...
@@ -89,13 +89,15 @@ def _add_plan(commands: Any) -> None:
 
 
 def add_stack_options(p: argparse.ArgumentParser) -> None:
-    """Which stack file, in which project (plan and lock)."""
+    """Which stack file, in which project, with which extra invoke answers (plan and lock)."""
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--stack", metavar="NAME", help="plan Pulumi.NAME.yaml in the project's stackConfigDir")
     which.add_argument("--config", metavar="FILE", type=Path, help="plan any stack file")
     p.add_argument("--project-dir", metavar="DIR", type=Path,
                    help="the Pulumi project (default: the one holding Pulumi.yaml at or above the --config file, "
                         "else at or above the working directory)")
+    p.add_argument("--mocks", metavar="FILE", type=Path,
+                   help="answers for invokes the planner does not know: JSON or YAML, token -> result (camelCase)")
 
 
 def add_policy_options(p: argparse.ArgumentParser) -> None:
@@ -124,7 +126,7 @@ def run_plan(args: argparse.Namespace) -> int:
         raise PlannerError(f"--lock {args.lock}: no such file (write one with `gpu-platform lock`)")
     platform, spec = projects.prevalidate(project, stack, as_of)
 
-    recording = run_program(project, stack, args.debug)
+    recording = run_program(project, stack, args.debug, args.mocks)
     if recording is None:
         return EXIT_FAILED
     plan = plan_doc.build_plan(recording)
@@ -177,14 +179,17 @@ def _check_policy_config(path: Optional[Path]) -> None:
         raise PlannerError(f"--policy-config {path}: must be a JSON object like {{\"all\": \"mandatory\"}}")
 
 
-def run_program(project: stackfile.Project, stack: stackfile.StackConfig, debug: bool) -> Any:
+def run_program(project: stackfile.Project, stack: stackfile.StackConfig, debug: bool,
+                mocks_file: Optional[Path] = None) -> Any:
     """Run the program; None (after printing why) when it failed for a reason other than bad input."""
-    from gpu_platform.planner import engine
-    from gpu_platform.planner.mocks import UnansweredInvoke
+    from gpu_platform.planner import engine, user_mocks
+    from gpu_platform.planner.mocks import PlannerMocks, UnansweredInvoke
 
+    answers = user_mocks.load(mocks_file) if mocks_file is not None else {}
+    mocks = PlannerMocks(region=stack.config.get("aws:region", "us-east-1"), user=answers)
     try:
         return engine.run_program(project.dir, stack=stack.stack, config=stack.config, project=project.name,
-                                  secret_keys=stack.secret_keys)
+                                  secret_keys=stack.secret_keys, mocks=mocks)
     except PlannerError:
         raise
     except Exception as exc:  # noqa: BLE001 the program's own errors are reported, not raised

@@ -41,6 +41,7 @@ def add_command(commands: Any) -> None:
                    help="write the lock inline into this policy config file (for a published pack)")
     p.add_argument("--project-dir", metavar="DIR", type=Path,
                    help="the Pulumi project (default: found from the stack file, else from here)")
+    p.add_argument("--mocks", metavar="FILE", type=Path, help="answers for invokes the planner does not know")
     p.set_defaults(run=run_lock)
 
 
@@ -172,7 +173,7 @@ def _plan(args: argparse.Namespace) -> tuple[dict[str, Any], Any]:
         return plan, projects.find_optional(args.project_dir)
     project, stack = cli.load(args)
     projects.prevalidate(project, stack)
-    recording = cli.run_program(project, stack, False)
+    recording = cli.run_program(project, stack, False, args.mocks)
     if recording is None:
         print("error: the program failed; nothing was locked", file=sys.stderr)
         raise SystemExit(cli.EXIT_FAILED)
