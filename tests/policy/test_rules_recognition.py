@@ -88,3 +88,14 @@ def test_protect_message_says_what_to_set_on_the_resource():
 def test_ami_release_message_names_the_node_group_input():
     (message,) = run_resource("ami-release-pinned", NODE_GROUP, plain_gpu_group(releaseVersion=None), name="gpu")
     assert "set releaseVersion on this node group" in message and "(stack file: ami.releaseVersion)" in message
+
+
+def test_the_taint_to_add_is_written_as_yaml_would_read_it():
+    (message,) = run_resource("gpu-pool-tainted", NODE_GROUP, plain_gpu_group(), name="gpu")
+    assert "add the taint {key: nvidia.com/gpu, value: present, effect: NO_SCHEDULE} to this node group" in message
+
+
+def test_an_unpinned_driver_on_an_unknown_chart_says_what_to_set():
+    release = {**operator_release(driver={"enabled": True}, version="v24.9.0"), "chart": "nvidia/gpu-operator"}
+    (message,) = run_resource("gpu-driver-pinned", HELM_RELEASE, release, name="nvidia")
+    assert "set the release's values driver.version to an exact driver the pinned chart supports" in message

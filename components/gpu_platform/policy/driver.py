@@ -57,9 +57,10 @@ def driver_pinned(args: ResourceValidationArgs, config: Mapping[str, Any]) -> It
     version = str((values.get("driver") or {}).get("version") or "")
     supported = chart.supported_drivers if chart else ()
     if not version:
+        choice = f"one of {', '.join(supported)}" if supported else "an exact driver the pinned chart supports"
         yield (f"GPU Operator release {args.name!r} installs the driver (values driver.enabled) but sets no "
                "driver.version, so the chart's default follows every chart upgrade: set the release's values "
-               f"driver.version to one of {', '.join(supported)} (stack file: gpuOperator.driver.version)")
+               f"driver.version to {choice} (stack file: gpuOperator.driver.version)")
     elif chart is not None and version not in supported:
         yield (f"GPU Operator release {args.name!r}: driver {version} is not supported by gpu-operator {chart.version}: "
                f"set the release's values driver.version to one of {', '.join(supported)} "
@@ -93,13 +94,13 @@ def driver_ami_consistent(args: StackValidationArgs, config: Mapping[str, Any]) 
         driver_off = get(props, "labels", {}).get(names.gpu_deploy_label("driver")) == "false"
         if operator_driver and ami_type in AMI_OWNED_TYPES and not driver_off:
             yield (f"{who} runs {ami_type}, which ships its own NVIDIA driver, but the GPU Operator also installs one "
-                   f"(values driver.enabled): set driver.enabled false in the operator release {release.name!r}'s "
-                   "values (stack file: gpuOperator.driver.source ami), or run this node group on an image without a "
-                   "driver (stack file: ami.type UBUNTU_22_04 or UBUNTU_24_04)", ng.urn)
+                   f"(values driver.enabled): set driver.enabled false in the values of operator release "
+                   f"{release.name!r} (stack file: gpuOperator.driver.source ami), or run this node group on an image "
+                   "without a driver (stack file: ami.type UBUNTU_22_04 or UBUNTU_24_04)", ng.urn)
         if not operator_driver and custom_image(props):
             yield (f"{who} runs a custom (Ubuntu) image, which has no NVIDIA driver, and the GPU Operator's driver is "
-                   f"disabled: enable the driver with a pinned driver.version in the operator release "
-                   f"{release.name!r}'s values (stack file: gpuOperator.driver.source operator), or use the "
+                   "disabled: enable the driver with a pinned driver.version in the values of operator release "
+                   f"{release.name!r} (stack file: gpuOperator.driver.source operator), or use the "
                    "AL2023_x86_64_NVIDIA AMI type", ng.urn)
 
 

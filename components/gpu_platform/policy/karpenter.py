@@ -194,12 +194,12 @@ def driver_consistent(args: StackValidationArgs, config: Mapping[str, Any]) -> F
         driver_off = get(view.props, "labels", {}).get(names.gpu_deploy_label("driver")) == "false"
         if operator_driver and family in AMI_OWNED_FAMILIES and not driver_off:
             yield (f"{who} runs {family} images, which ship their own NVIDIA driver, but the GPU Operator also installs "
-                   f"one (values driver.enabled): set driver.enabled false in the operator release {release.name!r}'s "
-                   "values (stack file: gpuOperator.driver.source ami), or use Ubuntu images", pool.urn)
+                   f"one (values driver.enabled): set driver.enabled false in the values of operator release "
+                   f"{release.name!r} (stack file: gpuOperator.driver.source ami), or use Ubuntu images", pool.urn)
         if not operator_driver and family == "Custom":
             yield (f"{who} runs a custom (Ubuntu) image, which has no NVIDIA driver, and the GPU Operator's driver is "
-                   f"disabled: enable the driver with a pinned driver.version in the operator release {release.name!r}'s "
-                   "values (stack file: gpuOperator.driver.source operator), or use AL2023 images", pool.urn)
+                   "disabled: enable the driver with a pinned driver.version in the values of operator release "
+                   f"{release.name!r} (stack file: gpuOperator.driver.source operator), or use AL2023 images", pool.urn)
 
 
 ENVIRONMENTS = {"type": "array", "items": {"type": "string"}, "default": ["prod"],

@@ -32,7 +32,7 @@ def gpu_taint(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterat
                for t in taints):
         yield (f"{node_group_label(args.name, args.props)} has no {names.GPU_TAINT_KEY} NoSchedule taint: any pod could "
                f"land on its GPU nodes; add the taint {{key: {names.GPU_TAINT_KEY}, value: {names.GPU_TAINT_VALUE}, "
-               "effect: NO_SCHEDULE}} to this node group (GpuNodePool sets it)")
+               "effect: NO_SCHEDULE} to this node group (GpuNodePool sets it)")
 
 
 def protected(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterator[str]:
