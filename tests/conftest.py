@@ -1,5 +1,5 @@
 """Fixtures every layer's tests share: the example stacks' specs, the offline plan of any platform
-description, and the real validators (promtool, amtool). Helpers are in tests/support/."""
+description, the real validators (promtool, amtool) and the checkout's wheel. Helpers are in tests/support/."""
 from __future__ import annotations
 
 import os
@@ -7,7 +7,14 @@ import shutil
 
 import pytest
 
+from tests.support.installed import build_wheel
 from tests.support.stacks import cached_plan, spec_of
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory):
+    """This checkout's wheel (`pip wheel --no-deps`), built once for the tests marked `installs`."""
+    return build_wheel(tmp_path_factory.mktemp("wheel"))
 
 
 @pytest.fixture(scope="session")

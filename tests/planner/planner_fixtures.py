@@ -13,17 +13,19 @@ from gpu_platform.planner.preview_gate import urn_type
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 FIXTURE_PROGRAM = Path(__file__).parent / "fixtures" / "program"
 FIXTURE_CONFIG = FIXTURE_PROGRAM / "stacks" / "Pulumi.test.yaml"
+FIXTURE_PROJECT = "fixture-box"  # not gpu-platform: its `fixture-box:box` key is no platform object
+FIXTURE_KEY = f"{FIXTURE_PROJECT}:box"
 
 
 def fixture_config(**platform) -> dict[str, str]:
     """The config map the fixture program reads, with `platform` switches added."""
-    return {"aws:region": "eu-west-1", "gpu-platform:platform": json.dumps({"name": "box", **platform})}
+    return {"aws:region": "eu-west-1", FIXTURE_KEY: json.dumps({"name": "box", **platform})}
 
 
 def run_fixture(**platform):
     from gpu_platform.planner.engine import run_program
 
-    return run_program(FIXTURE_PROGRAM, stack="test", config=fixture_config(**platform))
+    return run_program(FIXTURE_PROGRAM, stack="test", config=fixture_config(**platform), project=FIXTURE_PROJECT)
 
 
 def by_name(recording, type_: str, name: str):

@@ -9,7 +9,7 @@ import pytest
 
 from gpu_platform.planner.cli import main
 from gpu_platform.planner.plan import schema_problems
-from tests.planner.planner_fixtures import FIXTURE_CONFIG, FIXTURE_PROGRAM, write_yaml
+from tests.planner.planner_fixtures import FIXTURE_CONFIG, FIXTURE_KEY, FIXTURE_PROGRAM, write_yaml
 
 FIXTURE = ["--project-dir", str(FIXTURE_PROGRAM)]
 MANDATORY = {"policy": "p", "level": "mandatory", "urn": None, "message": "no"}
@@ -26,19 +26,23 @@ def plan(*args: str) -> int:
 
 
 def stack_file(tmp_path, platform=None, **config):
-    data = {"aws:region": "eu-west-1", "gpu-platform:platform": platform or {"name": "box"}, **config}
+    data = {"aws:region": "eu-west-1", FIXTURE_KEY: platform or {"name": "box"}, **config}
     return str(write_yaml(tmp_path / "Pulumi.test.yaml", {"config": data}))
 
 
 def errors(capsys) -> list[str]:
+    """stderr's lines, less the note every plan of this program prints (test_a_program_without_the_platform_...)."""
     err = capsys.readouterr().err
     assert "Traceback" not in err
-    return err.splitlines()
+    return [line for line in err.splitlines() if not line.startswith(NOTE)]
+
+
+NOTE = "note: "
 
 
 def test_clean_plan_exits_0_and_prints_the_tree(capsys):
     assert plan("--stack", "test") == 0
-    assert "Plan for gpu-platform/test: 11 resources to create" in capsys.readouterr().out
+    assert "Plan for fixture-box/test: 11 resources to create" in capsys.readouterr().out
 
 
 def test_json_plan_validates_against_the_schema(tmp_path):
@@ -95,7 +99,7 @@ def test_missing_config_file_exits_2(tmp_path, capsys):
 
 def test_missing_region_exits_2_naming_the_key(tmp_path, capsys):
     path = tmp_path / "Pulumi.test.yaml"
-    write_yaml(path, {"config": {"gpu-platform:platform": {"name": "box"}}})
+    write_yaml(path, {"config": {FIXTURE_KEY: {"name": "box"}}})
     assert plan("--config", str(path)) == 2
     assert errors(capsys) == [f"error: {path}: missing config key `aws:region` under `config:`"]
 
@@ -162,8 +166,64 @@ def test_stack_and_config_are_exclusive(capsys):
 
 def test_subprocess_bad_input_exits_2_without_traceback(tmp_path):
     path = tmp_path / "Pulumi.test.yaml"
-    path.write_text("config:\n  gpu-platform:platform: {name: box}\n")
+    path.write_text(f"config:\n  {FIXTURE_KEY}: {{name: box}}\n")
     done = subprocess.run([sys.executable, "-m", "gpu_platform.planner", "plan", *FIXTURE, "--config", str(path)],
                           capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stdout, done.stderr) == (
         2, "", f"error: {path}: missing config key `aws:region` under `config:`\n")
+
+
+# --- which project, and whether the stack file is a gpu-platform stack file ---
+
+def test_a_program_without_the_platform_object_plans_with_one_note(tmp_path, capsys):
+    out = tmp_path / "plan.json"
+    assert plan("--stack", "test", "--json", str(out)) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith(NOTE)]
+    assert len(notes) == 1 and "sets no `fixture-box:platform`, so it is not a gpu-platform stack file" in notes[0]
+    assert "the capacity, cost, lifecycle, queueing and training sections are left out" in notes[0]
+    assert not {"capacity", "cost", "training", "lifecycle", "queueing"} & set(json.loads(out.read_text()))
+
+
+def test_a_platform_object_is_validated_before_the_program_runs(tmp_path, capsys):
+    path = stack_file(tmp_path, **{"fixture-box:platform": {"environment": "moon"}})
+    assert plan("--config", path) == 2
+    lines = errors(capsys)
+    assert lines and all(line.startswith(f"error: {path}: ") for line in lines)
+    assert any("environment" in line for line in lines)
+
+
+def test_the_project_is_found_from_the_config_file_s_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no Pulumi.yaml here or above
+    assert main(["plan", "--config", str(FIXTURE_CONFIG)]) == 0
+
+
+def test_the_project_is_found_above_the_working_directory(monkeypatch):
+    monkeypatch.chdir(FIXTURE_PROGRAM / "stacks")
+    assert main(["plan", "--stack", "test"]) == 0
+
+
+def test_without_a_project_the_plan_exits_2_saying_where_it_looked(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    path = stack_file(tmp_path)
+    assert main(["plan", "--config", path]) == 2
+    (line,) = errors(capsys)
+    assert f"no Pulumi.yaml in {tmp_path}" in line and "--project-dir" in line
+
+
+def test_mocks_answer_an_invoke_the_planner_does_not_know(tmp_path, capsys):
+    mocks = tmp_path / "mocks.yaml"
+    mocks.write_text("aws:ec2/getAmi:getAmi:\n  result: {id: ami-0abc, imageId: ami-0abc}\n")
+    assert plan("--config", stack_file(tmp_path, {"name": "box", "invoke": "aws:ec2/getAmi:getAmi"}),
+                "--mocks", str(mocks)) == 0
+
+
+def test_an_unanswered_invoke_names_the_mocks_option(tmp_path, capsys):
+    assert plan("--config", stack_file(tmp_path, {"name": "box", "invoke": "aws:ssm/getParameter:getParameter"})) == 3
+    assert "aws:ssm/getParameter:getParameter: give it an answer with `--mocks FILE`" in errors(capsys)[0]
+
+
+def test_a_bad_mocks_file_exits_2(tmp_path, capsys):
+    mocks = tmp_path / "mocks.json"
+    mocks.write_text('{"aws:ec2/getAmi:getAmi": {"image_id": "ami-1"}}')
+    assert plan("--stack", "test", "--mocks", str(mocks)) == 2
+    assert "image_id -> imageId" in errors(capsys)[0]

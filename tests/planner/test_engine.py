@@ -10,7 +10,7 @@ from gpu_platform.planner.wire import Secret
 from tests.planner.planner_fixtures import by_name, run_fixture
 
 BOX = "fixture:index:Box"
-ROOT = "urn:pulumi:test::gpu-platform::pulumi:pulumi:Stack::gpu-platform-test"
+ROOT = "urn:pulumi:test::fixture-box::pulumi:pulumi:Stack::fixture-box-test"
 
 
 def test_every_registration_is_recorded(recording):
@@ -38,7 +38,7 @@ def test_children_are_parented_to_the_component(recording):
 
 def test_urns_carry_the_parent_type_chain_like_the_engine(recording):
     vpc = by_name(recording, "aws:ec2/vpc:Vpc", "box-vpc")
-    assert vpc.urn == "urn:pulumi:test::gpu-platform::fixture:index:Box$aws:ec2/vpc:Vpc::box-vpc"
+    assert vpc.urn == "urn:pulumi:test::fixture-box::fixture:index:Box$aws:ec2/vpc:Vpc::box-vpc"
 
 
 def test_components_are_not_custom(recording):

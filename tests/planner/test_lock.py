@@ -87,3 +87,9 @@ def test_not_a_plan_is_an_input_error(tmp_path, capsys):
     bad.write_text("[]")
     assert main(["lock", "--plan", str(bad), "--out", str(tmp_path / "out.json")]) == 2
     assert "not a plan" in capsys.readouterr().err
+
+
+def test_lock_from_a_plan_outside_a_project_needs_a_destination(plans, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["lock", "--plan", str(plans["dev"])]) == 2
+    assert "pass --out FILE, --policy-config FILE or --project-dir DIR" in capsys.readouterr().err

@@ -132,7 +132,7 @@ def test_per_type_table_is_data():
 
 
 def test_unknown_invoke_is_refused_naming_the_token():
-    with pytest.raises(UnansweredInvoke, match="aws:ec2/getAmi:getAmi; compute it from the spec"):
+    with pytest.raises(UnansweredInvoke, match="aws:ec2/getAmi:getAmi: give it an answer with `--mocks FILE`"):
         PlannerMocks(REGION).call(pulumi.runtime.MockCallArgs("aws:ec2/getAmi:getAmi", {}, ""))
 
 

@@ -35,7 +35,7 @@ def test_plan_of_the_fixture_validates_against_the_schema(recording):
 
 def test_plan_has_the_version_1_keys(recording):
     plan = build_plan(recording)
-    assert (plan["version"], plan["project"], plan["stack"], plan["policy"]) == (1, "gpu-platform", "test",
+    assert (plan["version"], plan["project"], plan["stack"], plan["policy"]) == (1, "fixture-box", "test",
                                                                                  {"violations": []})
 
 

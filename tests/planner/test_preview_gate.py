@@ -190,3 +190,16 @@ def test_an_in_place_preview_needs_no_approval(plans, tmp_path):
 
 def test_a_missing_lock_file_is_an_input_error(node_roll, tmp_path):
     assert main(["check-preview", node_roll, "--lock", str(tmp_path / "none.json")]) == 2
+
+
+def test_the_policy_config_names_the_environment_and_the_lock(node_roll, plans, tmp_path, capsys):
+    """With the config `pulumi preview` ran with, the gate reads what the pack reads (planner/lock_config.py)."""
+    config = tmp_path / "policy.json"
+    config.write_text(json.dumps({"disruption-approved": {"environment": "dev"}}))
+    assert main(["check-preview", node_roll, "--policy-config", str(config)]) == 0
+    assert "environment dev" in capsys.readouterr().out
+    approved = tmp_path / "approved.json"
+    assert main(["lock", "--plan", str(plans["head"]), "--policy-config", str(approved)]) == 0
+    capsys.readouterr()
+    assert main(["check-preview", node_roll, "--policy-config", str(approved)]) == 0
+    assert "lock the policy config's `lock`" in capsys.readouterr().out

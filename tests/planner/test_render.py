@@ -31,7 +31,7 @@ def test_tree_has_one_line_per_resource_plus_the_stack(plan):
 
 
 def test_tree_starts_at_the_root_stack(plan):
-    assert _tree_lines(render.text(plan))[0].split() == ["+", "pulumi:pulumi:Stack", "gpu-platform-test"]
+    assert _tree_lines(render.text(plan))[0].split() == ["+", "pulumi:pulumi:Stack", "fixture-box-test"]
 
 
 def test_tree_nests_children_under_their_component(plan):

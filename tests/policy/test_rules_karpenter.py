@@ -155,11 +155,11 @@ def test_a_budget_allowing_voluntary_disruption_outside_the_window_is_refused():
     found = run_stack("karpenter-disruption-window", stack(("l4-inference", props)))
     assert [m for m, _ in found] == [
         "NodePool 'l4-inference' (pool l4-inference) allows voluntary disruption (Drifted) outside its window "
-        "(0 2 * * sun for 4h), e.g. at Sun 00:00 UTC: its budgets must allow nodes: \"0\" at every minute outside the "
-        "window (karpenter.disruptionWindow writes them)",
+        "(0 2 * * sun for 4h), e.g. at Sun 00:00 UTC: set spec.disruption.budgets to allow nodes: \"0\" at every minute "
+        "outside the window (stack file: karpenter.disruptionWindow writes them)",
         "NodePool 'l4-inference' (pool l4-inference) allows voluntary disruption (Underutilized) outside its window "
-        "(0 2 * * sun for 4h), e.g. at Sun 00:00 UTC: its budgets must allow nodes: \"0\" at every minute outside the "
-        "window (karpenter.disruptionWindow writes them)"]
+        "(0 2 * * sun for 4h), e.g. at Sun 00:00 UTC: set spec.disruption.budgets to allow nodes: \"0\" at every minute "
+        "outside the window (stack file: karpenter.disruptionWindow writes them)"]
     assert found[0][1].endswith("::l4-inference")
 
 

@@ -83,15 +83,6 @@ def test_unreadable_lock_is_a_violation(tmp_path):
     assert len(found) == 1 and "gpu-platform lock" in found[0]
 
 
-def test_default_lock_is_the_stacks_own(tmp_path, monkeypatch, lock_file):
-    monkeypatch.setattr(replacement, "ROOT", tmp_path)
-    (tmp_path / "stacks").mkdir()
-    (tmp_path / "stacks" / "Pulumi.prod.lock.json").write_text(lock_file.read_text())
-    found = run_resource(GUARD, NODE_GROUP, gpu_node_group(capacity="SPOT"), name="a10g", stack="prod")
-    assert len(found) == 1 and "capacityType" in found[0]
-    assert run_resource(GUARD, NODE_GROUP, gpu_node_group(capacity="SPOT"), name="a10g", stack="dev") == []
-
-
 def test_locked_group_still_declared_passes(lock_file):
     res = [stack_resource(NODE_GROUP, gpu_node_group(), "a10g")]
     assert run_stack(PRESENT, res, config={"lockFile": str(lock_file)}) == []

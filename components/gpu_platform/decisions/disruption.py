@@ -34,6 +34,7 @@ from gpu_platform.decisions.disruption_model import (
     user_data_values,
 )
 from gpu_platform.facts import catalog, names
+from gpu_platform.facts.recognise import is_gpu_operator_chart
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -118,8 +119,7 @@ def pools_of(resources: Iterable[Resource]) -> dict[str, Pool]:
     and every Karpenter NodePool's, with its EC2NodeClass (components/karpenter_disruption.py)."""
     resources = list(resources)
     templates = {get(i, "name"): i for t, _, i in resources if t == LAUNCH_TEMPLATE}
-    release = next((i for t, _, i in resources if t == HELM_RELEASE and get(i, "chart") == catalog.GPU_OPERATOR_CHART),
-                   None)
+    release = next((i for t, _, i in resources if t == HELM_RELEASE and is_gpu_operator_chart(get(i, "chart"))), None)
     out = {}
     for type_, name, inputs in resources:
         if type_ != NODE_GROUP:

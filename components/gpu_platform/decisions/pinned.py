@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
 from gpu_platform.facts import catalog, names
+from gpu_platform.facts.recognise import GPU_AMI_TYPES, is_gpu_instance_type, is_gpu_operator_chart
 
 CLUSTER = "aws:eks/cluster:Cluster"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
@@ -78,9 +79,9 @@ def _truthy(value: Any) -> bool:
 
 def _is_gpu_group(inputs: Mapping[str, Any]) -> bool:
     labels = inputs.get("labels") or {}
-    if names.POOL_LABEL in labels and names.GPU_PRODUCT_LABEL in labels:
+    if names.POOL_LABEL in labels and names.GPU_PRODUCT_LABEL in labels or inputs.get("amiType") in GPU_AMI_TYPES:
         return True
-    return any(t in catalog.INSTANCE_TYPES for t in inputs.get("instanceTypes") or [])
+    return any(is_gpu_instance_type(t) for t in inputs.get("instanceTypes") or [])
 
 
 def _karpenter_pools(node_pools: list[Mapping[str, Any]], classes: list[Mapping[str, Any]]) -> list[PoolPin]:
@@ -126,7 +127,7 @@ def from_resources(resources: Iterable[tuple[str, Mapping[str, Any]]]) -> Pinned
                                      tuple(inputs.get("instanceTypes") or ())))
         elif type_ == ADDON and inputs.get("addonName") and inputs.get("addonVersion"):
             addons[str(inputs["addonName"])] = str(inputs["addonVersion"])
-        elif type_ == HELM_RELEASE and inputs.get("chart") == catalog.GPU_OPERATOR_CHART:
+        elif type_ == HELM_RELEASE and is_gpu_operator_chart(inputs.get("chart")):
             chart = inputs.get("version")
             drv = _at(inputs, "values.driver") or {}
             if _truthy(drv.get("enabled", True)) and drv.get("version"):

@@ -1,13 +1,15 @@
 """The `gpu-platform` command.
 
-  gpu-platform plan (--stack NAME | --config FILE) [--json FILE] [--out DIR]
-                    [--policy-config FILE] [--lock FILE] [--format text|markdown] [--as-of YYYY-MM-DD]
+  gpu-platform plan (--stack NAME | --config FILE) [--json FILE] [--out DIR] [--policy-config FILE]
+                    [--policy-pack DIR] [--lock FILE] [--mocks FILE] [--format text|markdown]
+                    [--as-of YYYY-MM-DD] [--project-dir DIR]
   gpu-platform diff BASE.json HEAD.json [--format text|markdown|json]     (planner/diff.py)
   gpu-platform check-preview FILE [--lock FILE] [--environment ENV] [--guard-type TYPE]...
                                                                     (planner/preview_gate.py)
   gpu-platform lock (--stack NAME | --config FILE | --plan JSON) [--out FILE]   (planner/lock.py)
   gpu-platform upgrade-check BASE.json HEAD.json [--format text|markdown]  (planner/upgrade_check.py)
 
+The project is found from the user's side (planner/project.py), never from where gpu-platform is installed.
 Exit codes: 0 plan is clean, 1 mandatory policy violations, 2 invalid input (stack file, options, or a
 version past end of life in prod on the as-of date: the plan is still printed), 3 the program itself
 failed (a bug, or an invoke the offline planner cannot answer).
@@ -27,12 +29,12 @@ import traceback
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from gpu_platform.planner import project as projects
 from gpu_platform.planner import stackfile
 from gpu_platform.planner.errors import PlannerError
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_INVALID, EXIT_FAILED = 0, 1, 2, 3
-PLATFORM_KEY = "platform"
-PLANNER_DIR = Path(__file__).resolve().parent
+PLANNER_DIR = Path(__file__).resolve().parent  # the planner's own frames are left out of program errors
 
 # Modules adding subcommands (e.g. "gpu_platform.planner.diff"); each defines add_command(subparsers).
 COMMAND_MODULES: list[str] = ["gpu_platform.planner.diff", "gpu_platform.planner.preview_gate", "gpu_platform.planner.lock",
@@ -72,22 +74,37 @@ def _add_plan(commands: Any) -> None:
     p = commands.add_parser(
         "plan", help="show what a stack would create, its policy verdict and extra tables",
         description="Run the program against Pulumi's mock engine and print the plan.")
-    which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--stack", metavar="NAME", help="plan stacks/Pulumi.NAME.yaml")
-    which.add_argument("--config", metavar="FILE", type=Path, help="plan any stack file")
+    add_stack_options(p)
     p.add_argument("--json", metavar="FILE", type=Path, help="write the plan as JSON")
     p.add_argument("--out", metavar="DIR", type=Path, help="write Kubernetes manifests and Helm values here")
-    p.add_argument("--policy-config", metavar="FILE", type=Path,
-                   help="policy pack config (the file given to --policy-pack-config)")
+    add_policy_options(p)
     p.add_argument("--lock", metavar="FILE", type=Path,
-                   help="the node-group lock to hold the plan to (default: stacks/Pulumi.<stack>.lock.json)")
+                   help="the lock to hold the plan to (beats the policy config; default: the config's lock, else "
+                        "Pulumi.<stack>.lock.json beside the stack files)")
     p.add_argument("--format", choices=("text", "markdown"), default="text", help="how to print the plan")
     p.add_argument("--as-of", metavar="YYYY-MM-DD", type=as_of_date, default=None,
                    help="judge support windows and price the control plane on this day (default: today)")
-    p.add_argument("--project-dir", metavar="DIR", type=Path,
-                   help="the Pulumi project (default: the one holding Pulumi.yaml here or above)")
     p.add_argument("--debug", action="store_true", help="print the traceback when the program fails")
     p.set_defaults(run=run_plan)
+
+
+def add_stack_options(p: argparse.ArgumentParser) -> None:
+    """Which stack file, in which project, with which extra invoke answers (plan and lock)."""
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--stack", metavar="NAME", help="plan Pulumi.NAME.yaml in the project's stackConfigDir")
+    which.add_argument("--config", metavar="FILE", type=Path, help="plan any stack file")
+    p.add_argument("--project-dir", metavar="DIR", type=Path,
+                   help="the Pulumi project (default: the one holding Pulumi.yaml at or above the --config file, "
+                        "else at or above the working directory)")
+    p.add_argument("--mocks", metavar="FILE", type=Path,
+                   help="answers for invokes the planner does not know: JSON or YAML, token -> result (camelCase)")
+
+
+def add_policy_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--policy-config", metavar="FILE", type=Path,
+                   help="policy pack config (the file given to --policy-pack-config)")
+    p.add_argument("--policy-pack", metavar="DIR", type=Path,
+                   help="the policy pack's folder, where a relative lockFile starts (default: <project>/policies)")
 
 
 def as_of_date(text: str) -> datetime.date:
@@ -103,21 +120,24 @@ def run_plan(args: argparse.Namespace) -> int:
     from gpu_platform.planner import plan as plan_doc
 
     as_of = args.as_of or datetime.date.today()
-    project = stackfile.load_project(args.project_dir.resolve() if args.project_dir else _default_project_dir())
-    stack = stackfile.load_stack(project, stack=args.stack, path=args.config)
+    project, stack = load(args)
     _check_policy_config(args.policy_config)
     if args.lock is not None and not args.lock.is_file():
         raise PlannerError(f"--lock {args.lock}: no such file (write one with `gpu-platform lock`)")
-    platform, spec = _prevalidate(project, stack, as_of)
+    platform, spec = projects.prevalidate(project, stack, as_of)
 
-    recording = _run(project, stack, args.debug)
+    recording = run_program(project, stack, args.debug, args.mocks)
     if recording is None:
         return EXIT_FAILED
     plan = plan_doc.build_plan(recording)
     active = sections.sections()
+    if spec is None:
+        left_out = sorted(s.name for s in active if s.needs_platform)
+        print(projects.left_out_note(project, stack, left_out), file=sys.stderr)
     ctx = sections.PlanContext(plan=plan, recording=recording, stack=stack, platform=platform, spec=spec, as_of=as_of)
     plan.update(sections.build_all(ctx))
-    plan["policy"]["violations"] = verdict.evaluate(plan, args.policy_config, lock=args.lock)
+    plan["policy"]["violations"] = verdict.evaluate(plan, args.policy_config, lock=args.lock, project=project,
+                                                    pack_dir=projects.pack_dir(project, args.policy_pack))
 
     if args.json:
         plan_doc.write(plan, args.json)
@@ -138,8 +158,10 @@ def run_plan(args: argparse.Namespace) -> int:
     return EXIT_VIOLATIONS if mandatory else EXIT_OK
 
 
-def _default_project_dir() -> Path:
-    return stackfile.find_project_dir(Path.cwd(), PLANNER_DIR.parent)
+def load(args: argparse.Namespace) -> tuple[stackfile.Project, stackfile.StackConfig]:
+    """The project and stack file `--stack`/`--config` and `--project-dir` name."""
+    project = projects.find(args.project_dir, args.config)
+    return project, stackfile.load_stack(project, stack=args.stack, path=args.config)
 
 
 def _check_policy_config(path: Optional[Path]) -> None:
@@ -157,37 +179,21 @@ def _check_policy_config(path: Optional[Path]) -> None:
         raise PlannerError(f"--policy-config {path}: must be a JSON object like {{\"all\": \"mandatory\"}}")
 
 
-def _prevalidate(project: Any, stack: Any, as_of: Optional[datetime.date] = None) -> tuple[Any, Any]:
-    """Parse the platform object, and validate it when the project is this platform's own program (its
-    checkout holds components/gpu_platform/), so an invalid file stops here with every problem listed."""
-    key = f"{project.name}:{PLATFORM_KEY}"
-    try:
-        platform = stack.object(key)
-    except json.JSONDecodeError as exc:
-        raise PlannerError(f"{stackfile.show_path(stack.path)}: `{key}` is not valid JSON: {exc.msg}") from None
-    if not (project.dir / "components" / "gpu_platform").is_dir():
-        return platform, None
-    from gpu_platform.decisions.validation import parse_platform
-
-    try:
-        return platform, parse_platform(platform, as_of)
-    except ValueError as exc:
-        _raise_spec_error(exc, stack.path)
-        raise
-
-
-def _run(project: Any, stack: Any, debug: bool) -> Any:
+def run_program(project: stackfile.Project, stack: stackfile.StackConfig, debug: bool,
+                mocks_file: Optional[Path] = None) -> Any:
     """Run the program; None (after printing why) when it failed for a reason other than bad input."""
-    from gpu_platform.planner.engine import run_program
-    from gpu_platform.planner.mocks import UnansweredInvoke
+    from gpu_platform.planner import engine, user_mocks
+    from gpu_platform.planner.mocks import PlannerMocks, UnansweredInvoke
 
+    answers = user_mocks.load(mocks_file) if mocks_file is not None else {}
+    mocks = PlannerMocks(region=stack.config.get("aws:region", "us-east-1"), user=answers)
     try:
-        return run_program(project.dir, stack=stack.stack, config=stack.config, project=project.name,
-                           secret_keys=stack.secret_keys)
+        return engine.run_program(project.dir, stack=stack.stack, config=stack.config, project=project.name,
+                                  secret_keys=stack.secret_keys, mocks=mocks)
     except PlannerError:
         raise
     except Exception as exc:  # noqa: BLE001 the program's own errors are reported, not raised
-        _raise_spec_error(exc, stack.path)
+        projects.raise_spec_error(exc, stack.path)
         if isinstance(exc, UnansweredInvoke):
             print(f"error: {exc}", file=sys.stderr)
         else:
@@ -195,16 +201,6 @@ def _run(project: Any, stack: Any, debug: bool) -> Any:
             print(f"error: the program failed{where}: {type(exc).__name__}: {exc}", file=sys.stderr)
         _traceback_hint(exc, debug)
         return None
-
-
-def _raise_spec_error(exc: BaseException, stack_path: Path) -> None:
-    """A SpecError (a ValueError carrying `problems`) anywhere in the cause chain is invalid input."""
-    seen: BaseException | None = exc
-    while seen is not None:
-        problems = getattr(seen, "problems", None)
-        if isinstance(seen, ValueError) and isinstance(problems, list) and problems:
-            raise PlannerError([f"{stackfile.show_path(stack_path)}: {p}" for p in problems]) from None
-        seen = seen.__cause__ or seen.__context__
 
 
 def _program_frame(exc: BaseException, program_dir: Path) -> str:

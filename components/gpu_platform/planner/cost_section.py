@@ -233,4 +233,4 @@ def markdown(section: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-SECTION = register(Section(NAME, TITLE, build, text, markdown))
+SECTION = register(Section(NAME, TITLE, build, text, markdown, needs_platform=True))

@@ -101,4 +101,4 @@ def markdown(section: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-SECTION = register(Section(NAME, TITLE, build, text, markdown))
+SECTION = register(Section(NAME, TITLE, build, text, markdown, needs_platform=True))

@@ -1,11 +1,13 @@
 """`gpu-platform lock`: write the node-group lock the replacement guard holds a stack to.
 
-  gpu-platform lock (--stack NAME | --config FILE | --plan PLAN.json) [--out FILE]
+  gpu-platform lock (--stack NAME | --config FILE | --plan PLAN.json) [--out FILE] [--policy-config FILE]
 
 The lock records, per node group (by logical name), every replace-forcing input the stack file decides
 (policy.replacement.LOCKED_INPUTS), and per pool the fingerprint of everything whose change
-restarts GPU operands, evicts GPU pods or rolls nodes (components.disruption). It is committed as
-`stacks/Pulumi.<stack>.lock.json`; the policy pack then refuses any update that would replace a locked
+restarts GPU operands, evicts GPU pods or rolls nodes (decisions.disruption). It is committed beside the
+stack files as `Pulumi.<stack>.lock.json` (in the project's stackConfigDir), or, with `--policy-config
+FILE`, written inline into that policy config file's lock-reading entries (what a pack published to
+Pulumi Cloud needs: policy.locks); the policy pack then refuses any update that would replace a locked
 group, drop one, or (in prod) evict GPU pods or roll nodes the lock does not record. Regenerating the
 lock in the same pull request is how such a change is made deliberate and reviewed; the command prints
 what changed against the previous lock so the reviewer sees it too.
@@ -25,30 +27,62 @@ NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 
 def add_command(commands: Any) -> None:
     p = commands.add_parser(
-        "lock", help="write stacks/Pulumi.<stack>.lock.json: the node groups' replace-forcing inputs",
+        "lock", help="write Pulumi.<stack>.lock.json beside the stack files (or into a policy config): the node "
+                     "groups' replace-forcing inputs and each pool's disruption fingerprint",
         description="Lock every node group's replace-forcing inputs from an offline plan, for the replacement guard.")
     which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--stack", metavar="NAME", help="plan stacks/Pulumi.NAME.yaml and lock it")
+    which.add_argument("--stack", metavar="NAME", help="plan Pulumi.NAME.yaml in the stackConfigDir and lock it")
     which.add_argument("--config", metavar="FILE", type=Path, help="plan any stack file and lock it")
     which.add_argument("--plan", metavar="JSON", type=Path, help="lock from a plan written by `plan --json`")
-    p.add_argument("--out", metavar="FILE", type=Path, help="where to write (default: stacks/Pulumi.<stack>.lock.json)")
-    p.add_argument("--project-dir", metavar="DIR", type=Path, help="the Pulumi project (default: found from here)")
+    p.add_argument("--out", metavar="FILE", type=Path,
+                   help="where to write (default: Pulumi.<stack>.lock.json beside the stack files, unless "
+                        "--policy-config is given)")
+    p.add_argument("--policy-config", metavar="FILE", type=Path,
+                   help="write the lock inline into this policy config file (for a published pack)")
+    p.add_argument("--project-dir", metavar="DIR", type=Path,
+                   help="the Pulumi project (default: found from the stack file, else from here)")
+    p.add_argument("--mocks", metavar="FILE", type=Path, help="answers for invokes the planner does not know")
     p.set_defaults(run=run_lock)
 
 
 def run_lock(args: argparse.Namespace) -> int:
-    plan, project_dir = _plan(args)
+    plan, project = _plan(args)
     lock = lock_from_plan(plan)
-    out = args.out or _replacement().default_lock_path(plan["stack"], project_dir)
-    old = _previous(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(lock, indent=2, sort_keys=True) + "\n")
+    written, old = [], None
+    out = args.out or (None if args.policy_config else _default_out(project, plan["stack"]))
+    if out is not None:
+        old = _previous(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(lock, indent=2, sort_keys=True) + "\n")
+        written.append(str(out))
+    if args.policy_config is not None:
+        in_config = _write_inline(args.policy_config, lock)
+        old = old if out is not None else in_config
+        written.append(f"{args.policy_config} (inline)")
     groups = lock["nodeGroups"]
     karpenter = f", {len(lock['nodePools'])} Karpenter NodePool(s)" if lock.get("nodePools") else ""
-    print(f"Locked {len(groups)} node group(s){karpenter} and {len(lock['pools'])} pool(s) of stack {plan['stack']} in {out}")
+    print(f"Locked {len(groups)} node group(s){karpenter} and {len(lock['pools'])} pool(s) of stack {plan['stack']} in "
+          f"{' and '.join(written)}")
     for line in changes(old, lock):
         print(f"  {line}")
     return 0
+
+
+def _default_out(project: Any, stack: str) -> Path:
+    if project is None:
+        raise PlannerError("no Pulumi project here to put the lock beside its stack files: pass --out FILE, "
+                           "--policy-config FILE or --project-dir DIR")
+    return project.lock_file(stack)
+
+
+def _write_inline(path: Path, lock: dict[str, Any]) -> Optional[dict[str, Any]]:
+    from gpu_platform.planner import lock_config
+    from gpu_platform.planner.verdict import load_pack
+
+    try:
+        return lock_config.write_inline(path, lock, load_pack())
+    except (OSError, ValueError) as exc:
+        raise PlannerError(f"--policy-config {path}: cannot update it: {exc}") from None
 
 
 def lock_from_plan(plan: dict[str, Any]) -> dict[str, Any]:
@@ -123,10 +157,11 @@ def _replacement() -> Any:
     return replacement
 
 
-def _plan(args: argparse.Namespace) -> tuple[dict[str, Any], Path]:
-    """The plan to lock and the project directory the lock belongs to."""
-    from gpu_platform.planner import cli, stackfile
+def _plan(args: argparse.Namespace) -> tuple[dict[str, Any], Any]:
+    """The plan to lock and the project whose stack files the lock goes beside (None: no project here)."""
+    from gpu_platform.planner import cli
     from gpu_platform.planner import plan as plan_doc
+    from gpu_platform.planner import project as projects
 
     if args.plan is not None:
         try:
@@ -135,12 +170,11 @@ def _plan(args: argparse.Namespace) -> tuple[dict[str, Any], Path]:
             raise PlannerError(f"--plan {args.plan}: cannot read a plan: {exc}") from None
         if not isinstance(plan, dict) or "resources" not in plan or "stack" not in plan:
             raise PlannerError(f"--plan {args.plan}: not a plan written by `gpu-platform plan --json`")
-        return plan, (args.project_dir or _replacement().ROOT).resolve()
-    project = stackfile.load_project(args.project_dir.resolve() if args.project_dir else cli._default_project_dir())
-    stack = stackfile.load_stack(project, stack=args.stack, path=args.config)
-    cli._prevalidate(project, stack)
-    recording = cli._run(project, stack, debug=False)
+        return plan, projects.find_optional(args.project_dir)
+    project, stack = cli.load(args)
+    projects.prevalidate(project, stack)
+    recording = cli.run_program(project, stack, False, args.mocks)
     if recording is None:
         print("error: the program failed; nothing was locked", file=sys.stderr)
         raise SystemExit(cli.EXIT_FAILED)
-    return plan_doc.build_plan(recording), project.dir
+    return plan_doc.build_plan(recording), project

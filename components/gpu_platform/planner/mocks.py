@@ -4,7 +4,7 @@ Every generated value (ids, ARNs, endpoints, auto-names) is derived from a hash 
 and name, so two runs of the same program give identical plans. The per-type behaviour is data:
 `RESOURCES` maps a type token to a `TypeMock`; `INVOKES` maps an invoke token to a function.
 Unknown invokes are refused: the planner must stay offline, so the program should compute the value
-from the spec instead (or a mock is added here deliberately).
+from the spec instead, or the user answers it with `gpu-platform plan --mocks FILE` (planner/user_mocks.py).
 """
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 import pulumi
+
+from gpu_platform.planner import user_mocks
 
 ACCOUNT = "123456789012"
 CREATED_AT = "2025-01-01T00:00:00Z"  # fixed: a plan must not depend on the clock
@@ -355,6 +357,7 @@ class PlannerMocks(pulumi.runtime.Mocks):
     region: str
     resources: dict[str, TypeMock] = field(default_factory=lambda: RESOURCES)
     invokes: dict[str, Callable[[dict, str], dict]] = field(default_factory=lambda: INVOKES)
+    user: user_mocks.Answers = field(default_factory=dict)  # `--mocks FILE`: tried first
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[Optional[str], dict]:
         if not args.custom:
@@ -372,10 +375,17 @@ class PlannerMocks(pulumi.runtime.Mocks):
         return _generic(c)
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:  # a bare dict: no check failures
+        given = user_mocks.answer(self.user, args.token, args.args)
+        if given is not None:
+            return given
         answer = self.invokes.get(args.token)
-        if answer is None:
+        if answer is not None:
+            return answer(args.args, self.region)
+        if args.token in self.user:
             raise UnansweredInvoke(
-                f"the offline planner does not answer invoke {args.token}; "
-                "compute it from the spec or add a mock in planner/mocks.py")
-        return answer(args.args, self.region)
+                f"the offline planner does not answer invoke {args.token}: --mocks has answers for it, but none whose "
+                f"args match {dict(args.args)}")
+        raise UnansweredInvoke(
+            f"the offline planner does not answer invoke {args.token}: give it an answer with `--mocks FILE` "
+            "(token -> result, camelCase keys; docs/planner.md), or compute the value from the stack file")
 

@@ -11,11 +11,14 @@ the preview's JSON digest can. Each entry of its `steps[]` carries `op`, `urn`, 
   (add more with --guard-type);
 - a step that drops `protect` from a guarded resource (the hole that lets the next update replace it);
 - a preview that reported errors (its steps may be incomplete, so nothing can be proven);
-- in prod (the aws provider's environment tag, or --environment), a pool the steps disrupt with a GPU
+- in prod (--environment, else the policy config's `environment`, else the aws provider's environment tag;
+  unknown: prod), a pool the steps disrupt with a GPU
   pod eviction or a node roll (components/disruption.py reads each step's old and new inputs: an update
   of a node group's release or version, or of its launch template's content, or a NodePool template or
   EC2NodeClass change that drifts Karpenter's nodes, is a node roll) whose new
   inputs the lock does not record. Elsewhere such a disruption is reported, not refused.
+The lock is found as `gpu-platform plan` finds it (planner/lock_config.py): --lock, else the policy config's
+`disruption-approved` entry, else Pulumi.<stack>.lock.json beside the project's stack files.
 Exit 2 when the file is not a preview digest.
 """
 from __future__ import annotations
@@ -203,25 +206,49 @@ def add_command(commands: Any) -> None:
     p.add_argument("--guard-type", action="append", default=[], metavar="TYPE",
                    help="also guard this resource type (repeatable), e.g. aws:ec2/launchTemplate:LaunchTemplate")
     p.add_argument("--lock", metavar="FILE", type=Path,
-                   help="the lock that approves disruptions (default: stacks/Pulumi.<stack>.lock.json)")
+                   help="the lock that approves disruptions (default: the policy config's, else "
+                        "Pulumi.<stack>.lock.json beside the project's stack files)")
+    p.add_argument("--policy-config", metavar="FILE", type=Path,
+                   help="the policy config `pulumi preview` ran with: its disruption-approved lock and environment")
+    p.add_argument("--policy-pack", metavar="DIR", type=Path,
+                   help="the policy pack's folder, where a relative lockFile starts (default: <project>/policies)")
+    p.add_argument("--project-dir", metavar="DIR", type=Path, help="the Pulumi project (default: found from here)")
     p.add_argument("--environment", choices=("dev", "staging", "prod"),
-                   help="the stack's environment (default: the aws provider's tag in the preview; unknown: prod)")
-    p.add_argument("--strict-environments", default="prod", metavar="ENV[,ENV]",
-                   help="environments where an unapproved disruption fails the gate (default: prod)")
+                   help="the stack's environment (default: the policy config's, else the aws provider's tag in the "
+                        "preview; unknown: prod)")
+    p.add_argument("--strict-environments", default=None, metavar="ENV[,ENV]",
+                   help="environments where an unapproved disruption fails the gate (default: the policy config's "
+                        "disruption-approved environments, else prod)")
     p.set_defaults(run=run_check)
 
 
-def _lock_for(args: argparse.Namespace, digest: dict[str, Any]) -> tuple[Optional[dict[str, Any]], str]:
-    load_pack()
-    from gpu_platform.policy.replacement import LockError, default_lock_path, load_lock
+GATE_POLICY = "disruption-approved"
 
-    path = args.lock or default_lock_path(stack_of_digest(digest) or "<stack>")
+
+def _gate_config(args: argparse.Namespace, stack: str) -> dict[str, Any]:
+    """disruption-approved's reconciled config with its lock made explicit, as `plan` would hold it."""
+    from gpu_platform.planner import lock_config, verdict
+    from gpu_platform.planner import project as projects
+
+    pack = load_pack()
+    project = projects.find_optional(args.project_dir)
+    settings = verdict.reconcile(pack, verdict.read_config(args.policy_config))
+    settings = lock_config.hold_to(settings, pack, stack=stack, flag=args.lock,
+                                   default=project.lock_file(stack) if project else None,
+                                   pack_dir=projects.pack_dir(project, args.policy_pack))
+    return settings[GATE_POLICY][1]
+
+
+def _lock_for(args: argparse.Namespace, config: dict[str, Any], stack: str) -> tuple[Optional[dict[str, Any]], str]:
+    from gpu_platform.policy.locks import LockError, resolve
+
     if args.lock is not None and not args.lock.is_file():
         raise PlannerError(f"--lock {args.lock}: no such file")
     try:
-        return load_lock(path), str(path)
+        source = resolve(config, stack)
     except LockError as err:
         raise PlannerError(str(err)) from None
+    return source.doc, source.where or "none"
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -234,9 +261,12 @@ def run_check(args: argparse.Namespace) -> int:
         print("Preview gate: FAILED: the preview reported errors, so its steps cannot prove no guarded resource "
               "is replaced; fix the errors and preview again")
         return 1
-    lock, where = _lock_for(args, digest)
-    env = args.environment or environment_of(digest)
-    strict = env is None or env in {e.strip() for e in args.strict_environments.split(",")}
+    stack = stack_of_digest(digest) or "<stack>"
+    config = _gate_config(args, stack)
+    lock, where = _lock_for(args, config, stack)
+    env = args.environment or config.get("environment") or environment_of(digest)
+    strict_in = args.strict_environments.split(",") if args.strict_environments else config.get("environments", ["prod"])
+    strict = env is None or env in {e.strip() for e in strict_in}
     hit = disruptions(digest, lock)
     refused = [d for d in hit if not d.approved and strict]
     if hit:

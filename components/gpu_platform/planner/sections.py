@@ -32,7 +32,7 @@ class PlanContext:
     recording: "Recording"  # raw registrations: secrets as wire.Secret, the mocks' outputs
     stack: "StackConfig"  # the stack file as config strings
     platform: Any  # the `<project>:platform` object as loaded, or None
-    spec: Any  # the validated PlatformSpec when the project has one, else None
+    spec: Any  # the validated PlatformSpec when the stack file sets the platform object, else None
     as_of: Optional[date] = None  # the day support windows and prices are judged on (`plan --as-of`); None: today
 
 
@@ -48,6 +48,7 @@ class Section:
     render_text: Callable[[Any], str]
     render_markdown: Callable[[Any], str]
     files: Callable[[Any], dict[str, str]] = _no_files  # `--out` files: relative path -> text
+    needs_platform: bool = False  # computed from the stack file's platform object (left out without one)
 
 
 _REGISTRY: dict[str, Section] = {}

@@ -21,7 +21,7 @@ import yaml
 from gpu_platform.planner.errors import PlannerError
 
 DEFAULT_PROJECT = "gpu-platform"
-REQUIRED_KEYS = ("{project}:platform", "aws:region")
+REQUIRED_KEYS = ("aws:region",)  # the mocks answer for the cloud in this region
 
 
 class _Yaml12Loader(yaml.SafeLoader):
@@ -61,6 +61,10 @@ class Project:
     def stacks(self) -> list[str]:
         return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in self.stack_config_dir.glob("Pulumi.*.yaml"))
 
+    def lock_file(self, stack: str) -> Path:
+        """The stack's lock, beside the stack files."""
+        return self.stack_config_dir / f"Pulumi.{stack}.lock.json"
+
 
 @dataclass(frozen=True)
 class StackConfig:
@@ -99,7 +103,8 @@ def find_project_dir(*starts: Path) -> Path:
         for candidate in (start, *start.parents):
             if (candidate / "Pulumi.yaml").is_file():
                 return candidate
-    raise PlannerError("no Pulumi.yaml found here or above; run from the project or pass --project-dir")
+    where = " or ".join(dict.fromkeys(str(s) for s in starts))
+    raise PlannerError(f"no Pulumi.yaml in {where} or above: run from the Pulumi project or pass --project-dir")
 
 
 def stack_name_for(path: Path) -> str:
@@ -136,7 +141,7 @@ def load_stack(project: Project, *, stack: str | None = None, path: Path | None 
     values.update({key: stand_in(key) for key in secrets})
     problems = list(_secure_values(values, path))
     config = {**project.config, **{k: _to_config_string(v) for k, v in values.items()}}
-    for key in (k.format(project=project.name) for k in REQUIRED_KEYS):
+    for key in REQUIRED_KEYS:
         if key not in config:
             problems.append(f"{show_path(path)}: missing config key `{key}` under `config:`")
     if problems:

@@ -180,4 +180,4 @@ def markdown(section: dict[str, Any]) -> str:
     return "\n".join([*lines, *(f"\n{x}" for x in _extra(section)), *(f"\n⚠️ {x}" for x in _team_lines(section))])
 
 
-SECTION = register(Section(NAME, TITLE, build, text, markdown))
+SECTION = register(Section(NAME, TITLE, build, text, markdown, needs_platform=True))

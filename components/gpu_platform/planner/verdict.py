@@ -139,18 +139,6 @@ def _validate(pack: Any, result: Mapping[str, tuple[str, dict[str, Any]]]) -> No
         raise PlannerError(problems)
 
 
-def with_lock(settings: Mapping[str, tuple[str, dict[str, Any]]], lock: Path) -> dict[str, tuple[str, dict[str, Any]]]:
-    """Every policy that reads a lock file reads `lock` (an explicit flag beats the config file)."""
-    path = str(Path(lock).resolve())
-    pack = load_pack()
-    return {name: (level, {**props, "lockFile": path} if "lockFile" in _schema_keys(pack.BY_NAME[name]) else props)
-            for name, (level, props) in settings.items()}
-
-
-def _schema_keys(policy: Any) -> set[str]:
-    return set(policy.config_schema.properties) if policy.config_schema else set()
-
-
 def unknown_config_names(pack: Any, given: Mapping[str, Any]) -> list[str]:
     return sorted(n for n in given if n != "all" and n not in pack.BY_NAME)
 
@@ -271,16 +259,25 @@ def _run(policy: Any, args: Any, level: str, default_urn: Optional[str]) -> list
     return found
 
 
-def evaluate(plan: dict[str, Any], policy_config_path: Optional[Path], lock: Optional[Path] = None) -> list[dict[str, Any]]:
-    """The violations of `plan` under the pack and the policy config file (or none); `lock` replaces
-    the lock file every lock-reading policy holds the plan to (`plan --lock`)."""
+def evaluate(plan: dict[str, Any], policy_config_path: Optional[Path], lock: Optional[Path] = None, *,
+             project: Any = None, pack_dir: Optional[Path] = None) -> list[dict[str, Any]]:
+    """The violations of `plan` under the pack and the policy config file (or none). The lock comes from
+    `lock` (`plan --lock`), else the config, else beside `project`'s stack files (planner/lock_config.py);
+    `project` defaults to the one found from the working directory."""
     from pulumi_policy import ResourceValidationPolicy, StackValidationArgs
+
+    from gpu_platform.planner import lock_config
+    from gpu_platform.planner import project as projects
 
     pack = load_pack()
     given = read_config(policy_config_path)
     settings = reconcile(pack, given, plan_derived_config(plan))
-    if lock is not None:
-        settings = with_lock(settings, lock)
+    project = project or projects.find_optional(None)
+    default = project.lock_file(plan.get("stack", "")) if project else None
+    settings = lock_config.hold_to(settings, pack, stack=plan.get("stack", ""), flag=lock, default=default,
+                                   pack_dir=pack_dir or projects.pack_dir(project, None))
+    if policy_config_path and lock is None and default and default.is_file() and not lock_config.names_a_lock(given, pack):
+        print(lock_config.unnamed_warning(policy_config_path, default), file=sys.stderr)
     for name in unknown_config_names(pack, given):
         print(f"warning: policy config names {name!r}, which no policy has (ignored)", file=sys.stderr)
     view = EngineView(plan)

@@ -23,6 +23,7 @@ from pulumi_policy import (
 from pulumi_policy.proxy import UnknownValueError
 
 from gpu_platform.facts import catalog, names
+from gpu_platform.facts.recognise import GPU_AMI_TYPES, is_gpu_instance_type, is_gpu_operator_chart
 
 # --- resource types the pack reads ---
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
@@ -108,11 +109,16 @@ def truthy(value: Any) -> bool:
 
 
 def is_gpu_node_group(props: Any) -> bool:
-    """GPU pools carry the pool and GPU product labels, or list GPU instance types."""
+    """A GPU node group however it was built: a GPU AMI type, a GPU instance type, the `nvidia.com/gpu`
+    taint, or this platform's pool and GPU product labels."""
     labels = get(props, "labels", {})
     if names.POOL_LABEL in labels and names.GPU_PRODUCT_LABEL in labels:
         return True
-    return any(t in catalog.INSTANCE_TYPES for t in get(props, "instanceTypes", []))
+    if get(props, "amiType") in GPU_AMI_TYPES:
+        return True
+    if any(t.get("key") == names.GPU_TAINT_KEY for t in get(props, "taints", []) if isinstance(t, Mapping)):
+        return True
+    return any(is_gpu_instance_type(t) for t in get(props, "instanceTypes", []))
 
 
 def node_group_label(name: str, props: Any) -> str:
@@ -172,14 +178,24 @@ def stack_environment(args: StackValidationArgs, config: Mapping[str, Any]) -> O
 
 
 def applies_in(environment: Optional[str], environments: Iterable[str]) -> bool:
-    """Strict when the environment cannot be told: a rule scoped to prod then applies."""
-    return environment is None or environment in set(environments)
+    """Strict when the environment cannot be told: a rule scoped to any environment then applies."""
+    scope = set(environments)
+    return bool(scope) and (environment is None or environment in scope)
+
+
+def environment_phrase(environment: Optional[str]) -> str:
+    """`in prod`, or how to tell the pack the environment when it could not be read."""
+    if environment:
+        return f"in {environment}"
+    return (f"when the environment is unknown (held to prod: set `environment` in this policy's config, or the aws "
+            f"provider's default tag {names.ENVIRONMENT_TAG})")
 
 
 ENVIRONMENT_PROPERTY = {
     "type": "string", "enum": list(ENVIRONMENTS),
-    "description": "The stack's environment; default: the aws provider's default tag "
-                   f"{names.ENVIRONMENT_TAG} (set by the program). Unknown environments get prod strictness.",
+    "description": "The stack's environment, for programs whose aws provider does not carry the default tag "
+                   f"{names.ENVIRONMENT_TAG} (gpu-platform's program sets it); when set it wins over the tag. "
+                   "Neither: prod strictness.",
 }
 
 
@@ -254,9 +270,11 @@ def of_type(args: StackValidationArgs, type_: str) -> list:
     return [r for r in args.resources if r.resource_type == type_]
 
 
+def is_operator_release(props: Any) -> bool:
+    """A Helm release of NVIDIA's GPU Operator chart, by any chart reference (facts.recognise)."""
+    return is_gpu_operator_chart(get(props, "chart"))
+
+
 def gpu_operator_release(args: StackValidationArgs) -> Any:
     """The GPU Operator's Helm release among the stack's resources (None when the stack has none)."""
-    for r in of_type(args, HELM_RELEASE):
-        if get(r.props, "chart") == catalog.GPU_OPERATOR_CHART:
-            return r
-    return None
+    return next((r for r in of_type(args, HELM_RELEASE) if is_operator_release(r.props)), None)

@@ -95,7 +95,8 @@ def within_budget(args: StackValidationArgs, config: Mapping[str, Any]) -> Itera
     if total > float(budget):
         note = f" (not counting unpriced {', '.join(unpriced)})" if unpriced else ""
         yield (f"at max size the stack costs about ${total:,.0f}/month{note}, over the ${float(budget):,.0f} budget by "
-               f"${total - float(budget):,.0f}: lower nodePools[].maxSize, move pools to spot, or raise budget.monthlyUsd",
+               f"${total - float(budget):,.0f}: lower node groups' maxSize, move pools to spot capacity, or raise "
+               "monthlyUsd in this policy's config (stack file: nodePools[].maxSize, budget.monthlyUsd)",
                None)
 
 

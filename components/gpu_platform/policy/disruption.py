@@ -1,6 +1,6 @@
 """The disruption gate: a change that evicts GPU pods or rolls nodes is approved through the lock.
 
-The lock (`stacks/Pulumi.<stack>.lock.json`, written by `gpu-platform lock`) records, per pool, the
+The lock (written by `gpu-platform lock`, named by the policy config: policy.locks) records, per pool, the
 fingerprint of everything whose change restarts the GPU Operator's operands, evicts GPU pods or replaces
 nodes (components/disruption.py: driver version and source, MIG layout, sharing config, launch template
 content, AMI release and Kubernetes version; for Karpenter pools every NodePool template and EC2NodeClass
@@ -24,7 +24,8 @@ from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity, StackV
 from gpu_platform.decisions import disruption, disruption_model
 from gpu_platform.facts import karpenter
 from gpu_platform.policy.common import ENVIRONMENT_PROPERTY, applies_in, plain_or_unknown, stack_environment, stack_of, stack_policy
-from gpu_platform.policy.replacement import LOCK_SCHEMA, LockError, load_lock, lock_path
+from gpu_platform.policy.locks import CONFIG_PROPERTIES, LockError
+from gpu_platform.policy.replacement import lock_of
 
 READ_TYPES = (disruption.NODE_GROUP, disruption.LAUNCH_TEMPLATE, disruption.HELM_RELEASE, karpenter.NODE_POOL,
               karpenter.NODE_CLASS)
@@ -71,7 +72,7 @@ def _gate(args: StackValidationArgs, config: Mapping[str, Any], *, strict: bool)
     urn = next((r.urn for r in args.resources), "")
     stack = stack_of(urn) or "<stack>"
     try:
-        lock = load_lock(lock_path(config, urn))
+        lock = lock_of(config, urn).doc
     except LockError as err:
         yield str(err), None
         return
@@ -95,7 +96,7 @@ def advisory(args: StackValidationArgs, config: Mapping[str, Any]) -> Finding:
 
 
 SCHEMA = PolicyConfigSchema({
-    "lockFile": LOCK_SCHEMA.properties["lockFile"],
+    **CONFIG_PROPERTIES,
     "environments": {"type": "array", "items": {"type": "string"}, "default": ["prod"],
                      "description": "Where an unapproved eviction or node roll is refused (elsewhere: advisory)."},
     "environment": ENVIRONMENT_PROPERTY,

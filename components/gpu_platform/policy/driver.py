@@ -16,18 +16,14 @@ from pulumi_policy import ResourceValidationArgs, Severity, StackValidationArgs
 
 from gpu_platform.facts import catalog, names
 from gpu_platform.policy.common import (
-    HELM_RELEASE, NODE_GROUP, get, gpu_operator_release, has, is_gpu_node_group, node_group_label, of_type,
-    release_values, resource_policy, stack_policy, truthy,
+    HELM_RELEASE, NODE_GROUP, get, gpu_operator_release, has, is_gpu_node_group, is_operator_release, node_group_label,
+    of_type, release_values, resource_policy, stack_policy, truthy,
 )
 
 AMI_RELEASE = re.compile(r"^\d+\.\d+\.\d+-\d{8}$")  # e.g. 1.33.5-20251120
 CUSTOM_AMI = "CUSTOM"
 # EKS AMI types that bring their own NVIDIA driver (catalog: every non-custom GPU image is AMI-owned).
 AMI_OWNED_TYPES = frozenset(i.eks_ami_type for i in catalog.NODE_IMAGES.values() if i.driver_owner == "ami")
-
-
-def _is_operator_release(args: ResourceValidationArgs) -> bool:
-    return get(args.props, "chart") == catalog.GPU_OPERATOR_CHART
 
 
 def operator_driver_enabled(values: Mapping[str, Any]) -> bool:
@@ -42,16 +38,17 @@ def custom_image(props: Any) -> bool:
 
 
 def chart_pinned(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterator[str]:
-    if not _is_operator_release(args):
+    if not is_operator_release(args.props):
         return
     version = get(args.props, "version")
     if version not in catalog.GPU_OPERATOR_CHARTS:
-        yield (f"gpu-operator chart version {version!r} is not one the platform has checked (exact version, values "
-               f"keys, supported drivers): set gpuOperator.chartVersion to one of {', '.join(catalog.GPU_OPERATOR_CHARTS)}")
+        yield (f"GPU Operator release {args.name!r}: chart version {version!r} is not one the platform has checked "
+               f"(exact version, values keys, supported drivers): pin the chart version to one of "
+               f"{', '.join(catalog.GPU_OPERATOR_CHARTS)} (stack file: gpuOperator.chartVersion)")
 
 
 def driver_pinned(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterator[str]:
-    if not _is_operator_release(args):
+    if not is_operator_release(args.props):
         return
     values = release_values(args.props, ("driver",))
     if not operator_driver_enabled(values):
@@ -60,11 +57,14 @@ def driver_pinned(args: ResourceValidationArgs, config: Mapping[str, Any]) -> It
     version = str((values.get("driver") or {}).get("version") or "")
     supported = chart.supported_drivers if chart else ()
     if not version:
-        yield ("the GPU Operator installs the driver (driver.enabled) but driver.version is not set, so the chart's "
-               f"default follows every chart upgrade: set gpuOperator.driver.version to one of {', '.join(supported)}")
+        choice = f"one of {', '.join(supported)}" if supported else "an exact driver the pinned chart supports"
+        yield (f"GPU Operator release {args.name!r} installs the driver (values driver.enabled) but sets no "
+               "driver.version, so the chart's default follows every chart upgrade: set the release's values "
+               f"driver.version to {choice} (stack file: gpuOperator.driver.version)")
     elif chart is not None and version not in supported:
-        yield (f"driver {version} is not supported by gpu-operator {chart.version}: set gpuOperator.driver.version "
-               f"to one of {', '.join(supported)}")
+        yield (f"GPU Operator release {args.name!r}: driver {version} is not supported by gpu-operator {chart.version}: "
+               f"set the release's values driver.version to one of {', '.join(supported)} "
+               "(stack file: gpuOperator.driver.version)")
 
 
 def ami_release_pinned(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterator[str]:
@@ -73,10 +73,11 @@ def ami_release_pinned(args: ResourceValidationArgs, config: Mapping[str, Any]) 
         return  # the image is pinned in the launch template (Ubuntu pools pin ami.imageId)
     release = get(props, "releaseVersion")
     if not release:
-        yield (f"{who} does not pin its AMI release: set releaseVersion (ami.releaseVersion in the stack file, e.g. "
-               "1.33.5-20251120); without it EKS uses the latest AMI and replaces nodes when AWS publishes one")
+        yield (f"{who} does not pin its AMI release, so EKS uses the latest AMI and replaces nodes when AWS publishes "
+               "one: set releaseVersion on this node group, e.g. 1.33.5-20251120 (stack file: ami.releaseVersion)")
     elif not AMI_RELEASE.match(str(release)):
-        yield f"{who} releaseVersion {release!r} is not an exact AMI release (<k8s>.<patch>-<yyyymmdd>)"
+        yield (f"{who} releaseVersion {release!r} is not an exact AMI release: set releaseVersion to "
+               "<k8s>.<patch>-<yyyymmdd>, e.g. 1.33.5-20251120 (stack file: ami.releaseVersion)")
 
 
 def driver_ami_consistent(args: StackValidationArgs, config: Mapping[str, Any]) -> Iterator[tuple[str, Optional[str]]]:
@@ -93,12 +94,14 @@ def driver_ami_consistent(args: StackValidationArgs, config: Mapping[str, Any]) 
         driver_off = get(props, "labels", {}).get(names.gpu_deploy_label("driver")) == "false"
         if operator_driver and ami_type in AMI_OWNED_TYPES and not driver_off:
             yield (f"{who} runs {ami_type}, which ships its own NVIDIA driver, but the GPU Operator also installs one "
-                   "(driver.enabled): use gpuOperator.driver.source ami with this image, or an Ubuntu image "
-                   "(UBUNTU_22_04/UBUNTU_24_04) for an operator-owned driver", ng.urn)
+                   f"(values driver.enabled): set driver.enabled false in the values of operator release "
+                   f"{release.name!r} (stack file: gpuOperator.driver.source ami), or run this node group on an image "
+                   "without a driver (stack file: ami.type UBUNTU_22_04 or UBUNTU_24_04)", ng.urn)
         if not operator_driver and custom_image(props):
             yield (f"{who} runs a custom (Ubuntu) image, which has no NVIDIA driver, and the GPU Operator's driver is "
-                   "disabled: set gpuOperator.driver.source operator with a pinned version, or use "
-                   "AL2023_x86_64_NVIDIA", ng.urn)
+                   "disabled: enable the driver with a pinned driver.version in the values of operator release "
+                   f"{release.name!r} (stack file: gpuOperator.driver.source operator), or use the "
+                   "AL2023_x86_64_NVIDIA AMI type", ng.urn)
 
 
 POLICIES = [
@@ -106,21 +109,24 @@ POLICIES = [
         "gpu-operator-chart-pinned",
         "The GPU Operator Helm chart is pinned to an exact version the platform has checked.",
         [HELM_RELEASE], chart_pinned, severity=Severity.HIGH,
-        remediation="Set gpuOperator.chartVersion to a version listed in components/catalog.py."),
+        remediation="Pin the GPU Operator chart to a version in gpu_platform.facts.catalog (stack file: "
+                    "gpuOperator.chartVersion)."),
     resource_policy(
         "gpu-driver-pinned",
         "An operator-owned NVIDIA driver is an exact version on the chart's supported list.",
         [HELM_RELEASE], driver_pinned, severity=Severity.HIGH,
-        remediation="Set gpuOperator.driver.version to a driver the pinned chart supports."),
+        remediation="Set the release's values driver.version to a driver the pinned chart supports (stack file: "
+                    "gpuOperator.driver.version)."),
     resource_policy(
         "ami-release-pinned",
         "Node groups on EKS-optimized AMIs pin their AMI release (no silent node replacement on new AMIs).",
         [NODE_GROUP], ami_release_pinned, severity=Severity.HIGH,
-        remediation="Set ami.releaseVersion on the pool (and systemNodes.releaseVersion)."),
+        remediation="Set releaseVersion on the node group (stack file: ami.releaseVersion, "
+                    "systemNodes.releaseVersion)."),
     stack_policy(
         "driver-ami-consistency",
         "Exactly one owner per GPU driver: no operator driver on NVIDIA AMIs, no driverless custom images.",
         driver_ami_consistent, severity=Severity.CRITICAL,
-        remediation="Match gpuOperator.driver.source to the pools' ami.type (ami: AL2023/Bottlerocket NVIDIA; "
-                    "operator: Ubuntu)."),
+        remediation="One driver owner: the operator's driver off on NVIDIA AMI types, on for custom images "
+                    "(stack file: gpuOperator.driver.source to match the pools' ami.type)."),
 ]

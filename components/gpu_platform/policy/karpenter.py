@@ -24,8 +24,8 @@ from gpu_platform.facts import catalog, names
 from gpu_platform.facts.karpenter import POD_EVICTING_REASONS
 from gpu_platform.facts.karpenter_window import WindowError, active, describe_minute, first_open_minute
 from gpu_platform.policy.common import (
-    ENVIRONMENT_PROPERTY, NODE_CLASS, NODE_POOL, applies_in, get, gpu_operator_release, is_gpu_node_group,
-    node_group_label, of_type, release_values, resource_policy, stack_environment, stack_policy,
+    ENVIRONMENT_PROPERTY, NODE_CLASS, NODE_POOL, applies_in, environment_phrase, get, gpu_operator_release,
+    is_gpu_node_group, node_group_label, of_type, release_values, resource_policy, stack_environment, stack_policy,
 )
 from gpu_platform.policy.driver import operator_driver_enabled
 from gpu_platform.policy.node_groups import (
@@ -92,7 +92,7 @@ def gpu_pool_tainted(args: ResourceValidationArgs, config: Mapping[str, Any]) ->
     if not any(t.get("key") == names.GPU_TAINT_KEY and t.get("effect") == "NoSchedule" for t in taints):
         yield (f"{node_group_label(args.name, view.props)} has no {names.GPU_TAINT_KEY} NoSchedule taint: Karpenter would "
                "launch GPU nodes for any pending pod and any pod could land there; add {key: nvidia.com/gpu, value: "
-               "present, effect: NoSchedule} to spec.template.spec.taints (KarpenterNodePool sets it)")
+               "present, effect: NoSchedule} to this NodePool's spec.template.spec.taints (KarpenterNodePool sets it)")
 
 
 def node_pool_critical_on_demand(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterator[str]:
@@ -103,7 +103,8 @@ def node_pool_instance_types(args: ResourceValidationArgs, config: Mapping[str, 
     view = _view(args)
     if not get(view.props, "instanceTypes") and is_gpu_node_group(view.props):
         yield (f"{node_group_label(args.name, view.props)} names no instance types (no node.kubernetes.io/instance-type In "
-               "requirement), so Karpenter may launch any type: list the pool's instance types")
+               "requirement), so Karpenter may launch any type: add a node.kubernetes.io/instance-type In requirement "
+               "listing them (stack file: instanceTypes)")
     yield from instance_types_allowed(view, config)
 
 
@@ -117,12 +118,13 @@ def pools_protected(args: StackValidationArgs, config: Mapping[str, Any]) -> Fin
     env = stack_environment(args, config)
     if not applies_in(env, config.get("environments", ["prod"])):
         return
-    where = f"in {env}" if env else "when the environment is unknown"
+    where = environment_phrase(env)
     for r in [*of_type(args, NODE_POOL), *of_type(args, NODE_CLASS)]:
         if not r.opts.protect:
             kind = "NodePool" if r.resource_type == NODE_POOL else "EC2NodeClass"
             yield (f"{kind} {r.name!r} is not protected {where}: deleting or replacing it makes Karpenter drain and "
-                   "terminate the pool's nodes; remove `protect: false` from the pool", r.urn)
+                   f"terminate the pool's nodes; set protect=True on this {kind} (stack file: remove `protect: false` "
+                   "from the pool)", r.urn)
 
 
 def _window(config: Mapping[str, Any], props: Any) -> tuple[Optional[bytearray], str]:
@@ -151,28 +153,29 @@ def _disruption_problems(config: Mapping[str, Any], props: Any) -> Iterator[str]
     disruption = get(props, "spec.disruption", {})
     policy = disruption.get("consolidationPolicy", "WhenEmptyOrUnderutilized")
     if policy != PROD_CONSOLIDATION:
-        yield (f"consolidates {policy} nodes, which evicts running GPU pods to save money: set consolidationPolicy "
-               f"{PROD_CONSOLIDATION} (karpenter.consolidationPolicy)")
+        yield (f"consolidates {policy} nodes, which evicts running GPU pods to save money: set "
+               f"spec.disruption.consolidationPolicy {PROD_CONSOLIDATION} (stack file: karpenter.consolidationPolicy)")
     expiry = get(props, "spec.template.spec.expireAfter", "720h")
     if expiry != PROD_EXPIRY:
         yield (f"expires nodes after {expiry}; expiry ignores disruption budgets, so nodes would be drained at any time: "
-               f"set expireAfter {PROD_EXPIRY} (karpenter.expireAfter)")
+               f"set spec.template.spec.expireAfter {PROD_EXPIRY} (stack file: karpenter.expireAfter)")
     try:
         window, shown = _window(config, props)
     except WindowError as err:
         yield f"has a disruption window Karpenter cannot keep to: {err}"
         return
     if window is None:
-        yield ("declares no disruption window (annotations " f"{names.DISRUPTION_WINDOW_SCHEDULE_ANNOTATION} and "
-               f"-duration, or disruptionWindow in the policy config): set karpenter.disruptionWindow in the stack file")
+        yield ("declares no disruption window: annotate the NodePool with "
+               f"{names.DISRUPTION_WINDOW_SCHEDULE_ANNOTATION} and -duration, or set disruptionWindow in the policy "
+               "config (stack file: karpenter.disruptionWindow)")
         return
     budgets = disruption.get("budgets") or [{"nodes": "10%"}]  # Karpenter's default budget when none is given
     for reason in POD_EVICTING_REASONS:
         minute = first_open_minute(budgets, window, reason)
         if minute is not None:
             yield (f"allows voluntary disruption ({reason}) outside its window ({shown}), e.g. at {describe_minute(minute)}: "
-                   "its budgets must allow nodes: \"0\" at every minute outside the window (karpenter.disruptionWindow "
-                   "writes them)")
+                   "set spec.disruption.budgets to allow nodes: \"0\" at every minute outside the window (stack file: "
+                   "karpenter.disruptionWindow writes them)")
 
 
 def driver_consistent(args: StackValidationArgs, config: Mapping[str, Any]) -> Finding:
@@ -191,10 +194,12 @@ def driver_consistent(args: StackValidationArgs, config: Mapping[str, Any]) -> F
         driver_off = get(view.props, "labels", {}).get(names.gpu_deploy_label("driver")) == "false"
         if operator_driver and family in AMI_OWNED_FAMILIES and not driver_off:
             yield (f"{who} runs {family} images, which ship their own NVIDIA driver, but the GPU Operator also installs "
-                   "one (driver.enabled): use gpuOperator.driver.source ami with this image, or Ubuntu images", pool.urn)
+                   f"one (values driver.enabled): set driver.enabled false in the values of operator release "
+                   f"{release.name!r} (stack file: gpuOperator.driver.source ami), or use Ubuntu images", pool.urn)
         if not operator_driver and family == "Custom":
             yield (f"{who} runs a custom (Ubuntu) image, which has no NVIDIA driver, and the GPU Operator's driver is "
-                   "disabled: set gpuOperator.driver.source operator with a pinned version, or use AL2023", pool.urn)
+                   "disabled: enable the driver with a pinned driver.version in the values of operator release "
+                   f"{release.name!r} (stack file: gpuOperator.driver.source operator), or use AL2023 images", pool.urn)
 
 
 ENVIRONMENTS = {"type": "array", "items": {"type": "string"}, "default": ["prod"],
@@ -211,7 +216,8 @@ WINDOW_SCHEMA = PolicyConfigSchema({
 POLICIES = [
     resource_policy("karpenter-ami-pinned", "EC2NodeClasses pin their AMI by an exact alias or ids (never latest).",
                     [NODE_CLASS], ami_pinned, severity=Severity.HIGH,
-                    remediation="Set ami.alias to an exact release (al2023@vYYYYMMDD) or ami.imageId on the pool."),
+                    remediation="Select the AMI by an exact alias (al2023@vYYYYMMDD) or AMI ids (stack file: ami.alias "
+                                "or ami.imageId)."),
     resource_policy("karpenter-node-class-imdsv2", "EC2NodeClasses require IMDSv2 (httpTokens required).",
                     [NODE_CLASS], node_class_imdsv2, severity=Severity.HIGH),
     resource_policy("karpenter-node-class-volumes-encrypted", "EC2NodeClasses declare their EBS volumes encrypted.",
@@ -229,8 +235,8 @@ POLICIES = [
     stack_policy("karpenter-disruption-window",
                  "GPU NodePools disrupt no node running pods outside their window (configured environments).",
                  disruption_in_window, severity=Severity.CRITICAL, schema=WINDOW_SCHEMA,
-                 remediation="Set karpenter.disruptionWindow in the stack file; keep consolidationPolicy WhenEmpty "
-                             "and expireAfter Never."),
+                 remediation="Declare a disruption window with zero-node budgets outside it, consolidationPolicy "
+                             "WhenEmpty and expireAfter Never (stack file: karpenter.disruptionWindow)."),
     stack_policy("karpenter-driver-ami-consistency",
                  "Exactly one owner per GPU driver on Karpenter pools: no operator driver on NVIDIA AMI families.",
                  driver_consistent, severity=Severity.CRITICAL),

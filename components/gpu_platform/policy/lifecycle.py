@@ -18,8 +18,9 @@ from typing import Any, Iterator, Mapping, Optional
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity, StackValidationArgs
 
 from gpu_platform.decisions import lifecycle, pinned
-from gpu_platform.facts import catalog
-from gpu_platform.policy.common import ENVIRONMENT_PROPERTY, ENVIRONMENTS, applies_in, get, stack_environment, stack_policy
+from gpu_platform.policy.common import (
+    ENVIRONMENT_PROPERTY, ENVIRONMENTS, applies_in, get, is_operator_release, stack_environment, stack_policy,
+)
 
 Found = Iterator[tuple[str, Optional[str]]]
 
@@ -56,7 +57,7 @@ def _urns(args: StackValidationArgs) -> dict[str, str]:
     for r in args.resources:
         if r.resource_type == pinned.CLUSTER:
             found.setdefault(lifecycle.KUBERNETES, r.urn)
-        elif r.resource_type == pinned.HELM_RELEASE and get(r.props, "chart") == catalog.GPU_OPERATOR_CHART:
+        elif r.resource_type == pinned.HELM_RELEASE and is_operator_release(r.props):
             found.setdefault(lifecycle.OPERATOR, r.urn)
     return found
 

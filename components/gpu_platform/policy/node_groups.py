@@ -16,8 +16,8 @@ from pulumi_policy import PolicyConfigSchema, ResourceValidationArgs, Severity
 
 from gpu_platform.facts import catalog, names
 from gpu_platform.policy.common import (
-    ENVIRONMENT_PROPERTY, K8S_EFFECTS, LAUNCH_TEMPLATE, NODE_GROUP, applies_in, get, is_gpu_node_group,
-    node_group_label, resource_environment, resource_policy, truthy,
+    ENVIRONMENT_PROPERTY, K8S_EFFECTS, LAUNCH_TEMPLATE, NODE_GROUP, applies_in, environment_phrase, get,
+    is_gpu_node_group, node_group_label, resource_environment, resource_policy, truthy,
 )
 
 DESIRED_SIZE = "scalingConfig.desiredSize"
@@ -32,7 +32,7 @@ def gpu_taint(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterat
                for t in taints):
         yield (f"{node_group_label(args.name, args.props)} has no {names.GPU_TAINT_KEY} NoSchedule taint: any pod could "
                f"land on its GPU nodes; add the taint {{key: {names.GPU_TAINT_KEY}, value: {names.GPU_TAINT_VALUE}, "
-               "effect: NO_SCHEDULE}} (GpuNodePool sets it)")
+               "effect: NO_SCHEDULE} to this node group (GpuNodePool sets it)")
 
 
 def protected(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterator[str]:
@@ -40,15 +40,16 @@ def protected(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterat
     if not applies_in(env, config.get("environments", ["prod"])):
         return
     if not args.opts.protect:
-        where = f"in {env}" if env else "when the environment is unknown"
-        yield (f"{node_group_label(args.name, args.props)} is not protected {where}: a replace or delete would drain "
-               "its nodes; remove `protect: false` from the pool (prod protects pools by default)")
+        yield (f"{node_group_label(args.name, args.props)} is not protected {environment_phrase(env)}: a replace or "
+               "delete would drain its nodes; set protect=True on this node group (stack file: remove `protect: false` "
+               "from the pool; prod protects pools by default)")
 
 
 def no_delete_before_replace(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterator[str]:
     if args.opts.delete_before_replace:
         yield (f"{node_group_label(args.name, args.props)} sets deleteBeforeReplace: a replacement would remove every "
-               "node before new ones exist; drop the option (create-before-destroy is the safe default)")
+               "node before new ones exist; drop delete_before_replace from this node group (create-before-destroy is "
+               "the safe default)")
 
 
 def desired_size_ignored(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterator[str]:
@@ -66,7 +67,8 @@ def critical_on_demand(args: ResourceValidationArgs, config: Mapping[str, Any]) 
     capacity = get(args.props, "capacityType", "ON_DEMAND")
     if capacity != "ON_DEMAND":
         yield (f"{node_group_label(args.name, args.props)} is critical but uses {capacity} capacity, which AWS can "
-               "reclaim at any time: set capacityType: on-demand on the pool (or drop critical)")
+               "reclaim at any time: set capacityType ON_DEMAND on this node group, or drop its "
+               f"{names.CRITICAL_LABEL} label (stack file: capacityType: on-demand, or drop critical)")
 
 
 def instance_types_allowed(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterator[str]:
@@ -121,7 +123,8 @@ POLICIES = [
     resource_policy(
         "node-group-protected", "Node groups are protected (mandatory in the configured environments).",
         [NODE_GROUP], protected, severity=Severity.CRITICAL, schema=PROTECT_SCHEMA,
-        remediation="Keep pools protected in prod: remove `protect: false` from nodePools[]."),
+        remediation="Set protect=True on node groups in the configured environments (stack file: remove "
+                    "`protect: false` from nodePools[])."),
     resource_policy(
         "node-group-no-delete-before-replace", "Node groups never delete before their replacement exists.",
         [NODE_GROUP], no_delete_before_replace, severity=Severity.HIGH),

@@ -24,17 +24,19 @@ def chart_pinned(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Ite
     elif not EXACT_SEMVER.match(str(version)):
         yield f"Helm release {args.name!r} (chart {chart}) version {version!r} is not exact: pin one version, e.g. 1.2.3"
     if not get(args.props, "repositoryOpts.repo") and "://" not in str(chart):
-        yield (f"Helm release {args.name!r} (chart {chart}) names no repository (repositoryOpts.repo): the chart "
-               "would resolve from whatever repositories the machine running Pulumi has configured")
+        yield (f"Helm release {args.name!r} (chart {chart}) names no repository: the chart would resolve from whatever "
+               "repositories the machine running Pulumi has configured; set repositoryOpts.repo (or an oci:// or "
+               "https:// chart)")
 
 
 def addon_pinned(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterator[str]:
     name, version = get(args.props, "addonName", args.name), get(args.props, "addonVersion")
     if not version:
         yield (f"EKS add-on {name} has no addonVersion: EKS installs its current default and may change it; pin an "
-               "exact version such as v1.20.4-eksbuild.1 (cluster.create.addons)")
+               "exact addonVersion such as v1.20.4-eksbuild.1 (stack file: cluster.create.addons)")
     elif not ADDON_VERSION.match(str(version)):
-        yield f"EKS add-on {name} version {version!r} is not an exact add-on version (v<x.y.z>-eksbuild.<n>)"
+        yield (f"EKS add-on {name} version {version!r} is not an exact add-on version: pin addonVersion as "
+               "v<x.y.z>-eksbuild.<n>")
 
 
 POLICIES = [

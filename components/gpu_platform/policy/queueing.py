@@ -69,8 +69,8 @@ def local_queues(args: StackValidationArgs, config: Mapping[str, Any]) -> Findin
         mine = locals_by_ns.get(ns_name, [])
         if not mine:
             yield (f"team namespace {ns_name!r} has no LocalQueue: the stack queues GPU work, so its Jobs would wait "
-                   "for a queue that does not exist and its GPU pods are refused; give every team a queue "
-                   "(queueing.mode kueue does)", ns.urn)
+                   "for a queue that does not exist and its GPU pods are refused; add a Kueue LocalQueue to the "
+                   "namespace (stack file: queueing.mode kueue gives every team one)", ns.urn)
             continue
         for lq in mine:
             target = get(lq.props, "spec.clusterQueue")
@@ -137,8 +137,9 @@ def nominal_within_capacity(args: StackValidationArgs, config: Mapping[str, Any]
         have = capacity.setdefault(flavor, flavor_capacity(args, flavors[flavor])).get(resource, 0)
         if nominal > have:
             yield (f"cohort {cohort!r} guarantees {nominal} {resource} on flavor {flavor!r} but its node groups offer "
-                   f"{have} at max size: nominal quotas are guarantees and must fit the hardware; lower the teams' "
-                   "quotas or raise the pool's maxSize (borrowing limits are what may exceed it)", flavors[flavor].urn)
+                   f"{have} at max size: nominal quotas are guarantees and must fit the hardware; lower the "
+                   "ClusterQueues' nominalQuota or raise the node groups' maxSize (borrowing limits are what may exceed "
+                   "it; stack file: teams[].queue, nodePools[].maxSize)", flavors[flavor].urn)
 
 
 def flavor_mig_profiles(args: StackValidationArgs, config: Mapping[str, Any]) -> Finding:

@@ -1,8 +1,8 @@
 """The replacement guard: locked node groups keep every input whose change would replace them.
 
 Policies never see the old state or the step (create, update, replace), so the guard compares against a
-lock committed beside the stack file, `stacks/Pulumi.<stack>.lock.json`, which `gpu-platform lock`
-writes from a plan:
+lock that `gpu-platform lock` writes from a plan (committed beside the stack file as
+`stacks/Pulumi.<stack>.lock.json`, and handed to the pack through its config: policy.locks):
 
     {"version": 2, "stack": "prod",
      "nodeGroups": {"<logical name>": {"amiType": ..., "instanceTypes": [...], ...}},
@@ -25,8 +25,6 @@ Changing a replace-forcing input on purpose is a two-step, reviewed act: regener
 from __future__ import annotations
 
 import json
-from functools import lru_cache
-from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional
 
 from pulumi_policy import PolicyConfigSchema, ResourceValidationArgs, Severity, StackValidationArgs
@@ -34,10 +32,9 @@ from pulumi_policy.proxy import UnknownValueError
 
 from gpu_platform.facts import catalog
 from gpu_platform.policy.common import NODE_GROUP, fail_closed_message, get, of_type, resource_policy, stack_of, stack_policy
+from gpu_platform.policy.locks import CONFIG_PROPERTIES, LockError, LockSource, resolve
 
 LOCK_VERSION = 2
-READABLE_VERSIONS = (1, 2)
-ROOT = Path(__file__).resolve().parents[3]  # the checkout: components/gpu_platform/policy/ sits three levels down
 REPLACE_INPUTS = catalog.REPLACE_FORCING_INPUTS[NODE_GROUP]
 # Inputs that carry another resource's id or ARN: an offline plan only has stand-ins for them, so the
 # lock does not pin their values. The guard still fails closed when one is unknown during a preview.
@@ -49,21 +46,9 @@ NODE_POOL_INPUTS = catalog.REPLACE_FORCING_INPUTS[NODE_POOL]
 SECTIONS = {NODE_GROUP: ("nodeGroups", REPLACE_INPUTS, "node group"), NODE_POOL: ("nodePools", NODE_POOL_INPUTS, "NodePool")}
 
 
-LOCK_FILE = "stacks/Pulumi.{stack}.lock.json"  # beside the stack file, relative to the repository
-
-
-def default_lock_path(stack: str, root: Optional[Path] = None) -> Path:
-    return (root or ROOT) / LOCK_FILE.format(stack=stack)
-
-
-def lock_path(config: Mapping[str, Any], urn: str) -> Optional[Path]:
-    """The lock to hold a resource to: `lockFile` from config (relative to the repository), else the stack's."""
-    given = config.get("lockFile")
-    if given:
-        path = Path(given)
-        return path if path.is_absolute() else ROOT / path
-    stack = stack_of(urn)
-    return default_lock_path(stack) if stack else None
+def lock_of(config: Mapping[str, Any], urn: str) -> LockSource:
+    """The lock the policy config names for the stack `urn` belongs to (policy.locks)."""
+    return resolve(config, stack_of(urn))
 
 
 def locked_values(props: Any) -> dict[str, Any]:
@@ -84,38 +69,13 @@ def new_lock(stack: str, node_groups: Mapping[str, Any], pools: Optional[Mapping
     return doc
 
 
-class LockError(ValueError):
-    pass
-
-
-@lru_cache(maxsize=16)
-def _read(path: str, mtime: float) -> dict[str, Any]:
-    try:
-        doc = json.loads(Path(path).read_text())
-    except ValueError as err:
-        raise LockError(f"{path} is not valid JSON ({err}); regenerate it with `gpu-platform lock`") from None
-    if (not isinstance(doc, dict) or doc.get("version") not in READABLE_VERSIONS
-            or not isinstance(doc.get("nodeGroups"), dict) or not isinstance(doc.get("pools", {}), dict)
-            or not isinstance(doc.get("nodePools", {}), dict)):
-        raise LockError(f"{path} is not a node-group lock this version reads (versions "
-                        f"{', '.join(map(str, READABLE_VERSIONS))}); regenerate it with `gpu-platform lock`")
-    return doc
-
-
-def load_lock(path: Optional[Path]) -> Optional[dict[str, Any]]:
-    """The lock document, or None when there is no lock file."""
-    if path is None or not path.is_file():
-        return None
-    return _read(str(path), path.stat().st_mtime)
-
-
 def _show(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
 def guard(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterator[str]:
     try:
-        lock = load_lock(lock_path(config, args.urn))
+        lock = lock_of(config, args.urn).doc
     except LockError as err:
         yield str(err)
         return
@@ -140,16 +100,19 @@ def guard(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterator[s
 def locked_groups_present(args: StackValidationArgs, config: Mapping[str, Any]) -> Iterator[tuple[str, Optional[str]]]:
     groups = of_type(args, NODE_GROUP)
     urn = next((r.urn for r in args.resources), "")
-    path = lock_path(config, urn)
     try:
-        lock = load_lock(path)
+        source = lock_of(config, urn)
     except LockError as err:
         yield str(err), None
         return
+    lock = source.doc
     if lock is None:
         if config.get("requireLock"):
-            yield (f"no node-group lock at {path}: write one with `gpu-platform lock --stack {stack_of(urn) or '<stack>'}` "
-                   "and commit it, so replacements of node groups are refused", None)
+            stack = stack_of(urn) or "<stack>"
+            where = f"at {source.where}" if source.where else "in the policy config (neither `lock` nor `lockFile` is set)"
+            yield (f"no node-group lock {where}: write one with `gpu-platform lock --stack {stack}` (add "
+                   "`--policy-config FILE` to put it in the pack's config) so replacements of node groups are refused",
+                   None)
         return
     declared = {ng.name for ng in groups}
     for name in sorted(set(lock["nodeGroups"]) - declared):
@@ -163,12 +126,9 @@ def locked_groups_present(args: StackValidationArgs, config: Mapping[str, Any]) 
                "deliberately (`gpu-platform lock`)", None)
 
 
-LOCK_SCHEMA = PolicyConfigSchema({
-    "lockFile": {"type": "string",
-                 "description": "Lock file (relative to the repository); default stacks/Pulumi.<stack>.lock.json."},
-})
+LOCK_SCHEMA = PolicyConfigSchema(dict(CONFIG_PROPERTIES))
 PRESENT_SCHEMA = PolicyConfigSchema({
-    "lockFile": LOCK_SCHEMA.properties["lockFile"],
+    **CONFIG_PROPERTIES,
     "requireLock": {"type": "boolean", "default": False,
                     "description": "Fail when the stack has no lock file (set true for prod)."},
 })

@@ -17,8 +17,9 @@ from pulumi_policy import PolicyConfigSchema, ResourceValidationArgs, Severity, 
 from gpu_platform.decisions.tolerations import tolerates
 from gpu_platform.facts import catalog, mig, names
 from gpu_platform.policy.common import (
-    CHART_DEFAULT_TOLERATIONS, ENVIRONMENT_PROPERTY, K8S_EFFECTS, NODE_GROUP, get, gpu_model_of, gpu_operator_release,
-    is_gpu_node_group, node_group_label, release_values, resource_policy, stack_environment, stack_policy, truthy,
+    CHART_DEFAULT_TOLERATIONS, ENVIRONMENT_PROPERTY, K8S_EFFECTS, NODE_GROUP, applies_in, get, gpu_model_of,
+    gpu_operator_release, is_gpu_node_group, node_group_label, release_values, resource_policy, stack_environment,
+    stack_policy, truthy,
 )
 from gpu_platform.policy.pools import pool_resources
 from gpu_platform.render.sharing import check_mig_parted_config
@@ -41,12 +42,14 @@ def mig_capable(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iter
     not_capable = [t for t in types if t not in catalog.INSTANCE_TYPES or not catalog.INSTANCE_TYPES[t].gpu_model.mig_capable]
     if not_capable:
         capable = sorted(n for n, it in catalog.INSTANCE_TYPES.items() if it.gpu_model.mig_capable)
-        yield (f"{who} selects a MIG layout but {', '.join(not_capable)} have no MIG: use sharing mode none or "
-               f"time-slicing there, or a MIG-capable type ({', '.join(capable)})")
+        yield (f"{who} selects a MIG layout ({names.MIG_CONFIG_LABEL} label) but {', '.join(not_capable)} have no MIG: "
+               f"drop the label from this node group or use a MIG-capable type ({', '.join(capable)}) (stack file: "
+               "sharing mode none or time-slicing)")
     images = {i.eks_ami_type: i for i in catalog.NODE_IMAGES.values() if i.eks_ami_type != "CUSTOM"}
     image = images.get(get(args.props, "amiType"))
     if image is not None and not image.operator_mig:
-        yield f"{who} runs {image.key}, where the GPU Operator's MIG manager is not supported: use AL2023 or Ubuntu"
+        yield (f"{who} runs {image.key}, where the GPU Operator's MIG manager is not supported: set amiType "
+               "AL2023_x86_64_NVIDIA on this node group, or use an Ubuntu image (stack file: ami.type)")
 
 
 def _mig_file(release: Any) -> tuple[Optional[dict], list[str]]:
@@ -90,8 +93,9 @@ def mig_layouts_valid(args: StackValidationArgs, config: Mapping[str, Any]) -> F
                 layout = {p: n for p, n in (item.get("mig-devices") or {}).items()}
                 problem = mig.layout_problem(gpu, layout)
                 if problem:
-                    yield (f"{who}: MIG config {name!r} does not fit one {gpu.key}: {problem}; fix "
-                           "sharing.layout (see the valid layouts in docs)", ng.urn)
+                    yield (f"{who}: MIG config {name!r} does not fit one {gpu.key}: {problem}; fix the layout in the "
+                           "MIG manager's config (stack file: sharing.layout, valid layouts in docs/gpu-operator.md)",
+                           ng.urn)
 
 
 def _device_plugin_key(props: Any, release_values: Mapping[str, Any]) -> Optional[str]:
@@ -121,7 +125,7 @@ def time_slicing_allowed(args: StackValidationArgs, config: Mapping[str, Any]) -
         return
     values = release_values(release.props)
     env = stack_environment(args, config)
-    in_env = env is not None and env in set(config.get("environments", []))
+    in_env = applies_in(env, config.get("environments", []))
     pools = set(config.get("pools", []))
     for ng in pool_resources(args):
         props = ng.props
@@ -132,12 +136,14 @@ def time_slicing_allowed(args: StackValidationArgs, config: Mapping[str, Any]) -
             continue
         labels = get(props, "labels", {})
         pool = labels.get(names.POOL_LABEL, ng.name)
-        reasons = ([f"environment {env} forbids it"] if in_env else []) \
+        reasons = ([f"environment {env or 'unknown (held to prod)'} forbids it"] if in_env else []) \
             + (["the pool is critical"] if config.get("criticalPools", True) and labels.get(names.CRITICAL_LABEL) == "true" else []) \
             + ([f"pool {pool} is listed in the policy config"] if pool in pools else [])
         if reasons:
             yield (f"{node_group_label(ng.name, props)} time-slices each GPU {replicas} ways but {' and '.join(reasons)} "
-                   "(time-slicing gives no memory isolation): set sharing.mode none or mig on this pool", ng.urn)
+                   "(time-slicing gives no memory isolation): point this node group's "
+                   f"{names.DEVICE_PLUGIN_CONFIG_LABEL} label at a device-plugin config without time-slicing (stack "
+                   "file: sharing.mode none or mig on this pool)", ng.urn)
 
 
 def operator_tolerations(args: StackValidationArgs, config: Mapping[str, Any]) -> Finding:
@@ -167,7 +173,8 @@ def operator_tolerations(args: StackValidationArgs, config: Mapping[str, Any]) -
 
 TIME_SLICING_SCHEMA = PolicyConfigSchema({
     "environments": {"type": "array", "items": {"type": "string"}, "default": ["prod"],
-                     "description": "Environments where no pool may time-slice GPUs."},
+                     "description": "Environments where no pool may time-slice GPUs (an unknown environment counts "
+                                    "as prod)."},
     "criticalPools": {"type": "boolean", "default": True,
                       "description": "Forbid time-slicing on pools marked critical."},
     "pools": {"type": "array", "items": {"type": "string"}, "default": [],

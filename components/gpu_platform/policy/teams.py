@@ -87,16 +87,17 @@ def quotas_bound_gpus(args: StackValidationArgs, config: Mapping[str, Any]) -> F
     for ns_name, ns in _team_namespaces(args):
         hard = quotas.get(ns_name)
         if hard is None:
-            yield (f"team namespace {ns_name!r} has no ResourceQuota: its pods could take every GPU; give the team a "
-                   "quota (teams[].quota)", ns.urn)
+            yield (f"team namespace {ns_name!r} has no ResourceQuota: its pods could take every GPU; add a "
+                   "ResourceQuota bounding requests.nvidia.com/gpu to the namespace (stack file: teams[].quota)", ns.urn)
             continue
         missing = [k for k in needed if k not in hard]
         if missing:
             bare = [k for k in missing if k.removeprefix("requests.") in hard]
             hint = (f" ({', '.join(k.removeprefix('requests.') for k in bare)} is not enforced for extended resources: "
                     "quota them as requests.<resource>)") if bare else ""
-            yield (f"team namespace {ns_name!r} quota does not bound {', '.join(missing)}{hint}: set teams[].quota.gpus "
-                   "and quota.migSlices for every MIG profile the pools offer (0 for none)", ns.urn)
+            yield (f"team namespace {ns_name!r} quota does not bound {', '.join(missing)}{hint}: add them to the "
+                   "ResourceQuota's hard limits, 0 where the team gets none (stack file: teams[].quota.gpus and "
+                   "quota.migSlices for every MIG profile the pools offer)", ns.urn)
 
 
 def _quantity(value: Any) -> int:
@@ -124,7 +125,8 @@ def quotas_within_capacity(args: StackValidationArgs, config: Mapping[str, Any])
         have = offered.get(resource, 0)
         if n > have * ratio:
             yield (f"team quotas ask for {n} {resource} but the pools offer {have} at max size (capacity ratio "
-                   f"{ratio:g} allows {int(have * ratio)}): raise a pool's maxSize or lower the quotas", None)
+                   f"{ratio:g} allows {int(have * ratio)}): raise a node group's maxSize or lower the quotas (stack "
+                   "file: nodePools[].maxSize, teams[].quota)", None)
 
 
 CAPACITY_SCHEMA = PolicyConfigSchema({
