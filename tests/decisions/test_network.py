@@ -64,18 +64,22 @@ def test_explicit_zones_win():
     assert zones("us-east-1", vpc) == ["us-east-1b", "us-east-1d", "us-east-1f"]
 
 
+def nat_count(spec, zone_count=3):
+    return nat_gateway_count(spec.cluster.create.vpc, spec.prod, zone_count)
+
+
 def test_prod_gets_a_nat_gateway_per_zone():
-    assert nat_gateway_count(parse_platform(stack_platform("prod")), 3) == 3
+    assert nat_count(parse_platform(stack_platform("prod"))) == 3
 
 
 def test_dev_shares_one_nat_gateway():
-    assert nat_gateway_count(parse_platform(stack_platform("dev")), 3) == 1
+    assert nat_count(parse_platform(stack_platform("dev"))) == 1
 
 
 def test_single_nat_gateway_setting_overrides_the_environment_default():
     platform = stack_platform("prod")
     platform["cluster"]["create"]["vpc"]["singleNatGateway"] = True
-    assert nat_gateway_count(parse_platform(platform), 3) == 1
+    assert nat_count(parse_platform(platform)) == 1
 
 
 # --- in the plan ---

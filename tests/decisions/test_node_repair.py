@@ -182,7 +182,7 @@ def test_the_agent_addon_is_pinned_and_its_configuration_meets_the_addon_schema(
     addon = resource(stack_plan(stack), ADDON, f"cluster-{catalog.NODE_MONITORING_AGENT_ADDON}")["inputs"]
     assert addon["addonVersion"] == spec.cluster.create.addons[catalog.NODE_MONITORING_AGENT_ADDON]
     config = json.loads(addon["configurationValues"])
-    assert config == agent_configuration(spec)
+    assert config == agent_configuration(node_repair.gpu_taints(spec))
     jsonschema.validate(config, SCHEMA)
 
 
@@ -194,7 +194,7 @@ def test_the_schema_check_catches_a_misspelt_key():
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_the_agent_and_its_dcgm_engine_tolerate_every_gpu_pool_taint(stack):
     spec = parse_platform(stack_platform(stack))
-    config = agent_configuration(spec)
+    config = agent_configuration(node_repair.gpu_taints(spec))
     for pool in spec.node_pools:
         for key, value, effect in [(names.GPU_TAINT_KEY, names.GPU_TAINT_VALUE, "NoSchedule"),
                                    *((t.key, t.value, t.effect) for t in pool.taints)]:

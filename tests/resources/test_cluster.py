@@ -14,6 +14,7 @@ CLUSTER = "aws:eks/cluster:Cluster"
 ADDON = "aws:eks/addon:Addon"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 CLUSTER_COMPONENT = "gpu-platform:cluster:Cluster"
+ADOPTED_COMPONENT = "gpu-platform:cluster:AdoptedCluster"
 
 
 def _eks(plan_):
@@ -27,7 +28,9 @@ def _system(plan_):
 
 
 def _component(plan_):
-    return component(plan_, CLUSTER_COMPONENT, "cluster")
+    """The platform's cluster component: a Cluster, or an AdoptedCluster for `cluster.existing`."""
+    adopted = any(r["type"] == ADOPTED_COMPONENT for r in plan_["resources"])
+    return component(plan_, ADOPTED_COMPONENT if adopted else CLUSTER_COMPONENT, "cluster")
 
 
 # --- created cluster ---

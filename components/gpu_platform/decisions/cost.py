@@ -248,7 +248,7 @@ def nat_gateway_count(spec: "PlatformSpec") -> int:
     create = spec.cluster.create
     if create is None or create.vpc is None:
         return 0
-    return network_nat_count(spec, create.vpc.availability_zones)
+    return network_nat_count(create.vpc, spec.prod, create.vpc.availability_zones)
 
 
 def fixed_items_from_spec(spec: "PlatformSpec", pricing: Pricing, as_of: Optional[date] = None) -> list[FixedItem]:

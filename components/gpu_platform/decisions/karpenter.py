@@ -21,7 +21,11 @@ def karpenter_pools(spec: "PlatformSpec") -> list["NodePoolSpec"]:
 
 def discovery_tags(spec: "PlatformSpec") -> dict[str, str]:
     """The tag EC2NodeClasses select subnets and security groups by ({} when no pool uses Karpenter)."""
-    return {names.KARPENTER_DISCOVERY_TAG: spec.cluster.name} if uses_karpenter(spec) else {}
+    return discovery_tag(spec.cluster.name) if uses_karpenter(spec) else {}
+
+
+def discovery_tag(cluster_name: str) -> dict[str, str]:
+    return {names.KARPENTER_DISCOVERY_TAG: cluster_name}
 
 
 def node_role_name(cluster: str) -> str:

@@ -40,10 +40,9 @@ def subnet_plan(cidr: str, zone_names: list[str]) -> list[ZoneSubnets]:
     return [ZoneSubnets(z, str(blocks[i]), str(public[i])) for i, z in enumerate(zone_names)]
 
 
-def nat_gateway_count(spec: "PlatformSpec", zone_count: int) -> int:
+def nat_gateway_count(vpc: "VpcSpec", prod: bool, zone_count: int) -> int:
     """One NAT gateway per zone in prod (a zone outage leaves the others their egress), one otherwise."""
-    vpc = spec.cluster.create.vpc
-    single = vpc.single_nat_gateway if vpc.single_nat_gateway is not None else not spec.prod
+    single = vpc.single_nat_gateway if vpc.single_nat_gateway is not None else not prod
     return 1 if single else zone_count
 
 

@@ -11,13 +11,13 @@ team) and the row-remapping failure it reboots for but that a reboot cannot fix 
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 from gpu_platform.decisions.tolerations import toleration
 from gpu_platform.facts import catalog, names
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
+    from gpu_platform.spec.models import NodePoolSpec, PlatformSpec, TaintSpec
     from gpu_platform.spec.pool_context import PoolContext
 
 GPU_CONDITION = "AcceleratedHardwareReady"
@@ -66,21 +66,25 @@ def agent_installed(spec: "PlatformSpec") -> bool:
     return create is not None and catalog.NODE_MONITORING_AGENT_ADDON in create.addons
 
 
-def agent_configuration(spec: "PlatformSpec") -> dict[str, Any]:
+def gpu_taints(spec: "PlatformSpec") -> list["TaintSpec"]:
+    """Every extra taint of the stack's GPU pools, in pool order."""
+    return [taint for pool in spec.node_pools for taint in pool.taints]
+
+
+def agent_configuration(taints: Iterable["TaintSpec"]) -> dict[str, Any]:
     """The node monitoring agent add-on's configuration values (its configuration schema, copied in
     components/upstream/): the agent on every node, and its DCGM host engine (dcgm-server, which the
     agent's chart places on NVIDIA instance types only and gives no tolerations) on every GPU pool."""
     return {
         "nodeAgent": {"tolerations": [{"operator": "Exists"}]},
-        "dcgmAgent": {"tolerations": gpu_pool_tolerations(spec)},
+        "dcgmAgent": {"tolerations": gpu_pool_tolerations(taints)},
     }
 
 
-def gpu_pool_tolerations(spec: "PlatformSpec") -> list[dict[str, str]]:
-    """Tolerations for the GPU taint and every extra taint of a GPU pool, each once."""
+def gpu_pool_tolerations(taints: Iterable["TaintSpec"]) -> list[dict[str, str]]:
+    """Tolerations for the GPU taint and each of the GPU pools' extra taints, each once."""
     out = [{"key": names.GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]
-    for pool in spec.node_pools:
-        for taint in pool.taints:
-            if toleration(taint) not in out:
-                out.append(toleration(taint))
+    for taint in taints:
+        if toleration(taint) not in out:
+            out.append(toleration(taint))
     return out

@@ -1,20 +1,28 @@
-"""The EKS cluster: created (VPC, control plane, core add-ons, system nodes) or adopted by name.
+"""Cluster: a new EKS cluster with its VPC (or existing subnets), control plane, pinned core add-ons,
+system nodes and admin access.
 
-Either way the component exposes the same attributes, including the Kubernetes provider every
-Kubernetes resource of the platform must use explicitly (token from `aws eks get-token`).
+`Cluster` takes its own arguments (the stack file's `cluster.create` block, flattened) and checks them with
+the stack file's cluster rules. A cluster that already exists is adopted instead (adopted_cluster.py).
 """
-from __future__ import annotations
-
 import json
-from typing import TYPE_CHECKING, Optional
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 import pulumi
 
 from gpu_platform.decisions import node_repair
+from gpu_platform.decisions.karpenter import discovery_tag, uses_karpenter
 from gpu_platform.decisions.launch_template import image_volume, metadata_options, service_cidr_for
 from gpu_platform.facts import catalog, names
-from gpu_platform.render.kubeconfig import kubeconfig_json
+from gpu_platform.resources import options
+from gpu_platform.resources.cluster_base import ClusterBase
 from gpu_platform.resources.node_iam import control_plane_role, node_role
+from gpu_platform.resources.pool_args import ENVIRONMENTS, PoolTaintArgs, camel
+from gpu_platform.resources.typed_args import Required, TypedDict
+from gpu_platform.spec.errors import SpecError
+from gpu_platform.spec.models import ClusterSpec, TaintSpec
+from gpu_platform.spec.parse import read_part
+from gpu_platform.spec.rules import cluster_rules
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import PlatformSpec
@@ -22,92 +30,134 @@ if TYPE_CHECKING:
 # Add-ons installed before any node group (DaemonSets: healthy with zero nodes); coredns waits for nodes.
 ADDONS_BEFORE_NODES = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")
 NODE_NETWORK_ADDONS = ("vpc-cni", "kube-proxy")  # a node is not Ready without these
+# Stands in for subnet ids that come as an Output, so the rules know they are given (AWS checks the ids).
+_GIVEN_LATER = "subnet-given-as-an-output"
 
 
-def system_node_group_labels(selector: dict[str, str]) -> dict[str, str]:
+def system_node_group_labels(selector: Mapping[str, str]) -> dict[str, str]:
     """The platform's system node group carries its role label and whatever the controllers select."""
     return {**names.SYSTEM_NODE_SELECTOR, **selector}
 
 
-class Cluster(pulumi.ComponentResource):
-    """Attributes: name, endpoint, certificate_authority, k8s_provider, vpc_id, private_subnet_ids,
-    node_security_group_id, node_role_arn, service_cidr, kubeconfig (secret), system_ready
-    (what Kubernetes workloads wait for) and nodes_prerequisites (what node groups wait for)."""
+class VpcArgs(TypedDict, total=False):
+    """A VPC made for the cluster: one private and one public subnet per zone, NAT egress."""
 
-    def __init__(self, name: str, spec: "PlatformSpec", region: str, opts: Optional[pulumi.ResourceOptions] = None):
+    cidr: str
+    """An IPv4 block between /16 and /20 (default 10.40.0.0/16)."""
+    availability_zones: int
+    """Zones to span, 2-6 (default 3)."""
+    zones: list[str]
+    """Explicit zone names (default: <region>a, b, c...)."""
+    single_nat_gateway: bool
+    """One NAT gateway for all zones (default: one per zone in prod, one elsewhere)."""
+
+
+class SystemNodesArgs(TypedDict, total=False):
+    """The small on-demand node group the operators and controllers run on."""
+
+    release_version: Required[str]
+    """The AL2023 AMI release, pinned (e.g. 1.35.7-20260911)."""
+    instance_types: list[str]
+    """Default ["m6i.large"]."""
+    min_size: int
+    """Default 2."""
+    max_size: int
+    """Default 4."""
+    disk_size_gib: int
+    """Default 50."""
+
+
+class ClusterArgs(TypedDict, total=False):
+    """A new EKS cluster: its version, network, pinned add-ons and system nodes."""
+
+    cluster_name: Required[str]
+    """The EKS cluster's name (lowercase, up to 32 characters): every physical name derives from it."""
+    kubernetes_version: Required[str]
+    region: Required[str]
+    """The region the AWS provider deploys to (zone names and the kubeconfig use it)."""
+    addons: Required[dict[str, str]]
+    """Add-on -> exact version, for every core add-on (vpc-cni, kube-proxy, coredns, eks-pod-identity-agent)."""
+    system_nodes: Required[SystemNodesArgs]
+    vpc: VpcArgs
+    """Make a VPC (this or `subnetIds`)."""
+    subnet_ids: pulumi.Input[list[str]]
+    """Private subnets of an existing VPC (this or `vpc`)."""
+    endpoint_public_access: bool
+    """Default true."""
+    public_access_cidrs: list[str]
+    secrets_kms_key_arn: str
+    """Envelope-encrypt Kubernetes secrets with this KMS key (cannot be removed once set)."""
+    admin_role_arns: list[str]
+    """IAM roles made cluster admins through access entries."""
+    system_node_selector: dict[str, str]
+    """Labels the system nodes carry besides gpu-platform.io/role=system (what the controllers select)."""
+    environment: str
+    """dev, staging or prod: prod protects the cluster and its system nodes and turns on deletion protection."""
+    tags: dict[str, str]
+    """Tags for the system nodes' instances and volumes."""
+    gpu_taints: list[PoolTaintArgs]
+    """Extra taints of the GPU pools: the node monitoring agent's DCGM engine tolerates them."""
+    karpenter_discovery: bool
+    """Tag the subnets a VPC gets for Karpenter's EC2NodeClasses to find."""
+
+
+@dataclass(frozen=True)
+class ClusterSettings:
+    cluster: ClusterSpec
+    region: str
+    prod: bool = False
+    tags: Mapping[str, str] = field(default_factory=dict)
+    gpu_taints: tuple[TaintSpec, ...] = ()
+    karpenter_discovery: bool = False
+
+
+class Cluster(ClusterBase):
+    """A new EKS cluster (API authentication, control-plane logs, pinned add-ons), its VPC or existing
+    subnets, an on-demand system node group and cluster-admin access entries."""
+
+    def __init__(self, name: str, args: ClusterArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("gpu-platform:cluster:Cluster", name, None, opts)
-        self.spec = spec
-        child = pulumi.ResourceOptions(parent=self)
-        role, attachments = node_role(f"{name}-nodes", spec.cluster.name, child)
+        settings = cluster_settings(name, args)
+        c = settings.cluster
+        role, attachments = node_role(f"{name}-nodes", c.name, options.child(self, opts))
         self.node_role_arn = role.arn
-        self.nodes_prerequisites: list[pulumi.Resource] = list(attachments)
-        self.system_ready: list[pulumi.Resource] = []
-        if spec.cluster.create is not None:
-            self._create(name, spec, region)
-        else:
-            self._adopt(spec)
-        self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(self.name, self.endpoint, self.certificate_authority).apply(
-            lambda a: kubeconfig_json(a[0], a[1], a[2], region)))
-        from pulumi_kubernetes import Provider
+        self.nodes_prerequisites = list(attachments)
+        self.extra_node_security_group_ids = []
+        self._create(name, settings, args.get("subnet_ids"), opts)
+        self._connect(name, settings.region, None, opts)
+        self._register()
 
-        self.k8s_provider = Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child)
-        self.register_outputs({"name": self.name, "endpoint": self.endpoint, "vpcId": self.vpc_id,
-                               "nodeRoleArn": self.node_role_arn})
-
-    def pool_args(self) -> dict:
-        """What a GPU pool component needs from this cluster (GpuNodePoolArgs and KarpenterNodePoolArgs)."""
-        return {"cluster_name": self.spec.cluster.name, "node_role_arn": self.node_role_arn,
-                "subnet_ids": self.private_subnet_ids, "subnet_zones": self.zone_names,
-                "node_security_group_id": self.node_security_group_id,
-                "security_group_ids": list(self.extra_node_security_group_ids), "vpc_id": self.vpc_id,
-                "cluster_endpoint": self.endpoint, "cluster_certificate_authority": self.certificate_authority,
-                "service_cidr": self.service_cidr}
-
-    # --- existing cluster ---
-
-    def _adopt(self, spec: "PlatformSpec") -> None:
+    def _create(self, name: str, settings: ClusterSettings, subnet_ids: Any,
+                opts: Optional[pulumi.ResourceOptions]) -> None:
         from pulumi_aws import eks
 
-        found = eks.get_cluster_output(name=spec.cluster.name, opts=pulumi.InvokeOutputOptions(parent=self))
-        self.name = found.name
-        self.endpoint = found.endpoint
-        self.certificate_authority = found.certificate_authorities.apply(lambda cas: cas[0].data)
-        self.vpc_id = found.vpc_config.vpc_id
-        self.node_security_group_id = found.vpc_config.cluster_security_group_id
-        self.service_cidr = found.kubernetes_network_configs.apply(lambda k: k[0].service_ipv4_cidr)
-        self.private_subnet_ids = pulumi.Output.from_input(list(spec.cluster.existing.subnet_ids))
-        self.extra_node_security_group_ids = list(spec.cluster.existing.node_security_group_ids)
-        self.zone_names = None  # existing subnets: used in the order listed
-
-    # --- created cluster ---
-
-    def _create(self, name: str, spec: "PlatformSpec", region: str) -> None:
-        from pulumi_aws import eks
-
-        create, cluster_name = spec.cluster.create, spec.cluster.name
-        child = pulumi.ResourceOptions(parent=self)
+        c, prod = settings.cluster, settings.prod
+        create = c.create
+        child = options.child(self, opts)
         network_config = None
         if create.vpc is not None:
             from gpu_platform.decisions.network import zones
             from gpu_platform.resources.network import Network
 
-            self.network = Network(f"{name}-network", spec, region, opts=child)
+            self.network = Network(f"{name}-network", c.name, create.vpc, settings.region, prod,
+                                   discovery_tag(c.name) if settings.karpenter_discovery else {}, opts=child)
             subnet_ids = self.network.private_subnet_ids
-            self.zone_names = zones(region, create.vpc)  # the private subnets' zones, in order
+            self.zone_names = zones(settings.region, create.vpc)  # the private subnets' zones, in order
             network_config = eks.ClusterKubernetesNetworkConfigArgs(
                 ip_family="ipv4", service_ipv4_cidr=service_cidr_for(create.vpc.cidr))
         else:
-            subnet_ids = pulumi.Output.from_input(list(create.subnet_ids))
+            subnet_ids = pulumi.Output.from_input(subnet_ids)
             self.zone_names = None
-        cp_role, cp_attachments = control_plane_role(f"{name}-control-plane", cluster_name, child)
+        cp_role, cp_attachments = control_plane_role(f"{name}-control-plane", c.name, child)
         encryption = None
         if create.secrets_kms_key_arn:
             encryption = eks.ClusterEncryptionConfigArgs(
                 resources=["secrets"], provider=eks.ClusterEncryptionConfigProviderArgs(key_arn=create.secrets_kms_key_arn))
+        keep = options.protect(opts, prod)
         self.cluster = eks.Cluster(
             name,
-            name=cluster_name,
-            version=spec.cluster.kubernetes_version,
+            name=c.name,
+            version=c.kubernetes_version,
             role_arn=cp_role.arn,
             vpc_config=eks.ClusterVpcConfigArgs(
                 subnet_ids=subnet_ids, endpoint_private_access=True,
@@ -120,43 +170,44 @@ class Cluster(pulumi.ComponentResource):
             kubernetes_network_config=network_config,
             enabled_cluster_log_types=list(catalog.CLUSTER_LOG_TYPES),
             encryption_config=encryption,
-            deletion_protection=spec.prod,
-            opts=pulumi.ResourceOptions(parent=self, protect=spec.prod, depends_on=cp_attachments),
+            deletion_protection=keep,
+            opts=options.child(self, opts, protect=keep, depends_on=cp_attachments),
         )
-        self.name = self.cluster.name
+        self.cluster_name = self.cluster.name
         self.endpoint = self.cluster.endpoint
         self.certificate_authority = self.cluster.certificate_authority.apply(lambda ca: ca.data)
         self.vpc_id = self.cluster.vpc_config.vpc_id
         self.node_security_group_id = self.cluster.vpc_config.cluster_security_group_id
         self.service_cidr = self.cluster.kubernetes_network_config.apply(lambda k: k.service_ipv4_cidr)
         self.private_subnet_ids = subnet_ids
-        self.extra_node_security_group_ids = []
 
-        before = {a: self._addon(name, a, create.addons[a], []) for a in ADDONS_BEFORE_NODES}
-        # Node groups name the cluster by its spec name (stable), so they wait for it explicitly.
+        before = {a: self._addon(name, a, create.addons[a], [], opts) for a in ADDONS_BEFORE_NODES}
+        # Node groups name the cluster by its plain name (stable), so they wait for it explicitly.
         self.nodes_prerequisites += [self.cluster, *(before[a] for a in NODE_NETWORK_ADDONS)]
-        system = self._system_nodes(name, spec)
-        coredns = self._addon(name, "coredns", create.addons["coredns"], [system])
+        system = self._system_nodes(name, settings, opts)
+        coredns = self._addon(name, "coredns", create.addons["coredns"], [system], opts)
         self.system_ready = [system, *before.values(), coredns]
-        self._admin_access(name, spec)
-        if node_repair.agent_installed(spec):  # turns GPU faults into node conditions repair acts on
+        self._admin_access(name, c, opts)
+        if catalog.NODE_MONITORING_AGENT_ADDON in create.addons:  # GPU faults become node conditions repair acts on
             self._addon(name, catalog.NODE_MONITORING_AGENT_ADDON, create.addons[catalog.NODE_MONITORING_AGENT_ADDON],
-                        [], config=node_repair.agent_configuration(spec))
+                        [], opts, config=node_repair.agent_configuration(settings.gpu_taints))
 
-    def _addon(self, name: str, addon: str, version: str, depends_on: list, config: Optional[dict] = None):
+    def _addon(self, name: str, addon: str, version: str, depends_on: list, opts: Optional[pulumi.ResourceOptions],
+               config: Optional[dict] = None):
         from pulumi_aws import eks
 
         config = config or catalog.ADDON_CONFIGURATION.get(addon)
         return eks.Addon(f"{name}-{addon}", cluster_name=self.cluster.name, addon_name=addon, addon_version=version,
                          configuration_values=json.dumps(config) if config else None,
                          resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE",
-                         opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on))
+                         opts=options.child(self, opts, depends_on=depends_on))
 
-    def _system_nodes(self, name: str, spec: "PlatformSpec"):
+    def _system_nodes(self, name: str, settings: ClusterSettings, opts: Optional[pulumi.ResourceOptions]):
         """A small on-demand, untainted node group where the operators and the autoscaler run."""
         from pulumi_aws import ec2, eks
 
-        nodes, cluster_name = spec.cluster.create.system_nodes, spec.cluster.name
+        c = settings.cluster
+        nodes, cluster_name = c.create.system_nodes, c.name
         volume = image_volume("al2023", nodes.disk_size_gib)
         template = ec2.LaunchTemplate(
             f"{name}-system",
@@ -166,10 +217,10 @@ class Cluster(pulumi.ComponentResource):
             block_device_mappings=[ec2.LaunchTemplateBlockDeviceMappingArgs(
                 device_name=volume["device_name"], ebs=ec2.LaunchTemplateBlockDeviceMappingEbsArgs(**volume["ebs"]))],
             tag_specifications=[ec2.LaunchTemplateTagSpecificationArgs(
-                resource_type=r, tags={"Name": names.system_node_group_name(cluster_name), **spec.tags})
+                resource_type=r, tags={"Name": names.system_node_group_name(cluster_name), **settings.tags})
                 for r in ("instance", "volume")],
             update_default_version=True,
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=options.child(self, opts),
         )
         return eks.NodeGroup(
             f"{name}-system",
@@ -181,28 +232,97 @@ class Cluster(pulumi.ComponentResource):
             instance_types=list(nodes.instance_types),
             ami_type=catalog.SYSTEM_NODE_AMI_TYPE,
             release_version=nodes.release_version,
-            version=spec.cluster.kubernetes_version,
+            version=c.kubernetes_version,
             launch_template=eks.NodeGroupLaunchTemplateArgs(
                 name=names.launch_template_name(cluster_name, names.SYSTEM_ROLE),
                 version=template.latest_version.apply(str)),
-            labels=system_node_group_labels(spec.cluster.system_node_selector),
+            labels=system_node_group_labels(c.system_node_selector),
             scaling_config=eks.NodeGroupScalingConfigArgs(
                 min_size=nodes.min_size, max_size=nodes.max_size, desired_size=nodes.min_size),
             update_config=eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
             node_repair_config=eks.NodeGroupNodeRepairConfigArgs(enabled=True),
-            opts=pulumi.ResourceOptions(parent=self, protect=spec.prod, ignore_changes=["scalingConfig.desiredSize"],
-                                        depends_on=[template, *self.nodes_prerequisites]),
+            opts=options.child(self, opts, protect=options.protect(opts, settings.prod),
+                               ignore_changes=["scalingConfig.desiredSize"],
+                               depends_on=[template, *self.nodes_prerequisites]),
         )
 
-    def _admin_access(self, name: str, spec: "PlatformSpec") -> None:
-        """Cluster-admin access entries for the stack's admin roles (API authentication mode)."""
+    def _admin_access(self, name: str, c: ClusterSpec, opts: Optional[pulumi.ResourceOptions]) -> None:
+        """Cluster-admin access entries for the admin roles (API authentication mode)."""
         from pulumi_aws import eks
 
-        for i, arn in enumerate(spec.cluster.admin_role_arns):
+        for i, arn in enumerate(c.admin_role_arns):
             entry = eks.AccessEntry(f"{name}-admin-{i}", cluster_name=self.cluster.name, principal_arn=arn,
-                                    type="STANDARD", opts=pulumi.ResourceOptions(parent=self))
+                                    type="STANDARD", opts=options.child(self, opts))
             eks.AccessPolicyAssociation(
                 f"{name}-admin-{i}", cluster_name=self.cluster.name, principal_arn=arn,
                 policy_arn=catalog.EKS_CLUSTER_ADMIN_ACCESS_POLICY,
                 access_scope=eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[entry]))
+                opts=options.child(self, opts, depends_on=[entry]))
+
+
+_CREATE_FIELDS = ("vpc", "endpoint_public_access", "public_access_cidrs", "addons", "system_nodes",
+                  "secrets_kms_key_arn")
+
+
+def cluster_settings(name: str, args: Mapping[str, Any]) -> ClusterSettings:
+    """The cluster from Cluster's arguments, checked with the stack file's cluster rules; SpecError names
+    each argument that is wrong."""
+    args = dict(args)
+    where = f"Cluster {name!r}: "
+    problems = [f"{camel(k)}: unknown argument" for k in sorted(set(args) - set(ClusterArgs.__annotations__))]
+    problems += [f"{camel(k)}: required" for k in sorted(ClusterArgs.__required_keys__ - set(args))]
+    if args.get("environment") not in (None, *ENVIRONMENTS):
+        problems.append(f"environment: must be one of {', '.join(ENVIRONMENTS)}")
+    create = {k: args[k] for k in _CREATE_FIELDS if k in args}
+    subnets = args.get("subnet_ids")
+    if subnets is not None:
+        create["subnet_ids"] = list(subnets) if isinstance(subnets, (list, tuple)) else [_GIVEN_LATER]
+    data = {"name": args.get("cluster_name"), "kubernetes_version": args.get("kubernetes_version"), "create": create,
+            **{k: args[k] for k in ("admin_role_arns", "system_node_selector") if k in args}}
+    try:
+        cluster = read_part(ClusterSpec, data)
+        taints = [read_part(TaintSpec, t, f"gpuTaints[{i}].") for i, t in enumerate(args.get("gpu_taints") or [])]
+    except SpecError as err:
+        raise SpecError([where + _flat(p) for p in [*problems, *err.problems]]) from None
+    problems += [f"{path}: {message}" for path, message in cluster_rules(cluster, at="")]
+    if problems:
+        raise SpecError([where + _flat(p) for p in problems])
+    return ClusterSettings(cluster, str(args["region"]), args.get("environment") == "prod", dict(args.get("tags") or {}),
+                           tuple(taints), bool(args.get("karpenter_discovery")))
+
+
+def _flat(problem: str) -> str:
+    """A model path as the argument's: `create` is flattened into the arguments, `name` is clusterName."""
+    problem = problem.removeprefix("create.")
+    return "clusterName" + problem[4:] if problem.startswith("name:") else problem
+
+
+def cluster_args(spec: "PlatformSpec", region: str) -> ClusterArgs:
+    """The stack file's `cluster.create` block, and what the pools need of it, as Cluster's arguments."""
+    c, create = spec.cluster, spec.cluster.create
+    args = ClusterArgs(
+        cluster_name=c.name, kubernetes_version=c.kubernetes_version, region=region, addons=dict(create.addons),
+        system_nodes=create.system_nodes.model_dump(), endpoint_public_access=create.endpoint_public_access,
+        public_access_cidrs=list(create.public_access_cidrs), admin_role_arns=list(c.admin_role_arns),
+        system_node_selector=dict(c.system_node_selector), environment=spec.environment, tags=dict(spec.tags),
+        gpu_taints=[t.model_dump(exclude_none=True) for t in node_repair.gpu_taints(spec)],
+        karpenter_discovery=uses_karpenter(spec))
+    if create.vpc is not None:
+        args["vpc"] = create.vpc.model_dump(exclude_none=True)
+    else:
+        args["subnet_ids"] = list(create.subnet_ids)
+    if create.secrets_kms_key_arn:
+        args["secrets_kms_key_arn"] = create.secrets_kms_key_arn
+    return args
+
+
+def build_cluster(spec: "PlatformSpec", region: str, k8s_provider: Any, opts: pulumi.ResourceOptions) -> ClusterBase:
+    """The stack file's cluster: created from `cluster.create`, or adopted from `cluster.existing`."""
+    if spec.cluster.create is not None:
+        if k8s_provider is not None:
+            raise SpecError(["cluster.create: a Kubernetes provider cannot be given for a cluster this stack creates "
+                             "(its kubeconfig comes from the new cluster); adopt the cluster with cluster.existing"])
+        return Cluster("cluster", cluster_args(spec, region), opts=opts)
+    from gpu_platform.resources.adopted_cluster import AdoptedCluster, adopted_args
+
+    return AdoptedCluster("cluster", adopted_args(spec, region, k8s_provider), opts=opts)

@@ -24,7 +24,7 @@ from gpu_platform.render.karpenter import controller_values
 from gpu_platform.render.karpenter_iam import controller_policies, interruption_rules, queue_policy
 
 if TYPE_CHECKING:
-    from gpu_platform.resources.cluster import Cluster
+    from gpu_platform.resources.cluster_base import ClusterBase as Cluster
     from gpu_platform.spec.models import PlatformSpec
 
 RELEASE_TIMEOUT_SECONDS = 600
@@ -45,7 +45,7 @@ class KarpenterController(pulumi.ComponentResource):
         cluster_name = spec.cluster.name
         self.node_role, attachments = service_role(f"{name}-nodes", node_role_name(cluster_name), "ec2.amazonaws.com",
                                                    catalog.NODE_MANAGED_POLICIES, child)
-        self.access_entry = eks.AccessEntry(f"{name}-nodes", cluster_name=cluster.name,
+        self.access_entry = eks.AccessEntry(f"{name}-nodes", cluster_name=cluster.cluster_name,
                                             principal_arn=self.node_role.arn, type="EC2_LINUX",
                                             opts=pulumi.ResourceOptions(parent=self, depends_on=attachments))
         interruptions = self._interruption_queue(name, cluster_name)
@@ -89,7 +89,7 @@ class KarpenterController(pulumi.ComponentResource):
                            opts=child)
             for key in ("node-lifecycle", "iam-integration", "cluster-integration", "discovery")]
         association = eks.PodIdentityAssociation(
-            f"{name}-identity", cluster_name=cluster.name, namespace=spec.karpenter.namespace,
+            f"{name}-identity", cluster_name=cluster.cluster_name, namespace=spec.karpenter.namespace,
             service_account=names.KARPENTER_RELEASE, role_arn=self.role.arn, opts=child)
         return [*policies, association]
 

@@ -17,12 +17,12 @@ from gpu_platform.decisions.karpenter import karpenter_pools, needs_user_data
 from gpu_platform.render.karpenter import custom_user_data, node_class_head, node_class_object, node_pool_object
 from gpu_platform.resources import options
 from gpu_platform.resources.pool_args import DisruptionWindowArgs, KarpenterSettingsArgs, PoolArgs, pool_args, pool_from_args, pool_options
-from gpu_platform.resources.typed_args import Required
+from gpu_platform.resources.typed_args import Required, TypedDict
 from gpu_platform.spec.models import NodePoolSpec
 from gpu_platform.spec.pool_context import PoolContext
 
 if TYPE_CHECKING:
-    from gpu_platform.resources.cluster import Cluster
+    from gpu_platform.resources.cluster_base import ClusterBase as Cluster
     from gpu_platform.resources.karpenter_controller import KarpenterController
     from gpu_platform.spec.models import PlatformSpec
 
@@ -35,7 +35,8 @@ def _custom_resource(name: str, obj: dict, spec_value, opts: pulumi.ResourceOpti
                           metadata=ObjectMetaArgs(**obj["metadata"]), spec=spec_value, opts=opts)
 
 
-class KarpenterNodePoolArgs(PoolArgs, total=False):
+# TypedDict named again as a base: the API reference then finds where each inherited key is declared.
+class KarpenterNodePoolArgs(PoolArgs, TypedDict, total=False):
     """A GPU pool Karpenter provisions: the pool, and what its EC2NodeClass needs from the cluster."""
 
     cluster_name: Required[pulumi.Input[str]]
@@ -114,12 +115,13 @@ def build_karpenter(spec: "PlatformSpec", region: str, cluster: "Cluster", after
     from gpu_platform.resources.karpenter_controller import KarpenterController
 
     controller = KarpenterController("karpenter", spec, region, cluster, depends_on=cluster.system_ready, opts=opts)
-    base = cluster.pool_args()
+    base = cluster.pool_args(spec.cluster.name)
     cluster_args = {k: base[k] for k in ("cluster_name", "cluster_endpoint", "cluster_certificate_authority",
                                          "service_cidr")}
     return KarpenterPools(controller, [
         KarpenterNodePool(p.name, KarpenterNodePoolArgs(**cluster_args, k8s_provider=cluster.k8s_provider,
                                                         **pool_args(spec, p, KarpenterNodePoolArgs)),
-                          opts=pulumi.ResourceOptions.merge(pulumi.ResourceOptions(parent=opts.parent),
-                                                            pool_options(p, [*after, *controller.ready])))
+                          opts=pulumi.ResourceOptions.merge(
+                              pulumi.ResourceOptions(parent=opts.parent, depends_on=opts.depends_on),
+                              pool_options(p, [*after, *controller.ready], opts.protect)))
         for p in pools])

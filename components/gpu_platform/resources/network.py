@@ -2,27 +2,25 @@
 (the zones, the address plan and the NAT count are decided in decisions/network.py)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Mapping, Optional
 
 import pulumi
 
-from gpu_platform.decisions.karpenter import discovery_tags
 from gpu_platform.decisions.network import nat_gateway_count, subnet_plan, zones
 from gpu_platform.facts import names
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec
+    from gpu_platform.spec.models import VpcSpec
 
 
 class Network(pulumi.ComponentResource):
     """VPC, subnets, internet and NAT gateways, route tables."""
 
-    def __init__(self, name: str, spec: "PlatformSpec", region: str, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, cluster: str, vpc_spec: "VpcSpec", region: str, prod: bool,
+                 discovery_tags: Mapping[str, str], opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("gpu-platform:network:Network", name, None, opts)
         from pulumi_aws import ec2
 
-        vpc_spec = spec.cluster.create.vpc
-        cluster = spec.cluster.name
         plan = subnet_plan(vpc_spec.cidr, zones(region, vpc_spec))
         child = pulumi.ResourceOptions(parent=self)
 
@@ -43,13 +41,13 @@ class Network(pulumi.ComponentResource):
             priv = ec2.Subnet(f"{name}-private-{z.zone}", vpc_id=self.vpc.id, cidr_block=z.private_cidr,
                               availability_zone=z.zone,
                               tags={"Name": f"{cluster}-private-{z.zone}", names.INTERNAL_ELB_SUBNET_TAG: "1",
-                                    **discovery_tags(spec)},  # Karpenter's EC2NodeClasses select them by it
+                                    **discovery_tags},  # Karpenter's EC2NodeClasses select them by it
                               opts=child)
             public.append(pub)
             private.append(priv)
 
         nats = []
-        for i in range(nat_gateway_count(spec, len(plan))):
+        for i in range(nat_gateway_count(vpc_spec, prod, len(plan))):
             zone = plan[i].zone
             eip = ec2.Eip(f"{name}-nat-{zone}", domain="vpc", tags={"Name": f"{cluster}-nat-{zone}"}, opts=child)
             nats.append(ec2.NatGateway(f"{name}-nat-{zone}", allocation_id=eip.id, subnet_id=public[i].id,

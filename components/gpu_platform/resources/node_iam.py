@@ -8,9 +8,10 @@ import pulumi
 
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.iam import managed_policy_arns, trust_policy
+from gpu_platform.resources.options import named
 
 
-def service_role(name: str, role_name: str, service: str, policy_names: tuple[str, ...],
+def service_role(name: str, role_name: pulumi.Input[str], service: str, policy_names: tuple[str, ...],
                  opts: pulumi.ResourceOptions, tag_session: bool = False):
     """A role for `service` with exactly the given AWS-managed policies; returns (role, attachments)."""
     from pulumi_aws import iam
@@ -23,9 +24,10 @@ def service_role(name: str, role_name: str, service: str, policy_names: tuple[st
     return role, attachments
 
 
-def node_role(name: str, cluster: str, opts: pulumi.ResourceOptions):
-    """The role every node group (system and GPU) runs as: worker, CNI and ECR pull, nothing more."""
-    return service_role(name, names.role_name(cluster, "nodes"), "ec2.amazonaws.com",
+def node_role(name: str, cluster: pulumi.Input[str], opts: pulumi.ResourceOptions):
+    """The role every node group (system and GPU) runs as: worker, CNI and ECR pull, nothing more. The
+    cluster's name may be an Output (an adopted cluster's)."""
+    return service_role(name, named(cluster, lambda c: names.role_name(c, "nodes")), "ec2.amazonaws.com",
                         catalog.NODE_MANAGED_POLICIES, opts)
 
 

@@ -19,7 +19,7 @@ from gpu_platform.facts import names
 from gpu_platform.resources import options
 from gpu_platform.resources.options import named
 from gpu_platform.resources.pool_args import PoolArgs, pool_from_args
-from gpu_platform.resources.typed_args import Required
+from gpu_platform.resources.typed_args import Required, TypedDict
 from gpu_platform.spec.models import NodePoolSpec
 from gpu_platform.spec.pool_context import PoolContext
 
@@ -49,7 +49,8 @@ def repair_args(config: dict[str, Any]):
         node_repair_config_overrides=overrides or None)
 
 
-class GpuNodePoolArgs(PoolArgs, total=False):
+# TypedDict named again as a base: the API reference then finds where each inherited key is declared.
+class GpuNodePoolArgs(PoolArgs, TypedDict, total=False):
     """A GPU pool on an EKS managed node group: the pool, and what it needs from its cluster."""
 
     cluster_name: Required[pulumi.Input[str]]

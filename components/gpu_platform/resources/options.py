@@ -5,7 +5,7 @@ its aliases. Two things Pulumi does not pass on are done here: every child also 
 made the component wait for (`depends_on`), and a child the library protects by default (a node group in
 prod) takes the caller's `protect` instead whenever the caller set one.
 """
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import pulumi
 
@@ -35,3 +35,16 @@ def named(cluster_name: pulumi.Input[str], build: Any) -> Any:
     if isinstance(cluster_name, str):
         return build(cluster_name)
     return pulumi.Output.from_input(cluster_name).apply(build)
+
+
+def caller_provider(caller: Optional[pulumi.ResourceOptions], package: str) -> Optional[pulumi.ProviderResource]:
+    """The provider the caller gave for `package` ("aws", "kubernetes"): its `provider` when that is one of
+    the package's, else its `providers` entry for it."""
+    if caller is None:
+        return None
+    if caller.provider is not None and caller.provider.package == package:
+        return caller.provider
+    given = caller.providers
+    if isinstance(given, Mapping):
+        return given.get(package)
+    return next((p for p in given or [] if p.package == package), None)

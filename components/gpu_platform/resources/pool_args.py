@@ -216,6 +216,8 @@ def pool_args(spec: "PlatformSpec", pool: NodePoolSpec, args_type: type) -> dict
     return {k: v for k, v in args.items() if k in allowed}
 
 
-def pool_options(pool: NodePoolSpec, depends_on: list) -> pulumi.ResourceOptions:
-    """The stack file's `protect` for this pool, when it sets one, and what the pool waits for."""
-    return pulumi.ResourceOptions(depends_on=depends_on, protect=pool.protect)
+def pool_options(pool: NodePoolSpec, depends_on: list, caller_protect: Optional[bool] = None) -> pulumi.ResourceOptions:
+    """What the pool waits for, and its protection: the program's `protect` when it set one, else the stack
+    file's for this pool, else the library's default (prod)."""
+    return pulumi.ResourceOptions(depends_on=depends_on,
+                                  protect=caller_protect if caller_protect is not None else pool.protect)

@@ -299,5 +299,5 @@ def build_tenancy(spec: "PlatformSpec", cluster: Any, model_cache: Any, opts: pu
     return Tenancy(
         priority_tiers=PriorityTiers("priority-tiers", PriorityTiersArgs(k8s_provider=provider), opts=opts),
         teams=[TeamNamespace(f"team-{t.name}", team_args(spec, t, provider, model_cache), opts=opts) for t in spec.teams],
-        access=TeamAccess("team-access", TeamAccessArgs(cluster_name=cluster.name, teams=roles), opts=opts),
+        access=TeamAccess("team-access", TeamAccessArgs(cluster_name=cluster.cluster_name, teams=roles), opts=opts),
     )

@@ -15,7 +15,7 @@ from gpu_platform.facts import catalog, names
 from gpu_platform.facts.mig import layout_problem
 from gpu_platform.spec import rules_training as training
 from gpu_platform.spec.alerting import alerting_rules
-from gpu_platform.spec.models import ADDON_VERSION, GpuOperatorSpec, GpuPool, NodePoolSpec, PlatformSpec
+from gpu_platform.spec.models import ADDON_VERSION, ClusterSpec, GpuOperatorSpec, GpuPool, NodePoolSpec, PlatformSpec
 from gpu_platform.spec.pool_context import PoolContext
 from gpu_platform.spec.repair import repair_rules
 from gpu_platform.spec.rules_karpenter import ami_rules as karpenter_ami_rules
@@ -70,39 +70,45 @@ def gpu_known(pool: GpuPool) -> bool:
 
 
 def _cluster_rules(spec: PlatformSpec) -> Iterator[Problem]:
-    c = spec.cluster
+    yield from cluster_rules(spec.cluster)
+
+
+def cluster_rules(c: ClusterSpec, at: str = "cluster.") -> Iterator[Problem]:
+    """The cluster block: a supported version, created or adopted, pinned add-ons and system nodes. `at`
+    prefixes each field (a Cluster component's arguments are the `create` block, flattened: paths say so)."""
+    create_at = "cluster.create." if at == "cluster." else at
     if c.kubernetes_version not in catalog.KUBERNETES_VERSIONS:
-        yield "cluster.kubernetesVersion", f"must be one of {', '.join(catalog.KUBERNETES_VERSIONS)}"
+        yield f"{at}kubernetesVersion", f"must be one of {', '.join(catalog.KUBERNETES_VERSIONS)}"
     if (c.create is None) == (c.existing is None):
         yield "cluster", "set exactly one of `create` (a new cluster) or `existing` (adopt one by name)"
     for j, arn in enumerate(c.admin_role_arns):
         if not re.match(ROLE_ARN, arn):
-            yield f"cluster.adminRoleArns[{j}]", "must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)"
+            yield f"{at}adminRoleArns[{j}]", "must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)"
     if c.create is None:
         if c.admin_role_arns:
-            yield ("cluster.adminRoleArns", "applies to clusters this stack creates; grant access on an adopted "
+            yield (f"{at}adminRoleArns", "applies to clusters this stack creates; grant access on an adopted "
                    "cluster where it is managed")
         return
     if (c.create.vpc is None) == (c.create.subnet_ids is None):
-        yield "cluster.create", "set exactly one of `vpc` (create a VPC) or `subnetIds` (use existing subnets)"
+        yield create_at.rstrip(".") or "vpc", "set exactly one of `vpc` (create a VPC) or `subnetIds` (use existing subnets)"
     missing = [a for a in catalog.CORE_ADDONS if a not in c.create.addons]
     if missing:
-        yield "cluster.create.addons", f"pin every core add-on; missing: {', '.join(missing)}"
+        yield f"{create_at}addons", f"pin every core add-on; missing: {', '.join(missing)}"
     for addon, version in c.create.addons.items():
         if addon not in (*catalog.CORE_ADDONS, *catalog.OPTIONAL_ADDONS):
             allowed = ", ".join((*catalog.CORE_ADDONS, *catalog.OPTIONAL_ADDONS))
-            yield f"cluster.create.addons.{addon}", f"unknown add-on; allowed: {allowed}"
+            yield f"{create_at}addons.{addon}", f"unknown add-on; allowed: {allowed}"
         elif not re.match(ADDON_VERSION, version):
-            yield f"cluster.create.addons.{addon}", "must be an exact add-on version such as v1.20.4-eksbuild.1"
+            yield f"{create_at}addons.{addon}", "must be an exact add-on version such as v1.20.4-eksbuild.1"
     sys_nodes = c.create.system_nodes
     if sys_nodes.min_size > sys_nodes.max_size:
-        yield "cluster.create.systemNodes.minSize", f"must be <= maxSize ({sys_nodes.max_size})"
+        yield f"{create_at}systemNodes.minSize", f"must be <= maxSize ({sys_nodes.max_size})"
     if not sys_nodes.release_version.startswith(c.kubernetes_version + "."):
-        yield ("cluster.create.systemNodes.releaseVersion",
+        yield (f"{create_at}systemNodes.releaseVersion",
                f"must be an AMI release for Kubernetes {c.kubernetes_version} (e.g. {c.kubernetes_version}.5-20251120)")
     vpc = c.create.vpc
     if vpc is not None and vpc.zones is not None and len(vpc.zones) != vpc.availability_zones:
-        yield "cluster.create.vpc.zones", f"lists {len(vpc.zones)} zones but availabilityZones is {vpc.availability_zones}"
+        yield f"{create_at}vpc.zones", f"lists {len(vpc.zones)} zones but availabilityZones is {vpc.availability_zones}"
 
 
 def _duplicate_rules(spec: PlatformSpec) -> Iterator[Problem]:

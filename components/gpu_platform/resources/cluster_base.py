@@ -1,0 +1,64 @@
+"""What every cluster component gives the rest of the platform, created or adopted.
+
+A GPU pool, the operator, monitoring, the model cache and the teams read the same attributes of either:
+the cluster's name and endpoint, its network, the node role, a kubeconfig and the Kubernetes provider
+every Kubernetes resource of the platform uses explicitly (token from `aws eks get-token`).
+"""
+from typing import Any, Optional
+
+import pulumi
+
+from gpu_platform.render.kubeconfig import kubeconfig_json
+from gpu_platform.resources import options
+
+
+class ClusterBase(pulumi.ComponentResource):
+    """The outputs Cluster and AdoptedCluster share, and what the platform's other parts wait for."""
+
+    cluster_name: pulumi.Output[str]
+    endpoint: pulumi.Output[str]
+    certificate_authority: pulumi.Output[str]
+    """The cluster's CA bundle, base64 PEM as EKS returns it."""
+    vpc_id: pulumi.Output[str]
+    private_subnet_ids: pulumi.Output[list[str]]
+    """The subnets GPU nodes launch in."""
+    node_security_group_id: pulumi.Output[str]
+    """The cluster security group nodes join (EKS creates it)."""
+    service_cidr: pulumi.Output[str]
+    node_role_arn: pulumi.Output[str]
+    """The IAM role GPU node groups run as."""
+    kubeconfig: pulumi.Output[str]
+    """A kubeconfig (secret) that gets a token from `aws eks get-token` with the caller's identity."""
+
+    # Set by the subclass before `_connect`.
+    system_ready: list[pulumi.Resource]  # what Kubernetes workloads wait for (system nodes, CoreDNS)
+    nodes_prerequisites: list[pulumi.Resource]  # what node groups wait for (cluster, node role, network add-ons)
+    zone_names: Optional[list[str]]  # the private subnets' zones in order, when the component decides them
+    extra_node_security_group_ids: list[Any]
+
+    def _connect(self, name: str, region: Optional[str], k8s_provider: Any,
+                 opts: Optional[pulumi.ResourceOptions]) -> None:
+        """The kubeconfig, and the caller's Kubernetes provider or one made from it."""
+        if region is not None:
+            self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(
+                self.cluster_name, self.endpoint, self.certificate_authority).apply(
+                lambda a: kubeconfig_json(a[0], a[1], a[2], region)))
+        if k8s_provider is None:
+            from pulumi_kubernetes import Provider
+
+            k8s_provider = Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=options.child(self, opts))
+        self.k8s_provider = k8s_provider
+
+    def pool_args(self, cluster_name: Optional[str] = None) -> dict:
+        """What a GPU pool component needs from this cluster (GpuNodePoolArgs and KarpenterNodePoolArgs).
+        `cluster_name` is the name as a plain string when it is known, so physical names need no Output."""
+        return {"cluster_name": cluster_name if cluster_name is not None else self.cluster_name,
+                "node_role_arn": self.node_role_arn, "subnet_ids": self.private_subnet_ids,
+                "subnet_zones": self.zone_names, "node_security_group_id": self.node_security_group_id,
+                "security_group_ids": list(self.extra_node_security_group_ids), "vpc_id": self.vpc_id,
+                "cluster_endpoint": self.endpoint, "cluster_certificate_authority": self.certificate_authority,
+                "service_cidr": self.service_cidr}
+
+    def _register(self) -> None:
+        self.register_outputs({"name": self.cluster_name, "endpoint": self.endpoint, "vpcId": self.vpc_id,
+                               "nodeRoleArn": self.node_role_arn})
