@@ -62,7 +62,8 @@ class GpuPlatform(pulumi.ComponentResource):
     """A kubeconfig (secret) that gets a token from `aws eks get-token` with the caller's identity."""
 
     def __init__(self, name: str, args: GpuPlatformArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__("gpu-platform:platform:GpuPlatform", name, None, opts)
+        super().__init__(options.public_type("GpuPlatform"), name, None,
+                         options.formerly(opts, "gpu-platform:platform:GpuPlatform"))
         spec = _spec(args)
         region = args["region"]
         self.spec = spec

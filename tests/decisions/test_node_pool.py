@@ -23,7 +23,7 @@ from tests.support.stacks import resources, stack_platform
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
-POOL = "gpu-platform:node_pool:GpuNodePool"
+POOL = "gpu-platform:index:GpuNodePool"
 
 
 def _spec(stack):

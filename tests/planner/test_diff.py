@@ -73,10 +73,31 @@ def test_a_new_deployment_type_replaces_the_datasets_file_system(base, head):
 def test_alias_carries_a_moved_resource_over(base, head):
     moved = resource(head, NODE_GROUP, "h100-mig")
     old_urn = moved["urn"]
-    moved["urn"] = old_urn.replace("gpu-platform:node_pool:GpuNodePool$", "gpu-platform:node_pool:GpuPool$")
+    moved["urn"] = old_urn.replace("gpu-platform:index:GpuNodePool$", "gpu-platform:node_pool:GpuPool$")
     assert compare(base, head)["deleted"] != []
     moved["options"]["aliases"] = [{"urn": old_urn}]
     assert compare(base, head)["deleted"] == []
+
+
+def _retype(plan, new, old):
+    """The plan as if component type `new` had been `old`: every URN with `new` in its type chain."""
+    for r in plan["resources"]:
+        for key in ("urn", "parent"):
+            if r.get(key):
+                r[key] = r[key].replace(f"::{new}", f"::{old}").replace(f"${new}", f"${old}").replace(f"{new}$", f"{old}$")
+        r["options"]["aliases"] = []
+
+
+def test_a_type_alias_carries_a_component_and_its_children_over(base, head):
+    """Components renamed to the package's `index` types keep every child through their type aliases."""
+    for now, before in (("gpu-platform:index:GpuNodePool", "gpu-platform:node_pool:GpuNodePool"),
+                        ("gpu-platform:index:GpuPlatform", "gpu-platform:platform:GpuPlatform")):
+        _retype(base, now, before)
+    assert compare(base, head)["deleted"] == []  # the head plan's components carry their former types
+    for r in head["resources"]:
+        r["options"]["aliases"] = []
+    deleted = {(d["type"], d["name"]) for d in compare(base, head)["deleted"]}
+    assert (NODE_GROUP, "h100-mig") in deleted and (FILE_SYSTEM, "model-cache") in deleted
 
 
 def test_dropped_protect_is_listed(base, head):

@@ -164,7 +164,7 @@ def test_an_in_place_preview_passes(runs, tmp_path):
 
 
 def test_deleting_or_replacing_a_node_pool_fails_the_preview_gate():
-    urn = ("urn:pulumi:karpenter::gpu-platform::gpu-platform:platform:GpuPlatform$gpu-platform:karpenter:KarpenterNodePool"
+    urn = ("urn:pulumi:karpenter::gpu-platform::gpu-platform:index:GpuPlatform$gpu-platform:index:KarpenterNodePool"
            f"${NODE_POOL}::l4-inference")
     class_urn = urn.replace(f"${NODE_POOL}::l4-inference", f"${NODE_CLASS}::l4-inference-class")
     digest = {"steps": [{"op": "delete", "urn": urn, "oldState": {"urn": urn, "type": NODE_POOL, "inputs": {}}},

@@ -19,7 +19,7 @@ from tests.support.stacks import resource, resources, stack_platform
 
 TAG = "aws:autoscaling/tag:Tag"
 RELEASE = "kubernetes:helm.sh/v3:Release"
-POOL = "gpu-platform:node_pool:GpuNodePool"
+POOL = "gpu-platform:index:GpuNodePool"
 CA = "gpu-platform:autoscaler:ClusterAutoscaler"
 
 # cluster-autoscaler chart values.yaml (kubernetes/autoscaler, charts/cluster-autoscaler): top-level keys.

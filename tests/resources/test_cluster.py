@@ -13,8 +13,8 @@ from tests.support.stacks import resource, resources, stack_platform
 CLUSTER = "aws:eks/cluster:Cluster"
 ADDON = "aws:eks/addon:Addon"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
-CLUSTER_COMPONENT = "gpu-platform:cluster:Cluster"
-ADOPTED_COMPONENT = "gpu-platform:cluster:AdoptedCluster"
+CLUSTER_COMPONENT = "gpu-platform:index:Cluster"
+ADOPTED_COMPONENT = "gpu-platform:index:AdoptedCluster"
 
 
 def _eks(plan_):

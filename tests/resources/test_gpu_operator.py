@@ -12,7 +12,7 @@ from gpu_platform.resources.gpu_operator import POD_SECURITY_LEVEL
 from tests.support.stacks import cached_plan, resource, resources, stack_platform
 
 RELEASE, NAMESPACE, NODE_GROUP = "kubernetes:helm.sh/v3:Release", "kubernetes:core/v1:Namespace", "aws:eks/nodeGroup:NodeGroup"
-COMPONENT = "gpu-platform:gpu_operator:GpuOperator"
+COMPONENT = "gpu-platform:index:GpuOperator"
 AL2023 = {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"}
 BOTTLEROCKET = {"type": "BOTTLEROCKET_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"}
 

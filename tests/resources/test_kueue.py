@@ -8,7 +8,7 @@ from gpu_platform.facts import catalog, names
 from gpu_platform.render.queueing_objects import chart_values, queueing_manifests
 from tests.support.stacks import cached_plan, resource, resources, stack_platform
 
-COMPONENT = "gpu-platform:kueue:KueueQueueing"
+COMPONENT = "gpu-platform:index:KueueQueueing"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 KUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"

@@ -15,7 +15,7 @@ MOUNT = "aws:efs/mountTarget:MountTarget"
 ADDON = "aws:eks/addon:Addon"
 SC = "kubernetes:storage.k8s.io/v1:StorageClass"
 PVC = "kubernetes:core/v1:PersistentVolumeClaim"
-CACHE = "gpu-platform:model_cache:ModelCache"
+CACHE = "gpu-platform:index:ModelCache"
 
 
 def plan(platform: dict, tmp: "pytest.TempPathFactory", stack: str) -> dict:

@@ -8,7 +8,7 @@ from gpu_platform.facts import names
 from gpu_platform.render import team_objects as objects
 from tests.support.stacks import AS_OF, resources, stack_platform, write_stack
 
-TEAM = "gpu-platform:team:TeamNamespace"
+TEAM = "gpu-platform:index:TeamNamespace"
 UNIT = {("Namespace", None), ("ResourceQuota", names.TEAM_QUOTA), ("LimitRange", names.TEAM_LIMITS),
         ("NetworkPolicy", names.TEAM_INGRESS_POLICY), ("Role", names.team_role("developers")),
         ("Role", names.team_role("admins")), ("RoleBinding", names.team_role("developers")),
@@ -139,7 +139,7 @@ def test_team_tier_is_labelled_on_its_namespace(plans):
 # --- access entries ---
 
 def entries(plan_: dict) -> dict[str, dict]:
-    (access,) = resources(plan_, "gpu-platform:team:TeamAccess")
+    (access,) = resources(plan_, "gpu-platform:index:TeamAccess")
     found = [r for r in resources(plan_, "aws:eks/accessEntry:AccessEntry") if r["parent"] == access["urn"]]
     return {r["inputs"]["principalArn"]: r for r in found}
 

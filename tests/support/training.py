@@ -18,7 +18,7 @@ from typing import Iterable, Mapping, Optional
 from tests.support.plans import children, component, plan
 from tests.support.stacks import stack_platform
 
-POOL = "gpu-platform:node_pool:GpuNodePool"
+POOL = "gpu-platform:index:GpuNodePool"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 AL2023 = {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"}
 TRAINING_TAINT = {"key": "workload", "value": "training", "effect": "NoSchedule"}

@@ -2,11 +2,12 @@
 quotas and cost.
 
 Compares two plans (`gpu-platform plan --json`), e.g. of the base branch and of a pull request:
-- per pool, the disruption (components/disruption.py): none, operand-restart, gpu-pod-eviction,
+- per pool, the disruption (decisions/disruption.py): none, operand-restart, gpu-pod-eviction,
   node-roll or replacement, with its cause and the nodes and GPUs affected at max size;
 - guarded resources (node groups, EKS cluster, model-cache and datasets file systems, VPC, subnets) that would be
-  REPLACED (same URN, a replace-forcing input changed: components/catalog.REPLACE_FORCING_INPUTS),
-  DELETED (URN gone and no alias in HEAD points at it), or UNPROTECTED (protect dropped);
+  REPLACED (same URN, a replace-forcing input changed: facts/catalog.REPLACE_FORCING_INPUTS),
+  DELETED (URN gone and no alias in HEAD points at it: a URN alias, or a type alias on it or on an
+  ancestor, which moves its children with it), or UNPROTECTED (protect dropped);
 - ResourceQuota changes per team namespace and resource;
 - the cost section's totals and per-pool monthly cost at max size.
 Exit 1 when a guarded resource would be replaced or deleted, else 0; 2 for unreadable plans.
@@ -75,16 +76,46 @@ def _key(urn: str) -> str:
     return urn.split("::", 1)[-1]
 
 
-def _aliases(resource: dict[str, Any]) -> list[str]:
-    return [a["urn"] for a in (resource.get("options") or {}).get("aliases") or [] if isinstance(a, dict) and "urn" in a]
+def _aliases(resource: dict[str, Any]) -> list[dict[str, Any]]:
+    return [a for a in (resource.get("options") or {}).get("aliases") or [] if isinstance(a, dict)]
+
+
+def _split(urn: str) -> tuple[str, str, str]:
+    """`urn:pulumi:stack::project::A$B$C::name` -> (`urn:pulumi:stack::project`, `A$B$C`, `name`)."""
+    stack, project, chain, name = urn.split("::", 3)
+    return f"{stack}::{project}", chain, name
+
+
+def _type_moves(head: dict[str, Any]) -> list[tuple[str, str]]:
+    """(type chain now, type chain before) of each resource a type alias moved. The engine carries its
+    children along with it, so a child's URN before has the parent's old type in its chain."""
+    moves = []
+    for r in head["resources"]:
+        for alias in _aliases(r):
+            if "type" in alias and "urn" not in alias:
+                chain = _split(r["urn"])[1]
+                moves.append((chain, f"{chain.rsplit('$', 1)[0]}${alias['type']}" if "$" in chain else alias["type"]))
+    return sorted(moves, key=lambda m: -len(m[0]))  # the deepest first: each move applies to the chain as it was
+
+
+def _former_urns(urn: str, moves: list[tuple[str, str]]) -> set[str]:
+    head, chain, name = _split(urn)
+    chains = {chain}
+    for now, before in moves:
+        chains |= {before + c[len(now):] for c in chains if c == now or c.startswith(now + "$")}
+    return {f"{head}::{c}::{name}" for c in chains - {chain}}
 
 
 def guarded_changes(base: dict[str, Any], head: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     inputs = _replace_inputs()
     head_by_urn = {_key(r["urn"]): r for r in head["resources"]}
+    moves = _type_moves(head)
     for r in head["resources"]:  # an alias carries a resource over from its old URN
         for alias in _aliases(r):
-            head_by_urn.setdefault(_key(alias), r)
+            if "urn" in alias:
+                head_by_urn.setdefault(_key(alias["urn"]), r)
+        for former in _former_urns(r["urn"], moves):
+            head_by_urn.setdefault(_key(former), r)
     replaced, deleted, unprotected = [], [], []
     for old in base["resources"]:
         if old["type"] not in GUARDED_TYPES:

@@ -46,8 +46,7 @@ class AdoptedCluster(ClusterBase):
     """An existing EKS cluster, read by name: the same outputs as Cluster, nothing of the cluster changed."""
 
     def __init__(self, name: str, args: AdoptedClusterArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        opts = pulumi.ResourceOptions.merge(pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=CLUSTER_TYPE)]), opts)
-        super().__init__("gpu-platform:cluster:AdoptedCluster", name, None, opts)
+        super().__init__(options.public_type("AdoptedCluster"), name, None, options.formerly(opts, CLUSTER_TYPE))
         from pulumi_aws import eks
 
         _check(name, args)

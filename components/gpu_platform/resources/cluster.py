@@ -73,11 +73,13 @@ class ClusterArgs(TypedDict, total=False):
     cluster_name: Required[str]
     """The EKS cluster's name (lowercase, up to 32 characters): every physical name derives from it."""
     kubernetes_version: Required[str]
+    """The control plane's Kubernetes minor, one the catalog supports (e.g. 1.35)."""
     region: Required[str]
     """The region the AWS provider deploys to (zone names and the kubeconfig use it)."""
     addons: Required[dict[str, str]]
     """Add-on -> exact version, for every core add-on (vpc-cni, kube-proxy, coredns, eks-pod-identity-agent)."""
     system_nodes: Required[SystemNodesArgs]
+    """The on-demand node group the operators and controllers run on."""
     vpc: VpcArgs
     """Make a VPC (this or `subnetIds`)."""
     subnet_ids: pulumi.Input[list[str]]
@@ -85,6 +87,7 @@ class ClusterArgs(TypedDict, total=False):
     endpoint_public_access: bool
     """Default true."""
     public_access_cidrs: list[str]
+    """Who reaches the public endpoint (default 0.0.0.0/0)."""
     secrets_kms_key_arn: str
     """Envelope-encrypt Kubernetes secrets with this KMS key (cannot be removed once set)."""
     admin_role_arns: list[str]
@@ -116,7 +119,8 @@ class Cluster(ClusterBase):
     subnets, an on-demand system node group and cluster-admin access entries."""
 
     def __init__(self, name: str, args: ClusterArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__("gpu-platform:cluster:Cluster", name, None, opts)
+        super().__init__(options.public_type("Cluster"), name, None,
+                         options.formerly(opts, "gpu-platform:cluster:Cluster"))
         settings = cluster_settings(name, args)
         c = settings.cluster
         role, attachments = node_role(f"{name}-nodes", c.name, options.child(self, opts))

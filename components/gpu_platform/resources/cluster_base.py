@@ -30,11 +30,11 @@ class ClusterBase(pulumi.ComponentResource):
     kubeconfig: pulumi.Output[str]
     """A kubeconfig (secret) that gets a token from `aws eks get-token` with the caller's identity."""
 
-    # Set by the subclass before `_connect`.
-    system_ready: list[pulumi.Resource]  # what Kubernetes workloads wait for (system nodes, CoreDNS)
-    nodes_prerequisites: list[pulumi.Resource]  # what node groups wait for (cluster, node role, network add-ons)
-    zone_names: Optional[list[str]]  # the private subnets' zones in order, when the component decides them
-    extra_node_security_group_ids: list[Any]
+    # Set by each subclass, and not outputs (the component schema reads every annotation as one):
+    # system_ready: what Kubernetes workloads wait for (system nodes, CoreDNS);
+    # nodes_prerequisites: what node groups wait for (cluster, node role, network add-ons);
+    # zone_names: the private subnets' zones in order, when the component decides them;
+    # extra_node_security_group_ids: security groups GPU nodes join besides the cluster's.
 
     def _connect(self, name: str, region: Optional[str], k8s_provider: Any,
                  opts: Optional[pulumi.ResourceOptions]) -> None:

@@ -70,12 +70,15 @@ class DatasetsArgs(TypedDict, total=False):
     """A datasets file system for training data and checkpoints, claimed by each team."""
 
     cluster_name: Required[pulumi.Input[str]]
+    """The EKS cluster the file system serves (its name may be an Output)."""
     vpc_id: Required[pulumi.Input[str]]
+    """The cluster's VPC: the Lustre security group lives there."""
     subnet_id: Required[pulumi.Input[str]]
     """The subnet the file system lives in (training nodes in the same zone read it without crossing zones)."""
     node_security_group_id: Required[pulumi.Input[str]]
     """The nodes' security group: Lustre is admitted between it and the file servers."""
     fsx_lustre: Required[FsxLustreArgs]
+    """The FSx for Lustre file system: deployment type, size, throughput and its S3 links."""
     team_namespaces: dict[str, pulumi.Input[str]]
     """Team name -> the namespace its `datasets` claim goes in."""
     k8s_provider: pulumi_kubernetes.Provider
@@ -92,7 +95,8 @@ class Datasets(pulumi.ComponentResource):
     mount_name: pulumi.Output[str]
 
     def __init__(self, name: str, args: DatasetsArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__("gpu-platform:datasets:Datasets", name, None, opts)
+        super().__init__(options.public_type("Datasets"), name, None,
+                         options.formerly(opts, "gpu-platform:datasets:Datasets"))
         from pulumi_aws import fsx as aws_fsx
 
         config = _file_system(name, args)

@@ -93,9 +93,11 @@ class GpuOperatorArgs(TypedDict, total=False):
     chart_version: Required[str]
     """The chart version, pinned: one the catalog checks (e.g. v26.7.0)."""
     driver: Required[OperatorDriverArgs]
+    """Whose driver the GPUs run (the AMI's or the operator's) and its exact version."""
     namespace: str
     """Default gpu-operator."""
     upgrade_policy: OperatorUpgradePolicyArgs
+    """How an operator-owned driver is upgraded on running nodes."""
     pools: list[OperatorPoolArgs]
     """Every GPU pool the operator serves: their time-slicing and MIG configs are rendered from these."""
     mig_strategy: str
@@ -123,7 +125,8 @@ class GpuOperator(pulumi.ComponentResource):
     """The Helm release's name."""
 
     def __init__(self, name: str, args: GpuOperatorArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__("gpu-platform:gpu_operator:GpuOperator", name, None, opts)
+        super().__init__(options.public_type("GpuOperator"), name, None,
+                         options.formerly(opts, "gpu-platform:gpu_operator:GpuOperator"))
         from pulumi_kubernetes.core.v1 import Namespace
         from pulumi_kubernetes.helm.v3 import Release, RepositoryOptsArgs
         from pulumi_kubernetes.meta.v1 import ObjectMetaArgs

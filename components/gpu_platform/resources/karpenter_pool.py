@@ -64,7 +64,8 @@ class KarpenterNodePool(pulumi.ComponentResource):
     """The NodePool's name (the pool's)."""
 
     def __init__(self, name: str, args: KarpenterNodePoolArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__("gpu-platform:karpenter:KarpenterNodePool", name, None, opts)
+        super().__init__(options.public_type("KarpenterNodePool"), name, None,
+                         options.formerly(opts, "gpu-platform:karpenter:KarpenterNodePool"))
         cluster_name = args["cluster_name"]
         pool, ctx = pool_from_args("KarpenterNodePool", name, args, "karpenter", cluster_name,
                                    set(KarpenterNodePoolArgs.__annotations__),

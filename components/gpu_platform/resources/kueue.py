@@ -89,7 +89,9 @@ class KueueQueueingArgs(TypedDict, total=False):
     chart_version: Required[str]
     """The Kueue chart, pinned: one the catalog checks."""
     node_pools: Required[list[QueuePoolArgs]]
+    """The GPU pools: one flavor per pool and GPU resource."""
     teams: Required[list[QueuedTeamArgs]]
+    """The teams: one ClusterQueue each, nominal quotas placed on the pools in order."""
     namespace: str
     """Kueue's namespace (default kueue-system)."""
     environment: str
@@ -115,7 +117,8 @@ class KueueQueueing(pulumi.ComponentResource):
     """Team -> the ResourceQuota `hard` entries its queue needs (a TeamNamespace's `quotaCeiling`)."""
 
     def __init__(self, name: str, args: KueueQueueingArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__("gpu-platform:kueue:KueueQueueing", name, None, opts)
+        super().__init__(options.public_type("KueueQueueing"), name, None,
+                         options.formerly(opts, "gpu-platform:kueue:KueueQueueing"))
         from pulumi_kubernetes.admissionregistration.v1 import ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding
         from pulumi_kubernetes.core.v1 import Namespace
         from pulumi_kubernetes.helm.v3 import Release

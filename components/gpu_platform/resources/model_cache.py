@@ -29,7 +29,9 @@ class ModelCacheArgs(TypedDict, total=False):
     """What the model cache needs from its cluster, and the EFS CSI add-on's version."""
 
     cluster_name: Required[pulumi.Input[str]]
+    """The EKS cluster the cache serves (its name may be an Output)."""
     vpc_id: Required[pulumi.Input[str]]
+    """The cluster's VPC: the NFS security group lives there."""
     subnet_ids: Required[pulumi.Input[list[str]]]
     """The private subnets: one mount target each."""
     subnet_count: int
@@ -50,7 +52,8 @@ class ModelCache(pulumi.ComponentResource):
     """The StorageClass team claims name (ReadWriteMany, one access point per claim)."""
 
     def __init__(self, name: str, args: ModelCacheArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__("gpu-platform:model_cache:ModelCache", name, None, opts)
+        super().__init__(options.public_type("ModelCache"), name, None,
+                         options.formerly(opts, "gpu-platform:model_cache:ModelCache"))
         from pulumi_aws import efs
 
         count = _checked(name, args)

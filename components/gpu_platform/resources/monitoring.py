@@ -103,7 +103,9 @@ class GpuMonitoringArgs(TypedDict, total=False):
     enabled: bool
     """False: nothing in the cluster (default true)."""
     prometheus: PrometheusArgs
+    """The Prometheus that scrapes DCGM: installed here, or one the cluster runs."""
     alerts: AlertThresholdsArgs
+    """Thresholds of the GPU alerts (temperature, memory, idle GPUs, XID errors...)."""
     alerting: AlertingArgs
     """Alert delivery through the installed Alertmanager (mode install)."""
     team_routes: dict[str, SeverityRoutesArgs]
@@ -127,7 +129,8 @@ class GpuMonitoring(pulumi.ComponentResource):
     """install, existing or none."""
 
     def __init__(self, name: str, args: GpuMonitoringArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__("gpu-platform:monitoring:GpuMonitoring", name, None, opts)
+        super().__init__(options.public_type("GpuMonitoring"), name, None,
+                         options.formerly(opts, "gpu-platform:monitoring:GpuMonitoring"))
         settings = monitoring_settings(name, args)
         prom = settings.monitoring.prometheus
         mode = prometheus_mode(settings.monitoring)

@@ -95,7 +95,8 @@ class GpuNodePool(pulumi.ComponentResource):
     """The Auto Scaling group EKS made for the node group (the autoscaler scales it)."""
 
     def __init__(self, name: str, args: GpuNodePoolArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__("gpu-platform:node_pool:GpuNodePool", name, None, opts)
+        super().__init__(options.public_type("GpuNodePool"), name, None,
+                         options.formerly(opts, "gpu-platform:node_pool:GpuNodePool"))
         from pulumi_aws import eks
 
         cluster_name = args["cluster_name"]

@@ -48,3 +48,17 @@ def caller_provider(caller: Optional[pulumi.ResourceOptions], package: str) -> O
     if isinstance(given, Mapping):
         return given.get(package)
     return next((p for p in given or [] if p.package == package), None)
+
+
+PACKAGE = "gpu-platform"
+
+
+def public_type(component: str) -> str:
+    """A public component's type token: the package's `index` module, as the component schema names it."""
+    return f"{PACKAGE}:index:{component}"
+
+
+def formerly(caller: Optional[pulumi.ResourceOptions], *types: str) -> pulumi.ResourceOptions:
+    """The caller's options plus an alias for each type the component was registered as before: stacks made
+    then keep it, and everything under it, in place."""
+    return pulumi.ResourceOptions.merge(pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=t) for t in types]), caller)

@@ -109,11 +109,17 @@ class PoolArgs(TypedDict, total=False):
     capacity_type: Required[str]
     """spot or on-demand."""
     min_size: int
+    """Nodes at least (default 0: the pool scales from zero)."""
     max_size: Required[int]
+    """Nodes at most (1-1000)."""
     ami: Required[PoolAmiArgs]
+    """The image the nodes boot, pinned."""
     sharing: PoolSharingArgs
+    """How pods share the GPUs: none (default), time-slicing or MIG."""
     taints: list[PoolTaintArgs]
+    """Taints besides nvidia.com/gpu, which every GPU pool carries."""
     labels: dict[str, str]
+    """Node labels besides the platform's own (pool, GPU model, sharing config)."""
     disk_size_gib: int
     """The volume container images live on (default 200)."""
     critical: bool
@@ -125,6 +131,7 @@ class PoolArgs(TypedDict, total=False):
     local_storage: str
     """raid0 (default where the image supports it) or none: the instance-store NVMe under kubelet."""
     repair: PoolRepairArgs
+    """EKS node auto repair of the pool's nodes (default on)."""
     environment: str
     """dev, staging or prod: prod protects the pool and rolls one node at a time."""
     kubernetes_version: str

@@ -52,8 +52,9 @@ class PriorityTiers(pulumi.ComponentResource):
     class_names: pulumi.Output[list[str]]
     """The PriorityClasses, highest tier first."""
 
-    def __init__(self, name: str, args: Optional[PriorityTiersArgs] = None, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__("gpu-platform:team:PriorityTiers", name, None, opts)
+    def __init__(self, name: str, args: PriorityTiersArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__(options.public_type("PriorityTiers"), name, None,
+                         options.formerly(opts, "gpu-platform:team:PriorityTiers"))
         from pulumi_kubernetes.scheduling.v1 import PriorityClass
 
         args = dict(args or {})
@@ -112,6 +113,7 @@ class TeamNamespaceArgs(TypedDict, total=False):
     team: Required[str]
     """The team's name, which is also its namespace's (a DNS label)."""
     quota: Required[TeamQuotaArgs]
+    """What the team may request in its namespace."""
     kubernetes_version: Required[str]
     """The cluster's Kubernetes minor, e.g. 1.35 (Pod Security labels pin it)."""
     priority_tier: str
@@ -119,11 +121,13 @@ class TeamNamespaceArgs(TypedDict, total=False):
     max_gpus_per_pod: int
     """The most nvidia.com/gpu one pod may request (default: the team's GPU quota)."""
     container_defaults: ContainerDefaultsArgs
+    """Requests for containers that set none (default 250m CPU, 512Mi memory)."""
     mig_profiles: list[str]
     """MIG profiles the cluster offers: each is bounded in the quota (at 0 unless migSlices gives some)."""
     prometheus_namespace: str
     """The namespace of the Prometheus that scrapes team pods, let through the ingress policy."""
     model_cache: TeamModelCacheArgs
+    """A claim on the model cache in the namespace (none without)."""
     quota_ceiling: dict[str, str]
     """ResourceQuota `hard` entries that replace the quota's where a Kueue queue admits more (a
     Queueing component's `quotaCeilings` for this team)."""
@@ -139,7 +143,8 @@ class TeamNamespace(pulumi.ComponentResource):
     """The PriorityClass of the team's tier (made by PriorityTiers)."""
 
     def __init__(self, name: str, args: TeamNamespaceArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__("gpu-platform:team:TeamNamespace", name, None, opts)
+        super().__init__(options.public_type("TeamNamespace"), name, None,
+                         options.formerly(opts, "gpu-platform:team:TeamNamespace"))
         from pulumi_kubernetes.core.v1 import LimitRange, Namespace, PersistentVolumeClaim, ResourceQuota
         from pulumi_kubernetes.networking.v1 import NetworkPolicy
         from pulumi_kubernetes.rbac.v1 import Role, RoleBinding
@@ -220,7 +225,9 @@ class TeamAccessArgs(TypedDict, total=False):
     """Which IAM roles reach which team namespaces of a cluster."""
 
     cluster_name: Required[pulumi.Input[str]]
+    """The EKS cluster the access entries are made in (its name may be an Output)."""
     teams: Required[list[TeamRolesArgs]]
+    """Every team with its roles: one access entry per role, holding all its teams' groups."""
 
 
 class TeamAccess(pulumi.ComponentResource):
@@ -230,7 +237,8 @@ class TeamAccess(pulumi.ComponentResource):
     """The IAM role ARNs with an access entry."""
 
     def __init__(self, name: str, args: TeamAccessArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__("gpu-platform:team:TeamAccess", name, None, opts)
+        super().__init__(options.public_type("TeamAccess"), name, None,
+                         options.formerly(opts, "gpu-platform:team:TeamAccess"))
         from pulumi_aws import eks
 
         teams = access_settings(name, args)
