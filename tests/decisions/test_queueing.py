@@ -1,4 +1,4 @@
-"""Fair sharing in numbers (components/queueing.py): flavors, where nominal quotas sit, limits, ceilings and
+"""Fair sharing in numbers (decisions/queueing.py): flavors, where nominal quotas sit, limits, ceilings and
 the stack-file rules, straight from specs."""
 from fractions import Fraction
 

@@ -23,7 +23,7 @@ def all_layouts(gpu):
 def placeable_layouts(gpu):
     """Every layout reachable by walking memory slots 0..7 and choosing what starts at each one.
 
-    Independent of components.mig: it generates placements instead of searching for one.
+    Independent of facts.mig: it generates placements instead of searching for one.
     """
     classes = {p: mig_class(gpu, p) for p in gpu.mig_profiles}
     found = set()

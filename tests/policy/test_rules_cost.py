@@ -1,4 +1,4 @@
-"""monthly-budget: priced by components/cost.py from the registered node groups and platform pieces."""
+"""monthly-budget: priced by decisions/cost.py from the registered node groups and platform pieces."""
 from __future__ import annotations
 
 import pytest

@@ -22,7 +22,7 @@ CUSTOM_RESOURCE_GROUPS = {
     "karpenter.sh": "Karpenter's CRDs at the pinned release: test_karpenter_objects_match_their_crds below",
     "karpenter.k8s.aws": "Karpenter's CRDs at the pinned release: test_karpenter_objects_match_their_crds below",
 }
-KARPENTER_CRDS = "karpenter-v1.14.1"  # components/catalog.KARPENTER_RELEASES["1.14.1"].crds
+KARPENTER_CRDS = "karpenter-v1.14.1"  # facts/catalog.KARPENTER_RELEASES["1.14.1"].crds
 CUSTOM_RESOURCE_GROUPS["kueue.x-k8s.io"] = "Kueue's CRDs at the pinned release: tests/render/test_kueue_manifests.py"
 
 

@@ -12,7 +12,7 @@ registered). Conventions, explained to users in docs/cost.md:
 - A figure without a price is None ("unknown"), never a guess; totals add the known figures and name
   the unpriced items.
 - The EKS control plane is priced by the support window its Kubernetes version is in on the as-of date
-  (components/lifecycle.py): standard, or extended support past the end of standard support.
+  (decisions/lifecycle.py): standard, or extended support past the end of standard support.
 """
 from __future__ import annotations
 

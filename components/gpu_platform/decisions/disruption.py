@@ -116,7 +116,7 @@ def locked(pool: Pool) -> dict[str, Any]:
 
 def pools_of(resources: Iterable[Resource]) -> dict[str, Pool]:
     """Every node group's pool, by pool name, with its node group, launch template and operator facts;
-    and every Karpenter NodePool's, with its EC2NodeClass (components/karpenter_disruption.py)."""
+    and every Karpenter NodePool's, with its EC2NodeClass (decisions/karpenter_disruption.py)."""
     resources = list(resources)
     templates = {get(i, "name"): i for t, _, i in resources if t == LAUNCH_TEMPLATE}
     release = next((i for t, _, i in resources if t == HELM_RELEASE and is_gpu_operator_chart(get(i, "chart"))), None)

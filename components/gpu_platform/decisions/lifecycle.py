@@ -1,6 +1,6 @@
 """Lifecycle verdicts: where each pinned version stands in its support window on a given day.
 
-Pure: what a stack pins (components/pinned.py), the as-of date and whether the environment is strict
+Pure: what a stack pins (decisions/pinned.py), the as-of date and whether the environment is strict
 (prod) give verdicts with a severity, a message naming the stack field to change, the date that matters
 and, for EKS extended support, the extra monthly cost. The rules (docs/lifecycle.md):
 - past end of life (EKS extended support over, a GPU Operator line or a driver branch end of life), or a

@@ -73,7 +73,7 @@ def gpu_taints(spec: "PlatformSpec") -> list["TaintSpec"]:
 
 def agent_configuration(taints: Iterable["TaintSpec"]) -> dict[str, Any]:
     """The node monitoring agent add-on's configuration values (its configuration schema, copied in
-    components/upstream/): the agent on every node, and its DCGM host engine (dcgm-server, which the
+    facts/upstream/): the agent on every node, and its DCGM host engine (dcgm-server, which the
     agent's chart places on NVIDIA instance types only and gives no tolerations) on every GPU pool."""
     return {
         "nodeAgent": {"tolerations": [{"operator": "Exists"}]},

@@ -1,6 +1,6 @@
 """Upgrade paths: what going from one set of pins to another skips or breaks, and what to do first.
 
-Pure: two `Pinned` (components/pinned.py: what a base and a head plan register) give findings. Rules:
+Pure: two `Pinned` (decisions/pinned.py: what a base and a head plan register) give findings. Rules:
 - Kubernetes: EKS upgrades a control plane one minor version at a time and never downgrades it.
 - GPU Operator: NVIDIA supports upgrades within a release line or to the next line only, and no downgrades.
 - NVIDIA driver branch (the operator's driver, or the branch a pool's AMI release carries): a change reloads

@@ -208,7 +208,7 @@ SYSTEM_INSTANCE_PRICES: Mapping[str, Price] = MappingProxyType({
 
 # Fixed platform costs (AWS pricing pages for EKS, VPC NAT gateway and EFS; us-east-1).
 EKS_CONTROL_PLANE = Price(0.10, "AWS EKS pricing page (standard support)", "2025-06")
-# A cluster on a Kubernetes version past its end of standard support (components/lifecycle.py decides when).
+# A cluster on a Kubernetes version past its end of standard support (decisions/lifecycle.py decides when).
 EKS_CONTROL_PLANE_EXTENDED = Price(0.60, "AWS EKS pricing page (extended support)", "2026-11", verified=True)
 NAT_GATEWAY = Price(0.045, "AWS VPC pricing page, NAT gateway hourly charge (data processing excluded)", "2025-06")
 EFS_STANDARD_GB_MONTH = Price(0.30, "AWS EFS pricing page, Standard storage per GB-month", "2025-06")
@@ -295,7 +295,7 @@ KARPENTER_CHART = "oci://public.ecr.aws/karpenter/karpenter"  # OCI chart: no re
 @dataclass(frozen=True)
 class KarpenterRelease:
     version: str  # chart and controller version
-    crds: str  # folder under components/upstream/crds/ holding the CRDs this chart installs
+    crds: str  # folder under facts/upstream/crds/ holding the CRDs this chart installs
     kubernetes_versions: tuple[str, ...]  # Karpenter's compatibility matrix (karpenter.sh, Upgrading: Compatibility)
 
 
@@ -464,7 +464,7 @@ INSTANCE_STORE_DISK_GLOB = "/dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storag
 EFA_RDMA_FAMILIES = ("p4d", "p4de", "p5", "p5e", "p5en")
 EFA_DEVICE_PLUGIN_CHART = ("https://aws.github.io/eks-charts", "aws-efa-k8s-device-plugin")
 EFA_DEVICE_PLUGIN_NAMESPACE = "kube-system"
-# Chart version -> its values.yaml kept in components/upstream/ for the Helm-keys guard.
+# Chart version -> its values.yaml kept in facts/upstream/ for the Helm-keys guard.
 EFA_DEVICE_PLUGIN_VALUES: Mapping[str, str] = MappingProxyType({
     "v0.5.30": "aws-efa-k8s-device-plugin-values-v0.5.30.yaml",
 })
@@ -572,7 +572,7 @@ def mig_class(gpu: GpuModel, profile: str) -> MigClass:
 class KueueRelease:
     chart_version: str  # the OCI chart's version (no "v")
     app_version: str  # the controller image tag the chart deploys
-    crds: str  # folder under components/upstream/crds holding the release's CRDs (tests validate against them)
+    crds: str  # folder under facts/upstream/crds holding the release's CRDs (tests validate against them)
 
 
 # The official chart is published only as an OCI artifact; Helm takes the reference as the chart name.

@@ -1,6 +1,6 @@
 """The lifecycle calendar: when each version the platform pins leaves support, and where each date comes from.
 
-Data only (components/lifecycle.py decides what a date means on a given day). Every entry names its
+Data only (decisions/lifecycle.py decides what a date means on a given day). Every entry names its
 source and the day it was checked. `confirmed=False` marks a forecast, or a date known only to the
 month: such dates use the FIRST day of the month for starts and ends of support (a warning comes early,
 never late) and are shown as unconfirmed in the plan. End-of-life months of NVIDIA driver branches use

@@ -1,6 +1,6 @@
 """The plan's `capacity` section: what Kubernetes can schedule per pool and in total, beside team quotas.
 
-Computed from the validated spec of the stack being planned (components.capacity does the counting).
+Computed from the validated spec of the stack being planned (decisions.capacity does the counting).
 JSON shape documented in docs/cost.md; `VERSION` changes only when a field changes meaning.
 """
 from __future__ import annotations

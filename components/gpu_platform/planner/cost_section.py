@@ -1,6 +1,6 @@
 """The plan's `cost` section: an estimate of what the stack costs, from the catalog's dated prices.
 
-Computed from the validated spec with components.cost (the same model the policy pack's budget rule
+Computed from the validated spec with decisions.cost (the same model the policy pack's budget rule
 uses). Figures are rounded for JSON only: monthly USD to cents, hourly USD to 4 decimals, unit prices
 to 6. JSON shape documented in docs/cost.md; `VERSION` changes only when a field changes meaning.
 """

@@ -1,6 +1,6 @@
 """The plan's `lifecycle` section: where each pinned version stands in its support window on the as-of date.
 
-Built from what the program registered (components/pinned.py) and judged by components/lifecycle.py, the
+Built from what the program registered (decisions/pinned.py) and judged by decisions/lifecycle.py, the
 same reading and rules the policy pack's lifecycle rules use. A version past end of life is an error in
 prod (the plan then exits 2, see cli.py) and a warning elsewhere. JSON shape in docs/lifecycle.md;
 `VERSION` changes only when a field changes meaning.

@@ -13,7 +13,7 @@ the preview's JSON digest can. Each entry of its `steps[]` carries `op`, `urn`, 
 - a preview that reported errors (its steps may be incomplete, so nothing can be proven);
 - in prod (--environment, else the policy config's `environment`, else the aws provider's environment tag;
   unknown: prod), a pool the steps disrupt with a GPU
-  pod eviction or a node roll (components/disruption.py reads each step's old and new inputs: an update
+  pod eviction or a node roll (decisions/disruption.py reads each step's old and new inputs: an update
   of a node group's release or version, or of its launch template's content, or a NodePool template or
   EC2NodeClass change that drifts Karpenter's nodes, is a node roll) whose new
   inputs the lock does not record. Elsewhere such a disruption is reported, not refused.

@@ -1,7 +1,7 @@
 """The plan's `queueing` section: per team, what Kueue guarantees (nominal), what it may borrow, and the
 ceiling its ResourceQuota holds; per flavor, capacity at max size beside the nominal quotas placed on it.
 
-Computed from the validated spec of the stack being planned (components/queueing.py does the numbers the
+Computed from the validated spec of the stack being planned (decisions/queueing.py does the numbers the
 program renders), only when `queueing.mode` is kueue. Quantities are Kubernetes quantity strings. JSON
 shape in docs/queueing.md; `VERSION` changes only when a field changes meaning.
 """

@@ -1,7 +1,7 @@
 """The plan's `training` section: per pool its EFA, local NVMe scratch and datasets mount, and the
 datasets file system, each with what it adds to the bill.
 
-Computed from the validated spec (components.efa, local_storage, datasets, cost). EFA interfaces and
+Computed from the validated spec (decisions.efa, local_storage, datasets, cost). EFA interfaces and
 instance-store NVMe come with the instance: they add nothing to the pool's price, and the section says
 so rather than leaving the reader to wonder. JSON shape documented in docs/training.md; `VERSION`
 changes only when a field changes meaning.

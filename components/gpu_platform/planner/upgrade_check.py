@@ -1,8 +1,8 @@
 """`gpu-platform upgrade-check BASE.json HEAD.json`: is going from BASE to HEAD a supported upgrade path?
 
 Reads two plans (`gpu-platform plan --json`, e.g. of the base branch and of a pull request), takes what
-each pins from the resources it registers (components/pinned.py) and names, with what to do first
-(components/upgrade_path.py): a Kubernetes minor that skips a version or goes back, a GPU Operator
+each pins from the resources it registers (decisions/pinned.py) and names, with what to do first
+(decisions/upgrade_path.py): a Kubernetes minor that skips a version or goes back, a GPU Operator
 upgrade that skips a release line, a driver branch change, an add-on or autoscaler image that does not
 fit the new Kubernetes version. Exit 1 when a step is unsupported (an error), else 0; 2 for unreadable
 plans. `compare(base_plan, head_plan)` is the same check for other commands.

@@ -1,6 +1,6 @@
 """Money: the stack's monthly cost with every node group at max size stays within the budget.
 
-Priced by components/cost.py, the same model behind the plan's cost section, from what the program
+Priced by decisions/cost.py, the same model behind the plan's cost section, from what the program
 registered: each node group (GPU pools and system nodes) and Karpenter NodePool (limits.nodes as max
 size) at its first instance type, the EKS control plane, NAT gateways, EBS volumes (launch-template or
 EC2NodeClass volumes, or the node group's disk size, times max size), EFS storage (`efsStorageGiB`: a

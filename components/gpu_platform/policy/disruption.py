@@ -2,9 +2,9 @@
 
 The lock (written by `gpu-platform lock`, named by the policy config: policy.locks) records, per pool, the
 fingerprint of everything whose change restarts the GPU Operator's operands, evicts GPU pods or replaces
-nodes (components/disruption.py: driver version and source, MIG layout, sharing config, launch template
+nodes (decisions/disruption.py: driver version and source, MIG layout, sharing config, launch template
 content, AMI release and Kubernetes version; for Karpenter pools every NodePool template and EC2NodeClass
-field whose change drifts nodes, components/karpenter_disruption.py). A head whose pool differs from the lock in an input whose
+field whose change drifts nodes, decisions/karpenter_disruption.py). A head whose pool differs from the lock in an input whose
 change evicts GPU pods or rolls nodes is not approved:
 
 - `disruption-approved` (mandatory) reports it in the environments listed (default prod);

@@ -1,8 +1,8 @@
 """Support windows: nothing the stack pins is past end of life, and what soon will be is named.
 
-Reads what the program registered, as components/pinned.py reads a plan (the EKS cluster's `version`, the
+Reads what the program registered, as decisions/pinned.py reads a plan (the EKS cluster's `version`, the
 GPU node groups' AMI type, release and instance types, the GPU Operator release's chart version and
-driver), and judges it with components/lifecycle.py on the as-of date: config `asOf` (YYYY-MM-DD), default
+driver), and judges it with decisions/lifecycle.py on the as-of date: config `asOf` (YYYY-MM-DD), default
 today; `gpu-platform plan --as-of` passes its own date, as it passes the budget.
 - `lifecycle-end-of-life` (mandatory): a Kubernetes version past EKS extended support (or not on EKS yet),
   a GPU Operator line or a driver branch past end of life, in a strict environment (`environments`,

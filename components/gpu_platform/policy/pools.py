@@ -1,6 +1,6 @@
 """The GPU pools the pack's pool rules read: managed node groups, and Karpenter NodePools in node-group terms.
 
-A NodePool becomes a node-group-shaped view (components.karpenter.node_group_view: instance types and
+A NodePool becomes a node-group-shaped view (facts.karpenter.node_group_view: instance types and
 capacity type from its requirements, `limits.nodes` as max size, template labels, taints in the EKS
 spelling), so MIG, time-slicing, toleration, quota-capacity and budget rules hold both provisioners to
 the same checks. Values unknown during a preview raise UnknownValueError, as on node groups.

@@ -2,7 +2,7 @@
 
 A stack queues when it registers ClusterQueues. A flavor's capacity is what the GPU node groups carrying
 all of its node labels schedule at max size, counted as team-quota-within-capacity counts (the node groups
-and the GPU Operator's release, components/capacity.py arithmetic).
+and the GPU Operator's release, decisions/capacity.py arithmetic).
 
 - queue-team-local-queue: every team namespace of a queued stack has a LocalQueue naming a declared
   ClusterQueue that selects the namespace (without one its jobs wait forever and its GPU pods are refused).

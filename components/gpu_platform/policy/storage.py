@@ -3,7 +3,7 @@
 - Encrypted at rest (changing `encrypted` later replaces the file system, so it must be right at birth).
 - Protected, so no update can delete or replace it. The program also sets `retainOnDelete`, which keeps
   the cloud file system even if Pulumi deletes it, but policies never see that option: unit tests of
-  components/model_cache.py assert it instead.
+  resources/model_cache.py assert it instead.
 - Advisory: elastic throughput (bursting mode starves large model loads once credits run out).
 """
 from __future__ import annotations

@@ -41,7 +41,7 @@ def _mig_layouts(values: Mapping[str, Any]) -> dict[str, dict[str, int]]:
 
 
 def capacity_at_max(args: StackValidationArgs) -> dict[str, int]:
-    """Extended resources the GPU pools (node groups and NodePools) offer at max size (components/capacity.py)."""
+    """Extended resources the GPU pools (node groups and NodePools) offer at max size (decisions/capacity.py)."""
     release = gpu_operator_release(args)
     values = release_values(release.props) if release is not None else {}
     strategy = (values.get("mig") or {}).get("strategy") or "single"

@@ -1,6 +1,6 @@
 """The GPU dashboard: Grafana JSON (a dict) for the Grafana sidecar to load from a ConfigMap.
 
-Panels read only fields from the exporter's CSV (components.dcgm_metrics) and the cost series the alert
+Panels read only fields from the exporter's CSV (render.dcgm_metrics) and the cost series the alert
 rules record. Every DCGM query matches both spellings of the exporter's host label (`Hostname`, and
 `hostname` in builds after May 2026) so the node filter works on either.
 """

@@ -132,7 +132,7 @@ def queued_gpu_pods_policy() -> dict:
                     "expression": IS_QUEUED, "reason": "Forbidden",
                     "message": (f"GPU pods in team namespaces must wait in the team's queue: label the pod (or the "
                                 f"Job's pod template) {names.KUEUE_QUEUE_NAME_LABEL}: {names.TEAM_LOCAL_QUEUE}; "
-                                "components.workloads.gpu_pod_metadata and gpu_job do"),
+                                "gpu_platform.render.workloads.gpu_pod_metadata and gpu_job do"),
                 }],
             }}
 

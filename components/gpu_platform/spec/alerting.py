@@ -4,7 +4,7 @@ Receivers name Pulumi config keys for their secrets (`pulumi config set --secret
 secret written into the stack file in plaintext is refused with the field that held it. Routes map a
 severity to a receiver, for the platform here and per team in `teams[].alerting` (alerts from the team's
 namespace). The rendering
-is components/alert_routing.py; the cross-field rules are `alerting_rules`.
+is render/alert_routing.py; the cross-field rules are `alerting_rules`.
 """
 from __future__ import annotations
 

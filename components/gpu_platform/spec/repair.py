@@ -2,7 +2,7 @@
 
 The fields map one to one onto the EKS `nodeRepairConfig` (botocore eks NodeRepairConfig, pulumi_aws
 `eks.NodeGroupNodeRepairConfigArgs`); what is left unset gets the environment's default
-(components/node_repair.py). Cross-field rules are in `repair_rules`.
+(decisions/node_repair.py). Cross-field rules are in `repair_rules`.
 """
 from __future__ import annotations
 
