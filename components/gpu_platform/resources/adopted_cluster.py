@@ -13,8 +13,7 @@ import pulumi_kubernetes
 from gpu_platform.resources import options
 from gpu_platform.resources.cluster_base import ClusterBase
 from gpu_platform.resources.node_iam import node_role
-from gpu_platform.resources.pool_args import camel
-from gpu_platform.resources.typed_args import Required, TypedDict
+from gpu_platform.resources.typed_args import Required, TypedDict, argument_problems
 from gpu_platform.spec.errors import SpecError
 
 if TYPE_CHECKING:
@@ -74,8 +73,7 @@ class AdoptedCluster(ClusterBase):
 
 
 def _check(name: str, args: Mapping[str, Any]) -> None:
-    problems = [f"{camel(k)}: unknown argument" for k in sorted(set(args) - set(AdoptedClusterArgs.__annotations__))]
-    problems += [f"{camel(k)}: required" for k in sorted(AdoptedClusterArgs.__required_keys__ - set(args))]
+    problems = argument_problems(args, AdoptedClusterArgs)
     if args.get("region") is None and args.get("k8s_provider") is None:
         problems.append("region: required unless k8sProvider is given (the kubeconfig names it)")
     subnets = args.get("subnet_ids")

@@ -17,8 +17,8 @@ from gpu_platform.facts import catalog, names
 from gpu_platform.resources import options
 from gpu_platform.resources.cluster_base import ClusterBase
 from gpu_platform.resources.node_iam import control_plane_role, node_role
-from gpu_platform.resources.pool_args import ENVIRONMENTS, PoolTaintArgs, camel
-from gpu_platform.resources.typed_args import Required, TypedDict
+from gpu_platform.resources.pool_args import PoolTaintArgs
+from gpu_platform.resources.typed_args import Required, TypedDict, argument_problems
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import ClusterSpec, TaintSpec
 from gpu_platform.spec.parse import read_part
@@ -273,10 +273,7 @@ def cluster_settings(name: str, args: Mapping[str, Any]) -> ClusterSettings:
     each argument that is wrong."""
     args = dict(args)
     where = f"Cluster {name!r}: "
-    problems = [f"{camel(k)}: unknown argument" for k in sorted(set(args) - set(ClusterArgs.__annotations__))]
-    problems += [f"{camel(k)}: required" for k in sorted(ClusterArgs.__required_keys__ - set(args))]
-    if args.get("environment") not in (None, *ENVIRONMENTS):
-        problems.append(f"environment: must be one of {', '.join(ENVIRONMENTS)}")
+    problems = argument_problems(args, ClusterArgs)
     create = {k: args[k] for k in _CREATE_FIELDS if k in args}
     subnets = args.get("subnet_ids")
     if subnets is not None:

@@ -28,8 +28,7 @@ from gpu_platform.render.datasets import claim, controller_policy, persistent_vo
 from gpu_platform.render.iam import pod_identity_trust_policy
 from gpu_platform.resources import options
 from gpu_platform.resources.options import named
-from gpu_platform.resources.pool_args import ENVIRONMENTS, camel
-from gpu_platform.resources.typed_args import Required, TypedDict
+from gpu_platform.resources.typed_args import Required, TypedDict, argument_problems
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import FsxLustreSpec
 from gpu_platform.spec.parse import read_part
@@ -185,7 +184,7 @@ class Datasets(pulumi.ComponentResource):
         from pulumi_kubernetes.core.v1 import PersistentVolume, PersistentVolumeClaim
 
         fs = self.file_system
-        provider = {"provider": args["k8s_provider"]} if args.get("k8s_provider") is not None else {}
+        provider = options.kubernetes(args)
         volumes, claims = {}, {}
         for team, namespace in (args.get("team_namespaces") or {}).items():
             handle = fs.id.apply(lambda fs_id, team=team: volume_handle(fs_id, team))
@@ -202,10 +201,7 @@ class Datasets(pulumi.ComponentResource):
 def _file_system(name: str, args: Mapping[str, Any]) -> FsxLustreSpec:
     """The file system's settings, checked with the stack file's rules; SpecError naming each argument."""
     where = f"Datasets {name!r}: "
-    problems = [f"{camel(k)}: unknown argument" for k in sorted(set(args) - set(DatasetsArgs.__annotations__))]
-    problems += [f"{camel(k)}: required" for k in sorted(DatasetsArgs.__required_keys__ - set(args))]
-    if args.get("environment") not in (None, *ENVIRONMENTS):
-        problems.append(f"environment: must be one of {', '.join(ENVIRONMENTS)}")
+    problems = argument_problems(args, DatasetsArgs)
     try:
         config = read_part(FsxLustreSpec, args.get("fsx_lustre") or {}, "fsxLustre.")
     except SpecError as err:

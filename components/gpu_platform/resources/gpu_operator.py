@@ -14,8 +14,8 @@ import pulumi_kubernetes
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.operator_values import OperatorSettings, driver_summary, operator_values
 from gpu_platform.resources import options
-from gpu_platform.resources.pool_args import ENVIRONMENTS, PoolAmiArgs, PoolSharingArgs, PoolTaintArgs, camel
-from gpu_platform.resources.typed_args import Required, TypedDict
+from gpu_platform.resources.pool_args import PoolAmiArgs, PoolSharingArgs, PoolTaintArgs
+from gpu_platform.resources.typed_args import Required, TypedDict, argument_problems
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import GpuOperatorSpec, OperatorPoolSpec, mig_strategy_of
 from gpu_platform.spec.parse import read_part
@@ -134,7 +134,7 @@ class GpuOperator(pulumi.ComponentResource):
         settings = operator_settings(name, args)
         op = settings.operator
         chart = catalog.GPU_OPERATOR_CHARTS[op.chart_version]
-        provider = {"provider": args["k8s_provider"]} if args.get("k8s_provider") is not None else {}
+        provider = options.kubernetes(args)
         self.namespace = Namespace(
             name,
             metadata=ObjectMetaArgs(name=op.namespace, labels={
@@ -166,9 +166,7 @@ def operator_settings(name: str, args: Mapping[str, Any], today: Optional[date] 
     """The operator's settings from its arguments, checked with the stack file's operator and pool rules."""
     where = f"GpuOperator {name!r}: "
     args = dict(args)
-    problems = [f"{camel(k)}: unknown argument" for k in sorted(set(args) - set(GpuOperatorArgs.__annotations__))]
-    if args.get("environment") not in (None, *ENVIRONMENTS):
-        problems.append(f"environment: must be one of {', '.join(ENVIRONMENTS)}")
+    problems = argument_problems(args, GpuOperatorArgs, required=False)  # the operator's model names them
     fields = {k: args[k] for k in ("chart_version", "namespace", "driver", "upgrade_policy") if k in args}
     policy = dict(fields.get("upgrade_policy") or {})
     if str(policy.get("max_unavailable", "")).isdigit():  # a count travels as a string through other languages

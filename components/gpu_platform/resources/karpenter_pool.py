@@ -70,7 +70,7 @@ class KarpenterNodePool(pulumi.ComponentResource):
         pool, ctx = pool_from_args("KarpenterNodePool", name, args, "karpenter", cluster_name,
                                    set(KarpenterNodePoolArgs.__annotations__),
                                    disruption_window=args.get("disruption_window"))
-        provider = {"provider": args["k8s_provider"]} if args.get("k8s_provider") is not None else {}
+        provider = options.kubernetes(args)
         k8s = options.child(self, opts, protect=options.protect(opts, ctx.protected(pool)), **provider)
         self.node_class = _custom_resource(f"{name}-class", node_class_head(pool), self._class_spec(args, ctx, pool), k8s)
         node_pool = node_pool_object(ctx, pool)

@@ -16,9 +16,9 @@ from gpu_platform.decisions.queueing import Fleet, gpu_flavors, placement, queue
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.queueing_objects import chart_values, queueing_manifests
 from gpu_platform.resources import options
-from gpu_platform.resources.pool_args import ENVIRONMENTS, PoolSharingArgs, PoolTaintArgs, camel
+from gpu_platform.resources.pool_args import PoolSharingArgs, PoolTaintArgs
 from gpu_platform.resources.team import TeamQuotaArgs
-from gpu_platform.resources.typed_args import Required, TypedDict
+from gpu_platform.resources.typed_args import Required, TypedDict, argument_problems
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import QueueingSpec, QueuePoolSpec, TeamSpec, mig_strategy_of
 from gpu_platform.spec.parse import read_part
@@ -126,7 +126,7 @@ class KueueQueueing(pulumi.ComponentResource):
 
         fleet = queueing_settings(name, args)
         queueing = fleet.queueing
-        provider = {"provider": args["k8s_provider"]} if args.get("k8s_provider") is not None else {}
+        provider = options.kubernetes(args)
 
         def after(*waits: Any) -> pulumi.ResourceOptions:
             return options.child(self, opts, depends_on=list(waits), **provider)
@@ -184,10 +184,7 @@ def queueing_settings(name: str, args: Mapping[str, Any]) -> Fleet:
     team and queueing rules; SpecError names each argument that is wrong."""
     args = dict(args)
     where = f"KueueQueueing {name!r}: "
-    problems = [f"{camel(k)}: unknown argument" for k in sorted(set(args) - set(KueueQueueingArgs.__annotations__))]
-    problems += [f"{camel(k)}: required" for k in sorted(KueueQueueingArgs.__required_keys__ - set(args))]
-    if args.get("environment") not in (None, *ENVIRONMENTS):
-        problems.append(f"environment: must be one of {', '.join(ENVIRONMENTS)}")
+    problems = argument_problems(args, KueueQueueingArgs)
     pools, teams = [], []
     for i, pool in enumerate(args.get("node_pools") or []):
         try:
@@ -196,7 +193,7 @@ def queueing_settings(name: str, args: Mapping[str, Any]) -> Fleet:
             problems += err.problems
     for i, team in enumerate(args.get("teams") or []):
         fields = {k: v for k, v in dict(team).items() if k != "namespace"}
-        problems += [f"teams[{i}].{camel(k)}: unknown argument" for k in sorted(set(fields) - set(QueuedTeamArgs.__annotations__))]
+        problems += argument_problems(fields, QueuedTeamArgs, f"teams[{i}].", required=False)
         try:
             teams.append(read_part(TeamSpec, fields, f"teams[{i}]."))
         except SpecError as err:

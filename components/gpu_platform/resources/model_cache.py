@@ -16,8 +16,7 @@ from gpu_platform.render.iam import pod_identity_trust_policy
 from gpu_platform.render.model_cache import storage_class
 from gpu_platform.resources import options
 from gpu_platform.resources.options import named
-from gpu_platform.resources.pool_args import camel
-from gpu_platform.resources.typed_args import Required, TypedDict
+from gpu_platform.resources.typed_args import Required, TypedDict, argument_problems
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import ADDON_VERSION
 
@@ -77,7 +76,7 @@ class ModelCache(pulumi.ComponentResource):
         manifest = storage_class(self.file_system.id)
         from pulumi_kubernetes.storage.v1 import StorageClass
 
-        provider = {"provider": args["k8s_provider"]} if args.get("k8s_provider") is not None else {}
+        provider = options.kubernetes(args)
         self.storage_class = StorageClass(
             name, metadata=manifest["metadata"], provisioner=manifest["provisioner"],
             parameters=manifest["parameters"], reclaim_policy=manifest["reclaimPolicy"],
@@ -123,8 +122,7 @@ class ModelCache(pulumi.ComponentResource):
 
 def _checked(name: str, args: Mapping[str, Any]) -> int:
     """The mount targets to make; SpecError naming each argument that is wrong."""
-    problems = [f"{camel(k)}: unknown argument" for k in sorted(set(args) - set(ModelCacheArgs.__annotations__))]
-    problems += [f"{camel(k)}: required" for k in sorted(ModelCacheArgs.__required_keys__ - set(args))]
+    problems = argument_problems(args, ModelCacheArgs)
     version = args.get("addon_version")
     if version is not None and not re.match(ADDON_VERSION, str(version)):
         problems.append(f"addonVersion: must be an exact add-on version such as v2.1.13-eksbuild.1, not {version!r}")

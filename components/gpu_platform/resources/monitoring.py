@@ -17,8 +17,7 @@ from gpu_platform.render.monitoring import (
     DASHBOARD_LABEL_VALUE, PROMETHEUS_RULE_API, MonitoringSettings, gpu_rule_groups, prometheus_mode, stack_values,
 )
 from gpu_platform.resources import options
-from gpu_platform.resources.pool_args import camel
-from gpu_platform.resources.typed_args import TypedDict
+from gpu_platform.resources.typed_args import TypedDict, argument_problems
 from gpu_platform.spec.alerting import SeverityRoutesSpec, monitoring_rules
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import MonitoringSpec
@@ -135,7 +134,7 @@ class GpuMonitoring(pulumi.ComponentResource):
         prom = settings.monitoring.prometheus
         mode = prometheus_mode(settings.monitoring)
         self.mode = pulumi.Output.from_input(mode)
-        provider = {"provider": args["k8s_provider"]} if args.get("k8s_provider") is not None else {}
+        provider = options.kubernetes(args)
         self._k8s, self._opts, self._provider = options.child(self, opts, **provider), opts, provider
         self.namespace = self.release = self.rules = self.dashboard = self.receiver_secrets = None
         if mode == "install":
@@ -225,7 +224,7 @@ def monitoring_settings(name: str, args: Mapping[str, Any]) -> MonitoringSetting
     """The monitoring settings from the component's arguments, checked with the stack file's monitoring rules."""
     where = f"GpuMonitoring {name!r}: "
     args = dict(args)
-    problems = [f"{camel(k)}: unknown argument" for k in sorted(set(args) - set(GpuMonitoringArgs.__annotations__))]
+    problems = argument_problems(args, GpuMonitoringArgs, required=False)
     fields = {k: args[k] for k in ("enabled", "prometheus", "alerts", "alerting") if args.get(k) is not None}
     try:
         monitoring = read_part(MonitoringSpec, fields)

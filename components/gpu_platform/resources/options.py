@@ -62,3 +62,9 @@ def formerly(caller: Optional[pulumi.ResourceOptions], *types: str) -> pulumi.Re
     """The caller's options plus an alias for each type the component was registered as before: stacks made
     then keep it, and everything under it, in place."""
     return pulumi.ResourceOptions.merge(pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=t) for t in types]), caller)
+
+
+def kubernetes(args: Mapping[str, Any]) -> dict[str, Any]:
+    """`provider=` for a child in the cluster when the Args name a `k8s_provider`; else nothing, and the
+    child inherits the provider the component's own options give."""
+    return {"provider": args["k8s_provider"]} if args.get("k8s_provider") is not None else {}

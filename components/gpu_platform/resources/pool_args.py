@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 import pulumi
 
 from gpu_platform.facts.karpenter_window import window_problem
-from gpu_platform.resources.typed_args import Required, TypedDict
+from gpu_platform.resources.typed_args import ENVIRONMENTS, Required, TypedDict, camel
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import DisruptionWindowSpec, NodePoolSpec
 from gpu_platform.spec.parse import read_part
@@ -22,7 +22,6 @@ from gpu_platform.spec.rules_karpenter import pool_rules as karpenter_pool_rules
 if TYPE_CHECKING:
     from gpu_platform.spec.models import PlatformSpec
 
-ENVIRONMENTS = ("dev", "staging", "prod")
 DRIVER_SOURCES = ("ami", "operator")
 MIG_STRATEGIES = ("none", "single", "mixed")
 
@@ -198,11 +197,6 @@ def _context_problems(args: Mapping[str, Any]) -> list[str]:
 
 def _own_strategy(pool: NodePoolSpec) -> str:
     return (pool.sharing.strategy or "mixed") if pool.sharing.mode == "mig" else "none"
-
-
-def camel(key: str) -> str:
-    head, *rest = key.split("_")
-    return head + "".join(part.title() for part in rest)
 
 
 def pool_args(spec: "PlatformSpec", pool: NodePoolSpec, args_type: type) -> dict:

@@ -16,8 +16,7 @@ from gpu_platform.facts import names
 from gpu_platform.render import team_objects as objects
 from gpu_platform.render.team_objects import TeamContext
 from gpu_platform.resources import options
-from gpu_platform.resources.pool_args import camel
-from gpu_platform.resources.typed_args import Required, TypedDict
+from gpu_platform.resources.typed_args import Required, TypedDict, argument_problems
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import DNS_LABEL, TeamAccessSpec, TeamSpec
 from gpu_platform.spec.parse import read_part
@@ -27,15 +26,6 @@ if TYPE_CHECKING:
     from gpu_platform.spec.models import PlatformSpec
 
 KUBERNETES_MINOR = r"^1\.\d{1,2}$"
-
-
-def _provider(args: Mapping[str, Any]) -> dict[str, Any]:
-    return {"provider": args["k8s_provider"]} if args.get("k8s_provider") is not None else {}
-
-
-def _unknown(args: Mapping[str, Any], kind: type) -> list[str]:
-    problems = [f"{camel(k)}: unknown argument" for k in sorted(set(args) - set(kind.__annotations__))]
-    return problems + [f"{camel(k)}: required" for k in sorted(kind.__required_keys__ - set(args))]
 
 
 class PriorityTiersArgs(TypedDict, total=False):
@@ -58,7 +48,7 @@ class PriorityTiers(pulumi.ComponentResource):
         from pulumi_kubernetes.scheduling.v1 import PriorityClass
 
         args = dict(args or {})
-        problems = _unknown(args, PriorityTiersArgs)
+        problems = argument_problems(args, PriorityTiersArgs)
         if problems:
             raise SpecError([f"PriorityTiers {name!r}: {p}" for p in problems])
         self.classes = {}
@@ -67,7 +57,7 @@ class PriorityTiers(pulumi.ComponentResource):
             self.classes[tier] = PriorityClass(
                 f"{name}-{tier}", metadata=m["metadata"], value=m["value"], global_default=m["globalDefault"],
                 preemption_policy=m["preemptionPolicy"], description=m["description"],
-                opts=options.child(self, opts, **_provider(args)))
+                opts=options.child(self, opts, **options.kubernetes(args)))
         self.class_names = [names.priority_class(t) for t in self.classes]
         self.register_outputs({"classes": self.class_names})
 
@@ -151,7 +141,7 @@ class TeamNamespace(pulumi.ComponentResource):
 
         team, ctx = team_settings(name, args)
         m = objects.team_manifests(ctx, team)
-        provider = _provider(args)
+        provider = options.kubernetes(args)
         self.namespace = Namespace(name, metadata=m["namespace"]["metadata"], opts=options.child(self, opts, **provider))
 
         def inside(*after: pulumi.Resource) -> pulumi.ResourceOptions:
@@ -184,7 +174,7 @@ def team_settings(name: str, args: Mapping[str, Any]) -> tuple[TeamSpec, TeamCon
     """The team and its cluster context from a TeamNamespace's arguments, checked with the stack file's
     team rules; SpecError names each argument that is wrong."""
     args = dict(args)
-    problems = _unknown(args, TeamNamespaceArgs)
+    problems = argument_problems(args, TeamNamespaceArgs)
     version = args.get("kubernetes_version")
     if version is not None and not re.match(KUBERNETES_MINOR, str(version)):
         problems.append(f"kubernetesVersion: must be a Kubernetes minor such as 1.35, not {version!r}")
@@ -254,7 +244,7 @@ class TeamAccess(pulumi.ComponentResource):
 def access_settings(name: str, args: Mapping[str, Any]) -> list[tuple[str, TeamAccessSpec]]:
     """Each team's name and roles from TeamAccess's arguments; SpecError names each one that is wrong."""
     args = dict(args)
-    problems = _unknown(args, TeamAccessArgs)
+    problems = argument_problems(args, TeamAccessArgs)
     teams = []
     for i, given in enumerate(args.get("teams") or []):
         given = dict(given)

@@ -1,16 +1,37 @@
-"""`TypedDict` and `Required` for component Args, as Pulumi's schema inference reads them.
+"""Component Args as typed dictionaries: how they are declared, and the checks every component runs first.
 
 The component provider host (`pulumi.provider.experimental`) finds a TypedDict's optional keys only when
 `typing.is_typeddict` accepts the class, which it does not for typing_extensions' own TypedDict before
 Python 3.13: every key would be published as required to other languages. Python 3.11 has `Required` in
 `typing`, so typing's TypedDict is used there; 3.10 falls back to typing_extensions (Python programs work,
 the published schema needs 3.11+).
+
+Problems name arguments as the schema does (camelCase), so a TypeScript or YAML user reads their own key.
 """
 import sys
+from typing import Any, Mapping
 
 if sys.version_info >= (3, 11):
     from typing import NotRequired, Required, TypedDict
 else:  # pragma: no cover - the published schema needs 3.11; Python programs run on 3.10 as well
     from typing_extensions import NotRequired, Required, TypedDict
 
-__all__ = ["NotRequired", "Required", "TypedDict"]
+__all__ = ["NotRequired", "Required", "TypedDict", "ENVIRONMENTS", "camel", "argument_problems"]
+
+ENVIRONMENTS = ("dev", "staging", "prod")
+
+
+def camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def argument_problems(args: Mapping[str, Any], kind: type, at: str = "", *, required: bool = True) -> list[str]:
+    """Keys `kind` does not declare, keys it requires that `args` lacks (unless the component's own model
+    reports those), and an environment that is not one of ENVIRONMENTS."""
+    problems = [f"{at}{camel(k)}: unknown argument" for k in sorted(set(args) - set(kind.__annotations__))]
+    if required:
+        problems += [f"{at}{camel(k)}: required" for k in sorted(kind.__required_keys__ - set(args))]
+    if "environment" in kind.__annotations__ and args.get("environment") not in (None, *ENVIRONMENTS):
+        problems.append(f"{at}environment: must be one of {', '.join(ENVIRONMENTS)}")
+    return problems
