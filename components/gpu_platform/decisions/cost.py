@@ -420,7 +420,8 @@ def pool_unit_costs(pool: "NodePoolSpec", mig_strategy: str, node_usd_per_hour: 
     """USD per unit-hour of each resource a pool offers, from its node price.
 
     A whole or time-sliced GPU unit costs the node-hour over the units per node. A MIG slice costs its
-    compute share of a GPU-hour (compute slices / 7), so idle compute in a partial layout is not charged.
+    compute share of a GPU-hour (its compute slices over the GPU's: 7, or 4 on an RTX PRO 6000), so idle
+    compute in a partial layout is not charged.
     """
     per_node = node_resources(pool, mig_strategy)
     if pool.sharing.mode != "mig":
@@ -430,7 +431,7 @@ def pool_unit_costs(pool: "NodePoolSpec", mig_strategy: str, node_usd_per_hour: 
     for profile, count in (pool.sharing.layout or {}).items():
         if count:
             res = names.GPU_RESOURCE if mig_strategy == "single" else names.mig_resource(profile)
-            out[res] = gpu_hour * catalog.mig_class(pool.gpu, profile).compute / catalog.MIG_COMPUTE_SLICES
+            out[res] = gpu_hour * catalog.mig_compute_share(pool.gpu, profile)
     return out
 
 

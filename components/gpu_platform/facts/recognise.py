@@ -21,7 +21,8 @@ GPU_AMI_TYPES = frozenset(
 
 # EC2 families with NVIDIA GPUs beyond the catalog's priced types (AWS "Accelerated computing" instances).
 NVIDIA_GPU_FAMILIES = frozenset({
-    "g4dn", "g5", "g5g", "g6", "g6e", "g6f", "gr6", "p3", "p3dn", "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200",
+    "g4dn", "g5", "g5g", "g6", "g6e", "g6f", "gr6", "g7", "g7e", "p3", "p3dn", "p4d", "p4de", "p5", "p5e", "p5en",
+    "p6-b200", "p6-b300",
 })
 
 

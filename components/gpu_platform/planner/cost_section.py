@@ -93,7 +93,8 @@ def _notes(est: CostEstimate, region: Optional[str]) -> list[str]:
              f"Spot = on-demand x (1 - discount); default discount {est.spot_discount:g}, per type in "
              "pricing.spotDiscounts. Spot prices move hourly: treat spot figures as a planning range.",
              "Team figures: quota x capacity-weighted price per schedulable unit at max size, for a full month; "
-             "a MIG slice costs its compute share (slices/7) of a GPU-hour, a time-sliced unit a GPU-hour over replicas."]
+             "a MIG slice costs its compute share of a GPU-hour (slices of 7; of 4 on an RTX PRO 6000), a time-sliced "
+             "unit a GPU-hour over replicas."]
     if region and region != catalog.PRICE_REGION:
         notes.append(f"Catalog prices are for {catalog.PRICE_REGION}; this stack runs in {region}: set "
                      "pricing.onDemandUsdPerHour for that region's prices.")
