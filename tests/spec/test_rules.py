@@ -51,7 +51,7 @@ def test_missing_field_is_named():
 def test_enum_error_says_what_is_allowed():
     p = stack_platform("dev")
     p["nodePools"][0]["capacityType"] = "SPOT"
-    assert "'spot' or 'on-demand'" in only_problem(p, "nodePools[0].capacityType")
+    assert "'spot', 'on-demand' or 'capacity-block'" in only_problem(p, "nodePools[0].capacityType")
 
 
 def test_every_problem_is_reported_at_once():

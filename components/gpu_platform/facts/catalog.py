@@ -360,6 +360,13 @@ CAPACITY_BLOCK_TERMINATION_MINUTES = 30
 CAPACITY_BLOCK_DRAIN_MINUTES = 40
 CAPACITY_BLOCK_SCALE_DOWN_ACTION = "Amazon EKS Node Group Capacity Scaledown Before Reservation End"
 CAPACITY_RESERVATION_ID = r"^cr-[0-9a-z]+$"  # Karpenter's EC2NodeClass pattern for capacityReservationSelectorTerms[].id
+# Families Capacity Blocks are sold for (AWS PCS user guide, "Using Amazon EC2 Capacity Blocks for ML":
+# P6-B300, P6-B200, P5en, P5e, P5 and P4d; the EC2 user guide's list names the same GPU families). A block
+# holds at most 64 instances and lives in one Availability Zone, as a targeted reservation (EC2 user guide,
+# "Capacity Blocks for ML" and "Work with Capacity Blocks"). On-Demand Capacity Reservations cover every
+# family.
+CAPACITY_BLOCK_FAMILIES = ("p4d", "p5", "p5e", "p5en", "p6-b200", "p6-b300")
+CAPACITY_BLOCK_MAX_INSTANCES = 64
 # Non-GPU instances the platform itself runs (system node group) and their prices.
 SYSTEM_INSTANCE_PRICES: Mapping[str, Price] = MappingProxyType({
     "m6i.large": _price(0.096), "m6i.xlarge": _price(0.192), "m6i.2xlarge": _price(0.384),
