@@ -63,7 +63,7 @@ FIELDS: tuple[DcgmField, ...] = (
     DcgmField("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).", "Temperature and power", True,
               "dashboard"),
     DcgmField("DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C).", "Temperature and power",
-              False, "ad-hoc queries; HBM boards only (GDDR6 boards report none)", gpus=HBM_GPUS),
+              False, "ad-hoc queries; HBM boards only (GDDR6 and GDDR7 boards report none)", gpus=HBM_GPUS),
     DcgmField("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).", "Clocks", True,
               "throttling shows as a falling SM clock"),
     DcgmField("DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz).", "Clocks", True),
