@@ -7,29 +7,20 @@ from datetime import date
 
 import pytest
 
-from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog
-from gpu_platform.spec.errors import SpecError
 from tests.support.blackwell import blackwell, block_pool, odcr_pool
-from tests.support.stacks import stack_platform
+from tests.support.stacks import only_spec_problem, spec_problems, stack_platform
 
 TODAY = date(2026, 11, 23)
 UBUNTU = {"type": "UBUNTU_24_04", "imageId": "ami-0c3f9e8a1b2d4e567"}
 
 
 def problems(platform: dict) -> list[str]:
-    try:
-        parse_platform(platform, today=TODAY)
-    except SpecError as err:
-        return err.problems
-    return []
+    return spec_problems(platform, TODAY)
 
 
 def only_problem(platform: dict, path: str) -> str:
-    found = problems(platform)
-    assert len(found) == 1, found
-    assert found[0].startswith(f"{path}: "), found
-    return found[0]
+    return only_spec_problem(platform, path, TODAY)
 
 
 def dev_with(*pools: dict) -> dict:
