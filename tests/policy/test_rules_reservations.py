@@ -3,11 +3,16 @@ reservation, critical pools off Capacity Blocks, allowed types read from launch 
 reading a group whose instance type is in its launch template only. Each rule passes and fails once at least."""
 from __future__ import annotations
 
+from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import names
+from gpu_platform.facts.karpenter import NODE_POOL
+from gpu_platform.render.karpenter import node_pool_object
+from gpu_platform.spec.pool_context import PoolContext
 from tests.policy.harness import (
     LAUNCH_TEMPLATE, NODE_GROUP, gpu_node_group, launch_template, operator_release, run_resource, run_stack,
     stack_resource, with_provider,
 )
+from tests.support.blackwell import karpenter_twin
 
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 BLOCK_ID = "cr-0b2c4d6e8f0a1b3c5"
@@ -124,3 +129,14 @@ def test_the_budget_prices_a_block_for_the_hours_the_plan_gives():
 def test_the_budget_prices_a_block_without_hours_for_a_whole_month():
     (found,) = _budget({"monthlyUsd": 120000})  # 4 x 82.368 x 730 = 240,514.56
     assert "over the $120,000 budget" in found[0]
+
+
+def test_a_critical_node_pool_is_on_demand_in_its_odcr_but_not_on_a_block():
+    spec = parse_platform(karpenter_twin())
+    pools = {p.name: p for p in spec.node_pools}
+    odcr = node_pool_object(PoolContext.of(spec, pools["rtx-serve"]), pools["rtx-serve"])  # critical, reserved first
+    assert run_resource("karpenter-critical-pool-on-demand", NODE_POOL, odcr) == []
+    block = node_pool_object(PoolContext.of(spec, pools["b200-train"]), pools["b200-train"])
+    block["spec"]["template"]["metadata"]["labels"][names.CRITICAL_LABEL] = "true"
+    (found,) = run_resource("karpenter-critical-pool-on-demand", NODE_POOL, block, name="b200-train")
+    assert "CAPACITY_BLOCK" in found and "ends on a date" in found
