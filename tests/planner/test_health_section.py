@@ -81,9 +81,10 @@ def test_a_dcgm_engine_that_cannot_land_on_the_pool_limits_the_agent_to_xids():
 
 def test_prod_routes_are_listed_first_match_first_ending_with_the_default():
     alerting = health(stack_platform("prod"))["alerting"]
-    assert [r["receiver"] for r in alerting["routes"]] == [
-        "null", "null", "research-chat", "inference-oncall", "inference-oncall", "platform-pager", "gpu-cost-feed",
-        "platform-chat"]
+    assert [(r["receiver"], r["continue"]) for r in alerting["routes"]] == [
+        ("null", False), ("null", False), ("platform-pager", True), ("research-chat", False),
+        ("platform-pager", True), ("platform-chat", True), ("inference-oncall", False), ("inference-oncall", False),
+        ("platform-pager", False), ("gpu-cost-feed", False), ("platform-chat", False)]
     assert alerting["routes"][-1]["matchers"] == []
     assert {r["name"]: r["kind"] for r in alerting["receivers"]} == {
         "null": "none", "platform-pager": "pagerduty", "platform-chat": "slack", "gpu-cost-feed": "webhook",
@@ -105,6 +106,7 @@ def test_text_and_markdown_name_each_pool_its_repair_and_the_routes():
         assert "on (1 at a time, stops above 2 unhealthy)" in rendered
         assert "XID13 NoAction, XID31 NoAction, XID64 Replace (after 10m)" in rendered
         assert "inference-oncall (sns)" in rendered and 'namespace="research", severity="critical"' in rendered
+        assert "platform-pager (pagerduty), and on to the next match" in rendered
 
 
 def test_repair_and_override_texts():

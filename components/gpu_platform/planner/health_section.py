@@ -74,9 +74,10 @@ def _alerting(config: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
         return None
     kinds = {r["name"]: next((k for key, k in RECEIVER_KINDS.items() if key in r), "none") for r in config["receivers"]}
     tree = config["route"]
-    routes = [{"matchers": r.get("matchers", []), "receiver": r["receiver"], "kind": kinds.get(r["receiver"], "none")}
-              for r in tree.get("routes", [])]
-    routes.append({"matchers": [], "receiver": tree["receiver"], "kind": kinds.get(tree["receiver"], "none")})
+    routes = [{"matchers": r.get("matchers", []), "receiver": r["receiver"], "kind": kinds.get(r["receiver"], "none"),
+               "continue": bool(r.get("continue"))} for r in tree.get("routes", [])]
+    routes.append({"matchers": [], "receiver": tree["receiver"], "kind": kinds.get(tree["receiver"], "none"),
+                   "continue": False})
     return {"receivers": [{"name": n, "kind": k} for n, k in kinds.items()], "routes": routes,
             "inhibitRules": len(config.get("inhibit_rules") or [])}
 
@@ -119,7 +120,8 @@ POOL_HEADERS = ["Pool", "Node repair", "Repair overrides", "Repairs GPU faults",
 
 
 def _route_rows(alerting: dict[str, Any]) -> list[list[str]]:
-    return [[", ".join(r["matchers"]) or "(everything else)", f"{r['receiver']} ({r['kind']})"]
+    return [[", ".join(r["matchers"]) or "(everything else)",
+             f"{r['receiver']} ({r['kind']})" + (", and on to the next match" if r.get("continue") else "")]
             for r in alerting["routes"]]
 
 
@@ -136,7 +138,8 @@ def _alerting_line(section: dict[str, Any]) -> str:
     if alerting is None:
         return "Alert delivery: not configured by this stack (monitoring.alerting)."
     kinds = ", ".join(f"{r['name']} ({r['kind']})" for r in alerting["receivers"] if r["kind"] != "none")
-    return f"Alert delivery: receivers {kinds}; {alerting['inhibitRules']} inhibition rules. Routes, first match wins:"
+    return (f"Alert delivery: receivers {kinds}; {alerting['inhibitRules']} inhibition rules. Routes, first match "
+            "wins (a route that goes on delivers and keeps matching):")
 
 
 def text(section: dict[str, Any]) -> str:
