@@ -5,21 +5,8 @@ import pytest
 
 from gpu_platform.decisions import lifecycle
 from gpu_platform.decisions.lifecycle import (
-    DEPRECATED,
-    END_OF_LIFE,
-    ERROR,
-    EXTENDED,
-    STANDARD,
-    SUPPORTED,
-    UNKNOWN,
-    UNRELEASED,
-    WARNING,
-    control_plane_price,
-    kubernetes_window,
-    operator_status,
-    pool_driver,
-    standings,
-    verdicts,
+    DEPRECATED, END_OF_LIFE, ERROR, EXTENDED, STANDARD, SUPPORTED, UNKNOWN, UNRELEASED, WARNING, control_plane_price,
+    kubernetes_window, operator_status, pool_driver, standings, verdicts,
 )
 from gpu_platform.decisions.pinned import Pinned, PoolPin
 from gpu_platform.facts import catalog

@@ -336,13 +336,15 @@ def test_a_cluster_alone_with_its_vpc_and_system_nodes(tmp_path):
             cluster_name="gpus", kubernetes_version="1.35", region="eu-west-1", vpc={"availability_zones": 2},
             addons={"vpc-cni": "v1.22.4-eksbuild.3", "coredns": "v1.13.2-eksbuild.31",
                     "kube-proxy": "v1.35.3-eksbuild.29", "eks-pod-identity-agent": "v1.3.10-eksbuild.3"},
-            system_nodes={"release_version": "1.35.7-20260911"}, environment="prod"),
+            system_nodes={"release_version": "1.35.7-20260911"}, environment="prod",
+            public_access_cidrs=["203.0.113.0/24"]),
             opts=pulumi.ResourceOptions(protect=False))
     """, region="eu-west-1")
     cluster = component(recording, "Cluster")
     eks = one(recording, "aws:eks/cluster:Cluster")
     assert eks.inputs["name"] == "gpus" and eks.options["protect"] is False  # the caller's, not prod's default
     assert eks.inputs["deletionProtection"] is False
+    assert eks.inputs["vpcConfig"]["publicAccessCidrs"] == ["203.0.113.0/24"]
     subnets = [r.inputs["availabilityZone"] for r in registered(recording, "aws:ec2/subnet:Subnet")]
     assert sorted(set(subnets)) == ["eu-west-1a", "eu-west-1b"]
     assert one(recording, NODE_GROUP).parent == cluster.urn
