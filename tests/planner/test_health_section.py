@@ -119,3 +119,32 @@ def test_repair_and_override_texts():
         {"nodeUnhealthyReason": "DCGMHealthCode3", "repairAction": "Reboot", "minRepairWaitTimeMins": 60}]}
     assert health_section.overrides_text(mixed) == "XID79 Replace after 1m, DCGMHealthCode3 Reboot after 60m"
     assert health_section.overrides_text({}) == "-"
+
+
+# --- Karpenter pools ---
+
+def test_the_karpenter_example_s_pools_show_karpenter_s_node_repair():
+    plan = cached_plan(stack_platform("karpenter"), stack="karpenter")
+    assert schema_problems(plan) == []
+    found = {p["name"]: p for p in plan["health"]["pools"]}
+    assert set(found) == {"l4-inference", "h100-mig", "a100-train"}  # NodePools as well as the node group
+    for name in ("l4-inference", "h100-mig"):
+        pool = found[name]
+        assert (pool["provisioner"], pool["nodeGroup"], pool["repairOnGpuFaults"]) == ("karpenter", None, True)
+        assert pool["repair"]["enabled"] is True and pool["repair"]["maxUnhealthyPercent"] == 20
+        assert {"condition": "AcceleratedHardwareReady", "status": "False", "tolerationMinutes": 10} in pool["repair"]["policies"]
+        agent = pool["gpuFaultReporters"][0]
+        assert (agent["agent"], agent["feedsRepair"]) == (catalog.NODE_MONITORING_AGENT_ADDON, True)
+    assert found["a100-train"]["provisioner"] == "managed-node-group"
+    text = health_section.text(plan["health"])
+    assert "on (Karpenter NodeRepair: replaces after Ready 30m, AcceleratedHardwareReady 10m; stops above 20% unhealthy)" in text
+
+
+def test_karpenter_pools_without_repair_show_the_gate_off():
+    platform = stack_platform("karpenter")
+    for p in platform["nodePools"]:
+        p["repair"] = {"enabled": False}
+    found = pools(platform)
+    assert found["l4-inference"]["repair"] == {"enabled": False, "by": "karpenter"}
+    assert found["l4-inference"]["repairOnGpuFaults"] is False
+    assert "off (Karpenter's NodeRepair feature gate is off)" in health_section.text(health(platform))

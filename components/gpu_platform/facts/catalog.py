@@ -297,11 +297,15 @@ class KarpenterRelease:
     version: str  # chart and controller version
     crds: str  # folder under facts/upstream/crds/ holding the CRDs this chart installs
     kubernetes_versions: tuple[str, ...]  # Karpenter's compatibility matrix (karpenter.sh, Upgrading: Compatibility)
+    values_file: str  # the chart's values.yaml kept in facts/upstream/ for the Helm-keys guard
 
 
 # Kubernetes 1.35 needs Karpenter >= 1.9; 1.36 is left out until the matrix lists it for this release.
+# Values: aws/karpenter-provider-aws charts/karpenter/values.yaml at tag v1.14.1 (its image tag still reads
+# 1.13.0 there: the release stamps versions into the published chart; the keys are what the guard reads).
 KARPENTER_RELEASES: Mapping[str, KarpenterRelease] = MappingProxyType({
-    r.version: r for r in (KarpenterRelease("1.14.1", "karpenter-v1.14.1", ("1.32", "1.33", "1.34", "1.35")),)
+    r.version: r for r in (KarpenterRelease("1.14.1", "karpenter-v1.14.1", ("1.32", "1.33", "1.34", "1.35"),
+                                            "karpenter-values-1.14.1.yaml"),)
 })
 
 

@@ -26,9 +26,10 @@ from gpu_platform.decisions.karpenter import karpenter_image, node_role_name
 from gpu_platform.decisions.local_storage import pool_local_storage
 from gpu_platform.decisions.node_boot import lustre_part, ubuntu_prelude
 from gpu_platform.decisions.node_pool import node_labels, node_taints
+from gpu_platform.decisions.node_repair import karpenter_repairs
 from gpu_platform.decisions.sharing import mig_layout_tag
 from gpu_platform.facts import catalog, names
-from gpu_platform.facts.karpenter import CAPACITY_TYPES, EMPTY_REASON, NODE_CLASS_API, NODE_POOL_API, POD_EVICTING_REASONS
+from gpu_platform.facts.karpenter import CAPACITY_TYPES, EMPTY_REASON, NODE_CLASS_API, NODE_POOL_API, NODE_REPAIR_GATE, POD_EVICTING_REASONS
 from gpu_platform.facts.karpenter_window import closed_budgets
 from gpu_platform.spec.models import KarpenterPoolSpec
 
@@ -214,10 +215,16 @@ CONTROLLER_RESOURCES = {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": 
 
 
 def controller_values(spec: "PlatformSpec") -> dict[str, Any]:
-    """Helm values: cluster, interruption queue, the Pod Identity service account, system-node placement."""
+    """Helm values: cluster, interruption queue, node repair when the pools repair (the NodeRepair feature
+    gate; Helm merges the map, so the chart's other gates keep their defaults), the Pod Identity service
+    account, system-node placement."""
+    settings: dict[str, Any] = {"clusterName": spec.cluster.name,
+                                "interruptionQueue": names.karpenter_queue_name(spec.cluster.name)}
+    if karpenter_repairs(spec):
+        settings["featureGates"] = {NODE_REPAIR_GATE: True}
     return {
         "fullnameOverride": names.KARPENTER_RELEASE,
-        "settings": {"clusterName": spec.cluster.name, "interruptionQueue": names.karpenter_queue_name(spec.cluster.name)},
+        "settings": settings,
         "serviceAccount": {"create": True, "name": names.KARPENTER_RELEASE},
         "replicas": 2 if spec.prod else 1,  # leader election keeps one active
         # The chart's own affinity already keeps the controller off the nodes it launches.
