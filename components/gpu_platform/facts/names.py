@@ -171,6 +171,18 @@ def pod_security_labels(level: str) -> dict[str, str]:
     return {f"{POD_SECURITY_LABEL_PREFIX}{mode}": level for mode in ("enforce", "audit", "warn")}
 
 
+# On the namespaces whose ServiceMonitors and PodMonitors the platform's Prometheus picks up: the platform's
+# own (monitoring, GPU Operator, Kueue) and the team namespaces. Monitors anywhere else are not scraped.
+SCRAPE_LABEL = f"{DOMAIN}/scrape"
+SCRAPE_VALUE = "true"
+
+
+def platform_namespace_labels(pod_security_level: str) -> dict[str, str]:
+    """Labels of a namespace the platform runs a controller in: its Pod Security level, managed-by, and the
+    label that lets the platform's Prometheus pick up the monitors there."""
+    return {**pod_security_labels(pod_security_level), MANAGED_BY_LABEL: MANAGED_BY, SCRAPE_LABEL: SCRAPE_VALUE}
+
+
 def mig_layout_id(gpu_key: str, layout: dict[str, int] | None) -> str:
     """A readable id per distinct layout, e.g. `h100-80gb-hbm3-1x3g.40gb-2x1g.10gb` (`all-disabled`
     without one): what a pool's launch template records, so a layout change makes a new version."""
