@@ -203,11 +203,12 @@ TEAMS = f"""
     import pulumi
     import pulumi_kubernetes as k8s
 
-    from gpu_platform import (PriorityTiers, PriorityTiersArgs, TeamAccess, TeamAccessArgs, TeamNamespace,
-                              TeamNamespaceArgs)
+    from gpu_platform import (PriorityTiers, PriorityTiersArgs, TeamAccess, TeamAccessArgs, TeamAdmission,
+                              TeamAdmissionArgs, TeamNamespace, TeamNamespaceArgs)
 
     cluster = k8s.Provider("mine", kubeconfig={KUBECONFIG})
     tiers = PriorityTiers("tiers", PriorityTiersArgs(), opts=pulumi.ResourceOptions(provider=cluster))
+    TeamAdmission("guards", TeamAdmissionArgs(k8s_provider=cluster))
     TeamNamespace("research", TeamNamespaceArgs(
         team="research", quota={{"gpus": 8, "mig_slices": {{"1g.10gb": 4}}, "cpu": "32", "memory": "128Gi"}},
         kubernetes_version="1.35", mig_profiles=["1g.10gb", "3g.40gb"], prometheus_namespace="monitoring",
@@ -239,6 +240,27 @@ def test_a_team_namespace_on_a_cluster_you_have(teams):
     classes = {r.urn for r in under(teams, component(teams, "PriorityTiers"))}  # a component's wait: its children
     assert len(classes) == 3
     assert all(r.provider.startswith(provider.urn) and classes <= set(r.options["dependsOn"]) for r in children)
+
+
+def test_the_team_admission_policies_on_a_cluster_you_have(teams):
+    from gpu_platform.render.admission import POLICIES
+
+    admission = component(teams, "TeamAdmission")
+    children = under(teams, admission)
+    provider = one(teams, "pulumi:providers:kubernetes", "mine")
+    kinds = sorted(r.inputs["kind"] for r in children)
+    assert kinds == sorted(["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"] * len(POLICIES))
+    assert all(r.provider.startswith(provider.urn) for r in children)
+
+
+def test_team_admission_names_what_is_wrong_with_its_arguments(tmp_path):
+    with pytest.raises(SpecError) as err:
+        run(tmp_path, """
+            from gpu_platform import TeamAdmission
+
+            TeamAdmission("guards", {"k8s_providr": None})
+        """)
+    assert err.value.problems == ["TeamAdmission 'guards': k8sProvidr: unknown argument"]
 
 
 def test_access_entries_hold_every_team_group_of_a_role(teams):

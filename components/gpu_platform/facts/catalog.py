@@ -569,6 +569,21 @@ def mig_class(gpu: GpuModel, profile: str) -> MigClass:
     return MIG_CLASSES[gpu.mig_profiles[profile]]
 
 
+# --- The NVIDIA Container Toolkit: what selects GPUs for a container besides the device plugin ---
+# Environment variables the toolkit reads to pick devices (NVIDIA/nvidia-container-toolkit v1.20.0,
+# internal/config/image/envvars.go): a container that sets one reaches devices the kubelet never allocated
+# wherever the runtime honours them. NVIDIA_DRIVER_CAPABILITIES and NVIDIA_REQUIRE_* choose libraries and
+# checks, not devices.
+NVIDIA_DEVICE_ENV_VARS = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES",
+                          "NVIDIA_IMEX_CHANNELS")
+# CDI device requests a container runtime reads from annotations with this prefix (the device plugin's
+# cdi-annotations strategy, containerd's and the NVIDIA runtime's CDI support).
+CDI_ANNOTATION_PREFIX = "cdi.k8s.io/"
+# RuntimeClasses the GPU Operator creates for its own operands (nvidia, nvidia-cdi, nvidia-legacy): the NVIDIA
+# runtime, which honours the variables above. Workloads get GPUs from the device plugin, without one.
+NVIDIA_RUNTIME_CLASS_PREFIX = "nvidia"
+
+
 # --- Kueue: queueing and fair sharing (kubernetes-sigs/kueue releases; chart README "Installing the chart") ---
 
 

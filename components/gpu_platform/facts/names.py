@@ -259,6 +259,12 @@ KUEUE_COHORT = MANAGED_BY  # every team's ClusterQueue lends and borrows inside 
 TEAM_LOCAL_QUEUE = "team-queue"  # the LocalQueue inside each team namespace
 KUEUE_CPU_MEMORY_FLAVOR = "cpu-memory"  # the ResourceFlavor CPU and memory quota is counted in (any node)
 QUEUED_GPU_PODS_POLICY = f"{MANAGED_BY}-queued-gpu-pods"  # ValidatingAdmissionPolicy (and its binding)
+# The ValidatingAdmissionPolicies (each with a binding of the same name) every team namespace is held to.
+GPU_NODES_POLICY = f"{MANAGED_BY}-gpu-nodes-for-gpu-pods"
+DEVICE_ACCESS_POLICY = f"{MANAGED_BY}-gpus-through-the-device-plugin"
+PRIORITY_TIER_POLICY = f"{MANAGED_BY}-priority-within-tier"
+QUEUE_PRIORITY_POLICY = f"{MANAGED_BY}-queue-priority-within-tier"
+TEAM_MONITORS_POLICY = f"{MANAGED_BY}-team-monitors"
 # Labels on ResourceFlavor objects (not on nodes): what kind of GPU a flavor stands for.
 GPU_MODEL_LABEL = f"{DOMAIN}/gpu"
 MIG_PROFILE_LABEL = f"{DOMAIN}/mig-profile"
