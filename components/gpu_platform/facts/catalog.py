@@ -582,6 +582,13 @@ CDI_ANNOTATION_PREFIX = "cdi.k8s.io/"
 # RuntimeClasses the GPU Operator creates for its own operands (nvidia, nvidia-cdi, nvidia-legacy): the NVIDIA
 # runtime, which honours the variables above. Workloads get GPUs from the device plugin, without one.
 NVIDIA_RUNTIME_CLASS_PREFIX = "nvidia"
+# The toolkit setting that makes it ignore those variables in unprivileged containers, so only the device
+# plugin's allocation reaches one (NVIDIA GPU Operator docs, "Security Considerations": "Preventing
+# Unprivileged Access to GPUs"; the toolkit container reads the config option
+# accept-nvidia-visible-devices-envvar-when-unprivileged from this variable, default true). With CDI on (the
+# chart's default from v25.10) the operator gives the device plugin the cdi-annotations,cdi-cri list strategy,
+# so allocated GPUs do not travel in the variable and NVIDIA's volume-mounts strategy is not needed.
+TOOLKIT_ENVVAR_WHEN_UNPRIVILEGED = "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED"
 
 
 # --- Kueue: queueing and fair sharing (kubernetes-sigs/kueue releases; chart README "Installing the chart") ---
