@@ -188,13 +188,17 @@ def test_datasets_alone_claimed_in_a_team_namespace(tmp_path):
         Datasets("datasets", DatasetsArgs(
             cluster_name="shared-gpu", vpc_id="vpc-0123456789abcdef0", subnet_id="subnet-1",
             node_security_group_id="sg-0123456789abcdef0", environment="prod",
-            fsx_lustre={"addon_version": "v1.7.0-eksbuild.1", "claim_size": "1Ti"},
+            fsx_lustre={"addon_version": "v1.7.0-eksbuild.1", "claim_size": "1Ti", "shared": "common",
+                        "owner": {"uid": 2000, "gid": 2000}},
             team_namespaces={"research": "research"}))
     """)
     lustre = one(recording, "aws:fsx/lustreFileSystem:LustreFileSystem")
     assert lustre.parent == component(recording, "Datasets").urn and lustre.options["protect"]  # prod
-    claim = one(recording, "kubernetes:core/v1:PersistentVolumeClaim")
-    assert claim.inputs["metadata"]["namespace"] == "research"
+    claims = {c.inputs["metadata"]["name"]: c.inputs["metadata"]["namespace"]
+              for c in registered(recording, "kubernetes:core/v1:PersistentVolumeClaim")}
+    assert claims == {"datasets": "research", "datasets-shared": "research", "gpu-platform-datasets-setup": "kube-system"}
+    (job,) = registered(recording, "kubernetes:batch/v1:Job")
+    assert "chown 2000:2000 /fsx/teams/research" in job.inputs["spec"]["template"]["spec"]["containers"][0]["command"][2]
 
 
 # --- tenancy ---

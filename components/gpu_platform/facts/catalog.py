@@ -517,6 +517,12 @@ FSX_LUSTRE_PORTS = ((988, 988), (1018, 1023))
 FSX_CSI_ADDON = "aws-fsx-csi-driver"
 FSX_CSI_DRIVER = "fsx.csi.aws.com"
 FSX_CSI_CONTROLLER_SERVICE_ACCOUNT = "fsx-csi-controller-sa"
+# A static volume's `mountname` attribute is the Lustre source after `<dnsname>@tcp:/`, so `<mountname>/<dir>`
+# mounts that directory only (a Lustre subdirectory mount; the approach kubernetes-sigs/aws-fsx-csi-driver
+# issue #247 describes for one volume per application). The directory must exist first.
+FSX_LUSTRE_MAX_DATA_REPOSITORY_ASSOCIATIONS = 8  # per file system (FSx API reference, CreateDataRepositoryAssociation)
+# The image of the Job that makes the team directories: mkdir, chown and chmod only. Docker's official busybox.
+DATASETS_SETUP_IMAGE = "public.ecr.aws/docker/library/busybox:1.37.0"
 # AWS's Lustre client packages for Ubuntu (FSx user guide, "Installing the Lustre client"), one module
 # package per Ubuntu AWS kernel release.
 FSX_UBUNTU_REPOSITORY = "https://fsx-lustre-client-repo.s3.amazonaws.com/ubuntu"

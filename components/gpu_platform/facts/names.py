@@ -284,7 +284,10 @@ def gpu_flavor(pool: str, mig_profile: str | None = None) -> str:
 
 # --- Training: EFA and the datasets file system ---
 EFA_DEVICE_PLUGIN_RELEASE = "aws-efa-k8s-device-plugin"
-DATASETS_PVC = "datasets"  # each team's claim on the shared FSx for Lustre file system
+DATASETS_PVC = "datasets"  # each team's claim on its own directory of the FSx for Lustre file system
+DATASETS_SHARED_PVC = "datasets-shared"  # each team's read-only claim on the shared area, when there is one
+DATASETS_TEAMS_DIR = "teams"  # team directories are <base>/teams/<team>
+DATASETS_SETUP = f"{MANAGED_BY}-datasets-setup"  # the Job making the directories, its volume and claim
 
 
 def efa_security_group_name(cluster: str, pool: str) -> str:
@@ -299,3 +302,8 @@ def datasets_name(cluster: str) -> str:
 def datasets_volume(team: str) -> str:
     """The cluster-scoped PersistentVolume bound to one team's datasets claim."""
     return _bounded(f"{MANAGED_BY}-datasets-{team}", 253)
+
+
+def datasets_shared_volume(team: str) -> str:
+    """The read-only PersistentVolume of the shared area bound to one team's claim (a volume binds one claim)."""
+    return _bounded(f"{MANAGED_BY}-datasets-shared-{team}", 253)
