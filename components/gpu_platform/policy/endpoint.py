@@ -13,7 +13,8 @@ from typing import Any, Iterator, Mapping
 from pulumi_policy import PolicyConfigSchema, ResourceValidationArgs, Severity
 
 from gpu_platform.policy.common import (
-    CLUSTER, ENVIRONMENT_PROPERTY, applies_in, environment_phrase, get, resource_environment, resource_policy, truthy,
+    CLUSTER, applies_in, environment_phrase, environment_properties, get, resource_environment, resource_policy,
+    truthy,
 )
 
 EKS_DEFAULT_CIDRS = ("0.0.0.0/0",)  # what EKS allows when publicAccessCidrs is not sent
@@ -43,9 +44,7 @@ def endpoint_restricted(args: ResourceValidationArgs, config: Mapping[str, Any])
 
 
 ENDPOINT_SCHEMA = PolicyConfigSchema({
-    "environments": {"type": "array", "items": {"type": "string"}, "default": ["prod"],
-                     "description": "Environments whose API endpoint must not be open to the whole internet."},
-    "environment": ENVIRONMENT_PROPERTY,
+    **environment_properties("Environments whose API endpoint must not be open to the whole internet."),
 })
 
 POLICIES = [
