@@ -58,6 +58,9 @@ def test_team_namespaces_on_a_cluster_you_have(tmp_path):
                for r in registered(recording, "aws:eks/accessEntry:AccessEntry")}
     assert entries == {"arn:aws:iam::123456789012:role/research": ["research:developers"],
                        "arn:aws:iam::123456789012:role/batch-leads": ["batch:admins"]}
+    policies = registered(recording, "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy")
+    assert {r.inputs["metadata"]["name"] for r in policies} >= {"gpu-platform-gpu-nodes-for-gpu-pods",
+                                                               "gpu-platform-priority-within-tier"}
 
 
 def test_the_whole_platform_through_an_assumed_role(tmp_path):

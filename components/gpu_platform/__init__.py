@@ -9,7 +9,7 @@ stack file uses for that part:
 - the GPU stack: `GpuOperator` (NVIDIA GPU Operator, pinned driver, time-slicing and MIG configs),
   `GpuMonitoring` (DCGM scraping, GPU alerts and their delivery);
 - storage: `ModelCache` (a ReadWriteMany EFS cache), `Datasets` (FSx for Lustre, linked to S3);
-- tenancy: `TeamNamespace`, `PriorityTiers`, `TeamAccess`, `KueueQueueing`.
+- tenancy: `TeamNamespace`, `PriorityTiers`, `TeamAdmission`, `TeamAccess`, `KueueQueueing`.
 
 Names are imported on first use, so `import gpu_platform` costs no provider SDK. The same components
 are a Pulumi component package for every Pulumi language (`provider/`, docs/library.md).
@@ -39,6 +39,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     f"{_RESOURCES}.datasets": ("Datasets", "DatasetsArgs", "FsxLustreArgs"),
     f"{_RESOURCES}.team": ("TeamNamespace", "TeamNamespaceArgs", "TeamQuotaArgs", "TeamModelCacheArgs",
                            "PriorityTiers", "PriorityTiersArgs", "TeamAccess", "TeamAccessArgs", "TeamRolesArgs"),
+    f"{_RESOURCES}.admission": ("TeamAdmission", "TeamAdmissionArgs"),
     f"{_RESOURCES}.kueue": ("KueueQueueing", "KueueQueueingArgs", "QueuePoolArgs", "QueuedTeamArgs"),
     "gpu_platform.decisions.validation": ("parse_platform",),
     "gpu_platform.spec.models": ("PlatformSpec",),
@@ -48,8 +49,8 @@ _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in nam
 
 # The components the component package publishes to other Pulumi languages, in the order its docs list them.
 COMPONENTS = ("GpuPlatform", "Cluster", "AdoptedCluster", "GpuNodePool", "KarpenterNodePool", "GpuOperator",
-              "GpuMonitoring", "ModelCache", "Datasets", "TeamNamespace", "PriorityTiers", "TeamAccess",
-              "KueueQueueing")
+              "GpuMonitoring", "ModelCache", "Datasets", "TeamNamespace", "PriorityTiers", "TeamAdmission",
+              "TeamAccess", "KueueQueueing")
 
 __all__ = ["__version__", "COMPONENTS", "component_classes", *_MODULE_OF]
 

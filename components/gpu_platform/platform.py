@@ -3,8 +3,8 @@ from the validated description, in dependency order.
 
 cluster (created or adopted) -> monitoring (its CRDs first) -> GPU operator -> GPU node pools (managed node
 groups, or Karpenter's controller and NodePools; the EFA device plugin) -> autoscaler -> model cache ->
-teams -> datasets (each team's claim) -> queueing. Children are parented here and get explicit providers;
-nothing reads global config.
+teams (tiers, admission policies, namespaces, access) -> datasets (each team's claim) -> queueing. Children
+are parented here and get explicit providers; nothing reads global config.
 
 GPU node groups wait for the GPU Operator's release, not the other way round: the release carries the
 sharing configs (MIG layouts, time-slicing) nodes select by label, so on an update the configs change
@@ -141,6 +141,7 @@ class GpuPlatform(pulumi.ComponentResource):
         self.model_cache = build_model_cache(spec, self.cluster, aws_child)
         tenancy = build_tenancy(spec, self.cluster, self.model_cache, aws_child)
         self.priority_tiers, self.teams, self.team_access = tenancy.priority_tiers, tenancy.teams, tenancy.access
+        self.team_admission = tenancy.admission
         self._exports["teamNamespaces"] = [t.namespace_name for t in self.teams]
         self.datasets = build_datasets(spec, self.cluster, self.teams, aws_child)
         if self.datasets is not None:

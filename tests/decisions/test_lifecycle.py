@@ -242,9 +242,17 @@ def test_a_branch_a_pool_surely_runs_fails_past_its_end_of_life():
     assert certain.severity == ERROR
 
 
+@pytest.mark.parametrize("release", ["1.33.4-20250601", "al2023@v20250601"])
+def test_an_al2023_release_older_than_the_calendar_warns(release):
+    v = only(verdicts(Pinned(pools=(pool(release),)), TODAY, strict=True))
+    assert (v.severity, v.kind, v.field) == (WARNING, lifecycle.DRIVER, "nodePools[].ami.releaseVersion")
+    assert f"pool gpu pins {NVIDIA} release {release}, which the lifecycle calendar does not know" in v.message
+    assert "(its releases start 2025-08-01)" in v.message and "pin a newer ami.releaseVersion" in v.message
+    assert [s.status for s in standings(Pinned(pools=(pool(release),)), TODAY)] == [UNKNOWN]
+
+
 @pytest.mark.parametrize("gpu_pool", [
-    pool("1.33.4-20250601"),  # before the calendar
-    pool("1.35.7-20260911", ami="BOTTLEROCKET_x86_64_NVIDIA"),
+    pool("1.35.7-20260911", ami="BOTTLEROCKET_x86_64_NVIDIA"),  # a type the calendar does not follow
     PoolPin("ubuntu", None, None, ("g5.xlarge",)),  # the image is in the launch template: the operator's driver
 ])
 def test_pools_the_calendar_cannot_place_give_no_verdict(gpu_pool):

@@ -155,6 +155,30 @@ def test_prod_teams_hold_their_largest_pod(prod):
                     "batch": (4, "42500m", "517Gi", [])}
 
 
+def test_a_team_is_sized_on_the_pools_its_queue_reaches_not_the_smallest_anywhere():
+    """Queued on the A100 pool only, one-GPU pods get an A100's share: an L4's smaller share elsewhere must not
+    make a quota that refuses them look sufficient."""
+    def edit(p):
+        team = p["teams"][2]  # batch
+        team["queue"] = {"pools": ["a100-train"]}
+        team["maxGpusPerPod"] = 1
+        team["quota"].update(cpu="8", memory="200Gi", migSlices={})
+    spec = spec_of("prod", edit)
+    batch = next(t for t in spec.teams if t.name == "batch")
+    assert [p.name for p in ps.team_pools(spec, batch)] == ["a100-train"]
+    (fit,) = [f for f in ps.team_fits(spec) if f.team == "batch"]
+    a100 = next(p for p in spec.node_pools if p.name == "a100-train")
+    assert fit.size == ps.pod_size([a100], names.GPU_RESOURCE, 1, spec.mig_strategy)
+    assert fit.problems == [f"quota.cpu 8 < {fit.size.cpu_quantity}"]
+    any_pool = [p for p in spec.node_pools if node_resources(p, spec.mig_strategy).get(names.GPU_RESOURCE, 0)]
+    everywhere = ps.pod_size(any_pool, names.GPU_RESOURCE, 1, spec.mig_strategy)
+    assert everywhere.cpu < 8 < fit.size.cpu  # the old reading (smallest share of any pool) said it fits
+
+
+def test_without_queueing_a_team_reaches_every_pool(dev):
+    assert ps.team_pools(dev, dev.teams[0]) == list(dev.node_pools)
+
+
 def test_a_quota_below_the_largest_pod_is_named():
     spec = spec_of("prod", lambda p: p["teams"][2]["quota"].update(cpu="40", memory="500Gi"))
     (batch,) = [f for f in ps.team_fits(spec) if f.team == "batch"]

@@ -78,6 +78,8 @@ def test_every_supported_chart_keeps_its_values_file():
     upstream = catalog.UPSTREAM
     for chart in catalog.GPU_OPERATOR_CHARTS.values():
         assert (upstream / chart.values_file).is_file(), chart.values_file
+    for release in catalog.KARPENTER_RELEASES.values():
+        assert (upstream / release.values_file).is_file(), release.values_file
 
 
 def test_every_driver_branch_of_a_supported_chart_is_known():

@@ -81,9 +81,10 @@ def test_a_dcgm_engine_that_cannot_land_on_the_pool_limits_the_agent_to_xids():
 
 def test_prod_routes_are_listed_first_match_first_ending_with_the_default():
     alerting = health(stack_platform("prod"))["alerting"]
-    assert [r["receiver"] for r in alerting["routes"]] == [
-        "null", "null", "research-chat", "inference-oncall", "inference-oncall", "platform-pager", "gpu-cost-feed",
-        "platform-chat"]
+    assert [(r["receiver"], r["continue"]) for r in alerting["routes"]] == [
+        ("null", False), ("null", False), ("platform-pager", True), ("research-chat", False),
+        ("platform-pager", True), ("platform-chat", True), ("inference-oncall", False), ("inference-oncall", False),
+        ("platform-pager", False), ("gpu-cost-feed", False), ("platform-chat", False)]
     assert alerting["routes"][-1]["matchers"] == []
     assert {r["name"]: r["kind"] for r in alerting["receivers"]} == {
         "null": "none", "platform-pager": "pagerduty", "platform-chat": "slack", "gpu-cost-feed": "webhook",
@@ -105,6 +106,7 @@ def test_text_and_markdown_name_each_pool_its_repair_and_the_routes():
         assert "on (1 at a time, stops above 2 unhealthy)" in rendered
         assert "XID13 NoAction, XID31 NoAction, XID64 Replace (after 10m)" in rendered
         assert "inference-oncall (sns)" in rendered and 'namespace="research", severity="critical"' in rendered
+        assert "platform-pager (pagerduty), and on to the next match" in rendered
 
 
 def test_repair_and_override_texts():
@@ -117,3 +119,32 @@ def test_repair_and_override_texts():
         {"nodeUnhealthyReason": "DCGMHealthCode3", "repairAction": "Reboot", "minRepairWaitTimeMins": 60}]}
     assert health_section.overrides_text(mixed) == "XID79 Replace after 1m, DCGMHealthCode3 Reboot after 60m"
     assert health_section.overrides_text({}) == "-"
+
+
+# --- Karpenter pools ---
+
+def test_the_karpenter_example_s_pools_show_karpenter_s_node_repair():
+    plan = cached_plan(stack_platform("karpenter"), stack="karpenter")
+    assert schema_problems(plan) == []
+    found = {p["name"]: p for p in plan["health"]["pools"]}
+    assert set(found) == {"l4-inference", "h100-mig", "a100-train"}  # NodePools as well as the node group
+    for name in ("l4-inference", "h100-mig"):
+        pool = found[name]
+        assert (pool["provisioner"], pool["nodeGroup"], pool["repairOnGpuFaults"]) == ("karpenter", None, True)
+        assert pool["repair"]["enabled"] is True and pool["repair"]["maxUnhealthyPercent"] == 20
+        assert {"condition": "AcceleratedHardwareReady", "status": "False", "tolerationMinutes": 10} in pool["repair"]["policies"]
+        agent = pool["gpuFaultReporters"][0]
+        assert (agent["agent"], agent["feedsRepair"]) == (catalog.NODE_MONITORING_AGENT_ADDON, True)
+    assert found["a100-train"]["provisioner"] == "managed-node-group"
+    text = health_section.text(plan["health"])
+    assert "on (Karpenter NodeRepair: replaces after Ready 30m, AcceleratedHardwareReady 10m; stops above 20% unhealthy)" in text
+
+
+def test_karpenter_pools_without_repair_show_the_gate_off():
+    platform = stack_platform("karpenter")
+    for p in platform["nodePools"]:
+        p["repair"] = {"enabled": False}
+    found = pools(platform)
+    assert found["l4-inference"]["repair"] == {"enabled": False, "by": "karpenter"}
+    assert found["l4-inference"]["repairOnGpuFaults"] is False
+    assert "off (Karpenter's NodeRepair feature gate is off)" in health_section.text(health(platform))

@@ -47,3 +47,17 @@ def test_invalid_field_exits_2_naming_the_field(tmp_path, capsys):
     assert main(["plan", "--project-dir", str(ROOT), "--config", str(path)]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and f"error: {path}: nodePools[0].maxSize" in err
+
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda create: create.update(publicAccessCidrs=["0.0.0.0/0"]), "cluster.create.publicAccessCidrs[0]"),
+    (lambda create: create.pop("publicAccessCidrs"), "cluster.create.publicAccessCidrs"),
+], ids=["open-to-the-world", "left-out"])
+def test_a_prod_api_endpoint_open_to_the_internet_exits_2_naming_the_field_and_the_fix(tmp_path, capsys, edit, field):
+    data = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())
+    edit(data["config"]["gpu-platform:platform"]["cluster"]["create"])
+    path = tmp_path / "Pulumi.prod.yaml"
+    path.write_text(yaml.safe_dump(data))
+    assert main(["plan", "--project-dir", str(ROOT), "--config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {path}: {field}: " in err and "endpointPublicAccess: false" in err and "203.0.113.0/24" in err

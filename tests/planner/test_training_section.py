@@ -154,7 +154,10 @@ def test_a_kms_key_and_an_unprotected_dev_file_system_are_shown_as_such():
     assert (d["encryption"], d["protected"], d["throughputPerTiB"], d["zone"], d["dataRepository"]) == (
         key, False, 50, "us-east-1a", None)
     line = training_section.text(section)
-    assert f"encrypted ({key}); claims: research, applied-ml" in line and "protected" not in line
+    assert (f"encrypted ({key}); each team mounts only its directory at /datasets (applied-ml /teams/applied-ml, "
+            "research /teams/research; owner 1000:1000)") in line and "protected" not in line
+    assert (d["directories"], d["shared"], d["owner"], d["links"]) == (
+        {"research": "/teams/research", "applied-ml": "/teams/applied-ml"}, None, "1000:1000", [])
 
 
 def test_a_scratch_file_system_has_no_throughput_tier():
@@ -196,8 +199,10 @@ def test_text_and_markdown_show_each_pool_s_efa_scratch_mount_and_extra_cost(pro
         assert "+0.00/month (in the instance price)" in rendered
         assert "EFA device plugin: aws-efa-k8s-device-plugin v0.5.30 in kube-system, on a100-train." in rendered
         assert ("Datasets: FSx for Lustre PERSISTENT_2, 4,800 GiB, 250 MB/s/TiB (1,171 MB/s), us-east-1a, encrypted "
-                "(AWS-managed FSx key), protected; s3://gpu-prod-datasets/training at / (import, export); claims: "
-                "research, inference, batch at /datasets; $1,008.00/month.") in rendered
+                "(AWS-managed FSx key), protected; each directory linked to the same path under "
+                "s3://gpu-prod-datasets/training (import, export); each team mounts only its directory at /datasets "
+                "(batch /teams/batch, inference /teams/inference, research /teams/research; owner 1000:1000); "
+                "$1,008.00/month.") in rendered
 
 
 def test_a_pool_without_efa_or_scratch_adds_nothing():

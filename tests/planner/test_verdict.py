@@ -205,9 +205,47 @@ def test_config_properties_merge_over_schema_defaults(prod, tmp_path):
     assert {v["urn"].rsplit("::", 1)[-1] for v in found} == {"a100-train", "l4-inference"}
 
 
-def test_config_file_overrides_the_stack_file_s_budget(prod, tmp_path):
+def test_a_stricter_budget_in_the_config_file_wins(prod, tmp_path):
     found = caught(prod, "monthly-budget", config_file(tmp_path, {"monthly-budget": {"monthlyUsd": 100000}}))
-    assert len(found) == 1 and "$100,000 budget" in found[0]["message"]
+    assert len(found) == 1 and "$100,000 budget (policy config monthly-budget.monthlyUsd)" in found[0]["message"]
+
+
+def test_a_stricter_budget_in_the_stack_file_wins_over_the_prod_config(prod):
+    """config.prod.json's $150,000 must not let a stack $100,000 over its own tighter budget through."""
+    at_max = prod["cost"]["totals"]["monthlyUsdAtMax"]
+    prod["cost"]["budget"]["monthlyUsd"] = round(at_max - 100000)
+    found = caught(prod, "monthly-budget", PROD_CONFIG)
+    assert len(found) == 1 and found[0]["level"] == "mandatory"
+    assert f"${at_max - 100000:,.0f} budget (stack file budget.monthlyUsd)" in found[0]["message"]
+    budget = verdict.budget_in_force(verdict.plan_derived_config(prod), verdict.read_config(PROD_CONFIG))
+    assert budget == {"monthlyUsd": round(at_max - 100000), "source": verdict.STACK_BUDGET,
+                      "stackFileUsd": round(at_max - 100000), "policyConfigUsd": 150000}
+
+
+@pytest.mark.parametrize("stack_usd, config_usd, expected", [
+    (4000, 150000, (4000, "stack file budget.monthlyUsd")),
+    (200000, 150000, (150000, "policy config monthly-budget.monthlyUsd")),
+    (150000, 150000, (150000, "stack file budget.monthlyUsd")),
+    (None, 150000, (150000, "policy config monthly-budget.monthlyUsd")),
+    (4000, None, (4000, "stack file budget.monthlyUsd")),
+])
+def test_the_budget_in_force_is_the_stricter_one(stack_usd, config_usd, expected):
+    derived = {"monthly-budget": {"monthlyUsd": stack_usd}} if stack_usd is not None else {}
+    given = {"monthly-budget": {"monthlyUsd": config_usd}} if config_usd is not None else {}
+    budget = verdict.budget_in_force(derived, given)
+    assert (budget["monthlyUsd"], budget["source"]) == expected
+    assert verdict.budget_in_force({}, {}) is None
+    props = verdict.reconcile(verdict.load_pack(), given, derived)["monthly-budget"][1]
+    assert (props["monthlyUsd"], props["budgetSource"]) == expected
+
+
+def test_the_plan_records_and_shows_the_budget_in_force(tmp_path, capsys):
+    out = tmp_path / "prod.json"
+    assert main(["plan", "--stack", "prod", "--json", str(out), "--as-of", AS_OF, "--policy-config",
+                 str(PROD_CONFIG)]) == 0
+    plan = json.loads(out.read_text())
+    assert plan["policy"]["budget"]["source"] == verdict.STACK_BUDGET  # both $150,000: the stack file's
+    assert "Budget in force: $150,000/month, the stack file budget.monthlyUsd." in capsys.readouterr().out
 
 
 def test_stack_file_values_reach_the_policies(stack_plans):

@@ -41,6 +41,18 @@ def test_runs_the_tests(workflow):
     assert "make test" in runs(workflow, "test")
 
 
+def test_installs_promtool_and_amtool_through_the_one_install_script_before_the_tests(workflow):
+    """Under CI the alert tests refuse to skip: the job installs both validators, with .ci/install-tools
+    (the one place that names their packages), before `make test`."""
+    lines = runs(workflow, "test").splitlines()
+    install = lines.index(".ci/install-tools --require")
+    assert install < next(i for i, line in enumerate(lines) if "make test" in line)
+    assert "apt-get" not in "\n".join(runs(workflow, job) for job in workflow["jobs"])
+    script = (ROOT / ".ci" / "install-tools").read_text()
+    for tool, package in (("promtool", "prometheus"), ("amtool", "prometheus-alertmanager")):
+        assert f"command -v {tool} >/dev/null || echo {package}" in script
+
+
 def test_posts_the_offline_plan_of_each_stack(workflow):
     stacks = {p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in (ROOT / "stacks").glob("Pulumi.*.yaml")}
     assert {i["stack"] for i in workflow["jobs"]["plan"]["strategy"]["matrix"]["include"]} == stacks

@@ -101,14 +101,23 @@ def test_existing_mode_writes_the_file_for_your_own_alertmanager_and_installs_no
 
 # --- routing, proved by amtool ---
 
-# (stack, alert labels, receiver): team X's critical reaches X, warnings and namespace-less alerts the platform.
+# (stack, alert labels, receivers as amtool lists them): team X's critical reaches X, warnings and
+# namespace-less alerts the platform; a hardware alert a team route takes reaches the platform first too.
 ROUTES = [
-    ("dev", {"alertname": "GpuXidError", "severity": "critical", "namespace": "research"}, "research-chat"),
+    ("dev", {"alertname": "GpuXidError", "severity": "critical", "namespace": "research"},
+     "platform-chat,research-chat"),
+    ("dev", {"alertname": "GpuMemoryNearLimit", "severity": "critical", "namespace": "research"}, "research-chat"),
     ("dev", {"alertname": "GpuTemperatureHigh", "severity": "warning", "namespace": "research"}, "platform-chat"),
     ("dev", {"alertname": "GpuNotDetected", "severity": "critical", "node": "ip-10-0-1-5"}, "platform-chat"),
     ("dev", {"alertname": "DcgmExporterDown", "severity": "critical"}, "platform-chat"),
     ("dev", {"alertname": "GpuXidError", "severity": "critical", "namespace": "applied-ml"}, "platform-chat"),
-    ("prod", {"alertname": "GpuXidError", "severity": "critical", "namespace": "research"}, "research-chat"),
+    ("prod", {"alertname": "GpuXidError", "severity": "critical", "namespace": "research"},
+     "platform-pager,research-chat"),
+    ("prod", {"alertname": "GpuEccUncorrectable", "severity": "critical", "namespace": "inference"},
+     "platform-pager,inference-oncall"),
+    ("prod", {"alertname": "GpuRowRemapFailure", "severity": "critical", "namespace": "research"},
+     "platform-pager,research-chat"),
+    ("prod", {"alertname": "GpuNvlinkErrors", "severity": "warning", "namespace": "research"}, "platform-chat"),
     ("prod", {"alertname": "GpuTemperatureHigh", "severity": "warning", "namespace": "research"}, "platform-chat"),
     ("prod", {"alertname": "GpuCudaOom", "severity": "high", "namespace": "inference"}, "inference-oncall"),
     ("prod", {"alertname": "GpuMemoryNearLimit", "severity": "critical", "namespace": "inference"}, "inference-oncall"),
@@ -126,6 +135,30 @@ ROUTES = [
                          ids=[f"{k}-{lab['alertname']}-{lab.get('namespace', '-')}" for k, lab, _ in ROUTES])
 def test_amtool_routes_each_alert_to_its_receiver(amtool, planned, key, labels, receiver):
     assert route(amtool, config_file(planned, key), **labels) == receiver
+
+
+def test_amtool_verifies_an_xid_alert_in_a_team_namespace_reaching_the_team_and_the_platform(amtool, planned):
+    for key, receivers in (("dev", "platform-chat,research-chat"), ("prod", "platform-pager,research-chat")):
+        result = amtool_run(amtool, "config", "routes", "test", f"--config.file={config_file(planned, key)}",
+                            f"--verify.receivers={receivers}", "alertname=GpuXidError", "severity=critical",
+                            "namespace=research", "node=ip-10-0-1-5", "UUID=GPU-a")
+        assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_hardware_copies_continue_and_only_where_the_team_receiver_differs():
+    spec = parse_platform(stack_platform("prod"))
+    routes = alertmanager_config(MonitoringSettings.of(spec))["route"]["routes"]
+    copies = [r for r in routes if r.get("continue")]
+    assert copies and all(any(m.startswith("alertname=~") and "GpuXidError" in m for m in r["matchers"])
+                          for r in copies)
+    # inference takes critical and high; its high receiver differs from the platform's (default) one
+    inference = [r for r in copies if 'namespace="inference"' in r["matchers"]]
+    assert {(r["receiver"], r["matchers"][-1]) for r in inference} == {
+        ("platform-pager", 'severity="critical"'), ("platform-chat", 'severity="high"')}
+    platform = stack_platform("dev")
+    platform["teams"][0]["alerting"] = {"critical": "platform-chat"}  # the platform's default receiver
+    dev_routes = alertmanager_config(MonitoringSettings.of(parse_platform(platform)))["route"]["routes"]
+    assert not [r for r in dev_routes if r.get("continue")]  # the team's receiver is the platform's already
 
 
 def test_amtool_verify_fails_on_a_wrong_expectation(amtool, planned):

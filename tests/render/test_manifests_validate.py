@@ -136,7 +136,7 @@ def test_the_datasets_volumes_and_claims_are_among_the_validated_objects(stack_m
     assert stack != "prod" or len(teams) == 3
     objects = [yaml.safe_load(f.read_text()) for f in files]
     claims = [o for o in objects if o["kind"] == "PersistentVolumeClaim" and o["metadata"]["name"] == names.DATASETS_PVC]
-    volumes = [o for o in objects if o["kind"] == "PersistentVolume"]
+    volumes = [o for o in objects if o["kind"] == "PersistentVolume" and o["spec"]["claimRef"]["name"] == names.DATASETS_PVC]
     assert sorted(c["metadata"]["namespace"] for c in claims) == sorted(teams) and len(volumes) == len(teams)
     for obj in claims + volumes:
         kubernetes_validate.validate(obj, schema_version(version), strict=True)  # a missing schema would raise

@@ -90,8 +90,16 @@ def test_operator_owned_driver_is_pinned_exactly():
         True, spec.gpu_operator.driver.version, spec.gpu_operator.driver.kernel_module_type)
 
 
-def test_operator_owned_driver_enables_the_toolkit():
-    assert operator_values(OperatorSettings.of(prod()))["toolkit"] == {"enabled": True}
+def test_operator_owned_driver_enables_the_toolkit_ignoring_device_variables_when_unprivileged():
+    assert operator_values(OperatorSettings.of(prod()))["toolkit"] == {
+        "enabled": True, "env": [{"name": "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED", "value": "false"}]}
+
+
+@pytest.mark.parametrize("variant", ["dev", "prod", "bottlerocket"])
+def test_gpus_reach_containers_as_cdi_devices_on_every_driver_owner(variant):
+    values = operator_values(OperatorSettings.of(VARIANTS[variant]()))
+    assert values["cdi"] == {"enabled": True}
+    assert isinstance(chart_defaults(VARIANTS[variant]().gpu_operator.chart_version)["toolkit"]["env"], list)
 
 
 def test_default_upgrade_policy_waits_for_labelled_jobs_and_never_forces():

@@ -2,12 +2,14 @@
 against the Kubernetes OpenAPI schema of the cluster's version."""
 import kubernetes_validate
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpu_platform.decisions import capacity
 from gpu_platform.facts import names
 from gpu_platform.render import team_objects as t
+from gpu_platform.render.team_objects import TeamContext
 from tests.support.stacks import spec_of, unqueued
 
 GPU_QUOTA = names.quota_key(names.GPU_RESOURCE)
@@ -356,3 +358,31 @@ def test_a_role_listed_by_two_teams_gets_one_entry_with_both_groups():
 
 def test_no_roles_no_entries(dev):
     assert t.access_entries(roles(dev)) == {}
+
+
+# --- seeing why a job waits, and scraping the team's own pods ---
+
+@pytest.mark.parametrize("rules", [t.developer_rules(), t.admin_rules()], ids=["developers", "admins"])
+def test_both_roles_read_their_queue_and_workloads_and_manage_their_monitors(rules):
+    for resource in ("workloads", "workloads/status", "localqueues", "localqueues/status"):
+        assert verbs_on(rules, t.KUEUE_API, resource) == {"get", "list", "watch"}, resource
+    assert verbs_on(rules, f"visibility.{t.KUEUE_API}", "localqueues/pendingworkloads") == {"get", "list", "watch"}
+    for resource in ("servicemonitors", "podmonitors"):
+        assert {"create", "update", "patch", "delete"} <= verbs_on(rules, t.MONITORING_API, resource)
+    # nothing that changes what Kueue admits: no ClusterQueues, flavors, priorities, nor writing a Workload
+    assert not [r for r in rules if t.KUEUE_API in r["apiGroups"] and set(r["verbs"]) & WRITE_VERBS]
+    assert verbs_on(rules, t.MONITORING_API, "prometheusrules") == set()
+
+
+def test_the_kueue_resources_the_roles_name_are_the_crds_plurals():
+    from gpu_platform.facts import catalog
+
+    folder = catalog.UPSTREAM / "crds" / catalog.KUEUE_RELEASES["0.19.2"].crds
+    lq = yaml.safe_load((folder / "kueue.x-k8s.io_localqueues.yaml").read_text())
+    assert (lq["spec"]["group"], lq["spec"]["names"]["plural"]) == (t.KUEUE_API, "localqueues")
+    assert "status" in lq["spec"]["versions"][0]["subresources"]
+
+
+def test_team_namespaces_carry_the_label_the_platform_s_prometheus_selects_monitors_by(dev):
+    labels = t.namespace(TeamContext.of(dev, dev.teams[0]), dev.teams[0])["metadata"]["labels"]
+    assert labels[names.SCRAPE_LABEL] == names.SCRAPE_VALUE

@@ -188,13 +188,17 @@ def test_datasets_alone_claimed_in_a_team_namespace(tmp_path):
         Datasets("datasets", DatasetsArgs(
             cluster_name="shared-gpu", vpc_id="vpc-0123456789abcdef0", subnet_id="subnet-1",
             node_security_group_id="sg-0123456789abcdef0", environment="prod",
-            fsx_lustre={"addon_version": "v1.7.0-eksbuild.1", "claim_size": "1Ti"},
+            fsx_lustre={"addon_version": "v1.7.0-eksbuild.1", "claim_size": "1Ti", "shared": "common",
+                        "owner": {"uid": 2000, "gid": 2000}},
             team_namespaces={"research": "research"}))
     """)
     lustre = one(recording, "aws:fsx/lustreFileSystem:LustreFileSystem")
     assert lustre.parent == component(recording, "Datasets").urn and lustre.options["protect"]  # prod
-    claim = one(recording, "kubernetes:core/v1:PersistentVolumeClaim")
-    assert claim.inputs["metadata"]["namespace"] == "research"
+    claims = {c.inputs["metadata"]["name"]: c.inputs["metadata"]["namespace"]
+              for c in registered(recording, "kubernetes:core/v1:PersistentVolumeClaim")}
+    assert claims == {"datasets": "research", "datasets-shared": "research", "gpu-platform-datasets-setup": "kube-system"}
+    (job,) = registered(recording, "kubernetes:batch/v1:Job")
+    assert "chown 2000:2000 /fsx/teams/research" in job.inputs["spec"]["template"]["spec"]["containers"][0]["command"][2]
 
 
 # --- tenancy ---
@@ -203,11 +207,12 @@ TEAMS = f"""
     import pulumi
     import pulumi_kubernetes as k8s
 
-    from gpu_platform import (PriorityTiers, PriorityTiersArgs, TeamAccess, TeamAccessArgs, TeamNamespace,
-                              TeamNamespaceArgs)
+    from gpu_platform import (PriorityTiers, PriorityTiersArgs, TeamAccess, TeamAccessArgs, TeamAdmission,
+                              TeamAdmissionArgs, TeamNamespace, TeamNamespaceArgs)
 
     cluster = k8s.Provider("mine", kubeconfig={KUBECONFIG})
     tiers = PriorityTiers("tiers", PriorityTiersArgs(), opts=pulumi.ResourceOptions(provider=cluster))
+    TeamAdmission("guards", TeamAdmissionArgs(k8s_provider=cluster))
     TeamNamespace("research", TeamNamespaceArgs(
         team="research", quota={{"gpus": 8, "mig_slices": {{"1g.10gb": 4}}, "cpu": "32", "memory": "128Gi"}},
         kubernetes_version="1.35", mig_profiles=["1g.10gb", "3g.40gb"], prometheus_namespace="monitoring",
@@ -239,6 +244,27 @@ def test_a_team_namespace_on_a_cluster_you_have(teams):
     classes = {r.urn for r in under(teams, component(teams, "PriorityTiers"))}  # a component's wait: its children
     assert len(classes) == 3
     assert all(r.provider.startswith(provider.urn) and classes <= set(r.options["dependsOn"]) for r in children)
+
+
+def test_the_team_admission_policies_on_a_cluster_you_have(teams):
+    from gpu_platform.render.admission import POLICIES
+
+    admission = component(teams, "TeamAdmission")
+    children = under(teams, admission)
+    provider = one(teams, "pulumi:providers:kubernetes", "mine")
+    kinds = sorted(r.inputs["kind"] for r in children)
+    assert kinds == sorted(["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"] * len(POLICIES))
+    assert all(r.provider.startswith(provider.urn) for r in children)
+
+
+def test_team_admission_names_what_is_wrong_with_its_arguments(tmp_path):
+    with pytest.raises(SpecError) as err:
+        run(tmp_path, """
+            from gpu_platform import TeamAdmission
+
+            TeamAdmission("guards", {"k8s_providr": None})
+        """)
+    assert err.value.problems == ["TeamAdmission 'guards': k8sProvidr: unknown argument"]
 
 
 def test_access_entries_hold_every_team_group_of_a_role(teams):
@@ -336,13 +362,15 @@ def test_a_cluster_alone_with_its_vpc_and_system_nodes(tmp_path):
             cluster_name="gpus", kubernetes_version="1.35", region="eu-west-1", vpc={"availability_zones": 2},
             addons={"vpc-cni": "v1.22.4-eksbuild.3", "coredns": "v1.13.2-eksbuild.31",
                     "kube-proxy": "v1.35.3-eksbuild.29", "eks-pod-identity-agent": "v1.3.10-eksbuild.3"},
-            system_nodes={"release_version": "1.35.7-20260911"}, environment="prod"),
+            system_nodes={"release_version": "1.35.7-20260911"}, environment="prod",
+            public_access_cidrs=["203.0.113.0/24"]),
             opts=pulumi.ResourceOptions(protect=False))
     """, region="eu-west-1")
     cluster = component(recording, "Cluster")
     eks = one(recording, "aws:eks/cluster:Cluster")
     assert eks.inputs["name"] == "gpus" and eks.options["protect"] is False  # the caller's, not prod's default
     assert eks.inputs["deletionProtection"] is False
+    assert eks.inputs["vpcConfig"]["publicAccessCidrs"] == ["203.0.113.0/24"]
     subnets = [r.inputs["availabilityZone"] for r in registered(recording, "aws:ec2/subnet:Subnet")]
     assert sorted(set(subnets)) == ["eu-west-1a", "eu-west-1b"]
     assert one(recording, NODE_GROUP).parent == cluster.urn

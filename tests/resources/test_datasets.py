@@ -49,19 +49,37 @@ def with_datasets(stack: str, **fsx) -> dict:
 
 
 def platform_of(variant: str) -> dict:
-    """prod as shipped (PERSISTENT_2, 4800 GiB at 250 MB/s/TiB, S3 import and export, every team), and two
-    dev variants: scratch linked to S3 for export only, one team; PERSISTENT_1 with a KMS key, kept."""
+    """prod as shipped (PERSISTENT_2, 4800 GiB at 250 MB/s/TiB, S3 import and export, every team), and three
+    dev variants: scratch linked to S3 for export only, one team; PERSISTENT_1 with a KMS key, kept; a
+    shared area and another owner, linked to S3."""
     if variant == "prod":
         return stack_platform("prod")
     if variant == "scratch":
         return with_datasets("dev", deploymentType="SCRATCH_2", teams=["research"],
                              dataRepository={"s3Path": "s3://gpu-dev-datasets/train", "autoImport": False,
                                              "autoExport": True})
+    if variant == "shared":
+        platform = with_datasets("dev", shared="common", owner={"uid": 2000, "gid": 3000},
+                                 dataRepository={"s3Path": "s3://gpu-dev-datasets/train", "autoExport": True})
+        for team in platform["teams"]:
+            team["quota"]["storage"] = "3Ti"
+        return platform
     return with_datasets("dev", deploymentType="PERSISTENT_1", storageCapacityGiB=2400, throughputPerTiB=100,
                          kmsKeyArn=KMS, protect=True)
 
 
-VARIANTS = ("prod", "scratch", "persistent-1")
+VARIANTS = ("prod", "scratch", "persistent-1", "shared")
+JOB = "kubernetes:batch/v1:Job"
+
+
+def team_volumes(plan_: dict, claim: str = names.DATASETS_PVC) -> dict[str, dict]:
+    """Team namespace -> the volume bound to its claim named `claim`."""
+    return {v["inputs"]["spec"]["claimRef"]["namespace"]: v for v in owned(plan_, PV)
+            if v["inputs"]["spec"]["claimRef"]["name"] == claim}
+
+
+def team_claims(plan_: dict, claim: str = names.DATASETS_PVC) -> dict[str, dict]:
+    return {c["inputs"]["metadata"]["namespace"]: c for c in owned(plan_, PVC) if c["inputs"]["metadata"]["name"] == claim}
 
 
 def plan(variant: str) -> dict:
@@ -269,22 +287,43 @@ def test_no_lustre_rule_opens_an_address_range():
 
 # --- the S3 link ---
 
-def test_prod_links_its_s3_prefix_both_ways_and_loads_the_metadata_at_once():
+def test_prod_links_each_team_s_directory_to_its_own_prefix_both_ways_and_loads_the_metadata_at_once():
     plan_ = plan("prod")
-    inputs = the(plan_, DRA)["inputs"]
+    links = {r["inputs"]["fileSystemPath"]: r for r in owned(plan_, DRA)}
+    teams = [t.name for t in datasets.claim_teams(spec("prod"))]
+    assert sorted(links) == sorted(f"/teams/{t}" for t in teams)
     events = ["NEW", "CHANGED", "DELETED"]
-    assert inputs == {
-        "fileSystemId": inputs["fileSystemId"], "dataRepositoryPath": "s3://gpu-prod-datasets/training",
-        "fileSystemPath": "/", "batchImportMetaDataOnCreate": True, "deleteDataInFilesystem": False,
-        "s3": {"autoImportPolicy": {"events": events}, "autoExportPolicy": {"events": events}}}
-    assert inputs["fileSystemId"].startswith("fs-")
-    assert the(plan_, FS)["urn"] in the(plan_, DRA)["options"]["dependsOn"]
-    assert the(plan_, DRA)["options"]["protect"] is True
+    for team in teams:
+        link = links[f"/teams/{team}"]
+        inputs = link["inputs"]
+        assert inputs == {
+            "fileSystemId": inputs["fileSystemId"], "dataRepositoryPath": f"s3://gpu-prod-datasets/training/teams/{team}/",
+            "fileSystemPath": f"/teams/{team}", "batchImportMetaDataOnCreate": True, "deleteDataInFilesystem": False,
+            "s3": {"autoImportPolicy": {"events": events}, "autoExportPolicy": {"events": events}}}
+        assert inputs["fileSystemId"].startswith("fs-")
+        assert the(plan_, FS)["urn"] in link["options"]["dependsOn"]
+        assert link["options"]["protect"] is True
 
 
 def test_an_export_only_link_imports_nothing():
     s3 = the(plan("scratch"), DRA)["inputs"]["s3"]
     assert s3 == {"autoExportPolicy": {"events": ["NEW", "CHANGED", "DELETED"]}}
+
+
+def test_associations_mirror_the_layout_under_the_s3_prefix():
+    fsx = with_datasets_spec(shared="common", claimSize="500Gi", dataRepository={
+        "s3Path": "s3://data/train/", "fileSystemPath": "/ml", "autoExport": True})
+    assert datasets.associations(fsx, ["research", "applied-ml"]) == [
+        datasets.Association("research", "/ml/teams/research", "s3://data/train/teams/research/", True, True),
+        datasets.Association("applied-ml", "/ml/teams/applied-ml", "s3://data/train/teams/applied-ml/", True, True),
+        datasets.Association("shared", "/ml/common", "s3://data/train/common/", True, False)]  # import only
+    assert datasets.associations(with_datasets_spec(shared="common", claimSize="500Gi"), ["research"]) == []
+
+
+def test_the_layout_without_an_s3_link_starts_at_the_root():
+    fsx = with_datasets_spec(shared="common", claimSize="500Gi")
+    assert (datasets.team_path(fsx, "research"), datasets.shared_path(fsx)) == ("/teams/research", "/common")
+    assert datasets.shared_path(with_datasets_spec()) is None
 
 
 def test_no_link_without_a_data_repository():
@@ -330,8 +369,7 @@ def test_each_claiming_team_gets_its_own_volume_bound_to_its_datasets_claim(vari
     plan_, s = plan(variant), spec(variant)
     fs = the(plan_, FS)
     teams = [t.name for t in datasets.claim_teams(s)]
-    volumes = {v["inputs"]["spec"]["claimRef"]["namespace"]: v for v in owned(plan_, PV)}
-    claims = {c["inputs"]["metadata"]["namespace"]: c for c in owned(plan_, PVC)}
+    volumes, claims = team_volumes(plan_), team_claims(plan_)
     assert sorted(volumes) == sorted(claims) == sorted(names.team_namespace(t) for t in teams)
     handles = set()
     for namespace, volume in volumes.items():
@@ -347,9 +385,25 @@ def test_each_claiming_team_gets_its_own_volume_bound_to_its_datasets_claim(vari
         assert csi["driver"] == catalog.FSX_CSI_DRIVER and csi["volumeHandle"].startswith("fs-")
         assert set(csi["volumeAttributes"]) == {"dnsname", "mountname"}
         assert csi["volumeAttributes"]["dnsname"].endswith(".fsx.us-east-1.amazonaws.com")
+        team = pv["metadata"]["labels"][names.TEAM_LABEL]
+        assert csi["volumeAttributes"]["mountname"].endswith(f"/teams/{team}")  # its own directory only
         handles.add(csi["volumeHandle"])
         assert fs["urn"] in volume["options"]["dependsOn"]
     assert len(handles) == len(volumes)  # kubelet keys mounts by handle
+
+
+def test_prod_has_one_datasets_volume_per_team_and_none_a_team_can_claim_mounts_the_root():
+    plan_ = plan("prod")
+    mount_name = the(plan_, FS)["outputs"]["mountName"] if "outputs" in the(plan_, FS) else None
+    sources = {}
+    for volume in owned(plan_, PV):
+        ref, csi = volume["inputs"]["spec"]["claimRef"], volume["inputs"]["spec"]["csi"]
+        sources[(ref["namespace"], ref["name"])] = csi["volumeAttributes"]["mountname"]
+    teams = sorted(names.team_namespace(t.name) for t in datasets.claim_teams(spec("prod")))
+    assert sorted(ns for ns, claim in sources if claim == names.DATASETS_PVC) == teams
+    root = {key for key, source in sources.items() if "/" not in source}
+    assert root == {("kube-system", names.DATASETS_SETUP)}  # only the setup Job's claim, outside every team
+    assert mount_name is None or all(s.startswith(mount_name) for s in sources.values())
 
 
 def test_claims_wait_for_their_volume_and_the_team_s_namespace_and_quota():
@@ -360,6 +414,69 @@ def test_claims_wait_for_their_volume_and_the_team_s_namespace_and_quota():
     namespace = next(r for r in resources(plan_, "kubernetes:core/v1:Namespace") if r["name"] == "team-research")
     assert {volume["urn"], quota["urn"], namespace["urn"]} <= set(claim["options"]["dependsOn"])
     assert the(plan_, ADDON)["urn"] in volume["options"]["dependsOn"]
+
+
+def test_the_shared_area_is_a_read_only_volume_and_claim_per_team():
+    plan_ = plan("shared")
+    volumes, claims = team_volumes(plan_, names.DATASETS_SHARED_PVC), team_claims(plan_, names.DATASETS_SHARED_PVC)
+    teams = sorted(names.team_namespace(t.name) for t in datasets.claim_teams(spec("shared")))
+    assert sorted(volumes) == sorted(claims) == teams
+    for namespace, volume in volumes.items():
+        pv, pvc = volume["inputs"]["spec"], claims[namespace]["inputs"]["spec"]
+        assert pv["csi"]["readOnly"] is True and pv["csi"]["volumeAttributes"]["mountname"].endswith("/common")
+        assert pv["accessModes"] == pvc["accessModes"] == ["ReadOnlyMany"]
+        assert pvc["volumeName"] == volume["inputs"]["metadata"]["name"] == names.datasets_shared_volume(
+            volume["inputs"]["metadata"]["labels"][names.TEAM_LABEL])
+    links = {r["inputs"]["fileSystemPath"]: r["inputs"] for r in owned(plan_, DRA)}
+    assert links["/common"]["dataRepositoryPath"] == "s3://gpu-dev-datasets/train/common/"
+    assert links["/common"]["s3"] == {"autoImportPolicy": {"events": ["NEW", "CHANGED", "DELETED"]}}  # never exported
+
+
+def test_the_workload_helper_mounts_the_shared_area_read_only():
+    from gpu_platform.render.workloads import gpu_pod
+
+    pod = gpu_pod(spec("shared"), "research", "svc", "registry.example.com/x:1")
+    (container,) = pod["spec"]["containers"]
+    assert {"name": "datasets-shared", "mountPath": "/datasets-shared", "readOnly": True} in container["volumeMounts"]
+    assert {"name": "datasets-shared", "persistentVolumeClaim": {"claimName": names.DATASETS_SHARED_PVC,
+                                                                  "readOnly": True}} in pod["spec"]["volumes"]
+    prod_pod = gpu_pod(spec("prod"), "research", "svc", "registry.example.com/x:1")
+    assert "datasets-shared" not in [v["name"] for v in prod_pod["spec"]["volumes"]]
+
+
+# --- the setup Job: the directories, owned by a non-root owner ---
+
+@pytest.mark.parametrize("variant", ["prod", "shared"])
+def test_the_setup_job_makes_every_directory_for_its_owner_before_any_team_volume(variant):
+    plan_, s = plan(variant), spec(variant)
+    fsx = s.datasets.fsx_lustre
+    job = the(plan_, JOB)
+    assert job["inputs"]["metadata"]["namespace"] == "kube-system"
+    (container,) = job["inputs"]["spec"]["template"]["spec"]["containers"]
+    script = container["command"][2]
+    owner = f"{fsx.owner.uid}:{fsx.owner.gid}"
+    for team in datasets.claim_teams(s):
+        path = f"/fsx{datasets.team_path(fsx, team.name)}"
+        assert f"mkdir -p {path}\nchown {owner} {path}\nchmod 2775 {path}" in script
+    if fsx.shared:
+        assert f"chown {owner} /fsx{datasets.shared_path(fsx)}\nchmod 0755" in script
+    assert owner != "0:0" and container["image"] == catalog.DATASETS_SETUP_IMAGE
+    assert subprocess.run(["sh", "-n", "-c", script], capture_output=True).returncode == 0
+    assert container["securityContext"]["capabilities"] == {"drop": ["ALL"], "add": ["CHOWN", "FOWNER", "FSETID"]}
+    setup_claim = next(c for c in owned(plan_, PVC) if c["inputs"]["metadata"]["name"] == names.DATASETS_SETUP)
+    assert setup_claim["urn"] in job["options"]["dependsOn"]
+    assert {link["urn"] for link in owned(plan_, DRA)} <= set(job["options"]["dependsOn"])
+    for volume in team_volumes(plan_).values():
+        assert job["urn"] in volume["options"]["dependsOn"]
+    kubernetes_validate.validate(job["inputs"], s.cluster.kubernetes_version, strict=True)
+
+
+def test_the_setup_job_runs_on_a_node_with_the_lustre_client():
+    job = datasets_objects.setup_job(spec("prod").datasets.fsx_lustre, ["research"], "kube-system")
+    pod = job["spec"]["template"]["spec"]
+    (term,) = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert term == {"matchExpressions": [{"key": names.POOL_LABEL, "operator": "Exists"}]}  # GPU pools install it
+    assert pod["tolerations"] == [{"operator": "Exists"}]
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -543,22 +660,28 @@ def test_the_delete_request_meets_delete_file_system(variant):
     assert api_problems(request, shape) == []
 
 
-@pytest.mark.parametrize("variant", ["prod", "scratch"])
-def test_the_link_meets_create_data_repository_association(variant):
-    inputs = the(plan(variant), DRA)["inputs"]
+@pytest.mark.parametrize("variant", ["prod", "scratch", "shared"])
+def test_every_link_meets_create_data_repository_association(variant):
+    links = owned(plan(variant), DRA)
+    assert links
     shape = FSX_API.operation_model("CreateDataRepositoryAssociation").input_shape
-    s3 = {f"Auto{k[4:]}": {"Events": v["events"]} for k, v in inputs["s3"].items()}
-    request = {"FileSystemId": inputs["fileSystemId"], "FileSystemPath": inputs["fileSystemPath"],
-               "DataRepositoryPath": inputs["dataRepositoryPath"],
-               "BatchImportMetaDataOnCreate": inputs["batchImportMetaDataOnCreate"], "S3": s3}
-    assert set(inputs) == {"fileSystemId", "fileSystemPath", "dataRepositoryPath", "batchImportMetaDataOnCreate", "s3",
-                           "deleteDataInFilesystem"}
-    assert api_problems(request, shape) == []
-    for member in ("FileSystemId", "FileSystemPath", "DataRepositoryPath"):
-        assert re.match(shape.members[member].metadata["pattern"], request[member]), member
-    delete = FSX_API.operation_model("DeleteDataRepositoryAssociation").input_shape
-    assert api_problems({"AssociationId": "dra-0123456789abcdef0",
-                         "DeleteDataInFileSystem": inputs["deleteDataInFilesystem"]}, delete) == []
+    for link in links:
+        inputs = link["inputs"]
+        s3 = {f"Auto{k[4:]}": {"Events": v["events"]} for k, v in inputs["s3"].items()}
+        request = {"FileSystemId": inputs["fileSystemId"], "FileSystemPath": inputs["fileSystemPath"],
+                   "DataRepositoryPath": inputs["dataRepositoryPath"],
+                   "BatchImportMetaDataOnCreate": inputs["batchImportMetaDataOnCreate"], "S3": s3}
+        assert set(inputs) == {"fileSystemId", "fileSystemPath", "dataRepositoryPath", "batchImportMetaDataOnCreate",
+                               "s3", "deleteDataInFilesystem"}
+        assert api_problems(request, shape) == []
+        for member in ("FileSystemId", "FileSystemPath", "DataRepositoryPath"):
+            assert re.match(shape.members[member].metadata["pattern"], request[member]), member
+        delete = FSX_API.operation_model("DeleteDataRepositoryAssociation").input_shape
+        assert api_problems({"AssociationId": "dra-0123456789abcdef0",
+                             "DeleteDataInFileSystem": inputs["deleteDataInFilesystem"]}, delete) == []
+    paths = [link["inputs"]["fileSystemPath"].rstrip("/") + "/" for link in links]
+    assert not any(a != b and b.startswith(a) for a in paths for b in paths)  # FSx refuses overlapping paths
+    assert len(links) <= catalog.FSX_LUSTRE_MAX_DATA_REPOSITORY_ASSOCIATIONS
 
 
 # --- botocore's EC2, IAM and EKS models ---
@@ -694,7 +817,32 @@ REFUSED = [
     ("nodes that cannot mount Lustre", bottlerocket_with_datasets, "nodePools[0].ami.type: BOTTLEROCKET_x86_64_NVIDIA"),
     ("no room for the claim in a quota", lambda: quota_without_room(1),
      "teams[0].quota.persistentVolumeClaims: must be >= 2"),
+    ("no room for the shared claim in a quota", lambda: with_datasets("dev", shared="common"),
+     "teams[0].quota.storage: must be >= 2049Gi: the datasets claim (1Ti), the shared area's claim (1Gi) and the "
+     "model-cache claim (1Ti) count against it"),
+    ("a shared area named like the team directories", lambda: with_datasets("dev", shared="teams", claimSize="500Gi"),
+     "datasets.fsxLustre.shared: 'teams' holds the team directories"),
+    ("a shared area that is not a directory name", lambda: with_datasets("dev", shared="a/b", claimSize="500Gi"),
+     "datasets.fsxLustre.shared"),
+    ("root owning the directories", lambda: with_datasets("dev", owner={"uid": 0, "gid": 0}),
+     "datasets.fsxLustre.owner.uid"),
+    ("more S3 links than FSx allows", lambda: many_teams_linked(8),
+     "datasets.fsxLustre.dataRepository: each claiming team's directory and the shared area links to S3 through "
+     "its own data repository association: 9 needed, FSx allows 8 per file system"),
 ]
+
+
+def many_teams_linked(count: int) -> dict:
+    platform = with_datasets("dev", shared="common", claimSize="100Gi",
+                             dataRepository={"s3Path": "s3://gpu-dev-datasets/train"})
+    template = platform["teams"][0]
+    quota = {**template["quota"], "gpus": 1}
+    platform["teams"] = [{**template, "name": f"team-{i}", "access": {}, "quota": quota} for i in range(count)]
+    return platform
+
+
+def test_eight_links_are_allowed():
+    assert parse_platform(many_teams_linked(7)).datasets.fsx_lustre.shared == "common"
 
 
 

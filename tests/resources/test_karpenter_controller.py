@@ -7,6 +7,7 @@ import re
 
 import botocore.session
 import pytest
+import yaml
 
 from gpu_platform.decisions.karpenter import untagged_subnets
 from gpu_platform.decisions.validation import parse_platform
@@ -14,18 +15,12 @@ from gpu_platform.facts import catalog, names
 from gpu_platform.render.iam import trust_policy
 from gpu_platform.render.karpenter import controller_values
 from gpu_platform.render.karpenter_iam import controller_policies, interruption_rules, queue_policy
+from gpu_platform.render.operator_values import unknown_keys
 from tests.support.stacks import cached_plan, resources, stack_platform
 
 CONTROLLER = "gpu-platform:karpenter:KarpenterController"
 NODE_ROLE = "arn:aws:iam::123456789012:role/gpu-karpenter-karpenter-nodes"
 QUEUE = "arn:aws:sqs:us-east-1:123456789012:gpu-karpenter-karpenter"
-# Keys of the karpenter chart's values.yaml the platform sets (the chart README's helm-docs table; all present
-# since chart 1.0 and used by the v1.14 getting-started and migration guides). settings.featureGates.reservedCapacity:
-# charts/karpenter/values.yaml @v1.14.1 ("reservedCapacity is BETA and is enabled by default"), which the chart's
-# deployment passes as FEATURE_GATES=ReservedCapacity=<value>.
-CHART_KEYS = {"fullnameOverride", "settings.clusterName", "settings.interruptionQueue", "serviceAccount.create",
-              "serviceAccount.name", "replicas", "nodeSelector", "controller.resources",
-              "settings.featureGates.reservedCapacity"}
 BOTO = botocore.session.get_session()
 # IAM actions that are permissions, not API operations (AWS service authorization reference).
 PERMISSION_ONLY = {"iam:PassRole"}
@@ -45,34 +40,48 @@ def named(plan: dict, type_: str) -> dict[str, dict]:
     return {r["name"]: r for r in resources(plan, type_)}
 
 
-def _keys(values: dict, prefix: str = "") -> set[str]:
-    out = set()
-    for key, value in values.items():
-        path = f"{prefix}{key}"
-        if isinstance(value, dict) and path not in ("nodeSelector", "controller.resources"):
-            out |= _keys(value, path + ".")
-        else:
-            out.add(path)
-    return out
+def chart_defaults() -> dict:
+    return yaml.safe_load((catalog.UPSTREAM / catalog.KARPENTER_RELEASES["1.14.1"].values_file).read_text())
 
 
 # --- chart values ---
 
-def test_values_set_only_keys_the_chart_reads(spec):
-    assert _keys(controller_values(spec)) <= CHART_KEYS
+def test_values_set_only_keys_the_pinned_chart_has(spec):
+    """Every key against the chart's own values.yaml (facts/upstream); node selector and resources are pod data."""
+    assert unknown_keys(controller_values(spec), chart_defaults(), ("nodeSelector", "controller.resources")) == []
 
 
-def test_values_with_a_reserved_pool_set_only_keys_the_chart_reads():
+def test_the_guard_refuses_a_key_the_chart_does_not_have(spec):
+    values = controller_values(spec)
+    values["settings"]["featureGates"]["nodeRepairs"] = True
+    assert unknown_keys(values, chart_defaults(), ("nodeSelector",)) == ["settings.featureGates.nodeRepairs"]
+
+
+def test_repairing_karpenter_pools_turn_on_the_node_repair_feature_gate(spec):
+    assert controller_values(spec)["settings"]["featureGates"] == {"nodeRepair": True}
+    assert chart_defaults()["settings"]["featureGates"]["nodeRepair"] is False  # alpha: off unless asked for
+
+
+def test_without_repair_the_feature_gate_is_left_to_the_chart():
+    platform = stack_platform("karpenter")
+    for p in platform["nodePools"]:
+        p["repair"] = {"enabled": False}
+    assert "featureGates" not in controller_values(parse_platform(platform))["settings"]
+
+
+def test_a_reserved_pool_sets_the_reserved_capacity_gate_the_pinned_chart_has():
     from tests.support.blackwell import karpenter_twin
 
     values = controller_values(parse_platform(karpenter_twin()))
-    assert "settings.featureGates.reservedCapacity" in _keys(values) and _keys(values) <= CHART_KEYS
+    assert values["settings"]["featureGates"]["reservedCapacity"] is True
+    assert unknown_keys(values, chart_defaults(), ("nodeSelector", "controller.resources")) == []
 
 
 def test_values_name_the_cluster_and_its_interruption_queue(spec, plan):
     values = controller_values(spec)
     queue = named(plan, "aws:sqs/queue:Queue")["karpenter-interruptions"]["inputs"]["name"]
-    assert values["settings"] == {"clusterName": "gpu-karpenter", "interruptionQueue": queue}
+    assert {k: values["settings"][k] for k in ("clusterName", "interruptionQueue")} == {
+        "clusterName": "gpu-karpenter", "interruptionQueue": queue}
 
 
 def test_the_controller_runs_on_system_nodes_twice_in_prod(spec):

@@ -28,6 +28,10 @@ VERIFIED_KEYS = {
     "prometheus.prometheusSpec.nodeSelector": ("kube-prometheus-stack", "{}"),
     "prometheus.prometheusSpec.ruleSelectorNilUsesHelmValues": ("kube-prometheus-stack", "true"),
     "prometheus.prometheusSpec.serviceMonitorSelectorNilUsesHelmValues": ("kube-prometheus-stack", "true"),
+    "prometheus.prometheusSpec.podMonitorSelectorNilUsesHelmValues": ("kube-prometheus-stack", "true"),
+    # Both read by templates/prometheus/prometheus.yaml at kube-prometheus-stack-79.5.0 ({}: every namespace).
+    "prometheus.prometheusSpec.serviceMonitorNamespaceSelector": ("kube-prometheus-stack", "{}"),
+    "prometheus.prometheusSpec.podMonitorNamespaceSelector": ("kube-prometheus-stack", "{}"),
     "alertmanager.alertmanagerSpec.nodeSelector": ("kube-prometheus-stack", "{}"),
     # The whole alertmanager.yaml (tplConfig stays false: its {{ }} templates reach Alertmanager as written).
     "alertmanager.config": ("kube-prometheus-stack", "null receiver, Watchdog route, severity inhibit rules"),
@@ -313,3 +317,21 @@ def test_metrics_csv_is_created_once_by_the_operator_chart(planned, key):
            if (r["inputs"].get("metadata") or {}).get("name") == names.DCGM_METRICS_CONFIGMAP]
     config = exporter(plan)["config"]
     assert (own, config["name"], config["create"]) == ([], names.DCGM_METRICS_CONFIGMAP, True)
+
+
+# --- which namespaces' monitors the platform's Prometheus picks up ---
+
+@pytest.mark.parametrize("key", ["dev", "prod"])
+def test_prometheus_picks_up_monitors_only_in_the_platform_s_and_the_teams_namespaces(planned, key):
+    plan, s = planned(key), spec(key)
+    spec_values = stack_release(plan)["inputs"]["values"]["prometheus"]["prometheusSpec"]
+    selectors = [spec_values["serviceMonitorNamespaceSelector"], spec_values["podMonitorNamespaceSelector"]]
+    assert selectors[0] == selectors[1] and set(selectors[0]) == {"matchLabels"}
+    assert spec_values["podMonitorSelectorNilUsesHelmValues"] is False  # a team's PodMonitor needs no release label
+    wanted = selectors[0]["matchLabels"].items()
+    selected = {r["inputs"]["metadata"]["name"] for r in resources(plan, NAMESPACE)
+                if wanted <= (r["inputs"]["metadata"].get("labels") or {}).items()}
+    platform = {s.monitoring.prometheus.namespace, s.gpu_operator.namespace}
+    if s.queueing.enabled:
+        platform.add(s.queueing.namespace)
+    assert selected == platform | {names.team_namespace(t.name) for t in s.teams}

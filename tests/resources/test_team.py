@@ -171,3 +171,26 @@ def test_entry_names_are_stable_and_distinct(plans):
 
 def test_no_roles_no_entries(plans):
     assert entries(plans["dev"]) == {}
+
+
+# --- the admission policies every team namespace is held to ---
+
+ADMISSION = "gpu-platform:index:TeamAdmission"
+POLICY, BINDING = ("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy",
+                   "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding")
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_every_stack_registers_the_team_admission_policies_as_rendered(stack, plans):
+    from gpu_platform.render.admission import admission_manifests
+
+    (component,) = resources(plans[stack], ADMISSION)
+    children = [r for r in plans[stack]["resources"] if r["parent"] == component["urn"]]
+    expected = {(o["kind"], o["metadata"]["name"]): o for o in admission_manifests().values()}
+    assert {kind_name(r) for r in children} == set(expected)
+    for r in children:
+        assert {k: r["inputs"][k] for k in ("metadata", "spec")} == {k: expected[kind_name(r)][k] for k in ("metadata", "spec")}
+    policies = {r["inputs"]["metadata"]["name"]: r["urn"] for r in children if r["type"] == POLICY}
+    for r in children:
+        if r["type"] == BINDING:
+            assert policies[r["inputs"]["spec"]["policyName"]] in r["options"]["dependsOn"]

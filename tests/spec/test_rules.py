@@ -333,3 +333,45 @@ def test_admin_roles_on_an_adopted_cluster_are_refused():
     del p["cluster"]["create"]
     p["cluster"]["existing"] = {"subnetIds": ["subnet-0123456789abcdef0"]}
     assert "adopted" in only_problem(p, "cluster.adminRoleArns")
+
+
+# --- the API endpoint ---
+
+def prod_with(**create) -> dict:
+    p = stack_platform("prod")
+    p["cluster"]["create"].update(create)
+    return p
+
+
+@pytest.mark.parametrize("cidrs, path", [
+    (["0.0.0.0/0"], "cluster.create.publicAccessCidrs[0]"),
+    (["203.0.113.0/24", "0.0.0.0/0"], "cluster.create.publicAccessCidrs[1]"),
+])
+def test_prod_refuses_a_public_endpoint_open_to_the_internet(cidrs, path):
+    message = only_problem(prod_with(publicAccessCidrs=cidrs), path)
+    assert "whole internet" in message and "endpointPublicAccess: false" in message
+
+
+def test_prod_refuses_the_default_cidrs_when_the_field_is_left_out():
+    p = stack_platform("prod")
+    del p["cluster"]["create"]["publicAccessCidrs"]
+    assert "left out" in only_problem(p, "cluster.create.publicAccessCidrs")
+
+
+def test_prod_accepts_a_closed_endpoint_or_listed_networks():
+    p = stack_platform("prod")
+    del p["cluster"]["create"]["publicAccessCidrs"]
+    p["cluster"]["create"]["endpointPublicAccess"] = False
+    assert problems(p) == []
+    assert problems(prod_with(publicAccessCidrs=["203.0.113.0/24", "198.51.100.7/32"])) == []
+
+
+def test_dev_may_leave_the_endpoint_open():
+    p = stack_platform("dev")
+    p["cluster"]["create"]["publicAccessCidrs"] = ["0.0.0.0/0"]
+    assert problems(p) == []
+
+
+@pytest.mark.parametrize("cidr", ["203.0.113.1/24", "10.0.0.0/33", "2001:db8::/32", "office"])
+def test_public_access_cidrs_must_be_ipv4_networks(cidr):
+    assert "is not an IPv4 CIDR" in only_problem(prod_with(publicAccessCidrs=[cidr]), "cluster.create.publicAccessCidrs[0]")

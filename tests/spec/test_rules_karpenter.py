@@ -179,3 +179,32 @@ def test_durations_follow_karpenter_s_pattern(value):
 
 def test_a_bad_duration_is_refused():
     assert any("consolidateAfter" in p for p in problems(dev(pool(karpenter={"consolidateAfter": "ten minutes"}))))
+
+
+# --- node repair: Karpenter's feature gate, one switch, fixed policies ---
+
+@pytest.mark.parametrize("repair, field", [
+    ({"maxUnhealthyNodes": 2}, "maxUnhealthyNodes"),
+    ({"maxParallelPercent": 10}, "maxParallelPercent"),
+    ({"overrides": [{"condition": "AcceleratedHardwareReady", "reason": "NvidiaXID31Error", "waitMinutes": 10,
+                     "action": "NoAction"}]}, "overrides"),
+])
+def test_node_group_repair_settings_on_a_karpenter_pool_are_refused_with_karpenter_s_policies(repair, field):
+    message = the_problem(dev(pool(repair=repair)), f"nodePools[1].repair.{field}")
+    assert "applies to managed node groups only" in message
+    assert "AcceleratedHardwareReady=False for 10 minutes" in message and "more than 20%" in message
+
+
+def test_karpenter_pools_must_agree_on_repair():
+    platform = prod()
+    platform["nodePools"][1]["repair"] = {"enabled": False}  # h100-mig; l4-inference keeps the default (on)
+    message = the_problem(platform, "nodePools[1].repair.enabled")
+    assert "one switch for every Karpenter pool" in message and "nodePools[0]" in message
+
+
+def test_karpenter_pools_may_all_turn_repair_off():
+    platform = prod()
+    for p in platform["nodePools"]:
+        if p.get("provisioner") == "karpenter":
+            p["repair"] = {"enabled": False}
+    assert problems(platform) == []

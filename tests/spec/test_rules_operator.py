@@ -33,6 +33,8 @@ def pool(name, instance, ami, sharing=None):
 def platform(*pools, driver=None, environment="dev"):
     p = stack_platform("dev")
     p["environment"] = environment
+    if environment == "prod":  # prod lists who reaches the API endpoint
+        p["cluster"]["create"]["publicAccessCidrs"] = ["203.0.113.0/24"]
     p["nodePools"] = list(pools)
     p["teams"] = []
     p["gpuOperator"]["driver"] = driver or {"source": "ami"}

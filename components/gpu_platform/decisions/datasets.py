@@ -4,9 +4,11 @@ Lustre client (their boot steps). Resources: resources/datasets.py; objects: ren
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+import posixpath
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional, Sequence
 
-from gpu_platform.facts import catalog
+from gpu_platform.facts import catalog, names
 
 if TYPE_CHECKING:
     from gpu_platform.facts.catalog import NodeImage
@@ -14,6 +16,11 @@ if TYPE_CHECKING:
     from gpu_platform.spec.pool_context import PoolContext
 
 MOUNT_PATH = "/datasets"
+SHARED_MOUNT_PATH = "/datasets-shared"  # the shared area, read-only
+TEAMS_DIR = names.DATASETS_TEAMS_DIR
+SHARED_CLAIM_SIZE = "1Gi"  # the shared claim's request: the area is read-only, so it is counted at a token size
+TEAM_DIR_MODE = "2775"  # group-writable, new files keep the directory's group
+SHARED_DIR_MODE = "0755"
 
 
 def fsx_lustre(spec: "PlatformSpec") -> Optional["FsxLustreSpec"]:
@@ -60,7 +67,7 @@ def claim_teams(spec: "PlatformSpec") -> list["TeamSpec"]:
 
 
 def capacity(fsx: "FsxLustreSpec") -> str:
-    """The volumes' capacity: the whole file system (every team sees all of it)."""
+    """The volumes' capacity: the whole file system's (a directory has no size of its own)."""
     return f"{fsx.storage_capacity_gib}Gi"
 
 
@@ -94,3 +101,59 @@ def lustre_boot_lines(image: "NodeImage") -> list[str]:
             'DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "lustre-client-modules-$(uname -r)"',
         ]
     return []
+
+
+# --- the layout: a directory per team, an optional shared area, each linked to the same path in S3 ---
+
+def base_path(fsx: "FsxLustreSpec") -> str:
+    """Where the platform's directories live: where the S3 prefix appears (`dataRepository.fileSystemPath`),
+    else the root."""
+    return fsx.data_repository.file_system_path if fsx.data_repository else "/"
+
+
+def team_path(fsx: "FsxLustreSpec", team: str) -> str:
+    """The team's directory: all its claim mounts."""
+    return posixpath.join(base_path(fsx), TEAMS_DIR, team)
+
+
+def shared_path(fsx: "FsxLustreSpec") -> Optional[str]:
+    """The shared area every claiming team mounts read-only (None without `shared`)."""
+    return posixpath.join(base_path(fsx), fsx.shared) if fsx.shared else None
+
+
+@dataclass(frozen=True)
+class Association:
+    """A data repository association: a directory of the file system linked to the same path under s3Path."""
+
+    key: str  # the team's name, or "shared"
+    file_system_path: str
+    s3_path: str
+    auto_import: bool
+    auto_export: bool
+
+
+def associations(fsx: "FsxLustreSpec", teams: Sequence[str]) -> list[Association]:
+    """One per team directory (its own export prefix, the block's import and export), and one importing the
+    shared area (teams cannot write there, so nothing is exported). None without `dataRepository`."""
+    repo = fsx.data_repository
+    if repo is None:
+        return []
+    base = base_path(fsx)
+
+    def s3(path: str) -> str:
+        return f"{repo.s3_path.rstrip('/')}/{posixpath.relpath(path, base)}/"
+
+    out = [Association(t, team_path(fsx, t), s3(team_path(fsx, t)), repo.auto_import, repo.auto_export) for t in teams]
+    shared = shared_path(fsx)
+    if shared:
+        out.append(Association("shared", shared, s3(shared), True, False))
+    return out
+
+
+def association_count(fsx: "FsxLustreSpec", teams: Sequence[str]) -> int:
+    return len(teams) + int(bool(fsx.shared)) if fsx.data_repository else 0
+
+
+def claims_per_team(fsx: Optional["FsxLustreSpec"]) -> int:
+    """Claims each claiming team holds on the file system: its own, and the shared area's."""
+    return 0 if fsx is None else 1 + int(bool(fsx.shared))

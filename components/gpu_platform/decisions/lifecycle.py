@@ -9,7 +9,8 @@ and, for EKS extended support, the extra monthly cost. The rules (docs/lifecycle
 - within `warn_days` (60) of the end of EKS standard support or of a driver branch's end of life: a
   warning with the date;
 - a GPU Operator line in maintenance (NVIDIA released a newer one): a warning;
-- a version the calendar does not know: a warning (its dates cannot be checked).
+- a version the calendar does not know: a warning (its dates cannot be checked), an AMI release of an
+  image type the calendar follows but from before its first era included.
 """
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ from typing import Iterator, Optional
 from gpu_platform.decisions.pinned import Pinned, PoolPin
 from gpu_platform.facts import catalog
 from gpu_platform.facts.lifecycle_calendar import (
-    EKS_KUBERNETES, OPERATOR_LINES, AmiDriverEra, DriverBranch, KubernetesRelease, OperatorLine, ami_driver_era,
-    operator_line,
+    AMI_DRIVER_ERAS, EKS_KUBERNETES, OPERATOR_LINES, AmiDriverEra, DriverBranch, KubernetesRelease, OperatorLine,
+    ami_driver_era, operator_line,
 )
 
 ERROR, WARNING = "error", "warning"
@@ -296,6 +297,21 @@ def _driver_verdicts(pinned: Pinned, as_of: date, strict: bool, warn_days: int) 
                           f"{fix} before then.{advice}", info.eol)
 
 
+def _unknown_ami_verdicts(pinned: Pinned) -> Iterator[Verdict]:
+    """An AMI release of an image type the calendar follows, but older than its first era: the driver it
+    carries is unknown, so its end of life cannot be checked."""
+    for pool in pinned.pools:
+        eras = [e for e in AMI_DRIVER_ERAS if e.ami_type == pool.ami_type]
+        if pool.custom_image or not eras or pool_driver(pool).era is not None:
+            continue
+        first = min(e.first_release for e in eras)
+        release = pool.release_version or "(the latest, unpinned)"
+        yield Verdict(WARNING, DRIVER, f"AMI release {release} (pool {pool.name})", AMI_FIELD,
+                      f"pool {pool.name} pins {pool.ami_type} release {release}, which the lifecycle calendar does "
+                      f"not know (its releases start {first.isoformat()}): the driver branch it carries and that "
+                      "branch's end of life cannot be checked; pin a newer ami.releaseVersion")
+
+
 def _driver_standings(pinned: Pinned, as_of: date) -> Iterator[Standing]:
     if pinned.operator_driver:
         branch = catalog.driver_branch(pinned.operator_driver)
@@ -333,7 +349,7 @@ def verdicts(pinned: Pinned, as_of: date, strict: bool, warn_days: int = WARN_DA
     """Every verdict for what a stack pins on `as_of`, errors first. `strict`: past end of life is an error
     (prod), not a warning."""
     found = [*_kubernetes_verdicts(pinned, as_of, strict, warn_days), *_operator_verdicts(pinned, as_of, strict),
-             *_driver_verdicts(pinned, as_of, strict, warn_days)]
+             *_driver_verdicts(pinned, as_of, strict, warn_days), *_unknown_ami_verdicts(pinned)]
     return sorted(found, key=lambda v: SEVERITIES.index(v.severity))
 
 

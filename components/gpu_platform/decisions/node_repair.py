@@ -1,6 +1,7 @@
 """GPU node health, decided from the spec: each pool's node repair settings and the node monitoring agent.
 
-Node repair of a managed node group acts on node conditions. The kubelet's `Ready` is always there; GPU
+Node repair acts on node conditions: EKS's for managed node groups (pool by pool, the thresholds and
+overrides below), Karpenter's NodeRepair feature gate for Karpenter pools (fixed policies, facts/karpenter.py). The kubelet's `Ready` is always there; GPU
 faults (XID errors, double-bit ECC, NVLink, DCGM health) become the `AcceleratedHardwareReady` condition
 only where the EKS node monitoring agent runs, with its bundled DCGM host engine on the GPU nodes.
 
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from gpu_platform.decisions.tolerations import toleration
 from gpu_platform.facts import catalog, names
+from gpu_platform.facts.karpenter import KARPENTER
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import NodePoolSpec, PlatformSpec, TaintSpec
@@ -59,6 +61,12 @@ def repair_config(ctx: "PoolContext", pool: "NodePoolSpec") -> dict[str, Any]:
             {"nodeMonitoringCondition": c, "nodeUnhealthyReason": r, "minRepairWaitTimeMins": w, "repairAction": a}
             for c, r, w, a in overrides]
     return config
+
+
+def karpenter_repairs(spec: "PlatformSpec") -> bool:
+    """Karpenter's NodeRepair feature gate: on when the stack's Karpenter pools repair (the spec holds them
+    to one setting; managed node groups repair through EKS, pool by pool)."""
+    return any(p.provisioner == KARPENTER and p.repair.enabled for p in spec.node_pools)
 
 
 def agent_installed(spec: "PlatformSpec") -> bool:

@@ -15,6 +15,7 @@ rounded down to half a CPU and a whole GiB (a share below that, say many time-sl
 node, down to 10 millicores and a MiB), never up: N pods of one unit, or one pod of all of them, always fit
 on a node. A pool with several instance types is sized by its smallest one; a pod that may land in several
 pools by the smallest share.
+A team's largest pod is checked against its quota on the pools the team can reach (its queue's, with Kueue).
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from gpu_platform.decisions.capacity import node_resources
 from gpu_platform.facts import catalog, names
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
+    from gpu_platform.spec.models import NodePoolSpec, PlatformSpec, TeamSpec
 
 RESERVED_FRACTION = 0.10
 RESERVED_CPU = 1.0
@@ -129,14 +130,30 @@ class TeamFit:
         return out
 
 
+def team_pools(spec: "PlatformSpec", team: "TeamSpec") -> list["NodePoolSpec"]:
+    """The pools a team's whole-GPU pods can run on. With Kueue, those where its queue holds nominal quota
+    or may borrow (a flavor with neither is one the queue never admits onto); without, every pool."""
+    if not spec.queueing.enabled:
+        return list(spec.node_pools)
+    from gpu_platform.decisions.queueing import gpu_flavors, team_queue
+
+    queue = team_queue(spec, team)
+    pool_of = {f.name: f.pool for f in gpu_flavors(spec)}
+    reachable = {pool_of[flavor] for (flavor, resource), q in queue.quotas.items()
+                 if resource == names.GPU_RESOURCE and flavor in pool_of and q.nominal + q.borrowing_limit > 0}
+    return [p for p in spec.node_pools if p.name in reachable]
+
+
 def team_fits(spec: "PlatformSpec") -> list[TeamFit]:
-    """For each team with a GPU quota: its largest whole-GPU pod at the default sizes against its quota."""
+    """For each team with a GPU quota: its largest whole-GPU pod at the default sizes against its quota,
+    sized on the pools the team can reach (`team_pools`)."""
     from gpu_platform.decisions.capacity import max_gpus_per_pod
 
     out = []
     for team in spec.teams:
         gpus = min(team.quota.gpus, max_gpus_per_pod(spec, team))
-        hosts = [p for p in spec.node_pools if node_resources(p, spec.mig_strategy).get(names.GPU_RESOURCE, 0) >= gpus]
+        hosts = [p for p in team_pools(spec, team)
+                 if node_resources(p, spec.mig_strategy).get(names.GPU_RESOURCE, 0) >= gpus]
         if gpus and hosts:
             out.append(TeamFit(team.name, gpus, pod_size(hosts, names.GPU_RESOURCE, gpus, spec.mig_strategy),
                                team.quota.cpu, team.quota.memory))

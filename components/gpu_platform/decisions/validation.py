@@ -12,7 +12,7 @@ from datetime import date
 from typing import Any, Iterator, Mapping
 
 from gpu_platform.decisions.capacity import platform_capacity, team_quota_totals
-from gpu_platform.decisions.datasets import claim_size, claim_teams
+from gpu_platform.decisions.datasets import SHARED_CLAIM_SIZE, claim_size, claim_teams, claims_per_team
 from gpu_platform.decisions.queueing import queueing_rules
 from gpu_platform.facts import names
 from gpu_platform.spec.errors import SpecError
@@ -42,18 +42,26 @@ def rules(spec: PlatformSpec, today: date) -> Iterator[Problem]:
 
 def _claim_quota_rules(spec: PlatformSpec) -> Iterator[Problem]:
     """Each team's datasets claim (and its model-cache claim) counts against the team's storage quota."""
-    cache = spec.model_cache
+    cache, fsx = spec.model_cache, spec.datasets.fsx_lustre
     for team in claim_teams(spec):
         i = spec.teams.index(team)
-        claims = 1 + int(cache.enabled)
-        size = claim_size(spec.datasets.fsx_lustre)
-        needed = quantity_value(size) + (quantity_value(cache.pvc_size) if cache.enabled else 0)
+        claims = claims_per_team(fsx) + int(cache.enabled)
+        sizes = [("the datasets claim", claim_size(fsx))]
+        if fsx.shared:
+            sizes.append(("the shared area's claim", SHARED_CLAIM_SIZE))
+        if cache.enabled:
+            sizes.append(("the model-cache claim", cache.pvc_size))
+        needed = sum(quantity_value(size) for _, size in sizes)
         if team.quota.persistent_volume_claims < claims:
-            yield f"teams[{i}].quota.persistentVolumeClaims", f"must be >= {claims}: the team's datasets claim counts against it"
+            yield (f"teams[{i}].quota.persistentVolumeClaims", f"must be >= {claims}: the team's datasets "
+                   f"claim{'s count' if claims > 1 else ' counts'} against it")
         if quantity_value(team.quota.storage) < needed:
-            yield (f"teams[{i}].quota.storage", f"must be >= {needed / 2**30:g}Gi: the datasets claim "
-                   f"({size}){' and the model-cache claim (' + cache.pvc_size + ')' if cache.enabled else ''} "
-                   "count against it")
+            yield (f"teams[{i}].quota.storage", f"must be >= {needed / 2**30:g}Gi: "
+                   f"{_listed([f'{what} ({size})' for what, size in sizes])} count against it")
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _team_rules(spec: PlatformSpec) -> Iterator[Problem]:

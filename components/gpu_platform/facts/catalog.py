@@ -464,11 +464,15 @@ class KarpenterRelease:
     version: str  # chart and controller version
     crds: str  # folder under facts/upstream/crds/ holding the CRDs this chart installs
     kubernetes_versions: tuple[str, ...]  # Karpenter's compatibility matrix (karpenter.sh, Upgrading: Compatibility)
+    values_file: str  # the chart's values.yaml kept in facts/upstream/ for the Helm-keys guard
 
 
 # Kubernetes 1.35 needs Karpenter >= 1.9; 1.36 is left out until the matrix lists it for this release.
+# Values: aws/karpenter-provider-aws charts/karpenter/values.yaml at tag v1.14.1 (its image tag still reads
+# 1.13.0 there: the release stamps versions into the published chart; the keys are what the guard reads).
 KARPENTER_RELEASES: Mapping[str, KarpenterRelease] = MappingProxyType({
-    r.version: r for r in (KarpenterRelease("1.14.1", "karpenter-v1.14.1", ("1.32", "1.33", "1.34", "1.35")),)
+    r.version: r for r in (KarpenterRelease("1.14.1", "karpenter-v1.14.1", ("1.32", "1.33", "1.34", "1.35"),
+                                            "karpenter-values-1.14.1.yaml"),)
 })
 
 
@@ -690,6 +694,12 @@ FSX_LUSTRE_PORTS = ((988, 988), (1018, 1023))
 FSX_CSI_ADDON = "aws-fsx-csi-driver"
 FSX_CSI_DRIVER = "fsx.csi.aws.com"
 FSX_CSI_CONTROLLER_SERVICE_ACCOUNT = "fsx-csi-controller-sa"
+# A static volume's `mountname` attribute is the Lustre source after `<dnsname>@tcp:/`, so `<mountname>/<dir>`
+# mounts that directory only (a Lustre subdirectory mount; the approach kubernetes-sigs/aws-fsx-csi-driver
+# issue #247 describes for one volume per application). The directory must exist first.
+FSX_LUSTRE_MAX_DATA_REPOSITORY_ASSOCIATIONS = 8  # per file system (FSx API reference, CreateDataRepositoryAssociation)
+# The image of the Job that makes the team directories: mkdir, chown and chmod only. Docker's official busybox.
+DATASETS_SETUP_IMAGE = "public.ecr.aws/docker/library/busybox:1.37.0"
 # AWS's Lustre client packages for Ubuntu (FSx user guide, "Installing the Lustre client"), one module
 # package per Ubuntu AWS kernel release.
 FSX_UBUNTU_REPOSITORY = "https://fsx-lustre-client-repo.s3.amazonaws.com/ubuntu"
@@ -750,6 +760,28 @@ def mig_compute_share(gpu: GpuModel, profile: str) -> float:
 def mig_memory_share(gpu: GpuModel, profile: str) -> float:
     """The fraction of the GPU's memory one instance of `profile` holds (3g on a 7-slice GPU: 4/8)."""
     return mig_class(gpu, profile).memory / gpu.grid.memory_slices
+
+
+# --- The NVIDIA Container Toolkit: what selects GPUs for a container besides the device plugin ---
+# Environment variables the toolkit reads to pick devices (NVIDIA/nvidia-container-toolkit v1.20.0,
+# internal/config/image/envvars.go): a container that sets one reaches devices the kubelet never allocated
+# wherever the runtime honours them. NVIDIA_DRIVER_CAPABILITIES and NVIDIA_REQUIRE_* choose libraries and
+# checks, not devices.
+NVIDIA_DEVICE_ENV_VARS = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES",
+                          "NVIDIA_IMEX_CHANNELS")
+# CDI device requests a container runtime reads from annotations with this prefix (the device plugin's
+# cdi-annotations strategy, containerd's and the NVIDIA runtime's CDI support).
+CDI_ANNOTATION_PREFIX = "cdi.k8s.io/"
+# RuntimeClasses the GPU Operator creates for its own operands (nvidia, nvidia-cdi, nvidia-legacy): the NVIDIA
+# runtime, which honours the variables above. Workloads get GPUs from the device plugin, without one.
+NVIDIA_RUNTIME_CLASS_PREFIX = "nvidia"
+# The toolkit setting that makes it ignore those variables in unprivileged containers, so only the device
+# plugin's allocation reaches one (NVIDIA GPU Operator docs, "Security Considerations": "Preventing
+# Unprivileged Access to GPUs"; the toolkit container reads the config option
+# accept-nvidia-visible-devices-envvar-when-unprivileged from this variable, default true). With CDI on (the
+# chart's default from v25.10) the operator gives the device plugin the cdi-annotations,cdi-cri list strategy,
+# so allocated GPUs do not travel in the variable and NVIDIA's volume-mounts strategy is not needed.
+TOOLKIT_ENVVAR_WHEN_UNPRIVILEGED = "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED"
 
 
 # --- Kueue: queueing and fair sharing (kubernetes-sigs/kueue releases; chart README "Installing the chart") ---

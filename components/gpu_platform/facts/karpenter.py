@@ -22,6 +22,18 @@ RESERVED_CAPACITY_GATE = "reservedCapacity"
 # Reasons Karpenter may voluntarily disrupt a node for; a window holds back the two that evict pods.
 POD_EVICTING_REASONS = ("Drifted", "Underutilized")
 EMPTY_REASON = "Empty"
+# Node auto repair (karpenter.sh v1.14, Disruption: Node Auto Repair; the AWS provider's RepairPolicies in
+# pkg/cloudprovider/cloudprovider.go): behind the NodeRepair feature gate (alpha, off by default; the chart's
+# settings.featureGates.nodeRepair), Karpenter force-terminates a node whose condition has held for its
+# toleration, and repairs nothing in a NodePool while more than 20% of its nodes are unhealthy. One switch for
+# the controller: the policies are the provider's, not a NodePool's.
+NODE_REPAIR_GATE = "nodeRepair"
+REPAIR_POLICIES = (  # (node condition, status, minutes it must hold)
+    ("Ready", "False", 30), ("Ready", "Unknown", 30), ("AcceleratedHardwareReady", "False", 10),
+    ("StorageReady", "False", 30), ("NetworkingReady", "False", 30), ("KernelReady", "False", 30),
+    ("ContainerRuntimeReady", "False", 30),
+)
+REPAIR_MAX_UNHEALTHY_PERCENT = 20
 
 
 # --- reading a NodePool back (cost, capacity, disruption and policies see what was registered) ---

@@ -173,6 +173,18 @@ def pod_security_labels(level: str) -> dict[str, str]:
     return {f"{POD_SECURITY_LABEL_PREFIX}{mode}": level for mode in ("enforce", "audit", "warn")}
 
 
+# On the namespaces whose ServiceMonitors and PodMonitors the platform's Prometheus picks up: the platform's
+# own (monitoring, GPU Operator, Kueue) and the team namespaces. Monitors anywhere else are not scraped.
+SCRAPE_LABEL = f"{DOMAIN}/scrape"
+SCRAPE_VALUE = "true"
+
+
+def platform_namespace_labels(pod_security_level: str) -> dict[str, str]:
+    """Labels of a namespace the platform runs a controller in: its Pod Security level, managed-by, and the
+    label that lets the platform's Prometheus pick up the monitors there."""
+    return {**pod_security_labels(pod_security_level), MANAGED_BY_LABEL: MANAGED_BY, SCRAPE_LABEL: SCRAPE_VALUE}
+
+
 def mig_layout_id(gpu_key: str, layout: dict[str, int] | None) -> str:
     """A readable id per distinct layout, e.g. `h100-80gb-hbm3-1x3g.40gb-2x1g.10gb` (`all-disabled`
     without one): what a pool's launch template records, so a layout change makes a new version."""
@@ -249,6 +261,12 @@ KUEUE_COHORT = MANAGED_BY  # every team's ClusterQueue lends and borrows inside 
 TEAM_LOCAL_QUEUE = "team-queue"  # the LocalQueue inside each team namespace
 KUEUE_CPU_MEMORY_FLAVOR = "cpu-memory"  # the ResourceFlavor CPU and memory quota is counted in (any node)
 QUEUED_GPU_PODS_POLICY = f"{MANAGED_BY}-queued-gpu-pods"  # ValidatingAdmissionPolicy (and its binding)
+# The ValidatingAdmissionPolicies (each with a binding of the same name) every team namespace is held to.
+GPU_NODES_POLICY = f"{MANAGED_BY}-gpu-nodes-for-gpu-pods"
+DEVICE_ACCESS_POLICY = f"{MANAGED_BY}-gpus-through-the-device-plugin"
+PRIORITY_TIER_POLICY = f"{MANAGED_BY}-priority-within-tier"
+QUEUE_PRIORITY_POLICY = f"{MANAGED_BY}-queue-priority-within-tier"
+TEAM_MONITORS_POLICY = f"{MANAGED_BY}-team-monitors"
 # Labels on ResourceFlavor objects (not on nodes): what kind of GPU a flavor stands for.
 GPU_MODEL_LABEL = f"{DOMAIN}/gpu"
 MIG_PROFILE_LABEL = f"{DOMAIN}/mig-profile"
@@ -268,7 +286,10 @@ def gpu_flavor(pool: str, mig_profile: str | None = None) -> str:
 
 # --- Training: EFA and the datasets file system ---
 EFA_DEVICE_PLUGIN_RELEASE = "aws-efa-k8s-device-plugin"
-DATASETS_PVC = "datasets"  # each team's claim on the shared FSx for Lustre file system
+DATASETS_PVC = "datasets"  # each team's claim on its own directory of the FSx for Lustre file system
+DATASETS_SHARED_PVC = "datasets-shared"  # each team's read-only claim on the shared area, when there is one
+DATASETS_TEAMS_DIR = "teams"  # team directories are <base>/teams/<team>
+DATASETS_SETUP = f"{MANAGED_BY}-datasets-setup"  # the Job making the directories, its volume and claim
 
 
 def efa_security_group_name(cluster: str, pool: str) -> str:
@@ -283,3 +304,8 @@ def datasets_name(cluster: str) -> str:
 def datasets_volume(team: str) -> str:
     """The cluster-scoped PersistentVolume bound to one team's datasets claim."""
     return _bounded(f"{MANAGED_BY}-datasets-{team}", 253)
+
+
+def datasets_shared_volume(team: str) -> str:
+    """The read-only PersistentVolume of the shared area bound to one team's claim (a volume binds one claim)."""
+    return _bounded(f"{MANAGED_BY}-datasets-shared-{team}", 253)

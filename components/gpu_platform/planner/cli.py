@@ -138,6 +138,9 @@ def run_plan(args: argparse.Namespace) -> int:
     plan.update(sections.build_all(ctx))
     plan["policy"]["violations"] = verdict.evaluate(plan, args.policy_config, lock=args.lock, project=project,
                                                     pack_dir=projects.pack_dir(project, args.policy_pack))
+    budget = verdict.budget_in_force(verdict.plan_derived_config(plan), verdict.read_config(args.policy_config))
+    if budget is not None:
+        plan["policy"]["budget"] = budget
 
     if args.json:
         plan_doc.write(plan, args.json)

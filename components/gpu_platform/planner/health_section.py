@@ -1,17 +1,20 @@
 """The plan's `health` section: per GPU pool, whether node repair is on (and how), which agents report
 GPU faults and whether repair sees them; then where alerts go.
 
-Read from what the program registers (node groups, the node monitoring agent add-on, the Prometheus
-stack's Alertmanager values), never from the spec, so it shows what would be deployed. JSON shape in
-docs/monitoring.md; `VERSION` changes only when a field changes meaning.
+Read from what the program registers (node groups, Karpenter NodePools and the controller's NodeRepair
+feature gate, the node monitoring agent add-on, the Prometheus stack's Alertmanager values), never from the
+spec, so it shows what would be deployed. JSON shape in docs/monitoring.md; `VERSION` changes only when a
+field changes meaning.
 """
 from __future__ import annotations
 
 import json
 from typing import Any, Optional
 
+from gpu_platform.decisions.node_repair import GPU_CONDITION
 from gpu_platform.decisions.tolerations import tolerates
 from gpu_platform.facts import catalog, names
+from gpu_platform.facts.karpenter import NODE_POOL, NODE_REPAIR_GATE, REPAIR_MAX_UNHEALTHY_PERCENT, REPAIR_POLICIES, node_group_view
 from gpu_platform.planner.alertmanager_file import alertmanager_config
 from gpu_platform.planner.sections import PlanContext, Section, register
 from gpu_platform.planner.tables import md_table, text_table
@@ -19,7 +22,8 @@ from gpu_platform.planner.tables import md_table, text_table
 NAME = "health"
 TITLE = "GPU health and alert delivery"
 VERSION = 1
-NODE_GROUP, ADDON = "aws:eks/nodeGroup:NodeGroup", "aws:eks/addon:Addon"
+NODE_GROUP, ADDON, RELEASE = "aws:eks/nodeGroup:NodeGroup", "aws:eks/addon:Addon", "kubernetes:helm.sh/v3:Release"
+KARPENTER_CHART = catalog.KARPENTER_CHART
 AGENT = catalog.NODE_MONITORING_AGENT_ADDON
 DEVICE_PLUGIN_OFF = names.gpu_deploy_label("device-plugin")
 K8S_EFFECTS = {api: k8s for k8s, api in names.TAINT_EFFECTS.items()}
@@ -29,21 +33,44 @@ RECEIVER_KINDS = {"slack_configs": "slack", "pagerduty_configs": "pagerduty", "w
 
 def build(ctx: PlanContext) -> Optional[dict[str, Any]]:
     resources = ctx.plan["resources"]
-    pools = [r for r in resources if r["type"] == NODE_GROUP and names.POOL_LABEL in (r["inputs"].get("labels") or {})]
-    if not pools:
+    groups = [r["inputs"] for r in resources
+              if r["type"] == NODE_GROUP and names.POOL_LABEL in (r["inputs"].get("labels") or {})]
+    node_pools = [v for v in (node_group_view(r["inputs"]) for r in resources if r["type"] == NODE_POOL)
+                  if names.POOL_LABEL in v["labels"]]
+    if not groups and not node_pools:
         return None
     agent = next((r["inputs"] for r in resources if r["type"] == ADDON and r["inputs"].get("addonName") == AGENT), None)
     config = json.loads(agent.get("configurationValues") or "{}") if agent else {}
+    karpenter = karpenter_repair(karpenter_gates(resources))
     return {
         "version": VERSION,
         "nodeMonitoringAgent": {"addonVersion": agent.get("addonVersion")} if agent else None,
-        "pools": [_pool(r["inputs"], agent is not None, config) for r in pools],
+        "pools": [*(_pool(g, agent is not None, config) for g in groups),
+                  *(_pool(v, agent is not None, config, karpenter) for v in node_pools)],
         "alerting": _alerting(alertmanager_config(ctx.plan)),
     }
 
 
-def _pool(inputs: dict[str, Any], agent: bool, config: dict[str, Any]) -> dict[str, Any]:
-    repair = inputs.get("nodeRepairConfig") or {"enabled": False}
+def karpenter_gates(resources: list[dict[str, Any]]) -> dict[str, Any]:
+    """The Karpenter release's `settings.featureGates` ({} without one: the chart's defaults)."""
+    release = next((r["inputs"] for r in resources if r["type"] == RELEASE and r["inputs"].get("chart") == KARPENTER_CHART),
+                   {})
+    return ((release.get("values") or {}).get("settings") or {}).get("featureGates") or {}
+
+
+def karpenter_repair(gates: dict[str, Any]) -> dict[str, Any]:
+    """A Karpenter pool's repair in the section's terms: the controller's gate and its fixed policies."""
+    if gates.get(NODE_REPAIR_GATE) is not True:
+        return {"enabled": False, "by": "karpenter"}
+    return {"enabled": True, "by": "karpenter",
+            "policies": [{"condition": c, "status": s, "tolerationMinutes": m} for c, s, m in REPAIR_POLICIES],
+            "maxUnhealthyPercent": REPAIR_MAX_UNHEALTHY_PERCENT}
+
+
+def _pool(inputs: dict[str, Any], agent: bool, config: dict[str, Any],
+          karpenter: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+    """A node group's entry, or a Karpenter NodePool's (its node-group view, with `karpenter` its repair)."""
+    repair = karpenter or inputs.get("nodeRepairConfig") or {"enabled": False}
     taints = [(t["key"], t.get("value", ""), K8S_EFFECTS[t["effect"]]) for t in inputs.get("taints") or []]
     reporters = []
     agent_runs = False
@@ -62,7 +89,8 @@ def _pool(inputs: dict[str, Any], agent: bool, config: dict[str, Any]) -> dict[s
                       "scope": "critical XIDs", "feedsRepair": False})
     return {
         "name": inputs["labels"][names.POOL_LABEL],
-        "nodeGroup": inputs.get("nodeGroupName"),
+        "provisioner": "karpenter" if karpenter is not None else "managed-node-group",
+        "nodeGroup": None if karpenter is not None else inputs.get("nodeGroupName"),
         "repair": repair,
         "repairOnGpuFaults": bool(repair.get("enabled") and agent_runs),
         "gpuFaultReporters": reporters,
@@ -74,9 +102,10 @@ def _alerting(config: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
         return None
     kinds = {r["name"]: next((k for key, k in RECEIVER_KINDS.items() if key in r), "none") for r in config["receivers"]}
     tree = config["route"]
-    routes = [{"matchers": r.get("matchers", []), "receiver": r["receiver"], "kind": kinds.get(r["receiver"], "none")}
-              for r in tree.get("routes", [])]
-    routes.append({"matchers": [], "receiver": tree["receiver"], "kind": kinds.get(tree["receiver"], "none")})
+    routes = [{"matchers": r.get("matchers", []), "receiver": r["receiver"], "kind": kinds.get(r["receiver"], "none"),
+               "continue": bool(r.get("continue"))} for r in tree.get("routes", [])]
+    routes.append({"matchers": [], "receiver": tree["receiver"], "kind": kinds.get(tree["receiver"], "none"),
+                   "continue": False})
     return {"receivers": [{"name": n, "kind": k} for n, k in kinds.items()], "routes": routes,
             "inhibitRules": len(config.get("inhibit_rules") or [])}
 
@@ -85,7 +114,12 @@ def _alerting(config: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
 
 def repair_text(repair: dict[str, Any]) -> str:
     if not repair.get("enabled"):
-        return "off"
+        return "off" + (" (Karpenter's NodeRepair feature gate is off)" if repair.get("by") == "karpenter" else "")
+    if repair.get("by") == "karpenter":
+        shown = {p["condition"]: p["tolerationMinutes"] for p in repair["policies"]
+                 if p["condition"] in (GPU_CONDITION, "Ready")}
+        after = ", ".join(f"{c} {m}m" for c, m in shown.items())
+        return f"on (Karpenter NodeRepair: replaces after {after}; stops above {repair['maxUnhealthyPercent']}% unhealthy)"
     parts = []
     for key, unit in (("maxParallelNodesRepairedCount", "{} at a time"), ("maxParallelNodesRepairedPercentage",
                                                                             "{}% at a time"),
@@ -98,6 +132,8 @@ def repair_text(repair: dict[str, Any]) -> str:
 
 def overrides_text(repair: dict[str, Any]) -> str:
     """`XID13 NoAction, XID64 Replace (after 10m)`: one wait when all agree, else one per override."""
+    if repair.get("by") == "karpenter":
+        return "- (Karpenter's policies are fixed)" if repair.get("enabled") else "-"
     overrides = repair.get("nodeRepairConfigOverrides") or []
     waits = {o["minRepairWaitTimeMins"] for o in overrides}
     items = [f"{o['nodeUnhealthyReason'].removeprefix('Nvidia').removesuffix('Error')} {o['repairAction']}"
@@ -119,7 +155,8 @@ POOL_HEADERS = ["Pool", "Node repair", "Repair overrides", "Repairs GPU faults",
 
 
 def _route_rows(alerting: dict[str, Any]) -> list[list[str]]:
-    return [[", ".join(r["matchers"]) or "(everything else)", f"{r['receiver']} ({r['kind']})"]
+    return [[", ".join(r["matchers"]) or "(everything else)",
+             f"{r['receiver']} ({r['kind']})" + (", and on to the next match" if r.get("continue") else "")]
             for r in alerting["routes"]]
 
 
@@ -136,7 +173,8 @@ def _alerting_line(section: dict[str, Any]) -> str:
     if alerting is None:
         return "Alert delivery: not configured by this stack (monitoring.alerting)."
     kinds = ", ".join(f"{r['name']} ({r['kind']})" for r in alerting["receivers"] if r["kind"] != "none")
-    return f"Alert delivery: receivers {kinds}; {alerting['inhibitRules']} inhibition rules. Routes, first match wins:"
+    return (f"Alert delivery: receivers {kinds}; {alerting['inhibitRules']} inhibition rules. Routes, first match "
+            "wins (a route that goes on delivers and keeps matching):")
 
 
 def text(section: dict[str, Any]) -> str:

@@ -21,6 +21,7 @@ def text(plan: dict[str, Any], sections: Iterable[Section] = ()) -> str:
         _outputs_text(plan["outputs"]),
         _counts_text(plan["resources"]),
         _verdict_text(plan["policy"]["violations"]),
+        budget_line(plan["policy"].get("budget")),
     ]
     for section in sections:
         if section.name in plan:
@@ -32,6 +33,8 @@ def markdown(plan: dict[str, Any], sections: Iterable[Section] = ()) -> str:
     violations = plan["policy"]["violations"]
     lines = [f"### gpu-platform plan: `{plan['stack']}`", "",
              f"**{len(plan['resources'])} resources** to create. {_verdict_line(violations)}", ""]
+    if plan["policy"].get("budget"):
+        lines += [budget_line(plan["policy"]["budget"]), ""]
     if violations:
         lines += ["| Level | Policy | Resource | Message |", "|---|---|---|---|"]
         lines += [f"| {v['level']} | `{v['policy']}` | `{_short(v.get('urn'))}` | {_cell(v['message'])} |"
@@ -117,6 +120,18 @@ def _brief(value: Any, limit: int = 100) -> str:
 def _by_severity(violations: list[dict]) -> list[dict]:
     order = {"mandatory": 0, "advisory": 1}
     return sorted(violations, key=lambda v: (order.get(v["level"], 2), v["policy"], v.get("urn") or ""))
+
+
+def budget_line(budget: dict[str, Any] | None) -> str:
+    """Which budget the verdict held the stack to, and why that one ("" without a budget)."""
+    if not budget:
+        return ""
+    line = f"Budget in force: ${budget['monthlyUsd']:,.0f}/month, the {budget['source']}"
+    stack, config = budget.get("stackFileUsd"), budget.get("policyConfigUsd")
+    if stack is not None and config is not None and stack != config:
+        other = config if budget["source"].startswith("stack file") else stack
+        line += f" (stricter than the other, ${other:,.0f})"
+    return line + "."
 
 
 def _verdict_line(violations: list[dict]) -> str:

@@ -12,7 +12,8 @@ from typing import Any, Optional
 
 from gpu_platform.decisions.cost import Pricing, fsx_lustre_item
 from gpu_platform.decisions.datasets import (
-    MOUNT_PATH, aggregate_throughput_mbps, claim_teams, fsx_lustre, mounts_datasets, protected, throughput,
+    MOUNT_PATH, SHARED_MOUNT_PATH, aggregate_throughput_mbps, associations, claim_teams, fsx_lustre, mounts_datasets,
+    protected, shared_path, team_path, throughput,
 )
 from gpu_platform.decisions.efa import efa_pools, rdma
 from gpu_platform.decisions.launch_template import efa_interface_count
@@ -104,6 +105,12 @@ def _datasets(spec: PlatformSpec, zone_names: Optional[list[str]]) -> Optional[d
         "dataRepository": ({"s3Path": repo.s3_path, "fileSystemPath": repo.file_system_path,
                             "autoImport": repo.auto_import, "autoExport": repo.auto_export} if repo else None),
         "teams": [t.name for t in claim_teams(spec)], "mountPath": MOUNT_PATH,
+        "directories": {t.name: team_path(fsx, t.name) for t in claim_teams(spec)},
+        "shared": ({"path": shared_path(fsx), "mountPath": SHARED_MOUNT_PATH, "readOnly": True}
+                   if fsx.shared else None),
+        "owner": f"{fsx.owner.uid}:{fsx.owner.gid}",
+        "links": [{"path": a.file_system_path, "s3Path": a.s3_path, "import": a.auto_import, "export": a.auto_export}
+                  for a in associations(fsx, [t.name for t in claim_teams(spec)])],
         "csiAddonVersion": fsx.addon_version,
         "usdPerGbMonth": item.price.usd if item.price else None, "monthlyUsd": item.monthly_at_max,
         "source": item.price.source if item.price else None, "asOf": item.price.as_of if item.price else None,
@@ -143,11 +150,14 @@ def _datasets_line(d: dict[str, Any]) -> str:
     link = ""
     if repo:
         ways = [w for w, on in (("import", repo["autoImport"]), ("export", repo["autoExport"])) if on]
-        link = f"; {repo['s3Path']} at {repo['fileSystemPath']} ({', '.join(ways) or 'linked'})"
+        link = f"; each directory linked to the same path under {repo['s3Path']} ({', '.join(ways) or 'linked'})"
     tier = f", {d['throughputPerTiB']} MB/s/TiB ({count(d['throughputMBps'])} MB/s)" if d["throughputPerTiB"] else ""
+    shared = d.get("shared")
+    area = f"; {shared['path']} read-only at {shared['mountPath']}" if shared else ""
+    dirs = ", ".join(f"{team} {path}" for team, path in (d.get("directories") or {}).items()) or "none"
     return (f"Datasets: FSx for Lustre {d['deploymentType']}, {count(d['storageGiB'])} GiB{tier}, {d['zone']}, "
-            f"encrypted ({d['encryption']}){', protected' if d['protected'] else ''}{link}; claims: "
-            f"{', '.join(d['teams']) or 'none'} at {d['mountPath']}; ${money(d['monthlyUsd'])}/month.")
+            f"encrypted ({d['encryption']}){', protected' if d['protected'] else ''}{link}; each team mounts only its "
+            f"directory at {d['mountPath']} ({dirs}; owner {d.get('owner')}){area}; ${money(d['monthlyUsd'])}/month.")
 
 
 def _plugin_line(section: dict[str, Any]) -> Optional[str]:

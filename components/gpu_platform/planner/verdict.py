@@ -6,7 +6,9 @@ This is what `pulumi preview --policy-pack policies --policy-pack-config FILE` d
   against each policy's schema;
 - values the stack file decides and policies cannot read (budget, price overrides, quota overcommit
   ratio) come from the plan's cost and capacity sections, and the as-of date (`plan --as-of`) from its
-  lifecycle section, below anything the config file sets;
+  lifecycle section, below anything the config file sets; the budget is the exception: when both the
+  stack file (`budget.monthlyUsd`) and the config set one, the stricter holds (`budget_in_force` says
+  which, and the plan records it under `policy.budget`);
 - resource policies get `ResourceValidationArgs` per resource (inputs behind the SDK's unknown-checking
   proxy, options, provider); stack policies get one `StackValidationArgs` of every resource;
 - a policy that touches an unknown value is reported as the SDK reports it: advisory, "can't run
@@ -24,7 +26,9 @@ from gpu_platform.planner.errors import PlannerError
 
 LEVELS = ("advisory", "mandatory", "remediate", "disabled")
 UNKNOWN_MARK = "[unknown]"  # planner/wire.py writes unknowns so
-AS_OF_POLICIES = ("monthly-budget", "lifecycle-end-of-life", "lifecycle-support-window")  # read config `asOf`
+BUDGET_POLICY = "monthly-budget"
+AS_OF_POLICIES = (BUDGET_POLICY, "lifecycle-end-of-life", "lifecycle-support-window")  # read config `asOf`
+STACK_BUDGET, CONFIG_BUDGET = "stack file budget.monthlyUsd", f"policy config {BUDGET_POLICY}.monthlyUsd"
 
 
 def load_pack() -> Any:
@@ -89,7 +93,7 @@ def plan_derived_config(plan: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             pricing["efsStorageGiB"] = fixed["efsModelCache"].get("quantityAtMax") or 0
         if budget is not None:
             pricing["monthlyUsd"] = budget
-        derived["monthly-budget"] = {k: v for k, v in pricing.items() if v is not None}
+        derived[BUDGET_POLICY] = {k: v for k, v in pricing.items() if v is not None}
     as_of = (plan.get("lifecycle") or {}).get("asOf")  # `plan --as-of`: the pack judges the same day
     if as_of:
         for name in AS_OF_POLICIES:
@@ -121,8 +125,28 @@ def reconcile(pack: Any, given: Mapping[str, Any], derived: Mapping[str, Mapping
             continue  # the CLI ignores names no policy has
         old_level, old_props = result[name]
         result[name] = (level or old_level, {**old_props, **props})
+    budget = budget_in_force(derived or {}, given)
+    if budget is not None and BUDGET_POLICY in result:
+        level, props = result[BUDGET_POLICY]
+        result[BUDGET_POLICY] = (level, {**props, "monthlyUsd": budget["monthlyUsd"], "budgetSource": budget["source"]})
     _validate(pack, result)
     return result
+
+
+def budget_in_force(derived: Mapping[str, Mapping[str, Any]], given: Mapping[str, Any]) -> Optional[dict[str, Any]]:
+    """The monthly budget the plan holds the stack to: the stricter of the stack file's and the policy
+    config's, with where it comes from (None when neither sets one). A config meant for every stack must
+    not loosen a stack that set itself a tighter budget, nor a stack file loosen the config's."""
+    stack_usd = (derived.get(BUDGET_POLICY) or {}).get("monthlyUsd")
+    entry = given.get(BUDGET_POLICY)
+    config_usd = entry.get("monthlyUsd") if isinstance(entry, dict) else None
+    if not isinstance(config_usd, (int, float)) or isinstance(config_usd, bool):
+        config_usd = None  # an invalid value is the schema check's to report
+    if stack_usd is None and config_usd is None:
+        return None
+    stricter = min(u for u in (stack_usd, config_usd) if u is not None)
+    source = STACK_BUDGET if stricter == stack_usd else CONFIG_BUDGET
+    return {"monthlyUsd": stricter, "source": source, "stackFileUsd": stack_usd, "policyConfigUsd": config_usd}
 
 
 def _validate(pack: Any, result: Mapping[str, tuple[str, dict[str, Any]]]) -> None:

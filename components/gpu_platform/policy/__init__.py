@@ -8,8 +8,8 @@ from __future__ import annotations
 from pulumi_policy import EnforcementLevel
 
 from gpu_platform.policy import (
-    cost, disruption, driver, karpenter, lifecycle, node_groups, pinning, queueing, replacement, reservations, sharing,
-    storage, teams,
+    cost, disruption, driver, endpoint, karpenter, lifecycle, node_groups, pinning, queueing, replacement, reservations,
+    sharing, storage, teams,
 )
 
 PACK_NAME = "gpu-platform"
@@ -29,6 +29,7 @@ POLICIES = [
     *teams.POLICIES,
     *queueing.POLICIES,
     *storage.POLICIES,
+    *endpoint.POLICIES,
     *pinning.POLICIES,
     *cost.POLICIES,
     *lifecycle.POLICIES,

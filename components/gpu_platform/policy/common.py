@@ -204,6 +204,14 @@ ENVIRONMENT_PROPERTY = {
 }
 
 
+def environment_properties(description: str) -> dict[str, Any]:
+    """A rule's config properties for where it is mandatory (`environments`, default prod: `description` says
+    what is refused there) and the stack's own `environment`."""
+    return {"environments": {"type": "array", "items": {"type": "string"}, "default": ["prod"],
+                             "description": description},
+            "environment": ENVIRONMENT_PROPERTY}
+
+
 # --- config defaults, exactly as the CLI fills them ---
 
 def config_defaults(schema: Optional[PolicyConfigSchema]) -> dict[str, Any]:

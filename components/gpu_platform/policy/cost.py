@@ -96,7 +96,9 @@ def within_budget(args: StackValidationArgs, config: Mapping[str, Any]) -> Itera
     total, unpriced = monthly_at_max(args, config)
     if total > float(budget):
         note = f" (not counting unpriced {', '.join(unpriced)})" if unpriced else ""
-        yield (f"at max size the stack costs about ${total:,.0f}/month{note}, over the ${float(budget):,.0f} budget by "
+        source = f" ({config['budgetSource']})" if config.get("budgetSource") else ""
+        yield (f"at max size the stack costs about ${total:,.0f}/month{note}, over the ${float(budget):,.0f} budget"
+               f"{source} by "
                f"${total - float(budget):,.0f}: lower node groups' maxSize, move pools to spot capacity, or raise "
                "monthlyUsd in this policy's config (stack file: nodePools[].maxSize, budget.monthlyUsd)",
                None)
@@ -105,6 +107,9 @@ def within_budget(args: StackValidationArgs, config: Mapping[str, Any]) -> Itera
 BUDGET_SCHEMA = PolicyConfigSchema({
     "monthlyUsd": {"type": "number", "exclusiveMinimum": 0,
                    "description": "Monthly budget in USD (the stack file's budget.monthlyUsd); unset: no check."},
+    "budgetSource": {"type": "string",
+                     "description": "Where monthlyUsd comes from, named in the message (gpu-platform plan sets it "
+                                    "to the stricter of the stack file's and this config's budget)."},
     "spotDiscount": {"type": "number", "minimum": 0, "maximum": 1, "default": catalog.DEFAULT_SPOT_DISCOUNT,
                      "description": "Fraction off on-demand for spot capacity."},
     "spotDiscounts": {"type": "object", "default": {}, "description": "Per instance type spot discounts."},

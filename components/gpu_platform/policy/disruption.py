@@ -23,7 +23,7 @@ from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity, StackV
 
 from gpu_platform.decisions import disruption, disruption_model
 from gpu_platform.facts import karpenter
-from gpu_platform.policy.common import ENVIRONMENT_PROPERTY, applies_in, plain_or_unknown, stack_environment, stack_of, stack_policy
+from gpu_platform.policy.common import applies_in, environment_properties, plain_or_unknown, stack_environment, stack_of, stack_policy
 from gpu_platform.policy.locks import CONFIG_PROPERTIES, LockError
 from gpu_platform.policy.replacement import lock_of
 
@@ -97,9 +97,7 @@ def advisory(args: StackValidationArgs, config: Mapping[str, Any]) -> Finding:
 
 SCHEMA = PolicyConfigSchema({
     **CONFIG_PROPERTIES,
-    "environments": {"type": "array", "items": {"type": "string"}, "default": ["prod"],
-                     "description": "Where an unapproved eviction or node roll is refused (elsewhere: advisory)."},
-    "environment": ENVIRONMENT_PROPERTY,
+    **environment_properties("Where an unapproved eviction or node roll is refused (elsewhere: advisory)."),
 })
 
 POLICIES = [

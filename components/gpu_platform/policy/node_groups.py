@@ -17,7 +17,7 @@ from pulumi_policy import PolicyConfigSchema, ResourceValidationArgs, Severity
 
 from gpu_platform.facts import catalog, names
 from gpu_platform.policy.common import (
-    ENVIRONMENT_PROPERTY, K8S_EFFECTS, LAUNCH_TEMPLATE, NODE_GROUP, applies_in, environment_phrase, get,
+    K8S_EFFECTS, LAUNCH_TEMPLATE, NODE_GROUP, applies_in, environment_phrase, environment_properties, get,
     is_gpu_node_group, node_group_label, resource_environment, resource_policy, truthy,
 )
 
@@ -119,9 +119,7 @@ def volumes_encrypted(args: ResourceValidationArgs, config: Mapping[str, Any]) -
 
 
 PROTECT_SCHEMA = PolicyConfigSchema({
-    "environments": {"type": "array", "items": {"type": "string"}, "default": ["prod"],
-                     "description": "Environments where every node group must be protected."},
-    "environment": ENVIRONMENT_PROPERTY,
+    **environment_properties("Environments where every node group must be protected."),
 })
 INSTANCE_SCHEMA = PolicyConfigSchema({
     "allowedInstanceTypes": {"type": "array", "items": {"type": "string"}, "default": DEFAULT_ALLOWED_TYPES,

@@ -3,7 +3,9 @@
 Routing, first match wins:
   1. the stack's heartbeat alerts (Watchdog, InfoInhibitor) go nowhere;
   2. per team, per severity it lists: alerts whose `namespace` is the team's go to the team's receiver
-     (a team's `default` takes its remaining severities);
+     (a team's `default` takes its remaining severities). A hardware alert (an XID, ECC or NVLink error,
+     a failed row remap) that a team route takes reaches the platform's receiver for its severity first,
+     through a route with `continue`: the team learns its job was hit, the platform repairs the GPU;
   3. per severity the platform lists; everything else to the platform's `default` (the root).
 Critical routes repeat at `criticalRepeatInterval`, the rest at `repeatInterval`.
 
@@ -17,7 +19,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional
 
 from gpu_platform.facts import names
-from gpu_platform.spec.alerting import NULL_RECEIVER, SEVERITIES, AlertingSpec, ReceiverSpec
+from gpu_platform.render.alerts import HARDWARE_ALERTS
+from gpu_platform.spec.alerting import NULL_RECEIVER, SEVERITIES, AlertingSpec, ReceiverSpec, SeverityRoutesSpec
 
 if TYPE_CHECKING:
     from gpu_platform.render.monitoring import MonitoringSettings
@@ -79,6 +82,7 @@ def route_tree(settings: "MonitoringSettings") -> dict[str, Any]:
                                     for name in HEARTBEATS]
     for team, team_routes in settings.team_routes.items():
         namespace = f'namespace="{names.team_namespace(team)}"'
+        routes += _hardware_copies(alerting, team_routes, namespace)
         routes += _severity_routes(alerting, team_routes.routes(), [namespace])
         if team_routes.default:
             routes.append({"receiver": team_routes.default, "matchers": [namespace]})
@@ -93,15 +97,33 @@ def route_tree(settings: "MonitoringSettings") -> dict[str, Any]:
     }
 
 
-def _severity_routes(alerting: AlertingSpec, table: dict[str, str], matchers: list[str]) -> list[dict[str, Any]]:
+def _severity_routes(alerting: AlertingSpec, table: dict[str, str], matchers: list[str],
+                     also: bool = False) -> list[dict[str, Any]]:
+    """One route per severity `table` lists; `also`: the alert goes on to the routes after this one."""
     out = []
     for severity in SEVERITIES:
         if severity in table:
-            route = {"receiver": table[severity], "matchers": [*matchers, f'severity="{severity}"']}
+            route: dict[str, Any] = {"receiver": table[severity], "matchers": [*matchers, f'severity="{severity}"']}
+            if also:
+                route["continue"] = True
             if severity == "critical":
                 route["repeat_interval"] = alerting.critical_repeat_interval
             out.append(route)
     return out
+
+
+def _hardware_copies(alerting: AlertingSpec, team_routes: SeverityRoutesSpec, namespace: str) -> list[dict[str, Any]]:
+    """For each severity the team takes, hardware alerts in its namespace also go to the platform's receiver
+    for that severity (none where that is the team's receiver already: one notification is enough)."""
+    taken, platform = team_routes.routes(), alerting.platform.routes()
+    copies = {}
+    for severity in SEVERITIES:
+        team_receiver = taken.get(severity, team_routes.default)
+        platform_receiver = platform.get(severity, alerting.platform.default)
+        if team_receiver is not None and team_receiver != platform_receiver:
+            copies[severity] = platform_receiver
+    hardware = f'alertname=~"{"|".join(HARDWARE_ALERTS)}"'
+    return _severity_routes(alerting, copies, [namespace, hardware], also=True)
 
 
 def inhibit_rules() -> list[dict[str, Any]]:

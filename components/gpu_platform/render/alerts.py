@@ -22,6 +22,9 @@ EXPORTER_JOB = ".*dcgm-exporter.*"
 OOM_WINDOW = "10m"  # how long GpuCudaOom stays active after the restart
 HEALTH_WINDOW = "10m"  # ECC and NVLink error counters: a rise within this window alerts
 GPU_CONDITION = "AcceleratedHardwareReady"  # the node condition the EKS node monitoring agent sets
+# Alerts about a GPU's hardware, not its workload: they carry the namespace of the pod holding the GPU, yet
+# the platform repairs the GPU (alert routing sends them to the platform's receivers as well).
+HARDWARE_ALERTS = ("GpuXidError", "GpuEccUncorrectable", "GpuRowRemapFailure", "GpuNvlinkErrors")
 
 # kube-state-metrics series the rules read (besides `up` and the DCGM fields).
 KSM_METRICS = frozenset({

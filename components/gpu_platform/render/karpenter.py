@@ -29,10 +29,12 @@ from gpu_platform.decisions.karpenter import karpenter_image, node_role_name
 from gpu_platform.decisions.local_storage import pool_local_storage
 from gpu_platform.decisions.node_boot import lustre_part, ubuntu_prelude
 from gpu_platform.decisions.node_pool import node_labels, node_taints
+from gpu_platform.decisions.node_repair import karpenter_repairs
 from gpu_platform.decisions.sharing import mig_layout_tag
 from gpu_platform.facts import catalog, names
 from gpu_platform.facts.karpenter import (
-    CAPACITY_BLOCK, EMPTY_REASON, NODE_CLASS_API, NODE_POOL_API, POD_EVICTING_REASONS, RESERVED_CAPACITY_GATE,
+    CAPACITY_BLOCK, EMPTY_REASON, NODE_CLASS_API, NODE_POOL_API, NODE_REPAIR_GATE, POD_EVICTING_REASONS,
+    RESERVED_CAPACITY_GATE,
 )
 from gpu_platform.facts.karpenter_window import closed_budgets
 from gpu_platform.spec.models import KarpenterPoolSpec
@@ -232,13 +234,19 @@ CONTROLLER_RESOURCES = {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": 
 
 
 def controller_values(spec: "PlatformSpec") -> dict[str, Any]:
-    """Helm values: cluster, interruption queue, the Pod Identity service account, system-node placement; with
-    a reserved pool, the ReservedCapacity feature its NodePool relies on, set explicitly (beta and on by
-    default in 1.14, so a chart changing its default cannot strand the reservation)."""
+    """Helm values: cluster, interruption queue, the feature gates its pools need (Helm merges the map, so the
+    chart's other gates keep their defaults), the Pod Identity service account, system-node placement. A reserved
+    pool sets ReservedCapacity explicitly (beta and on by default in 1.14, so a chart changing its default cannot
+    strand the reservation); repairing pools turn on NodeRepair."""
     settings: dict[str, Any] = {"clusterName": spec.cluster.name,
                                 "interruptionQueue": names.karpenter_queue_name(spec.cluster.name)}
+    gates = {}
     if any(p.provisioner == "karpenter" and reservations.kind(p) for p in spec.node_pools):
-        settings["featureGates"] = {RESERVED_CAPACITY_GATE: True}
+        gates[RESERVED_CAPACITY_GATE] = True
+    if karpenter_repairs(spec):
+        gates[NODE_REPAIR_GATE] = True
+    if gates:
+        settings["featureGates"] = gates
     return {
         "fullnameOverride": names.KARPENTER_RELEASE,
         "settings": settings,

@@ -64,19 +64,24 @@ def gpu_rule_groups(settings: MonitoringSettings) -> list[dict]:
 def stack_values(settings: MonitoringSettings) -> dict:
     """kube-prometheus-stack chart values (every key checked against the chart: tests/resources/test_monitoring.py).
 
-    Selection: Prometheus selects every PrometheusRule and ServiceMonitor in every namespace (the
-    `*NilUsesHelmValues: false` switches leave the empty default selectors as "match all"), so the
-    GPU Operator's ServiceMonitor, the chart's own monitors and the platform's rules are picked up
-    whatever labels they carry. The platform's objects still carry `selectorLabels` for `existing` mode.
+    Selection: Prometheus selects every PrometheusRule, and every ServiceMonitor and PodMonitor whatever
+    its labels (the `*NilUsesHelmValues: false` switches leave the empty default selectors as "match all"),
+    but monitors only in namespaces labelled `gpu-platform.io/scrape: "true"`: the platform's own (the
+    chart's monitors, the GPU Operator's, Kueue's) and the team namespaces, where teams manage theirs. The
+    platform's objects still carry `selectorLabels` for `existing` mode.
     """
     prom = settings.monitoring.prometheus
     system = dict(settings.system_node_selector)
     delivery = alertmanager_values(settings)
+    scraped = {"matchLabels": {names.SCRAPE_LABEL: names.SCRAPE_VALUE}}
     return {
         "prometheus": {"prometheusSpec": {
             "nodeSelector": dict(system),
             "ruleSelectorNilUsesHelmValues": False,
             "serviceMonitorSelectorNilUsesHelmValues": False,
+            "podMonitorSelectorNilUsesHelmValues": False,
+            "serviceMonitorNamespaceSelector": dict(scraped),
+            "podMonitorNamespaceSelector": dict(scraped),
         }},
         "alertmanager": {**delivery, "alertmanagerSpec": {"nodeSelector": dict(system),
                                                           **delivery.get("alertmanagerSpec", {})}},

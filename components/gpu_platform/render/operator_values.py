@@ -76,7 +76,8 @@ def operator_values(settings: OperatorSettings) -> dict:
     values: dict[str, Any] = {
         "operator": {"nodeSelector": {**defaults["operator"]["nodeSelector"], **system}},
         "driver": driver_values(op),
-        "toolkit": {"enabled": operator_owned},
+        "cdi": {"enabled": True},  # the device plugin hands GPUs to the runtime as CDI devices, not variables
+        "toolkit": toolkit_values(operator_owned),
         "nfd": {"enabled": True},
         "gfd": {"enabled": True},
         "mig": {"strategy": settings.mig_strategy},
@@ -106,6 +107,14 @@ def operator_values(settings: OperatorSettings) -> dict:
         if "nodeSelector" in (defaults[NFD].get(part) or {}):
             values[NFD][part] = {"nodeSelector": dict(system)}
     return values
+
+
+def toolkit_values(operator_owned: bool) -> dict:
+    """The operator's container toolkit (operator-owned driver only): it ignores NVIDIA_VISIBLE_DEVICES in
+    unprivileged containers, so a pod reaches only the GPUs the device plugin allocated it."""
+    if not operator_owned:
+        return {"enabled": False}
+    return {"enabled": True, "env": [{"name": catalog.TOOLKIT_ENVVAR_WHEN_UNPRIVILEGED, "value": "false"}]}
 
 
 def driver_values(operator: "GpuOperatorSpec") -> dict:

@@ -12,12 +12,13 @@ import yaml
 
 from gpu_platform.decisions.queueing import FAIR_SHARING_STRATEGIES, GpuFlavor, TeamQueue, format_quantity
 from gpu_platform.facts import catalog, names
+from gpu_platform.render.admission import API_VERSION, ASKS_FOR_GPUS, binding, team_namespaces
 from gpu_platform.render.team_objects import PRIORITY_TIERS, _meta, _team_meta
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import TeamSpec
 
-ADMISSION_API_VERSION = "admissionregistration.k8s.io/v1"
+ADMISSION_API_VERSION = API_VERSION
 METRICS_PORT = 8443  # the chart's metrics Service targets this port: the manager must bind it
 WEBHOOK_PORT = 9443  # the chart's webhook Service targets this port
 HEALTH_PORT = 8081  # the chart's probes
@@ -101,21 +102,9 @@ def local_queue(team: "TeamSpec") -> dict:
 
 # --- the admission policy: no GPU pod outside the queue in a team namespace ---
 
-def _requests_gpus(field: str) -> str:
-    return (f"has(c.resources) && has(c.resources.{field}) && c.resources.{field}.exists(r, "
-            f"r.startsWith('{names.NVIDIA_DOMAIN}') && quantity(c.resources.{field}[r]).isGreaterThan(quantity('0')))")
-
-
-# CEL over the pod being created (Kubernetes' CEL quantity library is available from 1.29).
-ASKS_FOR_GPUS = (
-    "(object.spec.containers + (has(object.spec.initContainers) ? object.spec.initContainers : []))"
-    f".exists(c, ({_requests_gpus('requests')}) || ({_requests_gpus('limits')}))")
+# CEL over the pod being created (ASKS_FOR_GPUS: render/admission.py, shared with the team policies).
 IS_QUEUED = (f"has(object.metadata.labels) && '{names.KUEUE_QUEUE_NAME_LABEL}' in object.metadata.labels && "
              f"object.metadata.labels['{names.KUEUE_QUEUE_NAME_LABEL}'] != ''")
-
-
-def _team_namespaces() -> dict:
-    return {"matchExpressions": [{"key": names.TEAM_LABEL, "operator": "Exists"}]}
 
 
 def queued_gpu_pods_policy() -> dict:
@@ -138,10 +127,7 @@ def queued_gpu_pods_policy() -> dict:
 
 
 def queued_gpu_pods_binding() -> dict:
-    return {"apiVersion": ADMISSION_API_VERSION, "kind": "ValidatingAdmissionPolicyBinding",
-            "metadata": _meta(names.QUEUED_GPU_PODS_POLICY),
-            "spec": {"policyName": names.QUEUED_GPU_PODS_POLICY, "validationActions": ["Deny"],
-                     "matchResources": {"namespaceSelector": _team_namespaces()}}}
+    return binding(queued_gpu_pods_policy())
 
 
 # --- the controller: its Configuration and the chart values ---
@@ -156,7 +142,7 @@ def manager_config() -> dict:
         "webhook": {"port": WEBHOOK_PORT},
         "leaderElection": {"leaderElect": True, "resourceName": LEADER_ELECTION_ID},
         # Only team namespaces: Kueue manages pods there and its pod webhooks ignore every other namespace.
-        "managedJobsNamespaceSelector": _team_namespaces(),
+        "managedJobsNamespaceSelector": team_namespaces(),
         # Unlabelled Jobs are not suspended forever; an unqueued GPU pod is refused by the admission policy.
         "manageJobsWithoutQueueName": False,
         "integrations": {"frameworks": list(catalog.KUEUE_FRAMEWORKS)},

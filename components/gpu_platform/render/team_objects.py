@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from gpu_platform.spec.models import PlatformSpec, TeamAccessSpec, TeamSpec
 
 RBAC_API = "rbac.authorization.k8s.io"
+KUEUE_API = "kueue.x-k8s.io"
+MONITORING_API = "monitoring.coreos.com"
 RBAC_API_VERSION = f"{RBAC_API}/v1"
 READ = ("get", "list", "watch")
 WRITE = (*READ, "create", "update", "patch", "delete")
@@ -96,13 +98,16 @@ def priority_class(tier: str) -> dict:
 # --- per team ---
 
 def namespace(ctx: TeamContext, team: "TeamSpec") -> dict:
-    """Baseline Pod Security enforced, restricted warned and audited, pinned to the cluster's minor."""
+    """Baseline Pod Security enforced, restricted warned and audited, pinned to the cluster's minor; the
+    team and tier labels the admission policies read, and the label the platform's Prometheus selects
+    monitors by."""
     version = f"v{ctx.kubernetes_version}"
     psa = {}
     for mode, level in (("enforce", "baseline"), ("warn", "restricted"), ("audit", "restricted")):
         psa[names.pod_security_label(mode)] = level
         psa[names.pod_security_label(f"{mode}-version")] = version
-    labels = {names.TEAM_LABEL: team.name, names.PRIORITY_TIER_LABEL: team.priority_tier, **psa}
+    labels = {names.TEAM_LABEL: team.name, names.PRIORITY_TIER_LABEL: team.priority_tier,
+              names.SCRAPE_LABEL: names.SCRAPE_VALUE, **psa}
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(names.team_namespace(team.name), labels=labels)}
 
 
@@ -143,8 +148,21 @@ def _rule(groups: tuple[str, ...], resources: tuple[str, ...], verbs: tuple[str,
     return {"apiGroups": list(groups), "resources": list(resources), "verbs": list(verbs)}
 
 
+# What both roles share: why a job waits (its Kueue Workload and its conditions, the LocalQueue's status and
+# its pending workloads in order: Kueue's own workload, localqueue and pending-workloads viewer roles) and the
+# team's own metrics (ServiceMonitors and PodMonitors, picked up by the platform's Prometheus in team
+# namespaces only).
+def _queue_and_monitor_rules() -> list[dict]:
+    return [
+        _rule((KUEUE_API,), ("workloads", "workloads/status", "localqueues", "localqueues/status"), READ),
+        _rule((f"visibility.{KUEUE_API}",), ("localqueues/pendingworkloads",), READ),
+        _rule((MONITORING_API,), ("servicemonitors", "podmonitors"), WRITE),
+    ]
+
+
 def developer_rules() -> list[dict]:
-    """Run and debug workloads. No Secrets (admins manage them), no RBAC, no quota or policy edits."""
+    """Run and debug workloads, see why they wait, scrape them. No Secrets (admins manage them), no RBAC, no
+    quota or policy edits."""
     return [
         _rule(("",), ("pods", "services", "configmaps", "persistentvolumeclaims"), WRITE),
         _rule(("",), ("pods/log",), READ),
@@ -157,6 +175,7 @@ def developer_rules() -> list[dict]:
         _rule(("autoscaling",), ("horizontalpodautoscalers",), WRITE),
         _rule(("events.k8s.io",), ("events",), READ),
         _rule(("networking.k8s.io",), ("networkpolicies",), READ),
+        *_queue_and_monitor_rules(),
     ]
 
 
@@ -174,6 +193,7 @@ def admin_rules() -> list[dict]:
         # so no one in the namespace can hand themselves quota or limit edits.
         _rule((RBAC_API,), ("roles", "rolebindings"), WRITE),
         _rule(("events.k8s.io",), ("events",), READ),
+        *_queue_and_monitor_rules(),
     ]
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Optional
 
 from gpu_platform.decisions.capacity import max_gpus_per_pod, node_resources, platform_capacity
 from gpu_platform.decisions.datasets import MOUNT_PATH as DATASETS_PATH
-from gpu_platform.decisions.datasets import claim_teams
+from gpu_platform.decisions.datasets import SHARED_MOUNT_PATH, claim_teams
 from gpu_platform.decisions.efa import pod_devices, pod_env
 from gpu_platform.decisions.local_storage import pool_local_storage
 from gpu_platform.decisions.pod_sizing import pod_size
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 SHM_VOLUME = "dshm"
 CACHE_VOLUME = "model-cache"
 DATASETS_VOLUME = "datasets"
+SHARED_DATASETS_VOLUME = "datasets-shared"
 SCRATCH_VOLUME = "scratch"
 SCRATCH_PATH = "/scratch"  # an emptyDir: on pools with instance-store NVMe it lives on the RAID0 array
 HF_HOME = f"{BASE_PATH}/huggingface"
@@ -156,6 +157,10 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
     if t.name in {c.name for c in claim_teams(spec)}:
         mounts.append({"name": DATASETS_VOLUME, "mountPath": DATASETS_PATH})
         volumes.append({"name": DATASETS_VOLUME, "persistentVolumeClaim": {"claimName": names.DATASETS_PVC}})
+        if spec.datasets.fsx_lustre.shared:  # read-only: the volume is, and the mount says so
+            mounts.append({"name": SHARED_DATASETS_VOLUME, "mountPath": SHARED_MOUNT_PATH, "readOnly": True})
+            volumes.append({"name": SHARED_DATASETS_VOLUME, "persistentVolumeClaim": {
+                "claimName": names.DATASETS_SHARED_PVC, "readOnly": True}})
     if all(pool_local_storage(p).mount for p in landing):  # emptyDir lives on the instance-store array
         mounts.append({"name": SCRATCH_VOLUME, "mountPath": SCRATCH_PATH})
         volumes.append({"name": SCRATCH_VOLUME, "emptyDir": {}})

@@ -87,7 +87,7 @@ class ClusterArgs(TypedDict, total=False):
     endpoint_public_access: bool
     """Default true."""
     public_access_cidrs: list[str]
-    """Who reaches the public endpoint (default 0.0.0.0/0)."""
+    """Who reaches the public endpoint (default 0.0.0.0/0, which prod refuses: list networks or close it)."""
     secrets_kms_key_arn: str
     """Envelope-encrypt Kubernetes secrets with this KMS key (cannot be removed once set)."""
     admin_role_arns: list[str]
@@ -285,7 +285,8 @@ def cluster_settings(name: str, args: Mapping[str, Any]) -> ClusterSettings:
         taints = [read_part(TaintSpec, t, f"gpuTaints[{i}].") for i, t in enumerate(args.get("gpu_taints") or [])]
     except SpecError as err:
         raise SpecError([where + _flat(p) for p in [*problems, *err.problems]]) from None
-    problems += [f"{path}: {message}" for path, message in cluster_rules(cluster, at="")]
+    problems += [f"{path}: {message}" for path, message in
+                 cluster_rules(cluster, at="", prod=args.get("environment") == "prod")]
     if problems:
         raise SpecError([where + _flat(p) for p in problems])
     return ClusterSettings(cluster, str(args["region"]), args.get("environment") == "prod", dict(args.get("tags") or {}),

@@ -5,13 +5,17 @@
   (always: the AWS-managed FSx key or the stack's KMS key), Lustre 2.15, in the zone of the first EFA
   pool (training nodes read it without crossing zones), protected and retained on delete in prod (a
   final backup on delete when kept and not linked to S3: FSx does not back up linked file systems);
-- optionally a data repository association: an S3 prefix that appears in the file system (auto import)
-  and receives what jobs write there (auto export, e.g. checkpoints);
+- optionally data repository associations, one per team directory and one for the shared area: each
+  directory appears under the same path below the S3 prefix (auto import) and a team's directory exports
+  to its own prefix what its jobs write (auto export, e.g. checkpoints); the shared area only imports;
 - a security group with the Lustre ports (988, 1018-1023) between the file servers and the nodes;
 - the FSx CSI driver add-on, pinned, its controller on EKS Pod Identity with a describe-only role: the
   volumes are static (the stack owns the file system), so the driver never creates or deletes one;
-- per team a PersistentVolume bound to a `datasets` claim in the team's namespace, mounted by the
-  workload helper at /datasets. Every team sees the same files (Lustre has POSIX permissions only).
+- per team a PersistentVolume of its own directory (`<base>/teams/<team>`, a Lustre subdirectory mount)
+  bound to a `datasets` claim in the team's namespace, mounted by the workload helper at /datasets; with
+  `shared`, a read-only volume of the shared area bound to a `datasets-shared` claim;
+- a Job in kube-system, on the only claim of the whole file system, that makes those directories owned by
+  `owner` (never root).
 Nodes mount Lustre with a host kernel module: the boot script installs the client (node_boot).
 `Datasets` takes its own arguments, so it serves any EKS cluster whose GPU nodes have the Lustre client.
 """
@@ -21,10 +25,15 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 import pulumi
 import pulumi_kubernetes
 
-from gpu_platform.decisions.datasets import claim_teams, deployment, final_backup, fsx_lustre, protected, throughput
+from gpu_platform.decisions.datasets import (
+    associations, claim_teams, deployment, final_backup, fsx_lustre, protected, shared_path, team_path, throughput,
+)
 from gpu_platform.decisions.placement import subnet_index
 from gpu_platform.facts import catalog, names
-from gpu_platform.render.datasets import claim, controller_policy, persistent_volume, volume_handle
+from gpu_platform.render.datasets import (
+    claim, controller_policy, mount_source, persistent_volume, setup_claim, setup_job, setup_volume, shared_claim,
+    shared_volume, volume_handle,
+)
 from gpu_platform.render.iam import pod_identity_trust_policy
 from gpu_platform.resources import options
 from gpu_platform.resources.options import named
@@ -38,6 +47,7 @@ if TYPE_CHECKING:
     from gpu_platform.spec.models import PlatformSpec
 
 TCP = "tcp"
+SETUP_NAMESPACE = "kube-system"  # where the FSx CSI driver runs: no team reaches the setup claim there
 S3_EVENTS = ("NEW", "CHANGED", "DELETED")
 
 
@@ -63,6 +73,10 @@ class FsxLustreArgs(TypedDict, total=False):
     data_repository: DataRepositoryArgs
     claim_size: str
     """What each team's claim asks for (its storage quota counts it), e.g. 1Ti."""
+    shared: str
+    """A directory every team mounts read-only at /datasets-shared (default: none)."""
+    owner: dict[str, int]
+    """`uid` and `gid` owning the directories the platform makes (default 1000:1000; never 0)."""
 
 
 class DatasetsArgs(TypedDict, total=False):
@@ -114,8 +128,10 @@ class Datasets(pulumi.ComponentResource):
             skip_final_backup=not final_backup(config, keep) if persistent else None,
             tags={"Name": physical},
             opts=options.child(self, opts, protect=keep, retain_on_delete=keep))
-        self.association = self._data_repository(name, config, keep, opts)
+        teams = dict(args.get("team_namespaces") or {})
+        self.associations = self._data_repositories(name, config, list(teams), keep, opts)
         self.addon = self._csi_addon(name, args, config, opts)
+        self.setup = self._setup(name, args, config, list(teams), opts)
         self.volumes, self.claims = self._team_claims(name, args, config, opts)
         self.file_system_id = self.file_system.id
         self.dns_name = self.file_system.dns_name
@@ -146,22 +162,49 @@ class Datasets(pulumi.ComponentResource):
                                          description="Lustre from the datasets file servers", opts=child, **ports)
         return group
 
-    def _data_repository(self, name: str, config: FsxLustreSpec, keep: bool, opts: Optional[pulumi.ResourceOptions]):
+    def _data_repositories(self, name: str, config: FsxLustreSpec, teams: list[str], keep: bool,
+                           opts: Optional[pulumi.ResourceOptions]) -> dict:
+        """One association per team directory and the shared area (decisions.datasets.associations)."""
         from pulumi_aws import fsx as aws_fsx
 
-        repo = config.data_repository
-        if repo is None:
-            return None
-        events = aws_fsx.DataRepositoryAssociationS3AutoImportPolicyArgs
-        s3 = aws_fsx.DataRepositoryAssociationS3Args(
-            auto_import_policy=events(events=list(S3_EVENTS)) if repo.auto_import else None,
-            auto_export_policy=(aws_fsx.DataRepositoryAssociationS3AutoExportPolicyArgs(events=list(S3_EVENTS))
-                                if repo.auto_export else None))
-        return aws_fsx.DataRepositoryAssociation(
-            f"{name}-s3", file_system_id=self.file_system.id, data_repository_path=repo.s3_path,
-            file_system_path=repo.file_system_path, batch_import_meta_data_on_create=True,
-            delete_data_in_filesystem=False, s3=s3,
-            opts=options.child(self, opts, protect=keep))
+        out = {}
+        for link in associations(config, teams):
+            events = aws_fsx.DataRepositoryAssociationS3AutoImportPolicyArgs
+            s3 = aws_fsx.DataRepositoryAssociationS3Args(
+                auto_import_policy=events(events=list(S3_EVENTS)) if link.auto_import else None,
+                auto_export_policy=(aws_fsx.DataRepositoryAssociationS3AutoExportPolicyArgs(events=list(S3_EVENTS))
+                                    if link.auto_export else None))
+            out[link.key] = aws_fsx.DataRepositoryAssociation(
+                f"{name}-s3-{link.key}", file_system_id=self.file_system.id, data_repository_path=link.s3_path,
+                file_system_path=link.file_system_path, batch_import_meta_data_on_create=True,
+                delete_data_in_filesystem=False, s3=s3,
+                opts=options.child(self, opts, protect=keep))
+        return out
+
+    def _source(self, path: str) -> pulumi.Output:
+        return self.file_system.mount_name.apply(lambda m: mount_source(m, path))
+
+    def _handle(self, key: str) -> pulumi.Output:
+        return self.file_system.id.apply(lambda fs_id: volume_handle(fs_id, key))
+
+    def _setup(self, name: str, args: DatasetsArgs, config: FsxLustreSpec, teams: list[str],
+               opts: Optional[pulumi.ResourceOptions]):
+        """The directories, made before any team claim mounts one; the only volume of the file system's root."""
+        from pulumi_kubernetes.batch.v1 import Job
+        from pulumi_kubernetes.core.v1 import PersistentVolume, PersistentVolumeClaim
+
+        provider = options.kubernetes(args)
+        fs, namespace = self.file_system, SETUP_NAMESPACE
+        pv = setup_volume(config, namespace, self._handle("setup"), fs.dns_name, self._source("/"))
+        volume = PersistentVolume(f"{name}-setup", metadata=pv["metadata"], spec=pv["spec"],
+                                  opts=options.child(self, opts, depends_on=[self.addon], **provider))
+        pvc = setup_claim(namespace)
+        claim_ = PersistentVolumeClaim(f"{name}-setup", metadata=pvc["metadata"], spec=pvc["spec"],
+                                       opts=options.child(self, opts, depends_on=[volume], **provider))
+        job = setup_job(config, teams, namespace)
+        # Repository associations first: a directory an association makes is then only re-owned.
+        return Job(f"{name}-setup", metadata=job["metadata"], spec=job["spec"],
+                   opts=options.child(self, opts, depends_on=[claim_, *self.associations.values()], **provider))
 
     def _csi_addon(self, name: str, args: DatasetsArgs, config: FsxLustreSpec, opts: Optional[pulumi.ResourceOptions]):
         from pulumi_aws import eks, iam
@@ -185,16 +228,25 @@ class Datasets(pulumi.ComponentResource):
 
         fs = self.file_system
         provider = options.kubernetes(args)
+        shared = shared_path(config)
         volumes, claims = {}, {}
         for team, namespace in (args.get("team_namespaces") or {}).items():
-            handle = fs.id.apply(lambda fs_id, team=team: volume_handle(fs_id, team))
-            pv = persistent_volume(config, team, namespace, handle, fs.dns_name, fs.mount_name)
-            volumes[team] = PersistentVolume(f"{name}-{team}", metadata=pv["metadata"], spec=pv["spec"],
-                                             opts=options.child(self, opts, depends_on=[self.addon], **provider))
+            made = options.child(self, opts, depends_on=[self.addon, self.setup], **provider)
+            pv = persistent_volume(config, team, namespace, self._handle(team), fs.dns_name,
+                                   self._source(team_path(config, team)))
+            volumes[team] = PersistentVolume(f"{name}-{team}", metadata=pv["metadata"], spec=pv["spec"], opts=made)
             pvc = claim(config, team, namespace)
             claims[team] = PersistentVolumeClaim(
                 f"{name}-{team}-claim", metadata=pvc["metadata"], spec=pvc["spec"],
                 opts=options.child(self, opts, depends_on=[volumes[team]], **provider))
+            if shared:
+                key = f"shared-{team}"
+                pv = shared_volume(config, team, namespace, self._handle(key), fs.dns_name, self._source(shared))
+                volumes[key] = PersistentVolume(f"{name}-{key}", metadata=pv["metadata"], spec=pv["spec"], opts=made)
+                pvc = shared_claim(team, namespace)
+                claims[key] = PersistentVolumeClaim(
+                    f"{name}-{key}-claim", metadata=pvc["metadata"], spec=pvc["spec"],
+                    opts=options.child(self, opts, depends_on=[volumes[key]], **provider))
         return volumes, claims
 
 

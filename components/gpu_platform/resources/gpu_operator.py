@@ -137,8 +137,7 @@ class GpuOperator(pulumi.ComponentResource):
         provider = options.kubernetes(args)
         self.namespace = Namespace(
             name,
-            metadata=ObjectMetaArgs(name=op.namespace, labels={
-                **names.pod_security_labels(POD_SECURITY_LEVEL), names.MANAGED_BY_LABEL: names.MANAGED_BY}),
+            metadata=ObjectMetaArgs(name=op.namespace, labels=names.platform_namespace_labels(POD_SECURITY_LEVEL)),
             opts=options.child(self, opts, **provider),
         )
         self.values = operator_values(settings)

@@ -131,8 +131,8 @@ class KueueQueueing(pulumi.ComponentResource):
         def after(*waits: Any) -> pulumi.ResourceOptions:
             return options.child(self, opts, depends_on=list(waits), **provider)
 
-        self.namespace = Namespace(name, metadata=ObjectMetaArgs(name=queueing.namespace, labels={
-            **names.pod_security_labels(POD_SECURITY_LEVEL), names.MANAGED_BY_LABEL: names.MANAGED_BY}), opts=after())
+        self.namespace = Namespace(name, metadata=ObjectMetaArgs(
+            name=queueing.namespace, labels=names.platform_namespace_labels(POD_SECURITY_LEVEL)), opts=after())
         self.values = chart_values(args.get("environment") == "prod",
                                    args.get("system_node_selector") or names.SYSTEM_NODE_SELECTOR,
                                    args.get("prometheus_namespace"))

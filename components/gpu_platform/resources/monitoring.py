@@ -164,8 +164,7 @@ class GpuMonitoring(pulumi.ComponentResource):
         repo, chart = catalog.KUBE_PROMETHEUS_STACK_CHART
         self.namespace = Namespace(
             f"{name}-namespace",
-            metadata=ObjectMetaArgs(name=prom.namespace, labels={
-                **names.pod_security_labels(POD_SECURITY_LEVEL), names.MANAGED_BY_LABEL: names.MANAGED_BY}),
+            metadata=ObjectMetaArgs(name=prom.namespace, labels=names.platform_namespace_labels(POD_SECURITY_LEVEL)),
             opts=self._k8s,
         )
         # Receivers read their secrets from files in this Secret: Alertmanager mounts it before it starts.

@@ -16,6 +16,7 @@ from gpu_platform.facts import names
 from gpu_platform.render import team_objects as objects
 from gpu_platform.render.team_objects import TeamContext
 from gpu_platform.resources import options
+from gpu_platform.resources.admission import TeamAdmission, TeamAdmissionArgs
 from gpu_platform.resources.typed_args import Required, TypedDict, argument_problems
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import DNS_LABEL, TeamAccessSpec, TeamSpec
@@ -268,6 +269,7 @@ def access_settings(name: str, args: Mapping[str, Any]) -> list[tuple[str, TeamA
 @dataclass
 class Tenancy:
     priority_tiers: PriorityTiers
+    admission: TeamAdmission  # the policies every team namespace is held to
     teams: list[TeamNamespace]
     access: TeamAccess
 
@@ -290,12 +292,13 @@ def team_args(spec: "PlatformSpec", team: TeamSpec, k8s_provider: Any, model_cac
 
 
 def build_tenancy(spec: "PlatformSpec", cluster: Any, model_cache: Any, opts: pulumi.ResourceOptions) -> Tenancy:
-    """Priority tiers, every team's unit and the access entries. `cluster` is the platform's Cluster;
-    `model_cache` its ModelCache or None."""
+    """Priority tiers, the team admission policies, every team's unit and the access entries. `cluster` is the
+    platform's Cluster; `model_cache` its ModelCache or None."""
     provider = cluster.k8s_provider
     roles = [TeamRolesArgs(name=t.name, **t.access.model_dump()) for t in spec.teams]
     return Tenancy(
         priority_tiers=PriorityTiers("priority-tiers", PriorityTiersArgs(k8s_provider=provider), opts=opts),
+        admission=TeamAdmission("team-admission", TeamAdmissionArgs(k8s_provider=provider), opts=opts),
         teams=[TeamNamespace(f"team-{t.name}", team_args(spec, t, provider, model_cache), opts=opts) for t in spec.teams],
         access=TeamAccess("team-access", TeamAccessArgs(cluster_name=cluster.cluster_name, teams=roles), opts=opts),
     )

@@ -321,6 +321,13 @@ class DataRepositorySpec(_Model):
     auto_export: bool = False  # files written in the linked directory (checkpoints) are copied to S3
 
 
+class DatasetsOwnerSpec(_Model):
+    """Who owns each team's directory (and the shared area) when it is made: never root."""
+
+    uid: int = Field(1000, ge=1, le=2**31 - 1)
+    gid: int = Field(1000, ge=1, le=2**31 - 1)
+
+
 class FsxLustreSpec(_Model):
     deployment_type: Literal[tuple(catalog.FSX_LUSTRE_DEPLOYMENTS)] = "PERSISTENT_2"  # type: ignore[valid-type]
     storage_capacity_gib: int = Field(1200, ge=1200, alias="storageCapacityGiB")
@@ -331,6 +338,8 @@ class FsxLustreSpec(_Model):
     teams: Optional[list[str]] = None  # teams that get a claim; default: every team
     claim_size: str = Field("1Ti", pattern=QUANTITY)  # what each team's claim asks (its storage quota counts it)
     protect: Optional[bool] = None  # default: protected and retained on delete in prod
+    shared: Optional[str] = Field(None, pattern=DNS_LABEL)  # a directory every claiming team mounts read-only
+    owner: DatasetsOwnerSpec = Field(default_factory=DatasetsOwnerSpec)  # of each directory the platform makes
 
 
 class DatasetsSpec(_Model):

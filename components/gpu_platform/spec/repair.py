@@ -2,7 +2,8 @@
 
 The fields map one to one onto the EKS `nodeRepairConfig` (botocore eks NodeRepairConfig, pulumi_aws
 `eks.NodeGroupNodeRepairConfigArgs`); what is left unset gets the environment's default
-(decisions/node_repair.py). Cross-field rules are in `repair_rules`.
+(decisions/node_repair.py). On Karpenter pools only `enabled` applies: it turns Karpenter's node repair on
+(one feature gate for the controller, fixed policies: facts/karpenter.py). Cross-field rules are in `repair_rules`.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel, to_snake
 
 from gpu_platform.facts import catalog
+from gpu_platform.facts.karpenter import KARPENTER, REPAIR_MAX_UNHEALTHY_PERCENT, REPAIR_POLICIES
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import PlatformSpec
@@ -56,8 +58,39 @@ def known_reason(condition: str, reason: str) -> bool:
 
 def repair_rules(spec: "PlatformSpec") -> Iterator[tuple[str, str]]:
     for i, pool in enumerate(spec.node_pools):
-        yield from pool_repair_rules(f"nodePools[{i}].repair", pool.repair)
+        at = f"nodePools[{i}].repair"
+        yield from (karpenter_repair_rules(at, pool.repair) if pool.provisioner == KARPENTER
+                    else pool_repair_rules(at, pool.repair))
+    yield from _karpenter_switch_rules(spec)
     yield from _agent_rules(spec)
+
+
+def karpenter_policies_text() -> str:
+    """Karpenter's repair policies in words, for messages and the plan."""
+    tolerations: dict[int, list[str]] = {}
+    for condition, status, minutes in REPAIR_POLICIES:
+        tolerations.setdefault(minutes, []).append(f"{condition}={status}")
+    held = "; ".join(f"{', '.join(c)} for {m} minutes" for m, c in sorted(tolerations.items()))
+    return f"replaces a node after {held}; none in a NodePool while more than {REPAIR_MAX_UNHEALTHY_PERCENT}% of its nodes are unhealthy"
+
+
+def karpenter_repair_rules(at: str, repair: NodeRepairSpec) -> Iterator[tuple[str, str]]:
+    """A Karpenter pool takes `enabled` only: the thresholds and overrides are EKS node group settings."""
+    for field in repair.thresholds_set():
+        yield (f"{at}.{field}", "applies to managed node groups only: Karpenter's node repair has fixed policies "
+               f"({karpenter_policies_text()}); remove it, repair.enabled turns Karpenter's repair on or off")
+
+
+def _karpenter_switch_rules(spec: "PlatformSpec") -> Iterator[tuple[str, str]]:
+    """Karpenter's repair is one feature gate for every NodePool: its pools must agree on `enabled`."""
+    pools = [(i, p) for i, p in enumerate(spec.node_pools) if p.provisioner == KARPENTER]
+    on = [f"nodePools[{i}]" for i, p in pools if p.repair.enabled]
+    if on and len(on) < len(pools):
+        for i, pool in pools:
+            if not pool.repair.enabled:
+                yield (f"nodePools[{i}].repair.enabled", f"Karpenter's node repair is one switch for every Karpenter "
+                       f"pool (the controller's NodeRepair feature gate), and {', '.join(on)} turn it on: set "
+                       "repair.enabled the same on every pool with provisioner: karpenter")
 
 
 def pool_repair_rules(at: str, repair: NodeRepairSpec) -> Iterator[tuple[str, str]]:

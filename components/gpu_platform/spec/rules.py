@@ -6,6 +6,7 @@ those decisions, in decisions/validation.py, which also runs these: one call for
 """
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
 from datetime import date
@@ -16,7 +17,7 @@ from gpu_platform.facts.lifecycle_calendar import ami_driver_era
 from gpu_platform.facts.mig import layout_problem
 from gpu_platform.spec import rules_training as training
 from gpu_platform.spec.alerting import alerting_rules
-from gpu_platform.spec.models import ADDON_VERSION, ClusterSpec, GpuOperatorSpec, GpuPool, NodePoolSpec, PlatformSpec
+from gpu_platform.spec.models import ADDON_VERSION, ClusterSpec, CreateClusterSpec, GpuOperatorSpec, GpuPool, NodePoolSpec, PlatformSpec
 from gpu_platform.spec.pool_context import PoolContext
 from gpu_platform.spec.repair import repair_rules
 from gpu_platform.spec.rules_capacity import pool_rules as capacity_rules
@@ -73,12 +74,13 @@ def gpu_known(pool: GpuPool) -> bool:
 
 
 def _cluster_rules(spec: PlatformSpec) -> Iterator[Problem]:
-    yield from cluster_rules(spec.cluster)
+    yield from cluster_rules(spec.cluster, prod=spec.prod)
 
 
-def cluster_rules(c: ClusterSpec, at: str = "cluster.") -> Iterator[Problem]:
-    """The cluster block: a supported version, created or adopted, pinned add-ons and system nodes. `at`
-    prefixes each field (a Cluster component's arguments are the `create` block, flattened: paths say so)."""
+def cluster_rules(c: ClusterSpec, at: str = "cluster.", prod: bool = False) -> Iterator[Problem]:
+    """The cluster block: a supported version, created or adopted, pinned add-ons and system nodes, and in
+    prod an API endpoint closed to the internet. `at` prefixes each field (a Cluster component's arguments
+    are the `create` block, flattened: paths say so)."""
     create_at = "cluster.create." if at == "cluster." else at
     if c.kubernetes_version not in catalog.KUBERNETES_VERSIONS:
         yield f"{at}kubernetesVersion", f"must be one of {', '.join(catalog.KUBERNETES_VERSIONS)}"
@@ -112,6 +114,30 @@ def cluster_rules(c: ClusterSpec, at: str = "cluster.") -> Iterator[Problem]:
     vpc = c.create.vpc
     if vpc is not None and vpc.zones is not None and len(vpc.zones) != vpc.availability_zones:
         yield f"{create_at}vpc.zones", f"lists {len(vpc.zones)} zones but availabilityZones is {vpc.availability_zones}"
+    yield from endpoint_rules(c.create, create_at, prod)
+
+
+def endpoint_rules(create: CreateClusterSpec, create_at: str, prod: bool) -> Iterator[Problem]:
+    """The public API endpoint: valid IPv4 CIDRs, and in prod never the whole internet (the default when
+    `publicAccessCidrs` is left out is 0.0.0.0/0, so prod must list its networks or close the endpoint)."""
+    field = f"{create_at}publicAccessCidrs"
+    networks = []
+    for j, cidr in enumerate(create.public_access_cidrs):
+        try:
+            networks.append((j, ipaddress.IPv4Network(cidr)))
+        except ValueError:
+            yield f"{field}[{j}]", f"{cidr!r} is not an IPv4 CIDR such as 203.0.113.0/24 (with no host bits set)"
+    if not prod or not create.endpoint_public_access:
+        return
+    fix = (f"list the networks that may reach it (your office or VPN egress), e.g. publicAccessCidrs: "
+           f"[203.0.113.0/24], or set {create_at}endpointPublicAccess: false and reach the API from inside the VPC")
+    if "public_access_cidrs" not in create.model_fields_set:
+        yield field, ("left out, it opens the public API endpoint to the whole internet (EKS's default 0.0.0.0/0), "
+                      f"which prod refuses: {fix}")
+        return
+    for j, net in networks:
+        if net.prefixlen == 0:
+            yield f"{field}[{j}]", f"{net} opens the public API endpoint to the whole internet, which prod refuses: {fix}"
 
 
 def _duplicate_rules(spec: PlatformSpec) -> Iterator[Problem]:

@@ -6,7 +6,7 @@ import re
 import string
 from typing import Iterator
 
-from gpu_platform.facts import catalog
+from gpu_platform.facts import catalog, names
 from gpu_platform.spec.models import FsxLustreSpec, NodePoolSpec, PlatformSpec, quantity_value
 from gpu_platform.spec.pool_context import PoolContext
 
@@ -74,6 +74,15 @@ def datasets_rules(spec: PlatformSpec) -> Iterator[Problem]:
     for j, team in enumerate(fsx.teams or []):
         if team not in team_names:
             yield f"{at}.teams[{j}]", f"unknown team {team!r}; teams: {', '.join(team_names) or 'none'}"
+    if fsx.shared == names.DATASETS_TEAMS_DIR:
+        yield f"{at}.shared", f"{names.DATASETS_TEAMS_DIR!r} holds the team directories; name the shared area otherwise"
+    claiming = [t for t in team_names if fsx.teams is None or t in fsx.teams]
+    links = len(claiming) + int(bool(fsx.shared))
+    if fsx.data_repository is not None and links > catalog.FSX_LUSTRE_MAX_DATA_REPOSITORY_ASSOCIATIONS:
+        yield (f"{at}.dataRepository", f"each claiming team's directory{' and the shared area' if fsx.shared else ''} "
+               f"links to S3 through its own data repository association: {links} needed, FSx allows "
+               f"{catalog.FSX_LUSTRE_MAX_DATA_REPOSITORY_ASSOCIATIONS} per file system; list fewer teams in {at}.teams "
+               "or leave the S3 link out")
     for i, pool in enumerate(spec.node_pools):
         if not pool.ami.image.lustre_client:
             yield (f"nodePools[{i}].ami.type", f"{pool.ami.type} nodes cannot mount the datasets file system (the "
