@@ -21,6 +21,7 @@ import json
 from pathlib import Path
 from typing import Any, Optional
 
+from gpu_platform.facts import input_files
 from gpu_platform.planner.errors import PlannerError
 from gpu_platform.planner.preview_gate import GUARDED_TYPES
 
@@ -45,15 +46,42 @@ def run_diff(args: argparse.Namespace) -> int:
     return 1 if result["replaced"] or result["deleted"] else 0
 
 
-def load_plan(path: Path) -> dict[str, Any]:
-    """A plan JSON written by `gpu-platform plan --json` (PlannerError naming the file otherwise)."""
+def load_plan(path: Path, label: Optional[str] = None) -> dict[str, Any]:
+    """A plan JSON written by `gpu-platform plan --json`, read within facts/input_files.py's limits for
+    documents tools write (PlannerError naming the file and what is wrong otherwise)."""
+    label = label or str(path)
     try:
-        plan = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise PlannerError(f"{path}: cannot read a plan: {exc}") from None
-    if not isinstance(plan, dict) or not isinstance(plan.get("resources"), list):
-        raise PlannerError(f"{path}: not a plan written by `gpu-platform plan --json`")
+        plan = input_files.read_json(path, label, input_files.MAX_DOCUMENT_BYTES)
+    except input_files.InputError as exc:
+        raise PlannerError(f"{exc} (cannot read a plan)") from None
+    problem = plan_shape_problem(plan)
+    if problem:
+        raise PlannerError(f"{label}: not a plan written by `gpu-platform plan --json`: {problem}")
     return plan
+
+
+# What every command reading a plan relies on: the stack, and each resource's identity, inputs and options.
+_RESOURCE_FIELDS = {"urn": str, "type": str, "name": str, "inputs": dict, "options": dict, "parent": (str, type(None)),
+                    "provider": (str, type(None))}
+
+
+def plan_shape_problem(plan: Any) -> Optional[str]:
+    if not isinstance(plan, dict) or not isinstance(plan.get("resources"), list):
+        return "expected an object with a `resources` list"
+    if not isinstance(plan.get("stack", ""), str) or not isinstance(plan.get("outputs", {}), dict):
+        return "`stack` must be a name and `outputs` an object"
+    for i, resource in enumerate(plan["resources"]):
+        if not isinstance(resource, dict):
+            return f"resources[{i}] must be an object"
+        for field, kind in _RESOURCE_FIELDS.items():
+            required = field in ("urn", "type", "name")
+            if (required or field in resource) and not isinstance(resource.get(field), kind):
+                return f"resources[{i}].{field} must be {_kind_name(kind)}"
+    return None
+
+
+def _kind_name(kind: Any) -> str:
+    return {str: "a string", dict: "an object"}.get(kind, "a string or null")
 
 
 def _get(inputs: Any, path: str) -> Any:
