@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date
-from typing import Iterator, Optional, Sequence
+from typing import Any, Iterable, Iterator, Optional, Sequence
 
-from gpu_platform.facts import catalog, names
+from gpu_platform.facts import catalog, names, syntax
 from gpu_platform.facts.mig import layout_problem
 from gpu_platform.spec import rules_training as training
 from gpu_platform.spec.alerting import alerting_rules
@@ -22,8 +22,10 @@ from gpu_platform.spec.rules_karpenter import ami_rules as karpenter_ami_rules
 from gpu_platform.spec.rules_karpenter import rules as karpenter_rules
 from gpu_platform.spec.rules_teams import ROLE_ARN, cache_claim_rules
 
+# Label prefixes pool labels may not use: the platform's, NVIDIA's and EKS's own, and Kubernetes' reserved
+# domains with their subdomains (kubelet refuses such labels at registration).
 RESERVED_LABEL_DOMAINS = (names.NVIDIA_DOMAIN, f"{names.DOMAIN}/", "k8s.amazonaws.com/", "eks.amazonaws.com/",
-                          "kubernetes.io/", "k8s.io/")
+                          *(f"{d}/" for d in syntax.RESERVED_DOMAINS))
 
 Problem = tuple[str, str]
 
@@ -82,7 +84,7 @@ def cluster_rules(c: ClusterSpec, at: str = "cluster.") -> Iterator[Problem]:
     if (c.create is None) == (c.existing is None):
         yield "cluster", "set exactly one of `create` (a new cluster) or `existing` (adopt one by name)"
     for j, arn in enumerate(c.admin_role_arns):
-        if not re.match(ROLE_ARN, arn):
+        if not re.fullmatch(ROLE_ARN, arn):
             yield f"{at}adminRoleArns[{j}]", "must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)"
     if c.create is None:
         if c.admin_role_arns:
@@ -98,7 +100,7 @@ def cluster_rules(c: ClusterSpec, at: str = "cluster.") -> Iterator[Problem]:
         if addon not in (*catalog.CORE_ADDONS, *catalog.OPTIONAL_ADDONS):
             allowed = ", ".join((*catalog.CORE_ADDONS, *catalog.OPTIONAL_ADDONS))
             yield f"{create_at}addons.{addon}", f"unknown add-on; allowed: {allowed}"
-        elif not re.match(ADDON_VERSION, version):
+        elif not re.fullmatch(ADDON_VERSION, version):
             yield f"{create_at}addons.{addon}", "must be an exact add-on version such as v1.20.4-eksbuild.1"
     sys_nodes = c.create.system_nodes
     if sys_nodes.min_size > sys_nodes.max_size:
@@ -109,6 +111,28 @@ def cluster_rules(c: ClusterSpec, at: str = "cluster.") -> Iterator[Problem]:
     vpc = c.create.vpc
     if vpc is not None and vpc.zones is not None and len(vpc.zones) != vpc.availability_zones:
         yield f"{create_at}vpc.zones", f"lists {len(vpc.zones)} zones but availabilityZones is {vpc.availability_zones}"
+
+
+def region_rules(region: Any, zones: Iterable[tuple[str, str]]) -> Iterator[Problem]:
+    """The stack's region (`aws:region`: config beside the platform object, read by the planner and the
+    program) and every zone the file names: a zone of that region. `zones` are (field path, zone name)."""
+    if region is None:
+        return
+    problem = syntax.region(region) if isinstance(region, str) else f"must be a region name, not {syntax.kind_of(region)}"
+    if problem:
+        yield "aws:region", problem
+        return
+    for path, zone in zones:
+        problem = syntax.zone(zone, region)
+        if problem:
+            yield path, problem
+
+
+def named_zones(spec: PlatformSpec) -> list[tuple[str, str]]:
+    """(field path, zone) of every zone the stack file names: the VPC's and the pools'."""
+    vpc = spec.cluster.create.vpc if spec.cluster.create else None
+    found = [(f"cluster.create.vpc.zones[{j}]", z) for j, z in enumerate(vpc.zones or [])] if vpc else []
+    return found + [(f"nodePools[{i}].zones[{j}]", z) for i, p in enumerate(spec.node_pools) for j, z in enumerate(p.zones or [])]
 
 
 def _duplicate_rules(spec: PlatformSpec) -> Iterator[Problem]:
@@ -141,8 +165,9 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
         if taint.key == names.GPU_TAINT_KEY:
             yield f"{at}.taints[{j}].key", f"{names.GPU_TAINT_KEY} is always set on GPU pools; list only extra taints"
     for key in pool.labels:
-        if key.startswith(RESERVED_LABEL_DOMAINS):
-            yield f"{at}.labels", f"{key!r} is managed by the platform; reserved prefixes: {', '.join(RESERVED_LABEL_DOMAINS)}"
+        if key.startswith(RESERVED_LABEL_DOMAINS) or syntax.reserved_domain(key):
+            yield (f"{at}.labels", f"{key!r} is managed by the platform or Kubernetes; reserved prefixes: "
+                   f"{', '.join(RESERVED_LABEL_DOMAINS)} (and subdomains of {' and '.join(syntax.RESERVED_DOMAINS)})")
     yield from _ami_rules(ctx, at, pool)
     yield from sharing_rules(at, pool)
     yield from training.pool_rules(ctx, at, pool)
