@@ -259,6 +259,31 @@ def test_a_bad_plan_for_diff_and_upgrade_check(tmp_path, capsys, command, text, 
     assert code == 2 and len(err) == 1 and err[0].startswith(f"error: {tmp_path / 'base.json'}") and words in err[0], err
 
 
+def _node_group_launch_template_named(doc: dict, name) -> dict:
+    """`doc` (a plan or a preview) with its node groups' launch template name replaced."""
+    for r in doc.get("resources") or doc["steps"]:
+        if (r.get("type") or (r.get("newState") or {}).get("type")) == "aws:eks/nodeGroup:NodeGroup":
+            (r.get("inputs") or r["newState"]["inputs"])["launchTemplate"]["name"] = name
+    return doc
+
+
+@pytest.mark.parametrize("command", ["diff", "upgrade-check", "lock"])
+@pytest.mark.parametrize("edit, words", [
+    (lambda p: p["resources"][0].update(urn="no-urn"), "resources[0].urn 'no-urn' is not a Pulumi URN"),
+    (lambda p: p["resources"][0].update(options={"aliases": 5}), "resources[0].options.aliases must be a list"),
+    (lambda p: p["cost"]["totals"].update(monthlyUsdAtMax="a lot"), "`cost` must hold `totals`"),
+    (lambda p: _node_group_launch_template_named(p, {"a": 1}), "its node groups, launch templates, NodePools or GPU "
+                                                               "Operator values hold a value of the wrong type"),
+], ids=["urn", "aliases", "cost", "node-group-inputs"])
+def test_a_plan_whose_content_is_not_what_a_plan_holds(tmp_path, capsys, command, edit, words):
+    plan = json.loads((ROOT / "tests" / "planner" / "fixtures" / "plans" / "dev.json").read_text())
+    edit(plan)
+    path = _plan_file(tmp_path, "plan.json", json.dumps(plan))
+    argv = ["lock", "--plan", path, "--out", str(tmp_path / "lock.json")] if command == "lock" else [command, path, path]
+    code, err = run(capsys, *argv)
+    assert code == 2 and len(err) == 1 and "not a plan written by `gpu-platform plan --json`" in err[0] and words in err[0], err
+
+
 def test_a_bad_plan_for_lock(tmp_path, capsys):
     code, err = run(capsys, "lock", "--plan", _plan_file(tmp_path, "p.json", '{"resources": [{"urn": 1}], "stack": "dev"}'),
                     "--out", str(tmp_path / "lock.json"))
@@ -275,6 +300,14 @@ def test_a_bad_preview_digest(tmp_path, capsys, digest, words):
     path = _plan_file(tmp_path, "preview.json", json.dumps(digest))
     code, err = run(capsys, "check-preview", path)
     assert code == 2 and err == [f"error: {path}: not a `pulumi preview --json` digest: {words}"]
+
+
+def test_a_preview_whose_node_group_inputs_are_of_the_wrong_type(tmp_path, capsys):
+    digest = json.loads((ROOT / "tests" / "planner" / "fixtures" / "preview" / "prod-replace-node-group.json").read_text())
+    path = _plan_file(tmp_path, "preview.json", json.dumps(_node_group_launch_template_named(digest, ["a"])))
+    code, err = run(capsys, "check-preview", path)
+    assert code == 2 and err == [f"error: {path}: not a `pulumi preview --json` digest: its node groups, launch templates, "
+                                 "NodePools or GPU Operator values hold a value of the wrong type (unhashable type: 'list')"]
 
 
 def test_a_preview_on_standard_input_is_read_within_the_limit(tmp_path):

@@ -66,18 +66,60 @@ _RESOURCE_FIELDS = {"urn": str, "type": str, "name": str, "inputs": dict, "optio
 
 
 def plan_shape_problem(plan: Any) -> Optional[str]:
+    """What is wrong with `plan` for the commands that read one (None: nothing): the fields they read are
+    checked before they read them, so a plan that is not one is named, never a crash."""
     if not isinstance(plan, dict) or not isinstance(plan.get("resources"), list):
         return "expected an object with a `resources` list"
     if not isinstance(plan.get("stack", ""), str) or not isinstance(plan.get("outputs", {}), dict):
         return "`stack` must be a name and `outputs` an object"
     for i, resource in enumerate(plan["resources"]):
-        if not isinstance(resource, dict):
-            return f"resources[{i}] must be an object"
-        for field, kind in _RESOURCE_FIELDS.items():
-            required = field in ("urn", "type", "name")
-            if (required or field in resource) and not isinstance(resource.get(field), kind):
-                return f"resources[{i}].{field} must be {_kind_name(kind)}"
+        problem = _resource_problem(resource)
+        if problem:
+            return f"resources[{i}]{problem}"
+    return _cost_problem(plan.get("cost")) or _model_problem(plan)
+
+
+def _resource_problem(resource: Any) -> Optional[str]:
+    if not isinstance(resource, dict):
+        return " must be an object"
+    for field, kind in _RESOURCE_FIELDS.items():
+        required = field in ("urn", "type", "name")
+        if (required or field in resource) and not isinstance(resource.get(field), kind):
+            return f".{field} must be {_kind_name(kind)}"
+    if not resource["urn"].startswith("urn:pulumi:") or len(resource["urn"].split("::", 3)) < 4:
+        return f".urn {resource['urn'][:60]!r} is not a Pulumi URN (urn:pulumi:<stack>::<project>::<type>::<name>)"
+    aliases = (resource.get("options") or {}).get("aliases") or []
+    if not isinstance(aliases, list) or not all(
+            isinstance(a, str) or (isinstance(a, dict) and all(isinstance(a.get(k, ""), str) for k in ("urn", "type")))
+            for a in aliases):
+        return ".options.aliases must be a list of URNs or objects with a string `urn` or `type`"
+    if resource["type"] == QUOTA:
+        inputs = resource.get("inputs") or {}
+        meta, spec = inputs.get("metadata") or {}, inputs.get("spec") or {}
+        if not (isinstance(meta, dict) and isinstance(meta.get("namespace", ""), str) and isinstance(spec, dict)
+                and isinstance(spec.get("hard") or {}, dict)):
+            return ".inputs must be a ResourceQuota: `metadata.namespace` a name, `spec.hard` an object"
     return None
+
+
+def _cost_problem(cost: Any) -> Optional[str]:
+    if cost is None:
+        return None
+    number = (int, float, type(None))
+    if not (isinstance(cost, dict) and isinstance(cost.get("totals") or {}, dict)
+            and all(isinstance((cost.get("totals") or {}).get(k), number) and not isinstance((cost.get("totals") or {}).get(k), bool)
+                    for k in ("monthlyUsdAtMin", "monthlyUsdAtMax"))
+            and isinstance(cost.get("pools") or [], list) and isinstance(cost.get("budget") or {}, dict)):
+        return "`cost` must hold `totals` (monthlyUsdAtMin and monthlyUsdAtMax numbers), `pools` (a list) and `budget` (an object)"
+    if not all(isinstance(p, dict) and isinstance(p.get("name"), str) for p in cost.get("pools") or []):
+        return "`cost.pools` must be objects with a `name`"
+    return None
+
+
+def _model_problem(plan: dict[str, Any]) -> Optional[str]:
+    from gpu_platform.decisions import disruption
+
+    return disruption.unreadable((r["type"], r["name"], r.get("inputs") or {}) for r in plan["resources"])
 
 
 def _kind_name(kind: Any) -> str:

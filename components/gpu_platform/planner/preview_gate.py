@@ -133,7 +133,9 @@ def _digest_problem(digest: Any) -> Optional[str]:
     if not isinstance(diagnostics, list) or not all(isinstance(d, dict) and isinstance(d.get("message", ""), str)
                                                     for d in diagnostics):
         return "`diagnostics` must be a list of objects with a string `message`"
-    return None
+    from gpu_platform.decisions import disruption
+
+    return next(filter(None, map(disruption.unreadable, states(digest))), None)
 
 
 # --- disruption: the same model as `gpu-platform diff` and the policy pack, on the preview's states ---
