@@ -36,6 +36,12 @@ def test_a_cluster_refuses_zones_of_another_region():
         "Cluster 'c': vpc.zones[1]: 'eu-west-1b' is a zone of eu-west-1, not of the stack's region us-east-1 (aws:region)"]
 
 
+def test_a_cluster_refuses_tags_aws_would_not_take():
+    found = problems(cluster_settings, "c", _cluster(tags={"aws:owner": "me", "team": "x" * 257}))
+    assert [p.split(": ")[1] for p in found] == ['tags["aws:owner"]', 'tags["team"]'], found
+    assert "the 'aws:' prefix is reserved for AWS" in found[0] and "AWS takes at most 256" in found[1]
+
+
 def test_a_cluster_refuses_subnet_ids_and_cidrs_aws_would_not_take():
     args = _cluster(subnet_ids=["subnet-xyz; drop"], public_access_cidrs=["0.0.0.0/0 "])
     args.pop("vpc")

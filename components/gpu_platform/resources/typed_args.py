@@ -12,6 +12,7 @@ import sys
 from typing import Any, Mapping
 
 from gpu_platform.facts import syntax
+from gpu_platform.spec.parse import quoted
 
 if sys.version_info >= (3, 11):
     from typing import NotRequired, Required, TypedDict
@@ -46,9 +47,12 @@ AWS_NAMES = {"region": syntax.region, "subnet_ids": syntax.subnet_id, "subnet_zo
 
 
 def syntax_problems(args: Mapping[str, Any], at: str = "") -> list[str]:
-    """Regions, zones and resource ids given as plain strings, checked as AWS checks them (an Output is
+    """Regions, zones, resource ids and tags given as plain strings, checked as AWS checks them (an Output is
     checked by AWS once it is known)."""
-    found = []
+    tags = args.get("tags")
+    found = [f"{at}tags[{quoted(str(key))}]: {p}" for key, value in (tags.items() if isinstance(tags, Mapping) else ())
+             if (p := (syntax.tag_key(key) if isinstance(key, str) else None)
+                 or (syntax.tag_value(value) if isinstance(value, str) else None))]
     for key, check in AWS_NAMES.items():
         given = args.get(key)
         many = isinstance(given, (list, tuple))
