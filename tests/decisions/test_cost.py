@@ -5,25 +5,9 @@ from datetime import date
 import pytest
 
 from gpu_platform.decisions.cost import (
-    EXCLUSIONS,
-    ON_DEMAND,
-    OVERRIDE_SOURCE,
-    SPOT,
-    Budget,
-    PoolFacts,
-    Pricing,
-    Quote,
-    estimate,
-    estimate_pool,
-    estimate_spec,
-    fixed_items_from_spec,
-    fsx_lustre_item,
-    gpu_hourly_cost_by_model,
-    nat_gateway_count,
-    pool_facts_from_node_group_inputs,
-    pool_facts_from_spec,
-    team_costs,
-    unit_prices,
+    EXCLUSIONS, ON_DEMAND, OVERRIDE_SOURCE, SPOT, Budget, PoolFacts, Pricing, Quote, estimate, estimate_pool,
+    estimate_spec, fixed_items_from_spec, fsx_lustre_item, gpu_hourly_cost_by_model, nat_gateway_count,
+    pool_facts_from_node_group_inputs, pool_facts_from_spec, team_costs, unit_prices,
 )
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
@@ -465,3 +449,63 @@ def test_bad_pricing_override_names_the_field(pricing, path):
     with pytest.raises(SpecError) as err:
         spec_of("dev", pricing=pricing)
     assert [p for p in err.value.problems if p.startswith(path)]
+
+
+# --- reserved capacity: Capacity Blocks are paid up front for their window, ODCRs bill their instances ---
+
+def test_block_literals_match_the_catalog():
+    assert catalog.CAPACITY_BLOCK_PRICES["p6-b200.48xlarge"].usd_per_hour == 82.368
+    assert catalog.INSTANCE_TYPES["p6-b200.48xlarge"].price.usd_per_hour == 113.9328
+
+
+def _blackwell_pool(name: str, day: date):
+    from tests.support.stacks import spec_of as stack_spec
+
+    spec = stack_spec("training-blackwell")
+    facts = next(f for f in pool_facts_from_spec(spec, day) if f.name == name)
+    return estimate_pool(facts, Pricing.from_spec(spec.pricing))
+
+
+@pytest.mark.parametrize("day, hours", [(date(2026, 11, 23), 348.5), (date(2026, 12, 2), 323.5), (date(2027, 1, 2), 0)])
+def test_a_block_is_priced_for_its_hours_in_the_month_at_min_and_max_alike(day, hours):
+    est = _blackwell_pool("b200-train", day)  # 4 instances, window 2026-11-16 11:30 to 2026-12-14 11:30 UTC
+    assert est.monthly_at_min == est.monthly_at_max == pytest.approx(4 * 82.368 * hours)
+    assert est.usd_per_node_hour == 82.368 and est.usd_per_gpu_hour == pytest.approx(82.368 / 8)
+    assert est.hourly_at_max == pytest.approx(4 * 82.368 * hours / 730)
+
+
+def test_a_block_rate_override_wins_over_the_catalog():
+    facts = PoolFacts("b200", ("p6-b200.48xlarge",), "capacity-block", 0, 2, 2, 100.0)
+    est = estimate_pool(facts, Pricing(capacity_block_usd_per_hour={"p6-b200.48xlarge": 70.0}))
+    assert est.monthly_at_max == pytest.approx(2 * 70.0 * 100) and est.block.source == OVERRIDE_SOURCE
+
+
+def test_a_block_without_a_known_rate_is_unpriced_not_guessed():
+    facts = PoolFacts("p4d-block", ("p4d.24xlarge",), "capacity-block", 0, 2, 2, 100.0)
+    est = estimate([facts], [], Pricing())
+    assert est.pools[0].monthly_at_max is None and est.unpriced == ["p4d-block"]
+
+
+def test_an_odcr_bills_its_reserved_instances_whether_nodes_run_or_not():
+    est = _blackwell_pool("rtx-serve", date(2026, 11, 23))  # g7e.12xlarge, instanceCount 2, 2 nodes
+    assert est.monthly_at_min == est.monthly_at_max == pytest.approx(2 * 8.28608 * 730)
+    facts = PoolFacts("odcr", ("g7e.12xlarge",), ON_DEMAND, 0, 4, 2)
+    est = estimate_pool(facts, Pricing())
+    assert (est.hourly_at_min, est.hourly_at_max) == (pytest.approx(2 * 8.28608), pytest.approx(4 * 8.28608))
+
+
+def test_a_block_node_group_read_back_is_priced_at_its_templates_type_and_the_plans_hours():
+    inputs = {"capacityType": "CAPACITY_BLOCK", "labels": {names.POOL_LABEL: "b200-train"},
+              "scalingConfig": {"minSize": 0, "maxSize": 4}}
+    facts = pool_facts_from_node_group_inputs(inputs, ("p6-b200.48xlarge",),
+                                              {"b200-train": {"hours": 348.5, "instances": 4}})
+    assert facts == PoolFacts("b200-train", ("p6-b200.48xlarge",), "capacity-block", 0, 4, 4, 348.5)
+    whole_month = pool_facts_from_node_group_inputs(inputs, ("p6-b200.48xlarge",))
+    assert estimate_pool(whole_month, Pricing()).monthly_at_max == pytest.approx(4 * 82.368 * 730)
+
+
+def test_team_figures_use_a_blocks_rate():
+    from tests.support.stacks import spec_of as stack_spec
+
+    price = unit_prices(stack_spec("training-blackwell"))[names.GPU_RESOURCE]
+    assert price.on_demand_usd_per_hour == price.spot_usd_per_hour == pytest.approx(82.368 / 8)

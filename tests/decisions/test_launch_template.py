@@ -14,7 +14,8 @@ from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.pool_context import PoolContext
-from tests.support.stacks import stack_platform
+from tests.support.stacks import spec_with_pools, stack_platform
+from tests.support.training import AL2023, training_pool
 
 PROD = parse_platform(stack_platform("prod"))
 POOLS = {p.name: p for p in PROD.node_pools}
@@ -49,12 +50,35 @@ def test_pool_without_efa_asks_none():
     assert lt.efa_interface_count(POOLS["h100-mig"]) == 0
 
 
+def _efa_pool(instance_type: str):
+    return spec_with_pools(training_pool("efa", [instance_type], AL2023)).node_pools[0]
+
+
 def test_efa_interfaces_first_is_primary_rest_on_their_own_cards():
-    interfaces = lt.efa_interfaces(32)
+    interfaces = lt.efa_interfaces(_efa_pool("p5.48xlarge"))
     assert (interfaces[0]["device_index"], interfaces[0]["network_card_index"]) == (0, 0)
     assert {i["device_index"] for i in interfaces[1:]} == {1}
     assert sorted(i["network_card_index"] for i in interfaces) == list(range(32))
     assert {i["interface_type"] for i in interfaces} == {"efa"}
+
+
+def test_a_p6_b200_takes_eight_efa_interfaces_on_its_eight_network_cards():
+    interfaces = lt.efa_interfaces(_efa_pool("p6-b200.48xlarge"))
+    assert [(i["network_card_index"], i["device_index"], i["interface_type"]) for i in interfaces] == [
+        (0, 0, "efa"), *((card, 1, "efa") for card in range(1, 8))]
+
+
+def test_a_p6_b300_keeps_card_zero_for_its_ena_primary_and_puts_sixteen_efa_on_the_rest():
+    interfaces = lt.efa_interfaces(_efa_pool("p6-b300.48xlarge"))
+    assert interfaces[0] == {"device_index": 0, "network_card_index": 0, "interface_type": "interface",
+                             "delete_on_termination": "true"}
+    assert [(i["network_card_index"], i["device_index"]) for i in interfaces[1:]] == [(c, 1) for c in range(1, 17)]
+    assert {i["interface_type"] for i in interfaces[1:]} == {"efa"}
+    assert lt.efa_interface_count(_efa_pool("p6-b300.48xlarge")) == 16
+
+
+def test_a_pool_without_efa_has_no_interfaces():
+    assert lt.efa_interfaces(POOLS["h100-mig"]) == []
 
 
 @pytest.mark.parametrize("vpc, service", [("10.40.0.0/16", "10.100.0.0/16"), ("10.100.0.0/16", "172.20.0.0/16"),

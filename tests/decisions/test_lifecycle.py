@@ -5,21 +5,8 @@ import pytest
 
 from gpu_platform.decisions import lifecycle
 from gpu_platform.decisions.lifecycle import (
-    DEPRECATED,
-    END_OF_LIFE,
-    ERROR,
-    EXTENDED,
-    STANDARD,
-    SUPPORTED,
-    UNKNOWN,
-    UNRELEASED,
-    WARNING,
-    control_plane_price,
-    kubernetes_window,
-    operator_status,
-    pool_driver,
-    standings,
-    verdicts,
+    DEPRECATED, END_OF_LIFE, ERROR, EXTENDED, STANDARD, SUPPORTED, UNKNOWN, UNRELEASED, WARNING, control_plane_price,
+    kubernetes_window, operator_status, pool_driver, standings, verdicts,
 )
 from gpu_platform.decisions.pinned import Pinned, PoolPin
 from gpu_platform.facts import catalog
@@ -215,20 +202,42 @@ def test_current_ami_releases_carry_r580():
     assert verdicts(Pinned(pools=(pool("1.35.7-20260911"),)), TODAY, strict=True) == []
 
 
-def test_a_dual_driver_ami_names_both_branches_for_undocumented_families():
-    pd = pool_driver(pool("1.35.8-20260930", "g5.xlarge"))
-    assert (pd.certain, pd.possible) == ((), ("580", "595"))
+def test_a_dual_driver_ami_runs_r580_on_every_family_whose_gpus_are_on_its_device_list():
+    # resolve-nvidia-driver.sh: the LTS tree when every GPU is on R580's open-kernel-module list.
+    for instance in ("g5.xlarge", "p3.2xlarge", "p6-b200.48xlarge", "p6-b300.48xlarge", "g7e.12xlarge"):
+        assert pool_driver(pool("1.35.8-20260930", instance)).certain == ("580",), instance
 
 
 def test_a_dual_driver_ami_uses_the_documented_branch_per_family():
     assert pool_driver(pool("1.35.8-20260930", "g7.4xlarge")).certain == ("595",)
-    assert pool_driver(pool("1.35.8-20260930", "p3.2xlarge")).certain == ("580",)
+    assert pool_driver(pool("1.35.8-20260930", "g7.4xlarge", "g6.xlarge")).certain == ("595", "580")
 
 
-def test_a_branch_a_pool_only_may_run_warns_but_never_fails():
+@pytest.fixture
+def undocumented_era(monkeypatch):
+    """A dual-driver era whose choice per instance type is not documented."""
+    import dataclasses
+
+    from gpu_platform.facts import lifecycle_calendar
+
+    eras = tuple(dataclasses.replace(e, family_branches={}, default_branch="") if len(e.branches) > 1 else e
+                 for e in lifecycle_calendar.AMI_DRIVER_ERAS)
+    monkeypatch.setattr(lifecycle_calendar, "AMI_DRIVER_ERAS", eras)
+
+
+def test_a_dual_driver_ami_names_both_branches_when_its_choice_is_undocumented(undocumented_era):
+    pd = pool_driver(pool("1.35.8-20260930", "g5.xlarge"))
+    assert (pd.certain, pd.possible) == ((), ("580", "595"))
+
+
+def test_a_branch_a_pool_only_may_run_warns_but_never_fails(undocumented_era):
     day = date(2027, 4, 15)  # R595 is past end of life, R580 is not
     v = only(verdicts(Pinned(pools=(pool("1.35.8-20260930", "g5.xlarge"),)), day, strict=True))
     assert v.severity == WARNING and "may run R595" in v.message
+
+
+def test_a_branch_a_pool_surely_runs_fails_past_its_end_of_life():
+    day = date(2027, 4, 15)  # R595 is past end of life
     certain = only(verdicts(Pinned(pools=(pool("1.35.8-20260930", "g7.4xlarge"),)), day, strict=True))
     assert certain.severity == ERROR
 
@@ -255,8 +264,7 @@ def test_standings_show_each_pinned_version():
     rows = {(s.subject, s.status, s.until) for s in standings(pins, TODAY)}
     assert rows == {("EKS Kubernetes", STANDARD, date(2027, 3, 27)), ("GPU Operator", SUPPORTED, None),
                     ("operator driver", SUPPORTED, date(2028, 6, 30)),
-                    ("AMI driver, pool a10g", SUPPORTED, date(2028, 6, 30)),
-                    ("AMI driver, pool a10g", SUPPORTED, date(2027, 3, 31))}
+                    ("AMI driver, pool a10g", SUPPORTED, date(2028, 6, 30))}
 
 
 def test_standings_mark_unconfirmed_calendar_entries():

@@ -89,7 +89,18 @@ def test_an_ami_release_that_changes_the_driver_branch_is_named():
     assert "node group rolls every node" in finding.message
 
 
-def test_a_dual_driver_ami_is_named_as_a_possible_branch_change():
+def test_a_dual_driver_ami_keeps_r580_where_its_gpus_are_on_r580s_device_list():
+    old = head(pools=(PoolPin("a10g", "AL2023_x86_64_NVIDIA", "1.33.5-20260911", ("g5.xlarge",)),))
+    new = head(pools=(PoolPin("a10g", "AL2023_x86_64_NVIDIA", "1.33.5-20260930", ("g5.xlarge",)),))
+    assert compare(old, new) == []
+
+
+def test_a_dual_driver_ami_is_named_as_a_possible_branch_change_when_its_choice_is_undocumented(monkeypatch):
+    from gpu_platform.facts import lifecycle_calendar
+
+    eras = tuple(dataclasses.replace(e, family_branches={}, default_branch="") if len(e.branches) > 1 else e
+                 for e in lifecycle_calendar.AMI_DRIVER_ERAS)
+    monkeypatch.setattr(lifecycle_calendar, "AMI_DRIVER_ERAS", eras)
     old = head(pools=(PoolPin("a10g", "AL2023_x86_64_NVIDIA", "1.33.5-20260911", ("g5.xlarge",)),))
     new = head(pools=(PoolPin("a10g", "AL2023_x86_64_NVIDIA", "1.33.5-20260930", ("g5.xlarge",)),))
     (finding,) = compare(old, new)

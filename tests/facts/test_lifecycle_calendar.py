@@ -7,16 +7,8 @@ import pytest
 
 from gpu_platform.facts import catalog
 from gpu_platform.facts.lifecycle_calendar import (
-    ADDON_KUBERNETES,
-    AMI_DRIVER_ERAS,
-    CHECKED,
-    DRIVER_BRANCHES,
-    EKS_KUBERNETES,
-    OPERATOR_LINES,
-    addon_line,
-    ami_driver_era,
-    operator_line,
-    release_date,
+    ADDON_KUBERNETES, AMI_DRIVER_ERAS, CHECKED, DRIVER_BRANCHES, EKS_KUBERNETES, OPERATOR_LINES, addon_line,
+    ami_driver_era, operator_line, release_date,
 )
 from tests.support.stacks import spec_of
 
@@ -85,6 +77,14 @@ def test_ami_eras_carry_known_branches_and_document_families_within_them():
         assert set(era.branches) <= set(DRIVER_BRANCHES)
         assert set(era.family_branches.values()) <= set(era.branches)
         assert len(era.branches) == 1 or era.family_branches or not era.confirmed
+        assert era.default_branch in ("", *era.branches)
+
+
+def test_the_dual_driver_ami_runs_r580_but_on_g7():
+    era = ami_driver_era("AL2023_x86_64_NVIDIA", "1.35.8-20260917")
+    assert {f: era.branch_for(f) for f in ("g7", "g7e", "p6-b200", "p6-b300", "g5", "p5")} == {
+        "g7": "595", "g7e": "580", "p6-b200": "580", "p6-b300": "580", "g5": "580", "p5": "580"}
+    assert ami_driver_era("AL2023_x86_64_NVIDIA", "1.35.7-20260911").branch_for("g7") == "580"
 
 
 @pytest.mark.parametrize("release, branches", [

@@ -20,9 +20,12 @@ CONTROLLER = "gpu-platform:karpenter:KarpenterController"
 NODE_ROLE = "arn:aws:iam::123456789012:role/gpu-karpenter-karpenter-nodes"
 QUEUE = "arn:aws:sqs:us-east-1:123456789012:gpu-karpenter-karpenter"
 # Keys of the karpenter chart's values.yaml the platform sets (the chart README's helm-docs table; all present
-# since chart 1.0 and used by the v1.14 getting-started and migration guides).
+# since chart 1.0 and used by the v1.14 getting-started and migration guides). settings.featureGates.reservedCapacity:
+# charts/karpenter/values.yaml @v1.14.1 ("reservedCapacity is BETA and is enabled by default"), which the chart's
+# deployment passes as FEATURE_GATES=ReservedCapacity=<value>.
 CHART_KEYS = {"fullnameOverride", "settings.clusterName", "settings.interruptionQueue", "serviceAccount.create",
-              "serviceAccount.name", "replicas", "nodeSelector", "controller.resources"}
+              "serviceAccount.name", "replicas", "nodeSelector", "controller.resources",
+              "settings.featureGates.reservedCapacity"}
 BOTO = botocore.session.get_session()
 # IAM actions that are permissions, not API operations (AWS service authorization reference).
 PERMISSION_ONLY = {"iam:PassRole"}
@@ -57,6 +60,13 @@ def _keys(values: dict, prefix: str = "") -> set[str]:
 
 def test_values_set_only_keys_the_chart_reads(spec):
     assert _keys(controller_values(spec)) <= CHART_KEYS
+
+
+def test_values_with_a_reserved_pool_set_only_keys_the_chart_reads():
+    from tests.support.blackwell import karpenter_twin
+
+    values = controller_values(parse_platform(karpenter_twin()))
+    assert "settings.featureGates.reservedCapacity" in _keys(values) and _keys(values) <= CHART_KEYS
 
 
 def test_values_name_the_cluster_and_its_interruption_queue(spec, plan):

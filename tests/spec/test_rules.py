@@ -5,24 +5,17 @@ import pytest
 
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.spec.errors import SpecError
-from tests.support.stacks import stack_platform, unqueued
+from tests.support.stacks import only_spec_problem, spec_problems, stack_platform, unqueued
 
 TODAY = date(2026, 11, 22)
 
 
 def problems(platform: dict) -> list[str]:
-    try:
-        parse_platform(platform, today=TODAY)
-    except SpecError as err:
-        return err.problems
-    return []
+    return spec_problems(platform, TODAY)
 
 
 def only_problem(platform: dict, path: str) -> str:
-    found = problems(platform)
-    assert len(found) == 1, found
-    assert found[0].startswith(f"{path}: "), found
-    return found[0]
+    return only_spec_problem(platform, path, TODAY)
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
@@ -51,7 +44,7 @@ def test_missing_field_is_named():
 def test_enum_error_says_what_is_allowed():
     p = stack_platform("dev")
     p["nodePools"][0]["capacityType"] = "SPOT"
-    assert "'spot' or 'on-demand'" in only_problem(p, "nodePools[0].capacityType")
+    assert "'spot', 'on-demand' or 'capacity-block'" in only_problem(p, "nodePools[0].capacityType")
 
 
 def test_every_problem_is_reported_at_once():

@@ -107,6 +107,14 @@ def _node_class_cel(spec: dict) -> list[str]:
         ebs = mapping.get("ebs") or {}
         if "snapshotID" not in ebs and "volumeSize" not in ebs:
             problems.append("snapshotID or volumeSize must be defined")
+    for term in spec.get("capacityReservationSelectorTerms") or []:
+        if not {"tags", "id", "instanceMatchCriteria"} & set(term):
+            problems.append("a capacityReservationSelectorTerm needs tags, id or instanceMatchCriteria")
+        if "id" in term and {"tags", "ownerID", "instanceMatchCriteria"} & set(term):
+            problems.append("'id' is mutually exclusive with the other fields of a capacityReservationSelectorTerm")
+        for key, value in (term.get("tags") or {}).items():
+            if not key or not value:
+                problems.append("empty tag keys or values aren't supported")
     return problems
 
 

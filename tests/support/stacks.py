@@ -58,16 +58,25 @@ def spec_with_pools(*pools: dict):
     return parse_platform(platform)
 
 
-def spec_problems(platform: dict) -> list[str]:
-    """What validating `platform` reports, one line per problem (empty when valid)."""
+def spec_problems(platform: dict, today=None) -> list[str]:
+    """What validating `platform` reports, one line per problem (empty when valid); `today` judges driver
+    branches' end of life (default: the real today)."""
     from gpu_platform.decisions.validation import parse_platform
     from gpu_platform.spec.errors import SpecError
 
     try:
-        parse_platform(platform)
+        parse_platform(platform, today=today) if today else parse_platform(platform)
     except SpecError as err:
         return err.problems
     return []
+
+
+def only_spec_problem(platform: dict, path: str, today=None) -> str:
+    """The one problem validating `platform` reports, which must name `path`."""
+    found = spec_problems(platform, today)
+    assert len(found) == 1, found
+    assert found[0].startswith(f"{path}: "), found
+    return found[0]
 
 
 _PLANS = Path(tempfile.mkdtemp(prefix="gpu-platform-plans-"))

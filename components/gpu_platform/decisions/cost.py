@@ -8,6 +8,11 @@ registered). Conventions, explained to users in docs/cost.md:
   The others are fallbacks with the same GPUs; a pool running on a pricier fallback costs more.
 - Spot = on-demand x (1 - discount); the discount is per instance type if the stack gives one, else the
   stack's, else the catalog's default. Overridden on-demand prices are discounted the same way.
+- A Capacity Block is paid up front for every hour of its window, used or not: its pool costs the block's
+  rate x its instances x the hours of the window inside the month of the as-of day, the same at min and at
+  max size. Without a known window (a node group read back by the policy pack) it is priced for a whole
+  month. An On-Demand Capacity Reservation bills its instances at the on-demand rate whether nodes run or
+  not: a pool targeting one with a known instanceCount costs at least that many nodes.
 - A month is catalog.HOURS_PER_MONTH hours. Storage is priced per GB-month (GiB, as AWS bills volumes).
 - A figure without a price is None ("unknown"), never a guess; totals add the known figures and name
   the unpriced items.
@@ -25,6 +30,7 @@ from gpu_platform.decisions.datasets import throughput
 from gpu_platform.decisions.karpenter import os_volume_gib
 from gpu_platform.decisions.lifecycle import control_plane_price
 from gpu_platform.decisions.network import nat_gateway_count as network_nat_count
+from gpu_platform.decisions.reservations import hours_in_month, is_block
 from gpu_platform.facts import catalog, names
 
 if TYPE_CHECKING:
@@ -33,7 +39,7 @@ if TYPE_CHECKING:
 HOURS = catalog.HOURS_PER_MONTH
 FSX_LUSTRE = "fsxLustre"  # price override key (pricing.fsxLustreUsdPerGbMonth)
 FSX_DATASETS = "fsxDatasets"  # fixed item key
-SPOT, ON_DEMAND = "spot", "on-demand"
+SPOT, ON_DEMAND, CAPACITY_BLOCK = "spot", "on-demand", "capacity-block"
 OVERRIDE_SOURCE = "stack file (pricing)"
 OVERRIDE_AS_OF = "stack"
 
@@ -73,6 +79,7 @@ class Pricing:
     spot_discounts: Mapping[str, float] = field(default_factory=dict)  # per instance type
     on_demand_usd_per_hour: Mapping[str, float] = field(default_factory=dict)  # per instance type
     fixed_overrides: Mapping[str, float] = field(default_factory=dict)  # FIXED_PRICES key -> usd
+    capacity_block_usd_per_hour: Mapping[str, float] = field(default_factory=dict)  # per instance type
 
     @classmethod
     def from_spec(cls, pricing: "PricingSpec") -> "Pricing":
@@ -82,7 +89,14 @@ class Pricing:
                  "ebsGp3": pricing.ebs_gp3_usd_per_gb_month,
                  FSX_LUSTRE: pricing.fsx_lustre_usd_per_gb_month}
         return cls(pricing.spot_discount, dict(pricing.spot_discounts), dict(pricing.on_demand_usd_per_hour),
-                   {k: v for k, v in fixed.items() if v is not None})
+                   {k: v for k, v in fixed.items() if v is not None}, dict(pricing.capacity_block_usd_per_hour))
+
+    def capacity_block(self, instance_type: str) -> Optional[Quote]:
+        """A Capacity Block's USD per instance-hour: the stack's override, else the catalog's planning figure."""
+        if instance_type in self.capacity_block_usd_per_hour:
+            return Quote(self.capacity_block_usd_per_hour[instance_type], OVERRIDE_SOURCE, OVERRIDE_AS_OF)
+        price = catalog.CAPACITY_BLOCK_PRICES.get(instance_type)
+        return Quote(price.usd_per_hour, price.source, price.as_of) if price else None
 
     def on_demand(self, instance_type: str) -> Optional[Quote]:
         """On-demand USD per node-hour: the stack's override, else the catalog (GPU or system types)."""
@@ -99,7 +113,7 @@ class Pricing:
 
     def node_hourly(self, instance_type: str, capacity_type: str) -> Optional[float]:
         """What one node costs per hour at this capacity type; None without a price."""
-        quote = self.on_demand(instance_type)
+        quote = self.capacity_block(instance_type) if capacity_type == CAPACITY_BLOCK else self.on_demand(instance_type)
         return None if quote is None else quote.usd * (1 - self.discount(instance_type, capacity_type))
 
     def fixed(self, key: str) -> Quote:
@@ -125,32 +139,52 @@ class PoolFacts:
 
     name: str
     instance_types: tuple[str, ...]
-    capacity_type: str  # spot | on-demand
+    capacity_type: str  # spot | on-demand | capacity-block
     min_size: int
     max_size: int
+    reserved: int = 0  # instances its reservation bills whether nodes run or not (0: none known)
+    block_hours: Optional[float] = None  # a Capacity Block's hours in the priced month (None: a whole month)
 
     @property
     def priced_type(self) -> str:
         return self.instance_types[0]
 
 
-def pool_facts_from_spec(spec: "PlatformSpec") -> list[PoolFacts]:
-    return [PoolFacts(p.name, tuple(p.instance_types), p.capacity_type, p.min_size, p.max_size)
-            for p in spec.node_pools]
+def pool_facts(pool: "NodePoolSpec", as_of: date) -> PoolFacts:
+    """A stack file pool's bill facts; a Capacity Block's hours are those of its window in `as_of`'s month."""
+    r = pool.reservation
+    reserved = (r.instance_count or pool.max_size) if is_block(pool) else (r.instance_count or 0) if r else 0
+    return PoolFacts(pool.name, tuple(pool.instance_types), pool.capacity_type, pool.min_size, pool.max_size,
+                     reserved, hours_in_month(pool, as_of) if is_block(pool) else None)
 
 
-def pool_facts_from_node_group_inputs(inputs: Mapping[str, Any]) -> PoolFacts:
+def pool_facts_from_spec(spec: "PlatformSpec", as_of: Optional[date] = None) -> list[PoolFacts]:
+    return [pool_facts(p, as_of or date.today()) for p in spec.node_pools]
+
+
+NODE_GROUP_CAPACITY = {"SPOT": SPOT, "CAPACITY_BLOCK": CAPACITY_BLOCK}  # anything else is billed on-demand
+
+
+def pool_facts_from_node_group_inputs(inputs: Mapping[str, Any], template_types: tuple[str, ...] = (),
+                                      blocks: Optional[Mapping[str, Any]] = None) -> PoolFacts:
     """Facts of a registered `aws:eks/nodeGroup:NodeGroup` from its inputs (camelCase, as sent to the engine).
 
-    The pool's name is its pool label when set (GPU pools carry it), else the node group name.
+    The pool's name is its pool label when set (GPU pools carry it), else the node group name. A group that
+    names its instance type in its launch template (Capacity Blocks) is priced at `template_types`. `blocks`
+    gives, by pool name, the hours and instances of a Capacity Block's window in the priced month (as the
+    plan computed them); without them a block is priced for a whole month at max size.
     """
-    types = inputs.get("instanceTypes")
+    types = inputs.get("instanceTypes") or list(template_types)
     if not types:
         raise ValueError("node group has no instanceTypes input; the cost model prices the listed instance types")
     scaling = inputs.get("scalingConfig") or {}
     name = (inputs.get("labels") or {}).get(names.POOL_LABEL) or inputs.get("nodeGroupName") or "node-group"
-    capacity = SPOT if str(inputs.get("capacityType", "ON_DEMAND")).upper() == "SPOT" else ON_DEMAND
-    return PoolFacts(name, tuple(types), capacity, int(scaling.get("minSize", 0)), int(scaling.get("maxSize", 0)))
+    capacity = NODE_GROUP_CAPACITY.get(str(inputs.get("capacityType", "ON_DEMAND")).upper(), ON_DEMAND)
+    max_size = int(scaling.get("maxSize", 0))
+    block = (blocks or {}).get(name) or {} if capacity == CAPACITY_BLOCK else {}
+    return PoolFacts(name, tuple(types), capacity, int(scaling.get("minSize", 0)), max_size,
+                     int(block.get("instances", max_size)) if capacity == CAPACITY_BLOCK else 0,
+                     float(block["hours"]) if "hours" in block else None)
 
 
 @dataclass(frozen=True)
@@ -160,34 +194,59 @@ class PoolEstimate:
     discount: float  # fraction off on-demand; 0 for on-demand pools
     gpus_per_node: int  # 0 for a type the GPU catalog does not know
     gpu: Optional[str]  # GPU model key
+    block: Optional[Quote] = None  # a Capacity Block's rate per instance-hour (capacity-block pools)
 
     @property
     def name(self) -> str:
         return self.facts.name
 
     @property
+    def is_block(self) -> bool:
+        return self.facts.capacity_type == CAPACITY_BLOCK
+
+    @property
+    def quote(self) -> Optional[Quote]:
+        """The price the pool is billed at: the block's rate, or the on-demand price."""
+        return self.block if self.is_block else self.on_demand
+
+    @property
     def usd_per_node_hour(self) -> Optional[float]:
+        if self.is_block:
+            return None if self.block is None else self.block.usd
         return None if self.on_demand is None else self.on_demand.usd * (1 - self.discount)
 
     def hourly(self, nodes: int) -> Optional[float]:
+        """Nodes running for an hour, and the reserved instances billed beside them (ODCRs)."""
         rate = self.usd_per_node_hour
-        return None if rate is None else rate * nodes
+        return None if rate is None else rate * max(nodes, self.facts.reserved)
+
+    @property
+    def block_hours(self) -> float:
+        """The hours of the block billed in the priced month (a whole month when its window is not known)."""
+        hours = self.facts.block_hours
+        return HOURS if hours is None else hours
+
+    @property
+    def block_monthly(self) -> Optional[float]:
+        """A Capacity Block's bill for the month: every reserved instance for every hour of its window in it."""
+        rate = self.usd_per_node_hour
+        return None if rate is None else rate * self.facts.reserved * self.block_hours
 
     @property
     def hourly_at_min(self) -> Optional[float]:
-        return self.hourly(self.facts.min_size)
+        return _hourly(self.block_monthly) if self.is_block else self.hourly(self.facts.min_size)
 
     @property
     def hourly_at_max(self) -> Optional[float]:
-        return self.hourly(self.facts.max_size)
+        return _hourly(self.block_monthly) if self.is_block else self.hourly(self.facts.max_size)
 
     @property
     def monthly_at_min(self) -> Optional[float]:
-        return _monthly(self.hourly_at_min)
+        return self.block_monthly if self.is_block else _monthly(self.hourly_at_min)
 
     @property
     def monthly_at_max(self) -> Optional[float]:
-        return _monthly(self.hourly_at_max)
+        return self.block_monthly if self.is_block else _monthly(self.hourly_at_max)
 
     @property
     def usd_per_gpu_hour(self) -> Optional[float]:
@@ -197,9 +256,10 @@ class PoolEstimate:
 
 def estimate_pool(facts: PoolFacts, pricing: Pricing) -> PoolEstimate:
     gpu_type = catalog.INSTANCE_TYPES.get(facts.priced_type)
+    block = pricing.capacity_block(facts.priced_type) if facts.capacity_type == CAPACITY_BLOCK else None
     return PoolEstimate(facts, pricing.on_demand(facts.priced_type),
                         pricing.discount(facts.priced_type, facts.capacity_type),
-                        gpu_type.gpu_count if gpu_type else 0, gpu_type.gpu if gpu_type else None)
+                        gpu_type.gpu_count if gpu_type else 0, gpu_type.gpu if gpu_type else None, block)
 
 
 # --- fixed platform items ---
@@ -371,13 +431,13 @@ class CostEstimate:
     @property
     def unpriced(self) -> list[str]:
         """Items left out of the totals because no price is known."""
-        return ([p.name for p in self.pools if p.on_demand is None]
+        return ([p.name for p in self.pools if p.quote is None]
                 + [f.label for f in self.fixed if f.included and f.price is None])
 
     @property
     def sources(self) -> list[Quote]:
         """Every distinct (source, date) behind the figures, usd 0 (the source, not a price)."""
-        quotes = [p.on_demand for p in self.pools] + [f.price for f in self.fixed if f.included]
+        quotes = [p.quote for p in self.pools] + [f.price for f in self.fixed if f.included]
         return sorted({Quote(0.0, q.source, q.as_of) for q in quotes if q}, key=lambda q: (q.source, q.as_of))
 
     @property
@@ -401,7 +461,7 @@ def estimate_spec(spec: "PlatformSpec", as_of: Optional[date] = None) -> CostEst
     """The stack's estimate; the control plane priced by its support window on `as_of` (default: today)."""
     pricing = Pricing.from_spec(spec.pricing)
     budget = spec.budget.monthly_usd if spec.budget else None
-    return estimate(pool_facts_from_spec(spec), fixed_items_from_spec(spec, pricing, as_of), pricing, budget)
+    return estimate(pool_facts_from_spec(spec, as_of), fixed_items_from_spec(spec, pricing, as_of), pricing, budget)
 
 
 # --- per schedulable unit: teams and alerts ---
@@ -412,15 +472,16 @@ class UnitPrice:
 
     resource: str
     capacity_at_max: int
-    on_demand_usd_per_hour: float
-    spot_usd_per_hour: float
+    on_demand_usd_per_hour: Optional[float]  # None: no pool offering it has a price
+    spot_usd_per_hour: Optional[float]
 
 
 def pool_unit_costs(pool: "NodePoolSpec", mig_strategy: str, node_usd_per_hour: float) -> dict[str, float]:
     """USD per unit-hour of each resource a pool offers, from its node price.
 
     A whole or time-sliced GPU unit costs the node-hour over the units per node. A MIG slice costs its
-    compute share of a GPU-hour (compute slices / 7), so idle compute in a partial layout is not charged.
+    compute share of a GPU-hour (its compute slices over the GPU's: 7, or 4 on an RTX PRO 6000), so idle
+    compute in a partial layout is not charged.
     """
     per_node = node_resources(pool, mig_strategy)
     if pool.sharing.mode != "mig":
@@ -430,27 +491,32 @@ def pool_unit_costs(pool: "NodePoolSpec", mig_strategy: str, node_usd_per_hour: 
     for profile, count in (pool.sharing.layout or {}).items():
         if count:
             res = names.GPU_RESOURCE if mig_strategy == "single" else names.mig_resource(profile)
-            out[res] = gpu_hour * catalog.mig_class(pool.gpu, profile).compute / catalog.MIG_COMPUTE_SLICES
+            out[res] = gpu_hour * catalog.mig_compute_share(pool.gpu, profile)
     return out
 
 
 def unit_prices(spec: "PlatformSpec") -> dict[str, UnitPrice]:
-    """Per resource: the at-max cost of its units over their count, all-on-demand and all-spot."""
+    """Per resource: the at-max cost of its units over their count, all-on-demand and all-spot. A Capacity
+    Block has one price, its block rate, in both; a pool without a price is left out of the average."""
     pricing = Pricing.from_spec(spec.pricing)
     strategy = spec.mig_strategy
     units: dict[str, int] = {}
+    priced: dict[str, int] = {}
     cost: dict[str, list[float]] = {}
     for pool in spec.node_pools:
         itype = pool.instance_types[0]
-        od = pool_unit_costs(pool, strategy, pricing.node_hourly(itype, ON_DEMAND))
-        spot = pool_unit_costs(pool, strategy, pricing.node_hourly(itype, SPOT))
+        rates = [pricing.node_hourly(itype, CAPACITY_BLOCK if is_block(pool) else kind) for kind in (ON_DEMAND, SPOT)]
+        od, spot = (pool_unit_costs(pool, strategy, r) if r is not None else None for r in rates)
         for res, per_node in node_resources(pool, strategy).items():
             n = per_node * pool.max_size
             units[res] = units.get(res, 0) + n
             acc = cost.setdefault(res, [0.0, 0.0])
-            acc[0] += n * od[res]
-            acc[1] += n * spot[res]
-    return {r: UnitPrice(r, units[r], cost[r][0] / units[r], cost[r][1] / units[r]) for r in sorted(units)}
+            if od is not None and spot is not None:
+                priced[res] = priced.get(res, 0) + n
+                acc[0] += n * od[res]
+                acc[1] += n * spot[res]
+    return {r: UnitPrice(r, units[r], *((c / priced[r]) if priced.get(r) else None for c in cost[r]))
+            for r in sorted(units)}
 
 
 @dataclass(frozen=True)
@@ -467,11 +533,13 @@ class TeamShare:
 
     @property
     def on_demand_monthly(self) -> Optional[float]:
-        return None if self.unit is None else self.quota * self.unit.on_demand_usd_per_hour * HOURS
+        rate = None if self.unit is None else self.unit.on_demand_usd_per_hour
+        return None if rate is None else self.quota * rate * HOURS
 
     @property
     def spot_monthly(self) -> Optional[float]:
-        return None if self.unit is None else self.quota * self.unit.spot_usd_per_hour * HOURS
+        rate = None if self.unit is None else self.unit.spot_usd_per_hour
+        return None if rate is None else self.quota * rate * HOURS
 
 
 @dataclass(frozen=True)
@@ -507,8 +575,7 @@ def gpu_hourly_cost_by_model(spec: "PlatformSpec") -> dict[str, float]:
     pricing = Pricing.from_spec(spec.pricing)
     out: dict[str, float] = {}
     for pool in spec.node_pools:
-        gpu_hour = estimate_pool(PoolFacts(pool.name, tuple(pool.instance_types), pool.capacity_type,
-                                           pool.min_size, pool.max_size), pricing).usd_per_gpu_hour
+        gpu_hour = estimate_pool(pool_facts(pool, date.today()), pricing).usd_per_gpu_hour
         if gpu_hour is not None:
             name = pool.gpu.nvml_name
             out[name] = max(out.get(name, 0.0), gpu_hour)

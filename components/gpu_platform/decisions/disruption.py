@@ -34,7 +34,7 @@ from gpu_platform.decisions.disruption_model import (
     user_data_values,
 )
 from gpu_platform.facts import catalog, names
-from gpu_platform.facts.recognise import is_gpu_operator_chart
+from gpu_platform.facts.recognise import is_gpu_operator_chart, node_group_instance_types
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -146,9 +146,9 @@ def _pool_name(name: str, labels: Mapping[str, str]) -> str:
     return SYSTEM_POOL if labels.get(names.ROLE_LABEL) == names.SYSTEM_ROLE else name
 
 
-def _gpus_per_node(inputs: Mapping[str, Any]) -> int:
-    types = get(inputs, "instanceTypes", [])
-    first = catalog.INSTANCE_TYPES.get(types[0]) if isinstance(types, list) and types else None
+def _gpus_per_node(inputs: Mapping[str, Any], template: Optional[Mapping[str, Any]]) -> int:
+    types = node_group_instance_types(inputs, template)
+    first = catalog.INSTANCE_TYPES.get(types[0]) if types else None
     return first.gpu_count if first else 0
 
 
@@ -156,7 +156,7 @@ def _pool_of(name: str, ng: Mapping[str, Any], template: Optional[Mapping[str, A
              release: Optional[Mapping[str, Any]]) -> Pool:
     labels = get(ng, "labels", {})
     labels = labels if isinstance(labels, Mapping) else {}
-    gpus = _gpus_per_node(ng)
+    gpus = _gpus_per_node(ng, template)
     max_size = get(ng, "scalingConfig.maxSize", 0)
     values: dict[str, Any] = {}
     values.update(_node_group_values(ng))

@@ -2,7 +2,10 @@
 
 - IMDSv2 only, hop limit 2 (pods that still read instance metadata sit one network hop away).
 - The volume container images live on: encrypted gp3, sized for multi-gigabyte GPU images.
-- EFA: one `efa` interface per network card the instance type offers, the first being the primary.
+- EFA: one `efa` interface per network card that takes one, the first being the primary (behind a plain ENA
+  primary on card 0 where that card takes none).
+- Reserved capacity: the Capacity Block or On-Demand Capacity Reservation the nodes launch into
+  (decisions/reservations.py).
 - Ubuntu (operator-owned driver) pools pin Canonical's EKS image in the template and must bring their own
   bootstrap: with a custom image EKS merges no user data (AWS EKS user guide, "Customize managed nodes
   with launch templates", Specifying an AMI). Canonical documents `/etc/eks/bootstrap.sh <cluster>` as that
@@ -41,14 +44,23 @@ def image_volume(os: str, size_gib: int) -> dict:
 
 
 def efa_interface_count(pool: "NodePoolSpec") -> int:
-    """EFA interfaces to request: every network card of the smallest-EFA instance type in the pool."""
+    """EFA interfaces to request: every EFA-capable network card of the smallest-EFA instance type in the pool."""
     return min(it.efa_interfaces for it in pool.instances) if pool.efa else 0
 
 
-def efa_interfaces(count: int) -> list[dict]:
-    """Interface 0 is the primary (device 0, card 0); the rest take device index 1 on their own card."""
-    return [{"device_index": 0 if card == 0 else 1, "network_card_index": card, "interface_type": "efa",
-             "delete_on_termination": "true"} for card in range(count)]
+def efa_interfaces(pool: "NodePoolSpec") -> list[dict]:
+    """The pool's network interfaces (AWS EC2 user guide, "Maximize network bandwidth on instances with multiple
+    network cards"): the primary on card 0 at device index 0, then one EFA interface per card at device index
+    1. The primary is an EFA interface too, except where card 0 takes none (p6-b300: 17 cards, 16 EFA), when it
+    is a plain ENA `interface` and the EFA interfaces start on card 1."""
+    count = efa_interface_count(pool)
+    if not count:
+        return []
+    first = min(pool.instances, key=lambda it: it.efa_interfaces).first_efa_card
+    primary = [] if first == 0 else [{"device_index": 0, "network_card_index": 0, "interface_type": "interface",
+                                      "delete_on_termination": "true"}]
+    return primary + [{"device_index": 0 if card == 0 else 1, "network_card_index": card, "interface_type": "efa",
+                       "delete_on_termination": "true"} for card in range(first, first + count)]
 
 
 def dns_cluster_ip(service_cidr: str) -> str:

@@ -238,7 +238,7 @@ class PoolDriver:
 
     pool: str
     certain: tuple[str, ...]  # branches its nodes run
-    possible: tuple[str, ...]  # branches they may run (the AMI picks per instance type; not documented)
+    possible: tuple[str, ...]  # branches they may run (the AMI picks per instance; how is not documented)
     era: Optional[AmiDriverEra]
 
 
@@ -246,10 +246,9 @@ def pool_driver(pool: PoolPin) -> PoolDriver:
     era = ami_driver_era(pool.ami_type or "", pool.release_version or "") if not pool.custom_image else None
     if era is None:
         return PoolDriver(pool.name, (), (), None)
-    if len(era.branches) == 1:
-        return PoolDriver(pool.name, era.branches, (), era)
-    known = [era.family_branches[f] for f in pool.families if f in era.family_branches]
-    unknown = [f for f in pool.families if f not in era.family_branches]
+    chosen = {f: era.branch_for(f) for f in pool.families or ("",)}
+    known = [b for b in chosen.values() if b]
+    unknown = [f for f, b in chosen.items() if not b]
     return PoolDriver(pool.name, tuple(dict.fromkeys(known)), era.branches if unknown else (), era)
 
 

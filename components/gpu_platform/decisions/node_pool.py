@@ -23,6 +23,7 @@ from gpu_platform.decisions.capacity import node_resources
 from gpu_platform.decisions.launch_template import efa_interface_count
 from gpu_platform.decisions.local_storage import pool_local_storage
 from gpu_platform.decisions.node_repair import repair_config
+from gpu_platform.decisions.reservations import is_block
 from gpu_platform.decisions.sharing import operand_labels, sharing_labels
 from gpu_platform.facts import names
 
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from gpu_platform.spec.models import NodePoolSpec
     from gpu_platform.spec.pool_context import PoolContext
 
-CAPACITY_TYPES = {"spot": "SPOT", "on-demand": "ON_DEMAND"}
+CAPACITY_TYPES = {"spot": "SPOT", "on-demand": "ON_DEMAND", "capacity-block": "CAPACITY_BLOCK"}
 
 
 def node_labels(pool: "NodePoolSpec") -> dict[str, str]:
@@ -64,7 +65,7 @@ class NodeGroupInputs:
     node_group_name: Optional[str]
     launch_template_name: Optional[str]
     capacity_type: str
-    instance_types: list[str]
+    instance_types: Optional[list[str]]  # None: the launch template names the instance type (Capacity Blocks)
     ami_type: Optional[str]  # None: the image is pinned in the launch template (Ubuntu)
     release_version: Optional[str]
     version: Optional[str]
@@ -87,7 +88,9 @@ def node_group_inputs(ctx: "PoolContext", pool: "NodePoolSpec") -> NodeGroupInpu
         node_group_name=names.node_group_name(cluster, pool.name) if cluster else None,
         launch_template_name=names.launch_template_name(cluster, pool.name) if cluster else None,
         capacity_type=CAPACITY_TYPES[pool.capacity_type],
-        instance_types=list(pool.instance_types),
+        # EKS fails a group naming an instance type both here and in its launch template, which a Capacity
+        # Block's must (decisions/reservations.py).
+        instance_types=None if is_block(pool) else list(pool.instance_types),
         # EKS rejects amiType, releaseVersion and version when the launch template names an image.
         ami_type=None if custom else image.eks_ami_type,
         release_version=None if custom else pool.ami.release_version,

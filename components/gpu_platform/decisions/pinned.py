@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
 from gpu_platform.facts import catalog, names
-from gpu_platform.facts.recognise import GPU_AMI_TYPES, is_gpu_instance_type, is_gpu_operator_chart
+from gpu_platform.facts.recognise import GPU_AMI_TYPES, is_gpu_instance_type, is_gpu_operator_chart, node_group_instance_types
 
 CLUSTER = "aws:eks/cluster:Cluster"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
@@ -20,16 +20,22 @@ ADDON = "aws:eks/addon:Addon"
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
 NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
-TYPES = (CLUSTER, NODE_GROUP, ADDON, HELM_RELEASE, NODE_POOL, NODE_CLASS)  # the only resource types read here
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+TYPES = (CLUSTER, NODE_GROUP, ADDON, HELM_RELEASE, NODE_POOL, NODE_CLASS, LAUNCH_TEMPLATE)  # the only types read here
 # What is read of each type (policies read these keys one by one: other inputs may be unknown in a preview).
 INPUT_KEYS: Mapping[str, tuple[str, ...]] = {
     CLUSTER: ("version",),
-    NODE_GROUP: ("version", "releaseVersion", "amiType", "instanceTypes", "labels", "nodeGroupName"),
+    NODE_GROUP: ("version", "releaseVersion", "amiType", "instanceTypes", "labels", "nodeGroupName",
+                 "launchTemplate.name"),
+    LAUNCH_TEMPLATE: ("name", "instanceType"),  # a Capacity Block group's instance type is named here
     ADDON: ("addonName", "addonVersion"),
     HELM_RELEASE: ("chart", "version", "values.driver", "values.image"),
     NODE_POOL: ("spec.template",),
     NODE_CLASS: ("metadata.name", "spec.amiSelectorTerms"),
 }
+# Read when known: a launch template's name may be unknown in a preview, and only completes an instance type.
+OPTIONAL_INPUTS: Mapping[str, frozenset] = {NODE_GROUP: frozenset({"launchTemplate.name"}),
+                                            LAUNCH_TEMPLATE: frozenset({"name", "instanceType"})}
 # Karpenter alias family -> the node image it selects for GPU instances (`al2023` -> the NVIDIA variant).
 ALIAS_IMAGES = {img.alias_family: key for key, img in catalog.KARPENTER_IMAGES.items() if img.alias_family}
 CUSTOM_AMI = "CUSTOM"
@@ -110,6 +116,8 @@ def from_resources(resources: Iterable[tuple[str, Mapping[str, Any]]]) -> Pinned
     clusters, group_versions, pools, addons = [], [], [], {}
     node_pools, node_classes = [], []
     chart = driver = autoscaler = None
+    resources = list(resources)
+    templates = {inputs.get("name"): inputs for type_, inputs in resources if type_ == LAUNCH_TEMPLATE}
     for type_, inputs in resources:
         if type_ == NODE_POOL:
             node_pools.append(inputs)
@@ -120,11 +128,12 @@ def from_resources(resources: Iterable[tuple[str, Mapping[str, Any]]]) -> Pinned
         elif type_ == NODE_GROUP:
             if inputs.get("version"):
                 group_versions.append(str(inputs["version"]))
-            if _is_gpu_group(inputs):
+            template = templates.get(_at(inputs, "launchTemplate.name"))
+            types = tuple(node_group_instance_types(inputs, template))
+            if _is_gpu_group({**inputs, "instanceTypes": list(types)}):
                 labels = inputs.get("labels") or {}
                 pools.append(PoolPin(str(labels.get(names.POOL_LABEL) or inputs.get("nodeGroupName") or "node-group"),
-                                     inputs.get("amiType"), inputs.get("releaseVersion"),
-                                     tuple(inputs.get("instanceTypes") or ())))
+                                     inputs.get("amiType"), inputs.get("releaseVersion"), types))
         elif type_ == ADDON and inputs.get("addonName") and inputs.get("addonVersion"):
             addons[str(inputs["addonName"])] = str(inputs["addonVersion"])
         elif type_ == HELM_RELEASE and is_gpu_operator_chart(inputs.get("chart")):

@@ -3,13 +3,15 @@
 Pools span every private subnet by default. `zones` narrows a pool to some zones of a VPC the stack
 creates. An EFA pool launches into one cluster placement group, and a cluster placement group lives in
 one availability zone (AWS EC2 user guide, "Placement groups"): it gets exactly one subnet, the zone it
-lists or else the cluster's first. Existing subnets are used in the order the stack file lists them.
-The datasets file system sits in the first EFA pool's subnet.
+lists or else the cluster's first. So does a node group confined to a reservation, which lives in one zone
+(a created VPC's pool must name it: spec/rules_capacity.py). Existing subnets are used in the order the
+stack file lists them. The datasets file system sits in the first EFA pool's subnet.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional, Sequence
 
+from gpu_platform.decisions.reservations import single_zone
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.pool_context import PoolContext
 
@@ -33,7 +35,7 @@ def subnet_indices(ctx: "PoolContext", pool: "NodePoolSpec",
             raise SpecError([f"{at}: {', '.join(missing)} is not a zone of the cluster's VPC; "
                              f"its zones: {', '.join(known) or 'unknown (existing subnets)'}"])
         return [known.index(z) for z in pool.zones]
-    return [0] if pool.efa else None
+    return [0] if pool.efa or single_zone(pool) else None
 
 
 def pool_zone(ctx: "PoolContext", pool: "NodePoolSpec", zone_names: Optional[Sequence[str]]) -> Optional[str]:

@@ -9,11 +9,12 @@ its share of the node:
 
 kept back for kubelet's and the system's reservations, the platform's DaemonSets and the page cache.
 The budget is divided among the node's units of the resource the pod asks for: whole GPUs, time-sliced
-replicas, or MIG slices (a slice gets its compute share, slices/7, of a GPU's CPUs and its memory share,
-slices/8, of a GPU's memory). A pod asking for N units gets N shares, rounded down to half a CPU and a
-whole GiB (a share below that, say many time-sliced replicas on a 4-vCPU node, down to 10 millicores and
-a MiB), never up: N pods of one unit, or one pod of all of them, always fit on a node. A pool with several
-instance types is sized by its smallest one; a pod that may land in several pools by the smallest share.
+replicas, or MIG slices (a slice gets its compute share, slices of 7, of a GPU's CPUs and its memory share,
+slices of 8, of a GPU's memory; of 4 and of 4 on an RTX PRO 6000). A pod asking for N units gets N shares,
+rounded down to half a CPU and a whole GiB (a share below that, say many time-sliced replicas on a 4-vCPU
+node, down to 10 millicores and a MiB), never up: N pods of one unit, or one pod of all of them, always fit
+on a node. A pool with several instance types is sized by its smallest one; a pod that may land in several
+pools by the smallest share.
 """
 from __future__ import annotations
 
@@ -91,10 +92,10 @@ def unit_share(pool: "NodePoolSpec", resource: str, mig_strategy: str) -> Budget
     if not per_node:
         return Budget(0.0, 0.0)
     if resource.startswith(names.MIG_RESOURCE_PREFIX):
-        mig = catalog.mig_class(pool.gpu, resource.removeprefix(names.MIG_RESOURCE_PREFIX))
+        profile = resource.removeprefix(names.MIG_RESOURCE_PREFIX)
         gpu = Budget(budget.cpu / pool.gpus_per_node, budget.memory_gib / pool.gpus_per_node)
-        return Budget(gpu.cpu * mig.compute / catalog.MIG_COMPUTE_SLICES,
-                      gpu.memory_gib * mig.memory / catalog.MIG_MEMORY_SLICES)
+        return Budget(gpu.cpu * catalog.mig_compute_share(pool.gpu, profile),
+                      gpu.memory_gib * catalog.mig_memory_share(pool.gpu, profile))
     return Budget(budget.cpu / per_node, budget.memory_gib / per_node)
 
 

@@ -26,7 +26,8 @@ from gpu_platform.facts.lifecycle_calendar import (  # noqa: F401
 # default MIG configs, and the CRDs custom objects are validated against (upstream/crds/README.md).
 UPSTREAM = Path(__file__).resolve().parent / "upstream"
 
-# --- MIG profile classes (NVIDIA MIG user guide; NVML placement API; reference gpu-facts.md §5) ---
+# --- MIG: instance shapes on a grid of compute and memory slices (NVIDIA MIG user guide; NVML placement API;
+# reference gpu-facts.md §5, next-gen-gpus.md §1.5) ---
 
 
 @dataclass(frozen=True)
@@ -34,29 +35,71 @@ class MigClass:
     """A MIG instance shape, independent of the GPU's memory size."""
 
     key: str
-    compute: int  # compute slices (of 7)
-    memory: int  # memory slices (of 8)
+    compute: int  # compute slices of the grid
+    memory: int  # memory slices of the grid
     starts: tuple[int, ...]  # allowed start memory slots
     max_per_gpu: int
-    media_extensions: bool = False  # "+me": at most one per GPU
+    # The media engines (decoders, encoders, JPEG, OFA) the instance holds: "" its share, "me" the extension
+    # with the GPU's one OFA (at most one per GPU), "all" every media engine of the GPU (the others on that
+    # GPU must then hold none), "none" no media engine ("-me" profiles).
+    media: str = ""
+
+    @property
+    def media_extensions(self) -> bool:
+        """Holds the GPU's one optical-flow accelerator: at most one such instance per GPU."""
+        return self.media in ("me", "all")
 
 
-MIG_CLASSES: Mapping[str, MigClass] = MappingProxyType({
-    c.key: c
-    for c in (
-        MigClass("1g", 1, 1, (0, 1, 2, 3, 4, 5, 6), 7),
-        MigClass("1g+me", 1, 1, (0, 1, 2, 3, 4, 5, 6), 1, media_extensions=True),
-        MigClass("1g-2m", 1, 2, (0, 2, 4, 6), 4),
-        MigClass("2g", 2, 2, (0, 2, 4), 3),
-        MigClass("3g", 3, 4, (0, 4), 2),
-        MigClass("4g", 4, 4, (0,), 1),
-        MigClass("7g", 7, 8, (0,), 1),
-    )
-})
-MIG_COMPUTE_SLICES = 7
-MIG_MEMORY_SLICES = 8
+@dataclass(frozen=True)
+class MigGrid:
+    """How a GPU model is sliced: its compute and memory slices and the instance shapes placed on them."""
 
-# --- GPU models (NVIDIA data sheets, CUDA release notes; gpu-facts.md §1, §2, §5) ---
+    key: str
+    compute_slices: int
+    memory_slices: int
+    classes: Mapping[str, MigClass]
+    source: str
+
+
+def _grid(key: str, compute: int, memory: int, source: str, *classes: MigClass) -> MigGrid:
+    return MigGrid(key, compute, memory, MappingProxyType({c.key: c for c in classes}), source)
+
+
+MIG_GRIDS: Mapping[str, MigGrid] = MappingProxyType({g.key: g for g in (
+    # A100, H100 and H200: NVIDIA's published placements (gpu-facts.md §5). B200 and B300 have the same
+    # shapes (1/8, 2/8, 4/8, 8/8 of memory; at most 7 instances: MIG user guide, Supported GPUs; the GPU
+    # Operator v26.7.0 default mig-parted config) but NVIDIA publishes no Blackwell placement table: they
+    # use this grid too, as the NVML mock's B200 placements do (next-gen-gpus.md §1.5). Check a new layout
+    # on one node with `nvidia-smi mig -lgipp`.
+    _grid("7-slice", 7, 8, "NVIDIA MIG user guide, Supported MIG Profiles (A100, H100 placements); Blackwell "
+                           "7-instance GPUs placed alike (inferred: NVIDIA publishes no B200/B300 placements)",
+          MigClass("1g", 1, 1, (0, 1, 2, 3, 4, 5, 6), 7),
+          MigClass("1g+me", 1, 1, (0, 1, 2, 3, 4, 5, 6), 1, media="me"),
+          MigClass("1g-2m", 1, 2, (0, 2, 4, 6), 4),
+          MigClass("2g", 2, 2, (0, 2, 4), 3),
+          MigClass("3g", 3, 4, (0, 4), 2),
+          MigClass("4g", 4, 4, (0,), 1),
+          MigClass("7g", 7, 8, (0,), 1)),
+    # RTX PRO 6000 Blackwell Server Edition: at most 4 instances (MIG user guide, Supported GPUs); profiles
+    # 1g.24gb x4, 2g.48gb x2, 4g.96gb x1 with +gfx, -me, +me and +me.all variants (GPU Operator v26.7.0
+    # default mig-parted config). NVIDIA publishes no placement table for it: the grid is the A30's, the
+    # other 4-instance GPU, whose published placements are 1g at 0-3, 2g at 0 and 2, 4g at 0 (inferred).
+    _grid("4-slice", 4, 4, "NVIDIA MIG user guide, Supported MIG Profiles (A30 placements); RTX PRO 6000 placed "
+                           "alike (inferred: NVIDIA publishes no RTX PRO 6000 placements)",
+          MigClass("1g", 1, 1, (0, 1, 2, 3), 4),
+          MigClass("1g+gfx", 1, 1, (0, 1, 2, 3), 4),
+          MigClass("1g-me", 1, 1, (0, 1, 2, 3), 4, media="none"),
+          MigClass("1g+me", 1, 1, (0, 1, 2, 3), 1, media="me"),
+          MigClass("1g+me.all", 1, 1, (0, 1, 2, 3), 1, media="all"),
+          MigClass("2g", 2, 2, (0, 2), 2),
+          MigClass("2g+gfx", 2, 2, (0, 2), 2),
+          MigClass("2g-me", 2, 2, (0, 2), 2, media="none"),
+          MigClass("2g+me.all", 2, 2, (0, 2), 1, media="all"),
+          MigClass("4g", 4, 4, (0,), 1),
+          MigClass("4g+gfx", 4, 4, (0,), 1)),
+)})
+
+# --- GPU models (NVIDIA data sheets, CUDA release notes; gpu-facts.md §1, §2, §5; next-gen-gpus.md §1) ---
 
 
 @dataclass(frozen=True)
@@ -65,9 +108,11 @@ class GpuModel:
     nvml_name: str  # NVML device name; dcgm-exporter's modelName label
     memory_gb: int
     compute_capability: str
-    min_driver: str
-    mig_profiles: Mapping[str, str] = field(default_factory=dict)  # profile name -> MigClass key
+    min_driver: str  # the oldest driver that runs the GPU, whoever installs it
+    mig_profiles: Mapping[str, str] = field(default_factory=dict)  # profile name -> MigClass key of `mig_grid`
     profile_min_driver: Mapping[str, str] = field(default_factory=dict)
+    mig_grid: str = "7-slice"
+    source: str = ""  # where the figures for a GPU beyond gpu-facts.md come from
 
     @property
     def product_label(self) -> str:
@@ -78,9 +123,18 @@ class GpuModel:
     def mig_capable(self) -> bool:
         return bool(self.mig_profiles)
 
+    @property
+    def grid(self) -> MigGrid:
+        return MIG_GRIDS[self.mig_grid]
+
+    @property
+    def min_branch(self) -> str:
+        """The oldest driver branch that runs the GPU: `570` for B200."""
+        return driver_branch(self.min_driver)
+
 
 def _profiles(**names: str) -> Mapping[str, str]:
-    """Profile names per class for one GPU; keyword names are class keys with `_` for `+`/`-`."""
+    """Profile names per class of the 7-slice grid; keyword names are class keys with `_` for `+`/`-`."""
     keys = {"g1": "1g", "g1_me": "1g+me", "g1_2m": "1g-2m", "g2": "2g", "g3": "3g", "g4": "4g", "g7": "7g"}
     out = {}
     for kw, name in names.items():
@@ -89,6 +143,27 @@ def _profiles(**names: str) -> Mapping[str, str]:
             out[f"{name}+me"] = "1g+me"
     return MappingProxyType(out)
 
+
+def _variants(**sizes: str) -> Mapping[str, str]:
+    """Profile names per class of the 4-slice grid: each size with the variants of its class, e.g.
+    `1g.24gb`, `1g.24gb+gfx`, `1g.24gb-me`, `1g.24gb+me`, `1g.24gb+me.all`."""
+    grid = MIG_GRIDS["4-slice"].classes
+    out = {}
+    for kw, name in sizes.items():
+        base = kw.lstrip("g") + "g"
+        for key in grid:
+            if key == base or key.startswith(base + "+") or key.startswith(base + "-"):
+                out[name + key[len(base):]] = key
+    return MappingProxyType(out)
+
+
+# The MIG user guide's Blackwell driver floor is R575 (575.51.03), but NVIDIA's GPU Operator platform notes
+# say MIG does not work on RTX PRO 6000 with 575.57.08, the driver that GPU needs: MIG on it needs the next
+# branch the operator and the EKS AMIs ship, R580 (NVIDIA/cloud-native-docs platform-support.rst @52dcb7b8).
+_RTX_PRO_MIG_DRIVER = "580.65.06"
+_BLACKWELL = ("MIG user guide, Supported GPUs and Deployment Considerations; GPU Operator v26.7.0 default "
+              "mig-parted config; NVIDIA/cloud-native-docs gpu-operator/platform-support.rst @52dcb7b8; "
+              "amazon-eks-ami nvidia-open-supported-devices-*.txt @81fec2e8")
 
 GPU_MODELS: Mapping[str, GpuModel] = MappingProxyType({
     g.key: g
@@ -114,6 +189,28 @@ GPU_MODELS: Mapping[str, GpuModel] = MappingProxyType({
             "H200", "NVIDIA H200", 141, "9.0", "550.54.14",
             _profiles(g1="1g.18gb", g1_2m="1g.35gb", g2="2g.35gb", g3="3g.71gb", g4="4g.71gb", g7="7g.141gb"),
         ),
+        # HGX B200 needs driver 570.133.20 or later (GPU Operator platform notes; also the MIG guide's B200
+        # floor); R570 is the first branch whose open kernel modules list it (0x2901).
+        GpuModel(
+            "B200", "NVIDIA B200", 180, "10.0", "570.133.20",
+            _profiles(g1="1g.23gb", g1_2m="1g.45gb", g2="2g.45gb", g3="3g.90gb", g4="4g.90gb", g7="7g.180gb"),
+            source=_BLACKWELL,
+        ),
+        # B300 SXM6 AC (0x3182): first listed by R580's open kernel modules; 580.65.06 is R580's first
+        # release. Profiles as the GPU Operator's config names them (about 269 GB usable of 288 GB HBM3e).
+        GpuModel(
+            "B300", "NVIDIA B300 SXM6 AC", 269, "10.3", "580.65.06",
+            _profiles(g1="1g.34gb", g1_2m="1g.67gb", g2="2g.67gb", g3="3g.135gb", g4="4g.135gb", g7="7g.269gb"),
+            source=_BLACKWELL,
+        ),
+        # RTX PRO 6000 Blackwell Server Edition (g7e, 0x2BB5): driver 575.57.08 or later (GPU Operator platform
+        # notes); every MIG profile needs R580 (see _RTX_PRO_MIG_DRIVER).
+        GpuModel(
+            "RTX-PRO-6000", "NVIDIA RTX PRO 6000 Blackwell Server Edition", 96, "12.0", "575.57.08",
+            _variants(g1="1g.24gb", g2="2g.48gb", g4="4g.96gb"),
+            MappingProxyType(dict.fromkeys(_variants(g1="1g.24gb", g2="2g.48gb", g4="4g.96gb"), _RTX_PRO_MIG_DRIVER)),
+            mig_grid="4-slice", source=_BLACKWELL,
+        ),
     )
 })
 
@@ -137,7 +234,20 @@ def _price(usd: float, verified: bool = False, note: str = "") -> Price:
     return Price(usd, source, "2026-06" if verified else "2025-06", verified)
 
 
-# --- Instance types (AWS instance type pages; gpu-facts.md §1) ---
+# Karpenter's generated on-demand price table: AWS Price List data for us-east-1 (aws/karpenter-provider-aws
+# pkg/providers/pricing/zz_generated.pricing_aws.go @1d927085, "generated at 2026-07-20T13:44:30Z").
+_PRICE_LIST = "AWS Price List on-demand rate, us-east-1 Linux, as Karpenter v1.14 ships it (zz_generated.pricing_aws.go)"
+
+
+def _listed(usd: float) -> Price:
+    return Price(usd, _PRICE_LIST, "2026-07")
+
+
+# --- Instance types (AWS instance type pages; gpu-facts.md §1; next-gen-gpus.md §1.1) ---
+
+# Node images every GPU instance type runs (the EKS-optimized NVIDIA AMIs, and Canonical's Ubuntu with the
+# operator's driver); an instance type lists its own when it differs.
+ALL_GPU_IMAGES = ("AL2023_x86_64_NVIDIA", "BOTTLEROCKET_x86_64_NVIDIA", "UBUNTU_22_04", "UBUNTU_24_04")
 
 
 @dataclass(frozen=True)
@@ -147,8 +257,10 @@ class InstanceType:
     gpu_count: int
     vcpu: int
     memory_gib: int
-    efa_interfaces: int  # 0: no EFA
+    efa_interfaces: int  # 0: no EFA; else one per network card that takes one
     price: Price
+    network_cards: int = 0  # 0: one, or one per EFA interface (every card takes one)
+    ami_types: tuple[str, ...] = ALL_GPU_IMAGES  # the images the instance type runs (spec ami.type)
 
     @property
     def gpu_model(self) -> GpuModel:
@@ -157,6 +269,17 @@ class InstanceType:
     @property
     def family(self) -> str:
         return self.name.split(".", 1)[0]
+
+    @property
+    def cards(self) -> int:
+        """Network cards: the primary interface sits on card 0, each EFA interface on a card of its own."""
+        return self.network_cards or max(1, self.efa_interfaces)
+
+    @property
+    def first_efa_card(self) -> int:
+        """The first card taking an EFA interface: 0, or 1 where card 0 takes only the primary ENA interface
+        (p6-b300: 17 cards, 16 EFA)."""
+        return self.cards - self.efa_interfaces if self.efa_interfaces else 0
 
 
 # (size, gpus, vcpu, RAM GiB) per family; the g-family ladders share sizes and GPU counts.
@@ -188,18 +311,62 @@ def _g_family(family: str) -> list[InstanceType]:
     return out
 
 
+# g7e (RTX PRO 6000 Blackwell Server Edition), from Karpenter v1.14's instance-type reference (EC2
+# DescribeInstanceTypes: GPUs, vCPU, memory, EFA) and its generated VPC limits (network cards)
+# @1d927085: size, GPUs, vCPU, RAM GiB, EFA interfaces, network cards, on-demand USD/h.
+_G7E = (
+    ("2xlarge", 1, 8, 64, 0, 1, 3.36312), ("4xlarge", 1, 16, 128, 0, 1, 3.99816),
+    ("8xlarge", 1, 32, 256, 1, 1, 5.26824), ("12xlarge", 2, 48, 512, 1, 1, 8.28608),
+    ("24xlarge", 4, 96, 1024, 2, 2, 16.57216), ("48xlarge", 8, 192, 2048, 4, 4, 33.14432),
+)
+# AL2023 and Bottlerocket NVIDIA AMIs list p6-b200, p6-b300 and g7e (AWS EKS user guide, ml-eks-optimized-ami
+# @07d09a00); NVIDIA supports their operator-owned drivers on Ubuntu 22.04 and 24.04 (platform-support.rst).
 INSTANCE_TYPES: Mapping[str, InstanceType] = MappingProxyType({
     i.name: i
     for i in (
         *_g_family("g5"), *_g_family("g6"), *_g_family("g6e"),
+        *(InstanceType(f"g7e.{size}", "RTX-PRO-6000", gpus, vcpu, ram, efa, _listed(usd), cards)
+          for size, gpus, vcpu, ram, efa, cards, usd in _G7E),
         InstanceType("p4d.24xlarge", "A100-SXM4-40GB", 8, 96, 1152, 4, _price(21.96, note=_P_CUT)),
         InstanceType("p4de.24xlarge", "A100-SXM4-80GB", 8, 96, 1152, 4, _price(27.45, note=_P_CUT)),
         InstanceType("p5.48xlarge", "H100-80GB-HBM3", 8, 192, 2048, 32, _price(55.04, note=_P_CUT)),
         InstanceType("p5e.48xlarge", "H200", 8, 192, 2048, 32, _price(63.30, note=_P_CUT)),
         InstanceType("p5en.48xlarge", "H200", 8, 192, 2048, 16, _price(63.30, note=_P_CUT)),
+        # 8 EFA on 8 cards; p6-b300: 16 EFA on 17 cards, card 0 holding only the primary ENA interface.
+        InstanceType("p6-b200.48xlarge", "B200", 8, 192, 2048, 8, _listed(113.9328), 8),
+        InstanceType("p6-b300.48xlarge", "B300", 8, 192, 4096, 16, _listed(142.416), 17),
     )
 })
 
+# --- Reserved capacity: EC2 Capacity Blocks for ML and On-Demand Capacity Reservations ---
+
+# Capacity Block rates (USD per instance-hour, US Regions). A block is priced per offering and paid up front
+# when bought; these are planning figures from a snapshot of aws.amazon.com/ec2/capacityblocks/pricing
+# (2026-06-19, third-party copy: next-gen-gpus.md §1.2), not verified: set pricing.capacityBlockUsdPerHour to
+# the offering's UpfrontFee over its hours.
+_BLOCK_PAGE = "EC2 Capacity Blocks pricing page snapshot (third-party copy, US Regions; rates change quarterly)"
+CAPACITY_BLOCK_PRICES: Mapping[str, Price] = MappingProxyType({
+    t: Price(usd, _BLOCK_PAGE, "2026-06") for t, usd in (
+        ("p5e.48xlarge", 39.799), ("p5en.48xlarge", 45.768), ("p6-b200.48xlarge", 82.368),
+        ("p6-b300.48xlarge", 93.60),
+    )
+})
+# EC2 starts terminating a block's instances 30 minutes before its end (60 for UltraServers); EKS scales a
+# Capacity Block node group to zero 40 minutes before the end with the scheduled action named below
+# (AWS EKS user guide, capacity-blocks-mng @0a7189e9), and Karpenter drains its nodes 10 minutes before EC2
+# begins terminating (karpenter.sh v1.14, Utilizing ODCRs and Capacity Blocks): either way nodes go 40
+# minutes before the end.
+CAPACITY_BLOCK_TERMINATION_MINUTES = 30
+CAPACITY_BLOCK_DRAIN_MINUTES = 40
+CAPACITY_BLOCK_SCALE_DOWN_ACTION = "Amazon EKS Node Group Capacity Scaledown Before Reservation End"
+CAPACITY_RESERVATION_ID = r"^cr-[0-9a-z]+$"  # Karpenter's EC2NodeClass pattern for capacityReservationSelectorTerms[].id
+# Families Capacity Blocks are sold for (AWS PCS user guide, "Using Amazon EC2 Capacity Blocks for ML":
+# P6-B300, P6-B200, P5en, P5e, P5 and P4d; the EC2 user guide's list names the same GPU families). A block
+# holds at most 64 instances and lives in one Availability Zone, as a targeted reservation (EC2 user guide,
+# "Capacity Blocks for ML" and "Work with Capacity Blocks"). On-Demand Capacity Reservations cover every
+# family.
+CAPACITY_BLOCK_FAMILIES = ("p4d", "p5", "p5e", "p5en", "p6-b200", "p6-b300")
+CAPACITY_BLOCK_MAX_INSTANCES = 64
 # Non-GPU instances the platform itself runs (system node group) and their prices.
 SYSTEM_INSTANCE_PRICES: Mapping[str, Price] = MappingProxyType({
     "m6i.large": _price(0.096), "m6i.xlarge": _price(0.192), "m6i.2xlarge": _price(0.384),
@@ -445,10 +612,19 @@ _STORES = {
            "48xlarge": (8, 940)},
     "g6e": {**_G_STORE, "16xlarge": (1, 1900), "12xlarge": (2, 1900), "24xlarge": (2, 1900), "48xlarge": (4, 1900)},
 }
+# p6-b200, p6-b300 and g7e: totals as EC2 DescribeInstanceTypes reports them (Karpenter v1.14 instance-type
+# reference, instance-local-nvme, @1d927085); disks per size as AWS's instance type pages list them
+# (p6: 8 x 3800 GB; g7e: one 1900 GB disk up to 8xlarge, then 3800 GB disks).
+BLACKWELL_INSTANCE_STORE: Mapping[str, InstanceStore] = MappingProxyType({
+    "p6-b200.48xlarge": InstanceStore(8, 3800), "p6-b300.48xlarge": InstanceStore(8, 3800),
+    "g7e.2xlarge": InstanceStore(1, 1900), "g7e.4xlarge": InstanceStore(1, 1900), "g7e.8xlarge": InstanceStore(1, 1900),
+    "g7e.12xlarge": InstanceStore(1, 3800), "g7e.24xlarge": InstanceStore(2, 3800), "g7e.48xlarge": InstanceStore(4, 3800),
+})
 INSTANCE_STORE: Mapping[str, InstanceStore] = MappingProxyType({
     **{f"{family}.{size}": InstanceStore(*disks) for family, sizes in _STORES.items() for size, disks in sizes.items()},
     "p4d.24xlarge": InstanceStore(8, 1000), "p4de.24xlarge": InstanceStore(8, 1000),
     **{f"{family}.48xlarge": InstanceStore(8, 3840) for family in ("p5", "p5e", "p5en")},
+    **BLACKWELL_INSTANCE_STORE,
 })
 # nodeadm's NodeConfig `spec.instance.localStorage.strategy` (amazon-eks-ami nodeadm API reference); RAID0
 # stripes every instance-store disk into one array and bind-mounts kubelet, containerd and pod logs onto it.
@@ -460,8 +636,9 @@ LOCAL_STORAGE_BIND_DIRS = ("/var/lib/kubelet", "/var/lib/containerd", "/var/log/
 # Instance store disks appear under this by-id prefix (the NVMe model name AWS gives them).
 INSTANCE_STORE_DISK_GLOB = "/dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_*"
 
-# EFA: GPUDirect RDMA over EFA on these families (AWS EC2 user guide, EFA supported instance types).
-EFA_RDMA_FAMILIES = ("p4d", "p4de", "p5", "p5e", "p5en")
+# EFA: GPUDirect RDMA over EFA on these families (AWS EC2 user guide, EFA supported instance types: RDMA read
+# on p4d/p4de and Nitro v4+; p6-b200, p6-b300 and g7e.8xlarge and larger are Nitro v6 with RDMA read and write).
+EFA_RDMA_FAMILIES = ("p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300", "g7e")
 EFA_DEVICE_PLUGIN_CHART = ("https://aws.github.io/eks-charts", "aws-efa-k8s-device-plugin")
 EFA_DEVICE_PLUGIN_NAMESPACE = "kube-system"
 # Chart version -> its values.yaml kept in facts/upstream/ for the Helm-keys guard.
@@ -562,7 +739,17 @@ def version_key(version: str) -> tuple[int, ...]:
 
 
 def mig_class(gpu: GpuModel, profile: str) -> MigClass:
-    return MIG_CLASSES[gpu.mig_profiles[profile]]
+    return gpu.grid.classes[gpu.mig_profiles[profile]]
+
+
+def mig_compute_share(gpu: GpuModel, profile: str) -> float:
+    """The fraction of the GPU's compute one instance of `profile` holds (3g on a 7-slice GPU: 3/7)."""
+    return mig_class(gpu, profile).compute / gpu.grid.compute_slices
+
+
+def mig_memory_share(gpu: GpuModel, profile: str) -> float:
+    """The fraction of the GPU's memory one instance of `profile` holds (3g on a 7-slice GPU: 4/8)."""
+    return mig_class(gpu, profile).memory / gpu.grid.memory_slices
 
 
 # --- Kueue: queueing and fair sharing (kubernetes-sigs/kueue releases; chart README "Installing the chart") ---

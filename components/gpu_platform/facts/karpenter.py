@@ -15,7 +15,10 @@ NODE_POOL_API = ("karpenter.sh/v1", "NodePool")
 NODE_CLASS_API = ("karpenter.k8s.aws/v1", "EC2NodeClass")
 NODE_POOL = f"kubernetes:{NODE_POOL_API[0]}:{NODE_POOL_API[1]}"
 NODE_CLASS = f"kubernetes:{NODE_CLASS_API[0]}:{NODE_CLASS_API[1]}"
-CAPACITY_TYPES = {"spot": "spot", "on-demand": "on-demand"}  # the spec's spelling is Karpenter's
+RESERVED = "reserved"  # Karpenter's capacity type of ODCRs and Capacity Blocks (ReservedCapacity feature)
+CAPACITY_BLOCK = "capacity-block"  # karpenter.k8s.aws/capacity-reservation-type of a Capacity Block
+# The ReservedCapacity feature gate's chart value (charts/karpenter values.yaml @v1.14.1: beta, on by default).
+RESERVED_CAPACITY_GATE = "reservedCapacity"
 # Reasons Karpenter may voluntarily disrupt a node for; a window holds back the two that evict pods.
 POD_EVICTING_REASONS = ("Drifted", "Underutilized")
 EMPTY_REASON = "Empty"
@@ -46,14 +49,25 @@ def node_group_view(node_pool: Mapping[str, Any]) -> dict[str, Any]:
     labels, taints in the EKS API's spelling), so the cost model and the pack's pool rules read both."""
     template = (node_pool.get("spec") or {}).get("template") or {}
     labels = dict((template.get("metadata") or {}).get("labels") or {})
-    capacity = requirement_values(node_pool, names.KARPENTER_CAPACITY_TYPE_LABEL)
     effects = names.TAINT_EFFECTS  # Kubernetes spelling -> the EKS API's
     return {
         "instanceTypes": requirement_values(node_pool, names.INSTANCE_TYPE_LABEL),
-        "capacityType": "SPOT" if capacity == ["spot"] else "ON_DEMAND" if capacity == ["on-demand"] else "MIXED",
+        "capacityType": capacity_type(node_pool),
         "scalingConfig": {"minSize": 0, "maxSize": max_nodes(node_pool)},
         "labels": labels,
         "taints": [{"key": t.get("key"), "value": t.get("value", ""), "effect": effects.get(t.get("effect"), t.get("effect"))}
                    for t in (template.get("spec") or {}).get("taints") or [] if isinstance(t, Mapping)],
         "nodeGroupName": (node_pool.get("metadata") or {}).get("name"),
     }
+
+
+def capacity_type(node_pool: Mapping[str, Any]) -> str:
+    """A NodePool's capacity in a node group's terms: SPOT, ON_DEMAND (reserved capacity of an ODCR is billed as
+    on-demand, and a pool allowing on-demand falls back to it), CAPACITY_BLOCK (reserved capacity of type
+    capacity-block only), or MIXED (spot with anything else)."""
+    capacity = set(requirement_values(node_pool, names.KARPENTER_CAPACITY_TYPE_LABEL))
+    if capacity == {"spot"}:
+        return "SPOT"
+    if capacity == {RESERVED} and requirement_values(node_pool, names.KARPENTER_RESERVATION_TYPE_LABEL) == [CAPACITY_BLOCK]:
+        return "CAPACITY_BLOCK"
+    return "ON_DEMAND" if capacity and capacity <= {"on-demand", RESERVED} else "MIXED"

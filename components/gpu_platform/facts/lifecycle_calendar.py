@@ -122,7 +122,8 @@ DRIVER_BRANCHES: Mapping[str, DriverBranch] = MappingProxyType({
 # --- Which driver branch an EKS-optimized NVIDIA AMI release carries ---
 # An AMI release version is `<kubelet version>-<YYYYMMDD>`; the date selects the era below (the latest era
 # starting on or before it). Eras list the branches the AMI carries; when it carries several, it picks one
-# per instance type at first boot, and `family_branches` holds the families whose branch AWS documents.
+# per instance at first boot: `family_branches` holds the families that resolve to another branch than
+# `default_branch` ("" when how the AMI picks is not documented: the plan then names every branch).
 
 
 @dataclass(frozen=True)
@@ -131,10 +132,17 @@ class AmiDriverEra:
     first_release: date  # the first AMI release date this era covers
     branches: tuple[str, ...]  # every branch the AMI carries
     family_branches: Mapping[str, str] = field(default_factory=dict)  # instance family -> branch, documented
+    default_branch: str = ""  # the branch every other family runs (several branches only)
     source: str = ""
     checked: str = CHECKED
     confirmed: bool = True
     note: str = ""
+
+    def branch_for(self, family: str) -> Optional[str]:
+        """The branch an instance family's nodes run, None when the era does not say."""
+        if len(self.branches) == 1:
+            return self.branches[0]
+        return self.family_branches.get(family) or self.default_branch or None
 
 
 AMI_RELEASES = "awslabs/amazon-eks-ami releases and pull requests"
@@ -148,12 +156,18 @@ AMI_DRIVER_ERAS: tuple[AmiDriverEra, ...] = (
                         "by 2025-11-10)", confirmed=False,
                  note="Kubernetes 1.33 images moved to R580 from 2025-10-27; the calendar dates the change at the "
                       "last version's switch"),
+    # The two trees are R580 (LTS) and R595 (production branch). At first boot resolve-nvidia-driver.sh picks
+    # the LTS tree when every GPU of the instance is on R580's open-kernel-module device list, else the
+    # production tree when they are on R595's, else LTS with the proprietary modules (g4dn, g5 and g5g are
+    # always LTS). Every GPU of the catalog (A10G to B300 and the RTX PRO 6000) is on R580's list; g7's RTX
+    # PRO 4500 (0x2C3A) is only on R595's.
     AmiDriverEra("AL2023_x86_64_NVIDIA", date(2026, 9, 17), ("580", "595"),
-                 MappingProxyType({"g7": "595", "g7e": "595", "p3": "580", "p3dn": "580", "g6f": "580"}),
-                 source=f"{AMI_RELEASES}: release v20260917 and issue 2768 (two drivers, chosen by instance type at "
-                        "first boot); pull request 2808 (P3, P3dn and G6f cannot run R595)", confirmed=False,
-                 note="AWS's per-family choice for other families was not available when checked: for them the "
-                      "plan names both branches; confirm with nvidia-smi on one node of the pool"),
+                 MappingProxyType({"g7": "595"}), default_branch="580",
+                 source=f"{AMI_RELEASES}: release v20260917 and issue 2768 (two drivers, chosen at first boot); "
+                        "templates/al2023/runtime/gpu/resolve-nvidia-driver.sh @46d3c70a and "
+                        "nvidia-open-supported-devices-580.txt / -595.txt @81fec2e8", confirmed=False,
+                 note="the first release date is the release note's; the choice per instance follows the "
+                      "resolve script: confirm with nvidia-smi on one node of a pool"),
 )
 
 # --- EKS add-ons: the Kubernetes versions each add-on line is offered for ---

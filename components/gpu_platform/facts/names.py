@@ -54,6 +54,8 @@ INTERNAL_ELB_SUBNET_TAG = "kubernetes.io/role/internal-elb"
 KARPENTER_RELEASE = "karpenter"  # Helm release, fullname and service account of the controller
 KARPENTER_DISCOVERY_TAG = "karpenter.sh/discovery"  # on the subnets and security groups EC2NodeClasses select
 KARPENTER_CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
+# On reserved nodes only: `default` (an ODCR) or `capacity-block` (karpenter.sh v1.14, ODCRs and Capacity Blocks).
+KARPENTER_RESERVATION_TYPE_LABEL = "karpenter.k8s.aws/capacity-reservation-type"
 KARPENTER_DO_NOT_DISRUPT_ANNOTATION = "karpenter.sh/do-not-disrupt"  # "true" on job pods
 KARPENTER_UNREGISTERED_TAINT = "karpenter.sh/unregistered"  # custom-image nodes must register with it
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"

@@ -7,6 +7,7 @@ this platform's labels. These look-ups say what a chart, an AMI type or an insta
 from __future__ import annotations
 
 import re
+from typing import Any, Mapping, Optional
 
 from gpu_platform.facts import catalog
 
@@ -21,7 +22,8 @@ GPU_AMI_TYPES = frozenset(
 
 # EC2 families with NVIDIA GPUs beyond the catalog's priced types (AWS "Accelerated computing" instances).
 NVIDIA_GPU_FAMILIES = frozenset({
-    "g4dn", "g5", "g5g", "g6", "g6e", "g6f", "gr6", "p3", "p3dn", "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200",
+    "g4dn", "g5", "g5g", "g6", "g6e", "g6f", "gr6", "g7", "g7e", "p3", "p3dn", "p4d", "p4de", "p5", "p5e", "p5en",
+    "p6-b200", "p6-b300",
 })
 
 
@@ -39,3 +41,13 @@ def is_gpu_instance_type(instance_type: object) -> bool:
     if not isinstance(instance_type, str):
         return False
     return instance_type in catalog.INSTANCE_TYPES or instance_type.split(".", 1)[0] in NVIDIA_GPU_FAMILIES
+
+
+def node_group_instance_types(inputs: Mapping[str, Any], template: Optional[Mapping[str, Any]]) -> list[str]:
+    """A managed node group's instance types: its own `instanceTypes`, else the `instanceType` of the launch
+    template it names (a Capacity Block group names its type there only: EKS fails one naming it twice)."""
+    types = inputs.get("instanceTypes")
+    if isinstance(types, list) and types:
+        return list(types)
+    instance_type = template.get("instanceType") if isinstance(template, Mapping) else None
+    return [instance_type] if isinstance(instance_type, str) and instance_type else []

@@ -6,16 +6,16 @@ to 6. JSON shape documented in docs/cost.md; `VERSION` changes only when a field
 """
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 from typing import Any, Optional
 
-from gpu_platform.decisions import lifecycle
+from gpu_platform.decisions import lifecycle, reservations
 from gpu_platform.decisions.cost import EXCLUSIONS, HOURS, SPOT, CostEstimate, FixedItem, PoolEstimate, TeamCost, estimate_spec, team_costs
 from gpu_platform.facts import catalog
 from gpu_platform.planner.capacity_section import short
 from gpu_platform.planner.sections import PlanContext, Section, register
 from gpu_platform.planner.tables import count, md_table, money, percent, rate, span, text_table
-from gpu_platform.spec.models import PlatformSpec
+from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
 
 NAME = "cost"
 TITLE = "Cost estimate (USD)"
@@ -39,7 +39,7 @@ def from_spec(spec: PlatformSpec, region: Optional[str] = None, as_of: Optional[
         "version": VERSION, "currency": CURRENCY, "estimate": True, "hoursPerMonth": HOURS,
         "prices": {"asOf": est.prices_as_of, "region": catalog.PRICE_REGION, "spotDiscount": est.spot_discount,
                    "sources": [{"source": q.source, "asOf": q.as_of} for q in est.sources]},
-        "pools": [_pool(p) for p in est.pools],
+        "pools": [_pool(p, pool, as_of) for p, pool in zip(est.pools, spec.node_pools)],
         "fixed": [_fixed(f) for f in est.fixed],
         "totals": {"hourlyUsdAtMin": _h(est.hourly_at_min), "hourlyUsdAtMax": _h(est.hourly_at_max),
                    "monthlyUsdAtMin": _m(est.monthly_at_min), "monthlyUsdAtMax": _m(est.monthly_at_max),
@@ -51,8 +51,8 @@ def from_spec(spec: PlatformSpec, region: Optional[str] = None, as_of: Optional[
     }
 
 
-def _pool(p: PoolEstimate) -> dict[str, Any]:
-    f = p.facts
+def _pool(p: PoolEstimate, pool: NodePoolSpec, as_of: date) -> dict[str, Any]:
+    f, quote = p.facts, p.quote
     return {
         "name": f.name, "pricedInstanceType": f.priced_type, "instanceTypes": list(f.instance_types),
         "capacityType": f.capacity_type, "minSize": f.min_size, "maxSize": f.max_size,
@@ -61,8 +61,27 @@ def _pool(p: PoolEstimate) -> dict[str, Any]:
         "usdPerNodeHour": _u(p.usd_per_node_hour), "usdPerGpuHour": _u(p.usd_per_gpu_hour),
         "hourlyUsdAtMin": _h(p.hourly_at_min), "hourlyUsdAtMax": _h(p.hourly_at_max),
         "monthlyUsdAtMin": _m(p.monthly_at_min), "monthlyUsdAtMax": _m(p.monthly_at_max),
-        "source": p.on_demand.source if p.on_demand else None, "asOf": p.on_demand.as_of if p.on_demand else None,
+        "source": quote.source if quote else None, "asOf": quote.as_of if quote else None,
+        "reservation": _reservation(p, pool, as_of),
     }
+
+
+def _reservation(p: PoolEstimate, pool: NodePoolSpec, as_of: date) -> Optional[dict[str, Any]]:
+    """What the pool reserves: a Capacity Block's window and its hours in the month, or an ODCR's id."""
+    kind = reservations.kind(pool)
+    if not kind:
+        return None
+    r = pool.reservation
+    out: dict[str, Any] = {"id": r.id, "kind": kind, "instances": p.facts.reserved or None}
+    if kind == reservations.CAPACITY_BLOCK:
+        out.update(start=_iso(r.start), end=_iso(r.end), month=f"{as_of:%Y-%m}",
+                   hoursInMonth=round(p.block_hours, 2), state=reservations.state(pool, as_of),
+                   paidUpFront=True)
+    return out
+
+
+def _iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _fixed(f: FixedItem) -> dict[str, Any]:
@@ -88,12 +107,17 @@ def _team(t: TeamCost) -> dict[str, Any]:
 
 
 def _notes(est: CostEstimate, region: Optional[str]) -> list[str]:
-    notes = ["Each pool is priced at its first instance type (the type managed node groups launch first and the "
+    blocks = [p for p in est.pools if p.is_block]
+    notes = [f"Capacity Blocks ({', '.join(p.name for p in blocks)}) are paid up front for every hour of their window, "
+             "used or not: each is priced at its block rate x its instances x the window's hours in this month, the "
+             "same at min and at max size (set pricing.capacityBlockUsdPerHour to your offering's rate)."] if blocks else []
+    notes += ["Each pool is priced at its first instance type (the type managed node groups launch first and the "
              "Cluster Autoscaler sizes from); a pool running on a pricier fallback type costs more.",
              f"Spot = on-demand x (1 - discount); default discount {est.spot_discount:g}, per type in "
              "pricing.spotDiscounts. Spot prices move hourly: treat spot figures as a planning range.",
              "Team figures: quota x capacity-weighted price per schedulable unit at max size, for a full month; "
-             "a MIG slice costs its compute share (slices/7) of a GPU-hour, a time-sliced unit a GPU-hour over replicas."]
+             "a MIG slice costs its compute share of a GPU-hour (slices of 7; of 4 on an RTX PRO 6000), a time-sliced "
+             "unit a GPU-hour over replicas."]
     if region and region != catalog.PRICE_REGION:
         notes.append(f"Catalog prices are for {catalog.PRICE_REGION}; this stack runs in {region}: set "
                      "pricing.onDemandUsdPerHour for that region's prices.")
@@ -137,8 +161,12 @@ def _heading(section: dict[str, Any]) -> str:
 
 
 def _pool_label(p: dict[str, Any]) -> str:
+    r = p.get("reservation")
+    if r and r["kind"] == reservations.CAPACITY_BLOCK:
+        return f"{p['pricedInstanceType']} capacity block, {r['instances']} x {r['hoursInMonth']:g} h in {r['month']}"
     spot = f" at {p['discount'] * 100:g}% off" if p["capacityType"] == SPOT else ""
-    return f"{p['pricedInstanceType']} {p['capacityType']}{spot}"
+    odcr = f" in {r['id']}" if r else ""
+    return f"{p['pricedInstanceType']} {p['capacityType']}{spot}{odcr}"
 
 
 def _quantity(f: dict[str, Any]) -> str:

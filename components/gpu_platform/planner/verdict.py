@@ -105,6 +105,10 @@ def plan_derived_config(plan: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             "onDemandUsdPerHour": {p["pricedInstanceType"]: p["onDemandUsdPerNodeHour"] for p in pools
                                    if p.get("onDemandUsdPerNodeHour") is not None},
             "spotDiscounts": {p["pricedInstanceType"]: p["discount"] for p in pools if p.get("capacityType") == "spot"},
+            "capacityBlockUsdPerHour": {p["pricedInstanceType"]: p["usdPerNodeHour"] for p in pools
+                                        if p.get("capacityType") == "capacity-block" and p.get("usdPerNodeHour") is not None},
+            "capacityBlocks": {p["name"]: {"hours": r["hoursInMonth"], "instances": r["instances"]} for p in pools
+                               if (r := p.get("reservation")) and r.get("kind") == "capacity-block"},
         }
         fixed = {f["key"]: f for f in cost.get("fixed") or []}
         prices = {"eksControlPlane": "eksControlPlane", "natGateways": "natGateway",

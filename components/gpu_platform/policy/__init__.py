@@ -8,20 +8,22 @@ from __future__ import annotations
 from pulumi_policy import EnforcementLevel
 
 from gpu_platform.policy import (
-    cost, disruption, driver, karpenter, lifecycle, node_groups, pinning, queueing, replacement, sharing, storage,
-    teams,
+    cost, disruption, driver, karpenter, lifecycle, node_groups, pinning, queueing, replacement, reservations, sharing,
+    storage, teams,
 )
 
 PACK_NAME = "gpu-platform"
 PACK_DESCRIPTION = ("Blocks unsafe GPU platform changes and node-pool replacements: pinned drivers, chart and add-on "
-                    "versions, tainted and protected pools, valid MIG, quotas, budget, support windows, and a "
-                    "node-group lock that also approves GPU pod evictions and node rolls.")
+                    "versions, tainted and protected pools, reserved capacity as EKS accepts it, valid MIG, quotas, "
+                    "budget, support windows, and a node-group lock that also approves GPU pod evictions and node "
+                    "rolls.")
 # Each policy sets its own level; this is the pack's default for any that do not.
 ENFORCEMENT_LEVEL = EnforcementLevel.MANDATORY
 
 POLICIES = [
     *driver.POLICIES,
     *node_groups.POLICIES,
+    *reservations.POLICIES,
     *karpenter.POLICIES,
     *sharing.POLICIES,
     *teams.POLICIES,

@@ -129,8 +129,13 @@ def node_group_label(name: str, props: Any) -> str:
 
 
 def gpu_model_of(props: Any) -> Optional[catalog.GpuModel]:
+    """The GPU of a node group's first known instance type, else of its GPU product label (a Capacity Block
+    group names its instance type in its launch template only)."""
     types = [catalog.INSTANCE_TYPES[t] for t in get(props, "instanceTypes", []) if t in catalog.INSTANCE_TYPES]
-    return types[0].gpu_model if types else None
+    if types:
+        return types[0].gpu_model
+    product = get(props, "labels", {}).get(names.GPU_PRODUCT_LABEL)
+    return next((g for g in catalog.GPU_MODELS.values() if product and g.product_label == product), None)
 
 
 def stack_of(urn: str) -> str:

@@ -2,7 +2,8 @@
 
 Priced by decisions/cost.py, the same model behind the plan's cost section, from what the program
 registered: each node group (GPU pools and system nodes) and Karpenter NodePool (limits.nodes as max
-size) at its first instance type, the EKS control plane, NAT gateways, EBS volumes (launch-template or
+size) at its first instance type (a Capacity Block group's, named in its launch template, at the block's rate
+for the hours the plan gives, else a whole month), the EKS control plane, NAT gateways, EBS volumes (launch-template or
 EC2NodeClass volumes, or the node group's disk size, times max size), EFS storage (`efsStorageGiB`: a
 file system's size is not an input) and FSx for Lustre storage (its provisioned capacity is). Policies
 cannot read the stack
@@ -31,7 +32,7 @@ POOL_FACT_INPUTS = ("instanceTypes", "capacityType", "scalingConfig", "labels", 
 def pricing_from_config(config: Mapping[str, Any]) -> Pricing:
     return Pricing(float(config.get("spotDiscount", catalog.DEFAULT_SPOT_DISCOUNT)),
                    dict(config.get("spotDiscounts") or {}), dict(config.get("onDemandUsdPerHour") or {}),
-                   dict(config.get("fixedPrices") or {}))
+                   dict(config.get("fixedPrices") or {}), dict(config.get("capacityBlockUsdPerHour") or {}))
 
 
 def _disk_gib(ng: Any, templates: Mapping[str, Any]) -> int:
@@ -76,7 +77,8 @@ def control_planes(clusters: list, config: Mapping[str, Any], pricing: Pricing) 
 def monthly_at_max(args: StackValidationArgs, config: Mapping[str, Any]) -> tuple[float, list[str]]:
     """USD per month with every node group at max size, and the items that have no price."""
     pricing = pricing_from_config(config)
-    pools = [pool_facts_from_node_group_inputs({k: v for k in POOL_FACT_INPUTS if (v := get(ng.props, k)) is not None})
+    pools = [pool_facts_from_node_group_inputs({k: v for k in POOL_FACT_INPUTS if (v := get(ng.props, k)) is not None},
+                                               blocks=config.get("capacityBlocks"))
              for ng in pool_resources(args)]
     est = estimate(pools, fixed_items(args, config, pricing), pricing)
     return est.monthly_at_max, est.unpriced
@@ -107,6 +109,11 @@ BUDGET_SCHEMA = PolicyConfigSchema({
                      "description": "Fraction off on-demand for spot capacity."},
     "spotDiscounts": {"type": "object", "default": {}, "description": "Per instance type spot discounts."},
     "onDemandUsdPerHour": {"type": "object", "default": {}, "description": "Per instance type price overrides."},
+    "capacityBlockUsdPerHour": {"type": "object", "default": {},
+                                "description": "Per instance type Capacity Block rates (USD per instance-hour)."},
+    "capacityBlocks": {"type": "object", "default": {},
+                       "description": "Per pool, a Capacity Block's {hours, instances} in the priced month (the plan "
+                                      "sets them); a block without is priced for a whole month at max size."},
     "fixedPrices": {"type": "object", "default": {},
                     "description": "Overrides of eksControlPlane, natGateway (USD/hour), efsStandard, ebsGp3, "
                                    "fsxLustre (USD/GB-month)."},

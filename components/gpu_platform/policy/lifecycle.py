@@ -16,6 +16,7 @@ from datetime import date
 from typing import Any, Iterator, Mapping, Optional
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity, StackValidationArgs
+from pulumi_policy.proxy import UnknownValueError
 
 from gpu_platform.decisions import lifecycle, pinned
 from gpu_platform.policy.common import (
@@ -25,12 +26,17 @@ from gpu_platform.policy.common import (
 Found = Iterator[tuple[str, Optional[str]]]
 
 
-def _inputs(props: Any, keys: tuple[str, ...]) -> dict[str, Any]:
+def _inputs(props: Any, keys: tuple[str, ...], optional: frozenset = frozenset()) -> dict[str, Any]:
     """The plain inputs pinned.py reads, key by key (`values.driver` nests), so an unknown value elsewhere in
-    the resource does not stop the rule."""
+    the resource does not stop the rule; an `optional` key still unknown is left out."""
     out: dict[str, Any] = {}
     for key in keys:
-        value = get(props, key)
+        try:
+            value = get(props, key)
+        except UnknownValueError:
+            if key not in optional:
+                raise
+            continue
         if value is None:
             continue
         *parents, leaf = key.split(".")
@@ -42,7 +48,8 @@ def _inputs(props: Any, keys: tuple[str, ...]) -> dict[str, Any]:
 
 
 def pins(args: StackValidationArgs) -> pinned.Pinned:
-    return pinned.from_resources((r.resource_type, _inputs(r.props, pinned.INPUT_KEYS[r.resource_type]))
+    return pinned.from_resources((r.resource_type, _inputs(r.props, pinned.INPUT_KEYS[r.resource_type],
+                                                           pinned.OPTIONAL_INPUTS.get(r.resource_type, frozenset())))
                                  for r in args.resources if r.resource_type in pinned.INPUT_KEYS)
 
 

@@ -4,8 +4,9 @@
 - Node groups are protected where config says (prod by default): the engine then refuses to replace or
   delete them; `deleteBeforeReplace` (downtime on every replacement) is forbidden.
 - The autoscaler owns `scalingConfig.desiredSize`: the program must ignore it.
-- Critical pools (node label `gpu-platform.io/critical=true`) are on-demand; every instance type is on
-  the allow-list.
+- Critical pools (node label `gpu-platform.io/critical=true`) are on-demand (not spot, not a Capacity
+  Block, which ends on a date); every instance type, a node group's or its launch template's, is on the
+  allow-list.
 - Launch templates require IMDSv2 and encrypt every EBS volume they declare.
 """
 from __future__ import annotations
@@ -61,21 +62,32 @@ def desired_size_ignored(args: ResourceValidationArgs, config: Mapping[str, Any]
                f"the size the autoscaler chose; add ignore_changes=[\"{DESIRED_SIZE}\"]")
 
 
+# Why a critical pool may not run on each capacity type but on-demand (an ODCR's reserved capacity is on-demand).
+NOT_FOR_CRITICAL = {"SPOT": "which AWS can reclaim at any time",
+                    "CAPACITY_BLOCK": "which ends on a date (its nodes are drained 40 minutes before)"}
+
+
 def critical_on_demand(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterator[str]:
     if get(args.props, "labels", {}).get(names.CRITICAL_LABEL) != "true":
         return
     capacity = get(args.props, "capacityType", "ON_DEMAND")
     if capacity != "ON_DEMAND":
-        yield (f"{node_group_label(args.name, args.props)} is critical but uses {capacity} capacity, which AWS can "
-               "reclaim at any time: set capacityType ON_DEMAND on this node group, or drop its "
-               f"{names.CRITICAL_LABEL} label (stack file: capacityType: on-demand, or drop critical)")
+        why = NOT_FOR_CRITICAL.get(capacity, "which may not be on-demand")
+        yield (f"{node_group_label(args.name, args.props)} is critical but uses {capacity} capacity, {why}: set "
+               f"capacityType ON_DEMAND on this node group (an On-Demand Capacity Reservation may hold it), or drop "
+               f"its {names.CRITICAL_LABEL} label (stack file: capacityType: on-demand, or drop critical)")
 
 
 def instance_types_allowed(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterator[str]:
+    """A node group's instance types, or the one a launch template names (a Capacity Block group's)."""
     allowed = set(config.get("allowedInstanceTypes") or DEFAULT_ALLOWED_TYPES)
-    refused = [t for t in get(args.props, "instanceTypes", []) if t not in allowed]
+    if getattr(args, "resource_type", None) == LAUNCH_TEMPLATE:
+        who, types = f"launch template {args.name!r}", [t for t in [get(args.props, "instanceType")] if t]
+    else:
+        who, types = node_group_label(args.name, args.props), get(args.props, "instanceTypes", [])
+    refused = [t for t in types if t not in allowed]
     if refused:
-        yield (f"{node_group_label(args.name, args.props)} uses {', '.join(refused)}, not on the allowed list: pick from "
+        yield (f"{who} uses {', '.join(refused)}, not on the allowed list: pick from "
                f"{', '.join(sorted(allowed))} or extend allowedInstanceTypes in the policy config")
 
 
@@ -135,8 +147,9 @@ POLICIES = [
         "critical-pool-on-demand", "Pools marked critical run on on-demand capacity.",
         [NODE_GROUP], critical_on_demand, severity=Severity.HIGH),
     resource_policy(
-        "instance-types-allowed", "Node groups use only allowed instance types.",
-        [NODE_GROUP], instance_types_allowed, severity=Severity.MEDIUM, schema=INSTANCE_SCHEMA),
+        "instance-types-allowed", "Node groups (and the launch templates naming their type) use only allowed "
+        "instance types.", [NODE_GROUP, LAUNCH_TEMPLATE], instance_types_allowed, severity=Severity.MEDIUM,
+        schema=INSTANCE_SCHEMA),
     resource_policy(
         "launch-template-imdsv2", "Launch templates require IMDSv2 (httpTokens required).",
         [LAUNCH_TEMPLATE], imdsv2, severity=Severity.HIGH),

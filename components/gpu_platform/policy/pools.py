@@ -13,7 +13,7 @@ from typing import Any
 from pulumi_policy import StackValidationArgs
 
 from gpu_platform.facts.karpenter import node_group_view
-from gpu_platform.policy.common import KARPENTER_VIEW, NODE_CLASS, NODE_GROUP, NODE_POOL, get, of_type, plain
+from gpu_platform.policy.common import KARPENTER_VIEW, LAUNCH_TEMPLATE, NODE_CLASS, NODE_GROUP, NODE_POOL, get, of_type, plain
 
 GIB = {"Gi": 1, "G": 1000**3 / 1024**3, "Ti": 1024, "T": 1000**4 / 1024**3}
 
@@ -23,9 +23,26 @@ def node_pool_view(resource: Any) -> SimpleNamespace:
     return SimpleNamespace(name=resource.name, urn=resource.urn, props=props, resource_type=resource.resource_type)
 
 
+def with_template_type(resource: Any, templates: dict[str, Any]) -> Any:
+    """A node group as it is, or, when it names its instance type in its launch template only (a Capacity Block
+    group), a view with that type as its instanceTypes."""
+    if get(resource.props, "instanceTypes"):
+        return resource
+    template = templates.get(get(resource.props, "launchTemplate.name", ""))
+    instance_type = get(template.props, "instanceType") if template is not None else None
+    if not instance_type:
+        return resource
+    props = {key: resource.props[key] for key in resource.props}
+    props["instanceTypes"] = [instance_type]
+    return SimpleNamespace(name=resource.name, urn=resource.urn, props=props, resource_type=resource.resource_type)
+
+
 def pool_resources(args: StackValidationArgs) -> list[Any]:
-    """Node groups, then NodePools as views (each with name, urn and props)."""
-    return [*of_type(args, NODE_GROUP), *(node_pool_view(r) for r in of_type(args, NODE_POOL))]
+    """Node groups (with a launch template's instance type where only it names one), then NodePools as views
+    (each with name, urn and props)."""
+    templates = {get(t.props, "name", t.name): t for t in of_type(args, LAUNCH_TEMPLATE)}
+    return [*(with_template_type(r, templates) for r in of_type(args, NODE_GROUP)),
+            *(node_pool_view(r) for r in of_type(args, NODE_POOL))]
 
 
 def volume_gib(size: Any) -> float:

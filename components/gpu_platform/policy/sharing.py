@@ -40,6 +40,9 @@ def mig_capable(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iter
     who = node_group_label(args.name, args.props)
     types = get(args.props, "instanceTypes", [])
     not_capable = [t for t in types if t not in catalog.INSTANCE_TYPES or not catalog.INSTANCE_TYPES[t].gpu_model.mig_capable]
+    gpu = gpu_model_of(args.props) if not types else None  # the type is in the launch template: read the GPU label
+    if gpu is not None and not gpu.mig_capable:
+        not_capable = [gpu.key]
     if not_capable:
         capable = sorted(n for n, it in catalog.INSTANCE_TYPES.items() if it.gpu_model.mig_capable)
         yield (f"{who} selects a MIG layout ({names.MIG_CONFIG_LABEL} label) but {', '.join(not_capable)} have no MIG: "

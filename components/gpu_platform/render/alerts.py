@@ -147,7 +147,8 @@ def idle(t: Any) -> list[dict]:
                f"been below {threshold}% activity for {t.idle_minutes}m (now {{{{ $value | humanize }}}}%)"
                f"{_WORKLOAD}: {_COST}.",
                "The MIG slice is paid for but barely used (graphics-engine activity; MIG instances report no "
-               "GPU utilisation). The price is the slice's share of the GPU (compute slices of 7). " + advice,
+               "GPU utilisation). The price is the slice's compute share of the GPU (a 3g slice is 3 of 7 "
+               "compute slices; on an RTX PRO 6000 a 2g slice is 2 of 4). " + advice,
                {"scope": "mig-slice"}),
     ]
 
@@ -290,8 +291,8 @@ def nvlink_errors(_t: Any) -> dict:
 
 def cost_rules(gpu_hourly_cost: Mapping[str, float]) -> list[dict]:
     """One constant series per priced GPU model, keyed like the exporter's `modelName` label, and one per
-    MIG profile of each priced MIG-capable model, at its share of the GPU (compute slices of 7)."""
-    from gpu_platform.facts.catalog import GPU_MODELS, MIG_COMPUTE_SLICES, mig_class
+    MIG profile of each priced MIG-capable model, at its share of the GPU (its compute slices of the GPU's)."""
+    from gpu_platform.facts.catalog import GPU_MODELS, mig_compute_share
 
     whole = [{"record": HOURLY_COST, "expr": f"vector({round(usd, 6)!r})",
               "labels": {"modelName": model, COST_LABEL: f"{usd:.2f}"}}
@@ -300,7 +301,7 @@ def cost_rules(gpu_hourly_cost: Mapping[str, float]) -> list[dict]:
     for model, usd in sorted(gpu_hourly_cost.items()):
         gpu = next((g for g in GPU_MODELS.values() if g.nvml_name == model), None)
         for profile in sorted(gpu.mig_profiles) if gpu else ():
-            share = usd * mig_class(gpu, profile).compute / MIG_COMPUTE_SLICES
+            share = usd * mig_compute_share(gpu, profile)
             slices.append({"record": MIG_SLICE_COST, "expr": f"vector({round(share, 6)!r})",
                            "labels": {"modelName": model, "GPU_I_PROFILE": profile, COST_LABEL: f"{share:.2f}"}})
     return whole + slices

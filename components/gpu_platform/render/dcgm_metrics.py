@@ -20,10 +20,13 @@ SCRAPE_INTERVAL = "15s"
 
 # Catalog GPU keys whose field support was reviewed for the flags below. A GPU added to the catalog
 # must be reviewed (and added here) before its pools are monitored with this CSV.
-REVIEWED_GPUS = ("A10G", "L4", "L40S", "A100-SXM4-40GB", "A100-SXM4-80GB", "H100-80GB-HBM3", "H200")
-HBM_GPUS = ("A100-SXM4-40GB", "A100-SXM4-80GB", "H100-80GB-HBM3", "H200")  # HBM: memory temperature, row remapping
-NVLINK_GPUS = HBM_GPUS  # the SXM boards of p4d/p4de/p5/p5e/p5en; the g-family PCIe boards have no NVLink
-ECC_GPUS = REVIEWED_GPUS  # every reviewed board has ECC; on GDDR6 boards it can be switched off (then blank)
+# Blackwell (B200, B300, RTX PRO 6000): DCGM reads Hopper's and newer GPUs' profiling fields through NVML's GPM
+# (DCGM API reference, Profiling), so the cluster-wide profiling fields below exist on them too.
+REVIEWED_GPUS = ("A10G", "L4", "L40S", "A100-SXM4-40GB", "A100-SXM4-80GB", "H100-80GB-HBM3", "H200", "B200", "B300",
+                 "RTX-PRO-6000")
+HBM_GPUS = ("A100-SXM4-40GB", "A100-SXM4-80GB", "H100-80GB-HBM3", "H200", "B200", "B300")  # memory temperature, row remapping
+NVLINK_GPUS = HBM_GPUS  # the SXM boards of p4d/p4de/p5/p5e/p5en/p6; the g-family PCIe boards have no NVLink
+ECC_GPUS = REVIEWED_GPUS  # every reviewed board has ECC; on GDDR6/GDDR7 boards it can be switched off (then blank)
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,7 @@ FIELDS: tuple[DcgmField, ...] = (
     DcgmField("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).", "Temperature and power", True,
               "dashboard"),
     DcgmField("DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C).", "Temperature and power",
-              False, "ad-hoc queries; HBM boards only (GDDR6 boards report none)", gpus=HBM_GPUS),
+              False, "ad-hoc queries; HBM boards only (GDDR6 and GDDR7 boards report none)", gpus=HBM_GPUS),
     DcgmField("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).", "Clocks", True,
               "throttling shows as a falling SM clock"),
     DcgmField("DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz).", "Clocks", True),
@@ -73,7 +76,7 @@ FIELDS: tuple[DcgmField, ...] = (
     # on GPUs without it); a device field is, and has no series where the GPU lacks it.
     DcgmField("DCGM_FI_PROF_PIPE_FP64_ACTIVE", "gauge", "Ratio of cycles the FP64 pipe is active.",
               "Utilisation", False, "absent on A10G: requesting it crashes dcgm-exporter",
-              gpus=("A100-SXM4-40GB", "A100-SXM4-80GB", "H100-80GB-HBM3", "H200")),
+              gpus=("A100-SXM4-40GB", "A100-SXM4-80GB", "H100-80GB-HBM3", "H200", "B200")),
     DcgmField("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "counter", "Volatile single-bit ECC errors (corrected).",
               "Datacenter health", False, "ad-hoc queries; blank where ECC is off", gpus=ECC_GPUS),
     DcgmField("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter", "Volatile double-bit ECC errors (uncorrected).",
@@ -85,7 +88,7 @@ FIELDS: tuple[DcgmField, ...] = (
     DcgmField("DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed.",
               "Datacenter health", False, "GpuRowRemapFailure; row remapping is an HBM feature", gpus=HBM_GPUS),
     DcgmField("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "counter", "Total NVLink bandwidth counter.", "NVLink",
-              False, "ad-hoc queries; A10G, L4 and L40S have no NVLink", gpus=NVLINK_GPUS),
+              False, "ad-hoc queries; A10G, L4, L40S and RTX PRO 6000 have no NVLink", gpus=NVLINK_GPUS),
     DcgmField("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "counter", "NVLink flow-control CRC errors.",
               "NVLink", False, "ad-hoc queries (corrected by replay)", gpus=NVLINK_GPUS),
     DcgmField("DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", "counter", "NVLink retries.", "NVLink", False,

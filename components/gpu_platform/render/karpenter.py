@@ -9,6 +9,8 @@ Karpenter's v1 API (karpenter.sh v1.14 NodePools, NodeClasses, Disruption):
   with hop limit 2, encrypted gp3 volumes, subnets and security groups found by the
   `karpenter.sh/discovery: <cluster>` tag, the shared Karpenter node role, and instance tags (the
   stack's, and the MIG layout, so a new layout drifts the pool's nodes instead of relabelling them).
+- Reserved pools: the EC2NodeClass selects the reservation by id and the NodePool allows `reserved` capacity
+  (decisions/reservations.py).
 - NodePool: requirements on the pool's instance types and capacity type, the node labels and taints,
   `limits.nodes` = maxSize (so capacity and cost read as on a managed node group), and disruption:
   consolidate only empty nodes by default, budgets of `maxUnavailable` nodes for drift and
@@ -22,13 +24,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional
 
 from gpu_platform.decisions import launch_template as lt
+from gpu_platform.decisions import reservations
 from gpu_platform.decisions.karpenter import karpenter_image, node_role_name
 from gpu_platform.decisions.local_storage import pool_local_storage
 from gpu_platform.decisions.node_boot import lustre_part, ubuntu_prelude
 from gpu_platform.decisions.node_pool import node_labels, node_taints
 from gpu_platform.decisions.sharing import mig_layout_tag
 from gpu_platform.facts import catalog, names
-from gpu_platform.facts.karpenter import CAPACITY_TYPES, EMPTY_REASON, NODE_CLASS_API, NODE_POOL_API, POD_EVICTING_REASONS
+from gpu_platform.facts.karpenter import (
+    CAPACITY_BLOCK, EMPTY_REASON, NODE_CLASS_API, NODE_POOL_API, POD_EVICTING_REASONS, RESERVED_CAPACITY_GATE,
+)
 from gpu_platform.facts.karpenter_window import closed_budgets
 from gpu_platform.spec.models import KarpenterPoolSpec
 
@@ -40,19 +45,29 @@ HOP_LIMIT = 2  # as on managed node groups: pods that still read instance metada
 
 
 def pool_settings(pool: "NodePoolSpec"):
-    return pool.karpenter or KarpenterPoolSpec()
+    """The pool's Karpenter settings. A Capacity Block is paid whether its nodes run or not, so by default its
+    empty nodes are kept (`consolidateAfter: Never`, as AWS recommends for Capacity Block NodePools: EKS user
+    guide, ml-node-pools)."""
+    if pool.karpenter is not None:
+        return pool.karpenter
+    return KarpenterPoolSpec(consolidate_after="Never") if reservations.is_block(pool) else KarpenterPoolSpec()
 
 
 # --- NodePool ---
 
 def requirements(pool: "NodePoolSpec") -> list[dict[str, Any]]:
-    """The pool's exact instance types and capacity type (every type shares one GPU model and count)."""
-    return [
+    """The pool's exact instance types and capacity type (every type shares one GPU model and count); a
+    Capacity Block pool takes reserved capacity of type capacity-block only."""
+    out = [
         {"key": names.INSTANCE_TYPE_LABEL, "operator": "In", "values": list(pool.instance_types)},
-        {"key": names.KARPENTER_CAPACITY_TYPE_LABEL, "operator": "In", "values": [CAPACITY_TYPES[pool.capacity_type]]},
+        {"key": names.KARPENTER_CAPACITY_TYPE_LABEL, "operator": "In",
+         "values": reservations.karpenter_capacity_types(pool)},
         {"key": names.ARCH_LABEL, "operator": "In", "values": ["amd64"]},
         {"key": names.OS_LABEL, "operator": "In", "values": ["linux"]},
     ]
+    if reservations.is_block(pool):
+        out.insert(2, {"key": names.KARPENTER_RESERVATION_TYPE_LABEL, "operator": "In", "values": [CAPACITY_BLOCK]})
+    return out
 
 
 def taints(pool: "NodePoolSpec") -> list[dict[str, str]]:
@@ -163,6 +178,9 @@ def node_class_spec(ctx: "PoolContext", pool: "NodePoolSpec", user_data: Optiona
         "blockDeviceMappings": block_device_mappings(pool),
         "tags": node_class_tags(ctx, pool),
     })
+    terms = reservations.reservation_selector_terms(pool)
+    if terms:  # Karpenter uses no reservation it is not given (no open matching)
+        out["capacityReservationSelectorTerms"] = terms
     out.update(local_boot(ctx, pool))
     if user_data is not None:
         out["userData"] = user_data
@@ -214,10 +232,16 @@ CONTROLLER_RESOURCES = {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": 
 
 
 def controller_values(spec: "PlatformSpec") -> dict[str, Any]:
-    """Helm values: cluster, interruption queue, the Pod Identity service account, system-node placement."""
+    """Helm values: cluster, interruption queue, the Pod Identity service account, system-node placement; with
+    a reserved pool, the ReservedCapacity feature its NodePool relies on, set explicitly (beta and on by
+    default in 1.14, so a chart changing its default cannot strand the reservation)."""
+    settings: dict[str, Any] = {"clusterName": spec.cluster.name,
+                                "interruptionQueue": names.karpenter_queue_name(spec.cluster.name)}
+    if any(p.provisioner == "karpenter" and reservations.kind(p) for p in spec.node_pools):
+        settings["featureGates"] = {RESERVED_CAPACITY_GATE: True}
     return {
         "fullnameOverride": names.KARPENTER_RELEASE,
-        "settings": {"clusterName": spec.cluster.name, "interruptionQueue": names.karpenter_queue_name(spec.cluster.name)},
+        "settings": settings,
         "serviceAccount": {"create": True, "name": names.KARPENTER_RELEASE},
         "replicas": 2 if spec.prod else 1,  # leader election keeps one active
         # The chart's own affinity already keeps the controller off the nodes it launches.

@@ -52,7 +52,7 @@ class QueuePoolArgs(TypedDict, total=False):
     """The pool's name: its nodes carry it in the gpu-platform.io/pool label."""
     instance_types: Required[list[str]]
     capacity_type: Required[str]
-    """spot or on-demand."""
+    """spot, on-demand or capacity-block: the flavor's gpu-platform.io/capacity-type label."""
     max_size: Required[int]
     """Nodes at most: nominal quotas must fit the pool at this size."""
     sharing: PoolSharingArgs

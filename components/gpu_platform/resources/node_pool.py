@@ -11,7 +11,7 @@ from typing import Any, Optional
 import pulumi
 
 from gpu_platform.decisions import launch_template as lt
-from gpu_platform.decisions import node_boot
+from gpu_platform.decisions import node_boot, reservations
 from gpu_platform.decisions.node_pool import NodeGroupInputs, node_group_inputs, node_taints, node_template_tags
 from gpu_platform.decisions.placement import subnet_indices
 from gpu_platform.decisions.sharing import mig_layout_tag
@@ -157,7 +157,7 @@ class GpuNodePool(pulumi.ComponentResource):
                                                 child).id)
             groups = pulumi.Output.all(args.get("node_security_group_id"), *extra)
         placement = None
-        if efa:
+        if reservations.placement_group(pool):
             group = ec2.PlacementGroup(
                 f"{name}-efa", name=named(args["cluster_name"], lambda c: names.placement_group_name(c, pool.name)),
                 strategy="cluster", opts=child)
@@ -180,9 +180,10 @@ class GpuNodePool(pulumi.ComponentResource):
             block_device_mappings=[ec2.LaunchTemplateBlockDeviceMappingArgs(
                 device_name=volume["device_name"], ebs=ec2.LaunchTemplateBlockDeviceMappingEbsArgs(**volume["ebs"]))],
             network_interfaces=[ec2.LaunchTemplateNetworkInterfaceArgs(**i, security_groups=groups)
-                                for i in lt.efa_interfaces(efa)] or None,
+                                for i in lt.efa_interfaces(pool)] or None,
             vpc_security_group_ids=groups if groups is not None and not efa else None,
             placement=placement,
+            **_reservation_args(pool),
             tag_specifications=[ec2.LaunchTemplateTagSpecificationArgs(resource_type=r, tags=instance_tags)
                                 for r in ("instance", "volume")],
             update_default_version=True,
@@ -205,6 +206,24 @@ class GpuNodePool(pulumi.ComponentResource):
                                 tag=autoscaling.TagTagArgs(key=key, value=value, propagate_at_launch=False),
                                 opts=options.child(self, opts))
                 for label, key, value in tags]
+
+
+def _reservation_args(pool: NodePoolSpec) -> dict:
+    """The launch template's reservation inputs as pulumi_aws Args (decisions/reservations.py decides them)."""
+    from pulumi_aws import ec2
+
+    fields = reservations.template_reservation(pool)
+    out: dict[str, Any] = {}
+    if "capacity_reservation_specification" in fields:
+        target = fields["capacity_reservation_specification"]["capacity_reservation_target"]
+        out["capacity_reservation_specification"] = ec2.LaunchTemplateCapacityReservationSpecificationArgs(
+            capacity_reservation_target=ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
+                **target))
+    if "instance_market_options" in fields:
+        out["instance_market_options"] = ec2.LaunchTemplateInstanceMarketOptionsArgs(**fields["instance_market_options"])
+    if "instance_type" in fields:
+        out["instance_type"] = fields["instance_type"]
+    return out
 
 
 def _first_asg_name(resources) -> Optional[str]:

@@ -100,13 +100,29 @@ class DisruptionWindowArgs(TypedDict):
     duration: str
 
 
+class PoolReservationArgs(TypedDict, total=False):
+    """Reserved capacity the pool launches into: a Capacity Block (capacity type capacity-block, with its window)
+    or an On-Demand Capacity Reservation (capacity type on-demand, the id alone)."""
+
+    id: Required[str]
+    """The reservation's id, cr-..."""
+    start: str
+    """A Capacity Block's start, ISO 8601 in UTC, e.g. 2026-12-07T11:30:00Z."""
+    end: str
+    """A Capacity Block's end, ISO 8601 in UTC: its nodes are drained 40 minutes before it."""
+    instance_count: int
+    """The instances reserved (default: max_size): what a block bills, and the pool's ceiling."""
+
+
 class PoolArgs(TypedDict, total=False):
     """The pool itself: what both pool components take (a managed node group or a Karpenter NodePool)."""
 
     instance_types: Required[list[str]]
     """Instance types sharing one GPU model and count, e.g. ["g5.xlarge", "g5.2xlarge"]."""
     capacity_type: Required[str]
-    """spot or on-demand."""
+    """spot, on-demand or capacity-block (with `reservation`)."""
+    reservation: PoolReservationArgs
+    """The Capacity Block (capacity-block) or On-Demand Capacity Reservation (on-demand) the nodes launch into."""
     min_size: int
     """Nodes at least (default 0: the pool scales from zero)."""
     max_size: Required[int]
@@ -204,6 +220,8 @@ def pool_args(spec: "PlatformSpec", pool: NodePoolSpec, args_type: type) -> dict
     """The stack file's pool as a pool component's arguments (`args_type` names the ones it takes)."""
     ctx = PoolContext.of(spec, pool)
     args = pool.model_dump(exclude_none=True, exclude={"name", "provisioner", "protect", "max_unavailable"})
+    if pool.reservation is not None:  # times as the ISO strings the Args declare
+        args["reservation"] = pool.reservation.model_dump(mode="json", exclude_none=True)
     limit = pool.max_unavailable
     if limit is not None:
         args["max_unavailable_percent" if isinstance(limit, str) else "max_unavailable"] = (

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from datetime import datetime, timedelta
 from typing import Literal, Optional, Sequence, Union
 
 from pydantic import Field, field_validator
@@ -192,6 +193,27 @@ class KarpenterPoolSpec(StrictModel):
     weight: Optional[int] = Field(None, ge=1, le=100)  # NodePool priority when a pod fits several
 
 
+CAPACITY_TYPES = ("spot", "on-demand", "capacity-block")
+CapacityType = Literal[CAPACITY_TYPES]  # type: ignore[valid-type]
+
+
+class ReservationSpec(StrictModel):
+    """Reserved capacity a pool launches into: the EC2 Capacity Block for ML a `capacity-block` pool runs on
+    (with its window), or the On-Demand Capacity Reservation an `on-demand` pool targets (the id alone)."""
+    id: str = Field(pattern=catalog.CAPACITY_RESERVATION_ID)
+    start: Optional[datetime] = None  # capacity blocks: when the block starts, ISO 8601 in UTC
+    end: Optional[datetime] = None  # capacity blocks: when it ends (EC2 terminates its instances 30 minutes before)
+    instance_count: Optional[int] = Field(None, ge=1)  # the instances reserved (default: the pool's maxSize)
+
+    @field_validator("start", "end")
+    @classmethod
+    def _utc(cls, v: Optional[datetime]) -> Optional[datetime]:
+        if v is not None and v.utcoffset() != timedelta(0):
+            raise ValueError("must be an ISO 8601 time in UTC, e.g. 2026-12-07T11:30:00Z (AWS gives block times "
+                             "in UTC)")
+        return v
+
+
 class _GpuShape:
     """Look-ups on a pool's `instance_types`, valid once the rules accepted them (known, one GPU shape)."""
 
@@ -213,7 +235,9 @@ class NodePoolSpec(StrictModel, _GpuShape):
     provisioner: Literal["managed-node-group", "karpenter"] = "managed-node-group"
     karpenter: Optional[KarpenterPoolSpec] = None  # Karpenter settings (provisioner: karpenter only)
     instance_types: list[str] = Field(min_length=1)
-    capacity_type: Literal["spot", "on-demand"]
+    capacity_type: CapacityType
+    # A capacity block's id and window (capacity-block), or an On-Demand Capacity Reservation's id (on-demand).
+    reservation: Optional[ReservationSpec] = None
     min_size: int = Field(ge=0)
     max_size: int = Field(ge=1, le=1000)
     ami: AmiSpec
@@ -249,7 +273,7 @@ class QueuePoolSpec(StrictModel, _GpuShape):
     """A GPU pool as Kueue sees it: its GPUs, sharing and taints, its capacity type and its size at most."""
     name: DnsLabel
     instance_types: list[str] = Field(min_length=1)
-    capacity_type: Literal["spot", "on-demand"]
+    capacity_type: CapacityType
     max_size: int = Field(ge=1, le=1000)
     sharing: SharingSpec = Field(default_factory=SharingSpec)
     taints: list[TaintSpec] = Field(default_factory=list)
@@ -413,6 +437,8 @@ class PricingSpec(StrictModel):
     spot_discount: float = Field(catalog.DEFAULT_SPOT_DISCOUNT, ge=0, lt=1)
     spot_discounts: dict[str, float] = Field(default_factory=dict)  # per instance type
     on_demand_usd_per_hour: dict[str, float] = Field(default_factory=dict)  # per instance type
+    # A Capacity Block's rate per instance-hour, per instance type: the offering's UpfrontFee over its hours.
+    capacity_block_usd_per_hour: dict[str, float] = Field(default_factory=dict)
     # Overrides of the catalog's fixed prices. The control plane is otherwise priced by its EKS support window.
     eks_control_plane_usd_per_hour: Optional[float] = Field(None, ge=0)
     nat_gateway_usd_per_hour: Optional[float] = Field(None, ge=0)

@@ -12,12 +12,14 @@ from datetime import date
 from typing import Any, Iterable, Iterator, Optional, Sequence
 
 from gpu_platform.facts import catalog, names, syntax
+from gpu_platform.facts.lifecycle_calendar import ami_driver_era
 from gpu_platform.facts.mig import layout_problem
 from gpu_platform.spec import rules_training as training
 from gpu_platform.spec.alerting import alerting_rules
 from gpu_platform.spec.models import ADDON_VERSION, ClusterSpec, GpuOperatorSpec, GpuPool, NodePoolSpec, PlatformSpec
 from gpu_platform.spec.pool_context import PoolContext
 from gpu_platform.spec.repair import repair_rules
+from gpu_platform.spec.rules_capacity import pool_rules as capacity_rules
 from gpu_platform.spec.rules_karpenter import ami_rules as karpenter_ami_rules
 from gpu_platform.spec.rules_karpenter import rules as karpenter_rules
 from gpu_platform.spec.rules_teams import ROLE_ARN, cache_claim_rules
@@ -55,13 +57,14 @@ def _pricing_rules(spec: PlatformSpec) -> Iterator[Problem]:
     if spec.cluster.create is not None:
         used.update(spec.cluster.create.system_nodes.instance_types)
     known = set(catalog.INSTANCE_TYPES) | set(catalog.SYSTEM_INSTANCE_PRICES) | used
-    for field, prices in (("spotDiscounts", p.spot_discounts), ("onDemandUsdPerHour", p.on_demand_usd_per_hour)):
+    for field, prices in (("spotDiscounts", p.spot_discounts), ("onDemandUsdPerHour", p.on_demand_usd_per_hour),
+                          ("capacityBlockUsdPerHour", p.capacity_block_usd_per_hour)):
         for itype, value in prices.items():
             if itype not in known:
                 yield f'pricing.{field}["{itype}"]', "names no catalog instance type and none this stack uses"
             elif field == "spotDiscounts" and not 0 <= value < 1:
                 yield f'pricing.{field}["{itype}"]', "must be a fraction off on-demand, >= 0 and < 1 (0.6 = 60% off)"
-            elif field == "onDemandUsdPerHour" and value <= 0:
+            elif field != "spotDiscounts" and value <= 0:
                 yield f'pricing.{field}["{itype}"]', "must be a positive price in USD per hour"
 
 
@@ -171,6 +174,7 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
     yield from _ami_rules(ctx, at, pool)
     yield from sharing_rules(at, pool)
     yield from training.pool_rules(ctx, at, pool)
+    yield from capacity_rules(ctx, pool)
 
 
 def gpu_shape_rules(at: str, pool: GpuPool) -> Iterator[Problem]:
@@ -196,6 +200,11 @@ def _ami_rules(ctx: PoolContext, at: str, pool: NodePoolSpec) -> Iterator[Proble
     if not image.supported:
         yield f"{at}.ami.type", f"{image.key} is not supported: {image.note}"
         return
+    for it in pool.instances:
+        if image.key not in it.ami_types:
+            yield f"{at}.ami.type", f"{it.name} does not run {image.key}; it runs {', '.join(it.ami_types)}"
+    if image.driver_owner == "ami":
+        yield from ami_driver_rules(at, pool)
     if image.driver_owner != source:
         if source == "operator":
             yield (f"{at}.ami.type", f"{image.key} ships its own NVIDIA driver; with gpuOperator.driver.source "
@@ -299,6 +308,30 @@ def driver_shortfalls(pool: GpuPool, version: str, where: str = "") -> Iterator[
         need = gpu.profile_min_driver.get(profile)
         if need and key < catalog.version_key(need):
             yield f"MIG profile {profile} on {gpu.key}{where} needs driver >= {need}"
+
+
+def ami_driver_rules(at: str, pool: NodePoolSpec) -> Iterator[Problem]:
+    """An AMI-owned driver: the branch the pinned AMI release runs on each instance type must be new enough for
+    the pool's GPU and its MIG profiles (the lifecycle calendar's AMI eras; a release it cannot place is not
+    judged, the plan's lifecycle section says so)."""
+    pin, fld = (pool.ami.alias, "alias") if pool.ami.alias else (pool.ami.release_version, "releaseVersion")
+    era = ami_driver_era(pool.ami.image.eks_ami_type, pin or "")
+    if era is None:
+        return
+    gpu = pool.gpu
+    floors = [(gpu.min_driver, gpu.key)]
+    for profile in (pool.sharing.layout or {}) if pool.sharing.mode == "mig" else {}:
+        if gpu.profile_min_driver.get(profile):
+            floors.append((gpu.profile_min_driver[profile], f"MIG profile {profile} on {gpu.key}"))
+    newer = [e for e in catalog.AMI_DRIVER_ERAS if e.ami_type == era.ami_type and e.first_release > era.first_release]
+    for family in dict.fromkeys(it.family for it in pool.instances):
+        branch = era.branch_for(family)
+        for need, what in floors:
+            if branch and int(branch) < int(catalog.driver_branch(need)):
+                fix = next((f"; releases from {e.first_release:%Y%m%d} carry R{e.branch_for(family)}" for e in newer
+                            if int(e.branch_for(family) or 0) >= int(catalog.driver_branch(need))), "")
+                yield (f"{at}.ami.{fld}", f"{pin} runs NVIDIA driver R{branch} on {family}; {what} needs driver >= "
+                       f"{need} (R{catalog.driver_branch(need)}): pin a newer AMI release{fix}")
 
 
 def _mig_strategy_rules(spec: PlatformSpec) -> Iterator[Problem]:
