@@ -2,6 +2,7 @@
 for AWS, Kubernetes' documented rules for names, labels, taints, selectors and quantities."""
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 
 import botocore.loaders
@@ -66,12 +67,20 @@ def test_tags_aws_refuses(key, value, words):
                                                                          "sg-0a1b2c3d"]),
     (syntax.security_group_id, ["sg-0a1b2c3d", "sg-0123456789abcdef0"], ["sg-1", "sg-0123456789abcdef", "subnet-0a1b2c3d"]),
     (syntax.ami_id, ["ami-0e2f8c4d7a1b3f596", "ami-12345678"], ["ami-123", "ami-0e2f8c4d7a1b3f59"]),
+    (syntax.capacity_reservation_id, ["cr-0b2c4d6e8f0a1b3c5", "cr-0123abcd"], ["cr-1", "cr-0b2c4d6e8f0a1b3c5\n", "cr-xyz"]),
     (syntax.instance_type, ["m6i.large", "p5.48xlarge", "u-6tb1.metal"], ["m6i", "M6I.LARGE", "m6i.large;", ""]),
     (syntax.cidr, ["10.40.0.0/16", "0.0.0.0/0", "203.0.113.7/32", "2001:db8::/32"], ["not-a-cidr", "10.40.0.1/16",
                                                                                       "10.40.0.0/33", ""]),
 ])
 def test_aws_ids_and_blocks(check, good, bad):
     assert [v for v in good if check(v)] == [] and [v for v in bad if not check(v)] == []
+
+
+def test_a_capacity_reservation_id_we_take_is_one_karpenter_takes():
+    from gpu_platform.facts import catalog
+
+    assert re.fullmatch(catalog.CAPACITY_RESERVATION_ID.strip("^$"), "cr-0b2c4d6e8f0a1b3c5")
+    assert syntax.capacity_reservation_id("cr-0B2C4D6E8F0A1B3C5")  # EC2 ids are lowercase; Karpenter's CRD agrees
 
 
 # --- Kubernetes ---

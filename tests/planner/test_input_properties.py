@@ -31,7 +31,7 @@ from gpu_platform.planner.cli import main
 from gpu_platform.planner.errors import PlannerError
 from tests.support.stacks import AS_OF, ROOT, STACKS
 
-EXAMPLES = ("dev", "prod", "karpenter")
+EXAMPLES = tuple(sorted(p.name.split(".")[1] for p in STACKS.glob("Pulumi.*.yaml")))  # every example stack
 TEXTS = {name: (STACKS / f"Pulumi.{name}.yaml").read_text() for name in EXAMPLES}
 READ_SECONDS, READ_BYTES = 2.0, 64 * 2**20  # reading and validating one stack file
 RUN_SECONDS = 30.0  # the whole command, the program's run included

@@ -27,7 +27,7 @@ AWS:
 - region: `<area>-<place>-<number>` such as us-east-1, us-gov-west-1 or eusc-de-east-1 (every region of
   every partition in botocore's endpoints data has this form); an availability zone is its region and one
   letter (us-east-1a). Local Zones and Wavelength Zones are not where EKS places a cluster's subnets.
-- resource ids: `subnet-`, `sg-` and `ami-` and 8 or 17 hexadecimal digits.
+- resource ids: `subnet-`, `sg-`, `ami-` and `cr-` (capacity reservations) and 8 or 17 hexadecimal digits.
 - CIDR blocks: an IPv4 or IPv6 network with no host bits set.
 Every pattern is matched against the whole value (`fullmatch`: `$` would let a trailing newline through).
 """
@@ -62,6 +62,7 @@ _ID = "([0-9a-f]{8}|[0-9a-f]{17})"
 SUBNET_ID = re.compile(rf"subnet-{_ID}")
 SECURITY_GROUP_ID = re.compile(rf"sg-{_ID}")
 AMI_ID = re.compile(rf"ami-{_ID}")
+CAPACITY_RESERVATION_ID = re.compile(rf"cr-{_ID}")  # a Capacity Block or On-Demand Capacity Reservation
 INSTANCE_TYPE = re.compile(r"[a-z][a-z0-9-]*\.[a-z0-9-]+")  # family.size, e.g. m6i.large, u-6tb1.metal
 
 QUANTITY_MAX = 2**63 - 1
@@ -254,6 +255,7 @@ def _id(pattern: re.Pattern, what: str, example: str) -> Callable[[str], Problem
 subnet_id = _id(SUBNET_ID, "subnet", "subnet-0a1b2c3d4e5f60718")
 security_group_id = _id(SECURITY_GROUP_ID, "security group", "sg-0a1b2c3d4e5f60718")
 ami_id = _id(AMI_ID, "AMI", "ami-0e2f8c4d7a1b3f596")
+capacity_reservation_id = _id(CAPACITY_RESERVATION_ID, "capacity reservation", "cr-0b2c4d6e8f0a1b3c5")
 
 
 def instance_type(value: str) -> Problem:

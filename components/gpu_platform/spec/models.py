@@ -18,8 +18,8 @@ from pydantic import Field, field_validator
 from gpu_platform.facts import catalog, names, syntax
 from gpu_platform.spec.alerting import AlertingSpec, SeverityRoutesSpec
 from gpu_platform.spec.fields import (
-    AmiId, Cidr, DnsLabel, EqualitySelector, InstanceType, LabelKey, Labels, Quantity, SecurityGroupId, Selector,
-    SubnetId, Tags, TaintKey, TaintValue, Zone,
+    AmiId, CapacityReservationId, Cidr, DnsLabel, EqualitySelector, InstanceType, LabelKey, Labels, Quantity,
+    SecurityGroupId, Selector, SubnetId, Tags, TaintKey, TaintValue, Zone,
 )
 from gpu_platform.spec.repair import NodeRepairSpec
 from gpu_platform.spec.strict import StrictModel
@@ -200,7 +200,7 @@ CapacityType = Literal[CAPACITY_TYPES]  # type: ignore[valid-type]
 class ReservationSpec(StrictModel):
     """Reserved capacity a pool launches into: the EC2 Capacity Block for ML a `capacity-block` pool runs on
     (with its window), or the On-Demand Capacity Reservation an `on-demand` pool targets (the id alone)."""
-    id: str = Field(pattern=catalog.CAPACITY_RESERVATION_ID)
+    id: CapacityReservationId  # cr- and 17 hexadecimal digits (Karpenter's EC2NodeClass takes cr-[0-9a-z]+)
     start: Optional[datetime] = None  # capacity blocks: when the block starts, ISO 8601 in UTC
     end: Optional[datetime] = None  # capacity blocks: when it ends (EC2 terminates its instances 30 minutes before)
     instance_count: Optional[int] = Field(None, ge=1)  # the instances reserved (default: the pool's maxSize)
