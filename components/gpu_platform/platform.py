@@ -158,13 +158,13 @@ class GpuPlatform(pulumi.ComponentResource):
 
 
 def _spec(args: Mapping[str, Any]) -> PlatformSpec:
-    """The stack file's object, validated whole."""
+    """The stack file's object, validated whole, with the region (`aws:region`) its zones must be in."""
     from gpu_platform.decisions.validation import parse_platform
 
     platform = args.get("platform")
     if platform is None:
         raise SpecError(["GpuPlatform: platform: required (the stack file's gpu-platform:platform object)"])
-    return parse_platform(platform)
+    return parse_platform(platform, region=args.get("region"))
 
 
 def operator_args(spec: PlatformSpec, k8s_provider: Any) -> GpuOperatorArgs:

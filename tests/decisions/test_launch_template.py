@@ -1,6 +1,7 @@
 """Launch template contents: IMDS, image volume, EFA interfaces and the Ubuntu bootstrap user data."""
 import base64
 import email
+import re
 import shlex
 import shutil
 import subprocess
@@ -11,6 +12,7 @@ from gpu_platform.decisions import launch_template as lt
 from gpu_platform.decisions.node_pool import node_labels, node_taints
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
+from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.pool_context import PoolContext
 from tests.support.stacks import spec_with_pools, stack_platform
 from tests.support.training import AL2023, training_pool
@@ -144,6 +146,27 @@ def test_kubelet_registers_with_every_taint_of_the_pool():
 def test_kubelet_registers_with_every_label_of_the_pool():
     labels = dict(item.split("=", 1) for item in _kubelet_flags("h100-mig")["--node-labels"].split(","))
     assert labels == node_labels(POOLS["h100-mig"])
+
+
+INJECTION = "training\n--register-with-taints=evil:NoSchedule"
+
+
+def test_a_taint_that_would_add_a_kubelet_argument_never_reaches_the_boot_script():
+    """Defence in depth: the stack file refuses the value (tests/planner/test_bad_input.py); a pool model built
+    around the checks still cannot put it into user data, where the bootstrap splits kubelet's arguments."""
+    taints = [*node_taints(POOLS["a100-train"]), ("workload", INJECTION, "NoSchedule")]
+    with pytest.raises(ValueError, match=re.escape(f"refusing to put into kubelet's arguments: taint value {INJECTION!r}")):
+        lt.ubuntu_user_data("gpu-prod", "https://e", "Q0E=", "10.100.0.0/16", {}, taints)
+    with pytest.raises(ValueError, match="label key 'a b'"):
+        lt.kubelet_args({"a b": "x"}, [])
+
+
+def test_the_injection_is_refused_where_the_stack_file_is_read():
+    platform = stack_platform("prod")
+    platform["nodePools"][1]["taints"] = [{"key": "workload", "value": INJECTION, "effect": "NoSchedule"}]
+    with pytest.raises(SpecError) as err:
+        parse_platform(platform)
+    assert [p for p in err.value.problems if p.startswith("nodePools[1].taints[0].value: taint value")] != []
 
 
 # --- reading user data back ---

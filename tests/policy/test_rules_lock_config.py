@@ -8,7 +8,7 @@ import pytest
 
 from gpu_platform.policy import replacement
 from gpu_platform.policy.locks import LockError, lock_file_path, resolve
-from tests.policy.harness import ROOT, NODE_GROUP, gpu_node_group, options, run_resource, run_stack, stack_resource
+from tests.policy.harness import NODE_GROUP, ROOT, gpu_node_group, options, run_resource, run_stack, stack_resource
 
 GUARD, PRESENT = "node-group-replacement-guard", "locked-node-groups-present"
 
@@ -82,3 +82,30 @@ def test_an_inline_lock_notices_a_dropped_group():
     res = [stack_resource(NODE_GROUP, gpu_node_group("renamed"), "renamed")]
     ((message, _),) = run_stack(PRESENT, res, config={"lock": prod_lock()})
     assert "'a10g' is no longer declared" in message
+
+
+@pytest.mark.parametrize("section, entry, words", [
+    ("nodeGroups", 5, "`nodeGroups.a10g` must be an object (the node group's locked inputs), not int"),
+    ("nodeGroups", "a10g", "`nodeGroups.a10g` must be an object (the node group's locked inputs), not str"),
+    ("pools", {"nodeGroup": 5}, "`pools.a10g` must hold a `nodeGroup` name and a `fingerprint` object"),
+    ("nodePools", ["x"], "`nodePools.a10g` must be an object (the NodePool's locked inputs), not list"),
+])
+def test_a_lock_entry_of_the_wrong_shape_fails_closed_instead_of_crashing_the_pack(section, entry, words):
+    lock = prod_lock()
+    lock.setdefault(section, {})["a10g"] = entry
+    found = guard({"lock": lock})
+    assert found == [f"the policy config's `lock`: {words}; regenerate it with `gpu-platform lock`"]
+    ((message, _),) = run_stack(PRESENT, [stack_resource(NODE_GROUP, gpu_node_group(), "a10g")], config={"lock": lock})
+    assert words in message
+
+
+def test_a_lock_file_that_is_not_a_path_is_refused():
+    with pytest.raises(LockError, match="`lockFile` must be a path \\(a string\\), not list"):
+        resolve({"lockFile": ["Pulumi.prod.lock.json"]}, "prod")
+
+
+def test_a_lock_file_is_read_within_the_input_limits(tmp_path):
+    path = tmp_path / "lock.json"
+    path.write_bytes(b'{"version": 2, "nodeGroups": {}, "x": ' + b"9" * 5000 + b"}")
+    with pytest.raises(LockError, match="does not fit 64 bits; regenerate it"):
+        resolve({"lockFile": str(path)}, "prod")

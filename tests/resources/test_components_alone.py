@@ -29,10 +29,10 @@ CLUSTER_OF_ITS_OWN = f"""
 
     control_plane = iam.Role("control-plane", assume_role_policy={TRUST})
     cluster = eks.Cluster("mine", role_arn=control_plane.arn,  # no name given: pulumi_aws names it, an Output
-                          vpc_config=eks.ClusterVpcConfigArgs(subnet_ids=["subnet-1", "subnet-2"]))
+                          vpc_config=eks.ClusterVpcConfigArgs(subnet_ids=["subnet-0aaa1111bbbb2222c", "subnet-0ddd3333eeee4444f"]))
     nodes = iam.Role("nodes", assume_role_policy={TRUST})
     other_account = Provider("other-account", region="us-west-2")
-    common = dict(cluster_name=cluster.name, node_role_arn=nodes.arn, subnet_ids=["subnet-1", "subnet-2"],
+    common = dict(cluster_name=cluster.name, node_role_arn=nodes.arn, subnet_ids=["subnet-0aaa1111bbbb2222c", "subnet-0ddd3333eeee4444f"],
                   instance_types=["g5.xlarge", "g5.2xlarge"], capacity_type="spot", max_size=4, ami={AMI},
                   kubernetes_version="1.35", environment="dev")
     GpuNodePool("a10g", GpuNodePoolArgs(**common, sharing={{"mode": "time-slicing", "replicas": 4}}))
@@ -73,7 +73,7 @@ def test_a_mig_layout_that_does_not_fit_is_refused_naming_the_argument(tmp_path)
         from gpu_platform import GpuNodePool, GpuNodePoolArgs
 
         GpuNodePool("a100", GpuNodePoolArgs(
-            cluster_name="gpu-dev", node_role_arn="arn:aws:iam::123456789012:role/nodes", subnet_ids=["subnet-1"],
+            cluster_name="gpu-dev", node_role_arn="arn:aws:iam::123456789012:role/nodes", subnet_ids=["subnet-0aaa1111bbbb2222c"],
             instance_types=["p4d.24xlarge"], capacity_type="on-demand", max_size=2, ami={AMI},
             sharing={{"mode": "mig", "layout": {{"3g.20gb": 3}}}}, kubernetes_version="1.35"))
     """
@@ -175,7 +175,7 @@ def test_a_model_cache_needs_a_subnet_count_for_output_subnets(tmp_path):
 
             vpc = ec2.Vpc("vpc", cidr_block="10.0.0.0/16")
             ModelCache("models", ModelCacheArgs(
-                cluster_name="shared-gpu", vpc_id=vpc.id, subnet_ids=vpc.id.apply(lambda _: ["subnet-1"]),
+                cluster_name="shared-gpu", vpc_id=vpc.id, subnet_ids=vpc.id.apply(lambda _: ["subnet-0aaa1111bbbb2222c"]),
                 node_security_group_id="sg-0123456789abcdef0", addon_version="v2.1.13-eksbuild.1"))
         """)
     assert any(p.startswith("ModelCache 'models': subnetCount: required") for p in err.value.problems)
@@ -186,7 +186,7 @@ def test_datasets_alone_claimed_in_a_team_namespace(tmp_path):
         from gpu_platform import Datasets, DatasetsArgs
 
         Datasets("datasets", DatasetsArgs(
-            cluster_name="shared-gpu", vpc_id="vpc-0123456789abcdef0", subnet_id="subnet-1",
+            cluster_name="shared-gpu", vpc_id="vpc-0123456789abcdef0", subnet_id="subnet-0aaa1111bbbb2222c",
             node_security_group_id="sg-0123456789abcdef0", environment="prod",
             fsx_lustre={"addon_version": "v1.7.0-eksbuild.1", "claim_size": "1Ti", "shared": "common",
                         "owner": {"uid": 2000, "gid": 2000}},
@@ -327,7 +327,7 @@ def test_an_adopted_cluster_by_an_output_name(tmp_path):
 
         role = iam.Role("control-plane", assume_role_policy={TRUST})
         made = eks.Cluster("made-elsewhere", role_arn=role.arn, vpc_config=eks.ClusterVpcConfigArgs(subnet_ids=["s-1"]))
-        adopted = AdoptedCluster("adopted", AdoptedClusterArgs(cluster_name=made.name, subnet_ids=["subnet-1"],
+        adopted = AdoptedCluster("adopted", AdoptedClusterArgs(cluster_name=made.name, subnet_ids=["subnet-0aaa1111bbbb2222c"],
                                                                region="us-east-1"))
         GpuNodePool("a10g", GpuNodePoolArgs(
             **adopted.pool_args(), instance_types=["g5.xlarge"], capacity_type="spot", max_size=2, ami={AMI},
@@ -348,7 +348,7 @@ def test_an_adopted_cluster_needs_a_region_or_a_provider(tmp_path):
         run(tmp_path, """
             from gpu_platform import AdoptedCluster, AdoptedClusterArgs
 
-            AdoptedCluster("adopted", AdoptedClusterArgs(cluster_name="shared-gpu", subnet_ids=["subnet-1"]))
+            AdoptedCluster("adopted", AdoptedClusterArgs(cluster_name="shared-gpu", subnet_ids=["subnet-0aaa1111bbbb2222c"]))
         """)
 
 

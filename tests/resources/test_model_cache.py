@@ -31,7 +31,7 @@ def plan(platform: dict, tmp: "pytest.TempPathFactory", stack: str) -> dict:
 
 def existing_cluster(platform: dict) -> dict:
     platform["cluster"] = {"name": platform["cluster"]["name"], "kubernetesVersion": "1.35",
-                           "existing": {"subnetIds": ["subnet-0a", "subnet-0b"]}}
+                           "existing": {"subnetIds": ["subnet-0aaa1111bbbb2222c", "subnet-0ddd3333eeee4444f"]}}
     return platform
 
 
@@ -63,7 +63,7 @@ def test_one_mount_target_per_created_zone():
 def test_one_mount_target_per_given_subnet():
     platform = stack_platform("dev")
     platform["cluster"]["create"].pop("vpc")
-    platform["cluster"]["create"]["subnetIds"] = ["subnet-1", "subnet-2"]
+    platform["cluster"]["create"]["subnetIds"] = ["subnet-0aaa1111bbbb2222c", "subnet-0ddd3333eeee4444f"]
     assert subnet_count(parse_platform(platform)) == 2
 
 
@@ -124,7 +124,8 @@ def test_a_mount_target_in_every_private_subnet(stack, count, plans):
 
 
 def test_mount_targets_use_the_existing_clusters_subnets(plans):
-    assert sorted(m["inputs"]["subnetId"] for m in in_cache(plans["existing"], MOUNT)) == ["subnet-0a", "subnet-0b"]
+    assert sorted(m["inputs"]["subnetId"] for m in in_cache(plans["existing"], MOUNT)) == [
+        "subnet-0aaa1111bbbb2222c", "subnet-0ddd3333eeee4444f"]
 
 
 def test_mount_targets_carry_only_the_cache_security_group(plans):

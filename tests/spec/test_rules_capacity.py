@@ -146,7 +146,7 @@ def test_a_karpenter_odcr_pool_may_fall_back_to_other_types_and_outgrow_the_rese
 def test_a_reservation_id_must_be_one():
     pool = odcr_pool()
     pool["reservation"]["id"] = "lt-0e7e12b0d5a4c3f21"
-    assert "pattern" in only_problem(dev_with(pool), "nodePools[0].reservation.id")
+    assert "is not a capacity reservation id such as cr-" in only_problem(dev_with(pool), "nodePools[0].reservation.id")
 
 
 def test_a_capacity_block_price_override_must_name_a_type_and_a_price():

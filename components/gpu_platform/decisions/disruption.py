@@ -130,6 +130,16 @@ def pools_of(resources: Iterable[Resource]) -> dict[str, Pool]:
     return out
 
 
+def unreadable(resources: Iterable[Resource]) -> Optional[str]:
+    """What keeps pools_of from reading `resources` that come from a file (a plan or a preview; None: it
+    reads them). The inputs are the providers', of many shapes: a value of the wrong type is named."""
+    try:
+        pools_of(resources)
+    except (TypeError, AttributeError, ValueError, KeyError) as exc:
+        return f"its node groups, launch templates, NodePools or GPU Operator values hold a value of the wrong type ({exc})"
+    return None
+
+
 def _pool_name(name: str, labels: Mapping[str, str]) -> str:
     if labels.get(names.POOL_LABEL):
         return labels[names.POOL_LABEL]

@@ -22,7 +22,7 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping, Sequence, Union
 
-from gpu_platform.facts import catalog
+from gpu_platform.facts import catalog, syntax
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import NodePoolSpec
@@ -75,7 +75,15 @@ def service_cidr_for(vpc_cidr: str) -> str:
 
 
 def kubelet_args(labels: Mapping[str, str], taints: Sequence[tuple[str, str, str]]) -> str:
-    """`--node-labels=k=v,... --register-with-taints=k=v:Effect,...` (Kubernetes effect spelling)."""
+    """`--node-labels=k=v,... --register-with-taints=k=v:Effect,...` (Kubernetes effect spelling).
+
+    The bootstrap splits these into kubelet's command line, so a label or taint that is not Kubernetes
+    syntax (a space, a comma, a newline) would become arguments of its own: refused here as well as where
+    the stack file is read (spec/syntax.py)."""
+    problems = [p for p in (*(syntax.label(k, v) for k, v in labels.items()),
+                            *(syntax.taint(k, v, e) for k, v, e in taints)) if p]
+    if problems:
+        raise ValueError(f"refusing to put into kubelet's arguments: {'; '.join(problems)}")
     args = []
     if labels:
         args.append("--node-labels=" + ",".join(f"{k}={v}" for k, v in sorted(labels.items())))

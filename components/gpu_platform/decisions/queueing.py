@@ -16,13 +16,13 @@ and the team ResourceQuotas cannot disagree (docs/queueing.md).
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Iterator, Optional, Protocol, Sequence
 
 from gpu_platform.decisions.capacity import node_resources
 from gpu_platform.facts import catalog, names
+from gpu_platform.facts.syntax import quantity_fraction
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import NodePoolSpec, QueueingSpec, QueuePoolSpec, TeamSpec
@@ -81,11 +81,8 @@ class Fleet:
 # --- quantities (exact: a ceiling must never be off by a rounding error) ---
 
 def quantity(text: str) -> Fraction:
-    """A Kubernetes quantity as an exact number: `1.5` -> 3/2, `2Ti` -> 2**41, `250m` -> 1/4."""
-    from gpu_platform.spec.models import _QUANTITY_SUFFIXES
-
-    number, suffix = re.fullmatch(r"(\d+(?:\.\d+)?)([a-zA-Z]*)", text).groups()
-    return Fraction(number) * Fraction(str(_QUANTITY_SUFFIXES[suffix]))
+    """A Kubernetes quantity as an exact number: `1.5` -> 3/2, `2Ti` -> 2**41, `128e9`, `250m` -> 1/4."""
+    return quantity_fraction(text)
 
 
 def percent(text: str) -> Fraction:

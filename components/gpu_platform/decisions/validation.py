@@ -18,14 +18,16 @@ from gpu_platform.facts import names
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import PlatformSpec, quantity_value
 from gpu_platform.spec.parse import read_models
-from gpu_platform.spec.rules import Problem, check
+from gpu_platform.spec.rules import Problem, check, named_zones, region_rules
 from gpu_platform.spec.rules_teams import RESERVED_NAMESPACES, mig_slice_rules, name_rules, role_arn_rules
 
 
-def parse_platform(data: Any, today: date | None = None) -> PlatformSpec:
-    """Validate the stack file's object; raise SpecError listing every problem with its field path."""
+def parse_platform(data: Any, today: date | None = None, *, region: Any = None) -> PlatformSpec:
+    """Validate the stack file's object; raise SpecError listing every problem with its field path. With the
+    stack's `region` (`aws:region`), the region and every zone the file names are checked against it."""
     spec = read_models(data)
-    problems = [f"{path}: {msg}" for path, msg in rules(spec, today or date.today())]
+    found = [*region_rules(region, named_zones(spec)), *rules(spec, today or date.today())]
+    problems = [f"{path}: {msg}" for path, msg in found]
     if problems:
         raise SpecError(problems)
     return spec

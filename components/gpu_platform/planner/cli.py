@@ -23,12 +23,12 @@ import argparse
 import datetime
 import gc
 import importlib
-import json
 import sys
 import traceback
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from gpu_platform.facts.input_files import InputError
 from gpu_platform.planner import project as projects
 from gpu_platform.planner import stackfile
 from gpu_platform.planner.errors import PlannerError
@@ -53,6 +53,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return args.run(args)
     except PlannerError as exc:
         _problems(exc.problems)
+        return EXIT_INVALID
+    except InputError as exc:  # a file read below the planner (facts/input_files.py): named in the message
+        _problems([str(exc)])
         return EXIT_INVALID
     except Exception as exc:  # noqa: BLE001 a bug of ours: one clear line, the traceback on request
         print(f"error: internal error in gpu-platform: {type(exc).__name__}: {exc}", file=sys.stderr)
@@ -121,9 +124,9 @@ def run_plan(args: argparse.Namespace) -> int:
 
     as_of = args.as_of or datetime.date.today()
     project, stack = load(args)
-    _check_policy_config(args.policy_config)
-    if args.lock is not None and not args.lock.is_file():
-        raise PlannerError(f"--lock {args.lock}: no such file (write one with `gpu-platform lock`)")
+    verdict.read_config(args.policy_config)
+    if args.lock is not None:
+        verdict.read_lock(args.lock)
     platform, spec = projects.prevalidate(project, stack, as_of)
 
     recording = run_program(project, stack, args.debug, args.mocks)
@@ -165,21 +168,6 @@ def load(args: argparse.Namespace) -> tuple[stackfile.Project, stackfile.StackCo
     """The project and stack file `--stack`/`--config` and `--project-dir` name."""
     project = projects.find(args.project_dir, args.config)
     return project, stackfile.load_stack(project, stack=args.stack, path=args.config)
-
-
-def _check_policy_config(path: Optional[Path]) -> None:
-    if path is None:
-        return
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise PlannerError(f"--policy-config {path}: no such file") from None
-    except OSError as exc:
-        raise PlannerError(f"--policy-config {path}: cannot read: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise PlannerError(f"--policy-config {path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
-    if not isinstance(data, dict):
-        raise PlannerError(f"--policy-config {path}: must be a JSON object like {{\"all\": \"mandatory\"}}")
 
 
 def run_program(project: stackfile.Project, stack: stackfile.StackConfig, debug: bool,
@@ -225,6 +213,8 @@ def _traceback_hint(exc: BaseException, debug: bool) -> None:
 
 
 def _problems(problems: list[str]) -> None:
+    """One line per problem, always: a character that would break the line is shown escaped."""
     for problem in problems:
-        print(f"error: {problem}", file=sys.stderr)
+        line = "".join(c if c.isprintable() else repr(c)[1:-1] for c in problem)
+        print(f"error: {line}", file=sys.stderr)
 

@@ -21,6 +21,7 @@ import json
 from pathlib import Path
 from typing import Any, Optional
 
+from gpu_platform.facts import input_files
 from gpu_platform.planner.errors import PlannerError
 from gpu_platform.planner.preview_gate import GUARDED_TYPES
 
@@ -45,15 +46,84 @@ def run_diff(args: argparse.Namespace) -> int:
     return 1 if result["replaced"] or result["deleted"] else 0
 
 
-def load_plan(path: Path) -> dict[str, Any]:
-    """A plan JSON written by `gpu-platform plan --json` (PlannerError naming the file otherwise)."""
+def load_plan(path: Path, label: Optional[str] = None) -> dict[str, Any]:
+    """A plan JSON written by `gpu-platform plan --json`, read within facts/input_files.py's limits for
+    documents tools write (PlannerError naming the file and what is wrong otherwise)."""
+    label = label or str(path)
     try:
-        plan = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise PlannerError(f"{path}: cannot read a plan: {exc}") from None
-    if not isinstance(plan, dict) or not isinstance(plan.get("resources"), list):
-        raise PlannerError(f"{path}: not a plan written by `gpu-platform plan --json`")
+        plan = input_files.read_json(path, label, input_files.MAX_DOCUMENT_BYTES)
+    except input_files.InputError as exc:
+        raise PlannerError(f"{exc} (cannot read a plan)") from None
+    problem = plan_shape_problem(plan)
+    if problem:
+        raise PlannerError(f"{label}: not a plan written by `gpu-platform plan --json`: {problem}")
     return plan
+
+
+# What every command reading a plan relies on: the stack, and each resource's identity, inputs and options.
+_RESOURCE_FIELDS = {"urn": str, "type": str, "name": str, "inputs": dict, "options": dict, "parent": (str, type(None)),
+                    "provider": (str, type(None))}
+
+
+def plan_shape_problem(plan: Any) -> Optional[str]:
+    """What is wrong with `plan` for the commands that read one (None: nothing): the fields they read are
+    checked before they read them, so a plan that is not one is named, never a crash."""
+    if not isinstance(plan, dict) or not isinstance(plan.get("resources"), list):
+        return "expected an object with a `resources` list"
+    if not isinstance(plan.get("stack", ""), str) or not isinstance(plan.get("outputs", {}), dict):
+        return "`stack` must be a name and `outputs` an object"
+    for i, resource in enumerate(plan["resources"]):
+        problem = _resource_problem(resource)
+        if problem:
+            return f"resources[{i}]{problem}"
+    return _cost_problem(plan.get("cost")) or _model_problem(plan)
+
+
+def _resource_problem(resource: Any) -> Optional[str]:
+    if not isinstance(resource, dict):
+        return " must be an object"
+    for field, kind in _RESOURCE_FIELDS.items():
+        required = field in ("urn", "type", "name")
+        if (required or field in resource) and not isinstance(resource.get(field), kind):
+            return f".{field} must be {_kind_name(kind)}"
+    if not resource["urn"].startswith("urn:pulumi:") or len(resource["urn"].split("::", 3)) < 4:
+        return f".urn {resource['urn'][:60]!r} is not a Pulumi URN (urn:pulumi:<stack>::<project>::<type>::<name>)"
+    aliases = (resource.get("options") or {}).get("aliases") or []
+    if not isinstance(aliases, list) or not all(
+            isinstance(a, str) or (isinstance(a, dict) and all(isinstance(a.get(k, ""), str) for k in ("urn", "type")))
+            for a in aliases):
+        return ".options.aliases must be a list of URNs or objects with a string `urn` or `type`"
+    if resource["type"] == QUOTA:
+        inputs = resource.get("inputs") or {}
+        meta, spec = inputs.get("metadata") or {}, inputs.get("spec") or {}
+        if not (isinstance(meta, dict) and isinstance(meta.get("namespace", ""), str) and isinstance(spec, dict)
+                and isinstance(spec.get("hard") or {}, dict)):
+            return ".inputs must be a ResourceQuota: `metadata.namespace` a name, `spec.hard` an object"
+    return None
+
+
+def _cost_problem(cost: Any) -> Optional[str]:
+    if cost is None:
+        return None
+    number = (int, float, type(None))
+    if not (isinstance(cost, dict) and isinstance(cost.get("totals") or {}, dict)
+            and all(isinstance((cost.get("totals") or {}).get(k), number) and not isinstance((cost.get("totals") or {}).get(k), bool)
+                    for k in ("monthlyUsdAtMin", "monthlyUsdAtMax"))
+            and isinstance(cost.get("pools") or [], list) and isinstance(cost.get("budget") or {}, dict)):
+        return "`cost` must hold `totals` (monthlyUsdAtMin and monthlyUsdAtMax numbers), `pools` (a list) and `budget` (an object)"
+    if not all(isinstance(p, dict) and isinstance(p.get("name"), str) for p in cost.get("pools") or []):
+        return "`cost.pools` must be objects with a `name`"
+    return None
+
+
+def _model_problem(plan: dict[str, Any]) -> Optional[str]:
+    from gpu_platform.decisions import disruption
+
+    return disruption.unreadable((r["type"], r["name"], r.get("inputs") or {}) for r in plan["resources"])
+
+
+def _kind_name(kind: Any) -> str:
+    return {str: "a string", dict: "an object"}.get(kind, "a string or null")
 
 
 def _get(inputs: Any, path: str) -> Any:

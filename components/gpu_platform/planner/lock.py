@@ -142,9 +142,12 @@ def pool_changes(before: Optional[dict[str, Any]], after: dict[str, Any]) -> lis
 
 
 def _previous(path: Path) -> Optional[dict[str, Any]]:
+    """The lock `path` held before (None when there was none, or it was not a lock: it is replaced whole)."""
+    from gpu_platform.policy.locks import LockError, read_lock
+
     try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
+        return read_lock(path) if path.is_file() else None
+    except LockError:
         return None
 
 
@@ -164,13 +167,9 @@ def _plan(args: argparse.Namespace) -> tuple[dict[str, Any], Any]:
     from gpu_platform.planner import project as projects
 
     if args.plan is not None:
-        try:
-            plan = json.loads(args.plan.read_text())
-        except (OSError, ValueError) as exc:
-            raise PlannerError(f"--plan {args.plan}: cannot read a plan: {exc}") from None
-        if not isinstance(plan, dict) or "resources" not in plan or "stack" not in plan:
-            raise PlannerError(f"--plan {args.plan}: not a plan written by `gpu-platform plan --json`")
-        return plan, projects.find_optional(args.project_dir)
+        from gpu_platform.planner.diff import load_plan
+
+        return load_plan(args.plan, f"--plan {args.plan}"), projects.find_optional(args.project_dir)
     project, stack = cli.load(args)
     projects.prevalidate(project, stack)
     recording = cli.run_program(project, stack, False, args.mocks)

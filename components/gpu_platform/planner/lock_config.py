@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
+from gpu_platform.facts.input_files import absolute, read_json
 from gpu_platform.policy.locks import LOCK, LOCK_FILE, lock_file_path
 
 Settings = dict[str, tuple[str, dict[str, Any]]]
@@ -34,11 +35,11 @@ def hold_to(settings: Mapping[str, tuple[str, dict[str, Any]]], pack: Any, *, st
         props = dict(props)
         if flag is not None:
             props.pop(LOCK, None)
-            props[LOCK_FILE] = str(Path(flag).resolve())
-        elif props.get(LOCK) is None and props.get(LOCK_FILE):
-            props[LOCK_FILE] = str(lock_file_path(props[LOCK_FILE], stack, pack_dir or Path.cwd()).resolve())
+            props[LOCK_FILE] = str(absolute(flag))
+        elif props.get(LOCK) is None and isinstance(props.get(LOCK_FILE), str) and props[LOCK_FILE]:
+            props[LOCK_FILE] = str(absolute(lock_file_path(props[LOCK_FILE], stack, pack_dir or Path.cwd())))
         elif props.get(LOCK) is None and default is not None and default.is_file():
-            props[LOCK_FILE] = str(default.resolve())
+            props[LOCK_FILE] = str(absolute(default))
         out[name] = (level, props)
     return out
 
@@ -58,12 +59,14 @@ def unnamed_warning(config_path: Path, default: Path) -> str:
 def write_inline(config_path: Path, lock: dict[str, Any], pack: Any) -> Optional[dict[str, Any]]:
     """Put `lock` inline into every lock-reading policy's entry of the config file (created if missing),
     dropping any `lockFile`; returns the lock the file held before (None: none)."""
-    data = json.loads(config_path.read_text()) if config_path.is_file() else {}
+    data = read_json(config_path) if config_path.is_file() else {}
     if not isinstance(data, dict):
         raise ValueError(f"{config_path}: not a policy config (a JSON object)")
     previous = None
     for name in lock_policies(pack):
         entry = data.get(name)
+        if entry is not None and not isinstance(entry, (str, dict)):
+            raise ValueError(f"{config_path}: `{name}` must be an enforcement level or an object")
         entry = {"enforcementLevel": entry} if isinstance(entry, str) else dict(entry or {})
         previous = previous or entry.get(LOCK)
         entry.pop(LOCK_FILE, None)

@@ -24,7 +24,6 @@ Exit 2 when the file is not a preview digest.
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Optional
@@ -87,8 +86,9 @@ def _protect(step: dict[str, Any], which: str) -> bool:
 
 def check(digest: Any, guarded: Iterable[str] = GUARDED_TYPES) -> tuple[list[Finding], list[str]]:
     """Findings on guarded resources, and error diagnostics that make the preview unprovable."""
-    if not isinstance(digest, dict) or not isinstance(digest.get("steps", []), list):
-        raise PlannerError("not a `pulumi preview --json` digest (expected an object with `steps`)")
+    problem = _digest_problem(digest)
+    if problem:
+        raise PlannerError(f"not a `pulumi preview --json` digest: {problem}")
     wanted = set(guarded)
     by_urn: dict[str, Finding] = {}  # a replacement shows as several steps (create-replacement, replace, ...)
     for step in digest.get("steps") or []:
@@ -109,6 +109,33 @@ def check(digest: Any, guarded: Iterable[str] = GUARDED_TYPES) -> tuple[list[Fin
     errors = [d.get("message", "").strip() for d in digest.get("diagnostics") or []
               if isinstance(d, dict) and d.get("severity") == "error"]
     return findings, errors
+
+
+def _digest_problem(digest: Any) -> Optional[str]:
+    """What the gate reads of a digest, checked before it reads it: steps and diagnostics as objects."""
+    if not isinstance(digest, dict) or not isinstance(digest.get("steps", []), list):
+        return "expected an object with `steps`"
+    for i, step in enumerate(digest.get("steps") or []):
+        if not isinstance(step, dict) or not isinstance(step.get("urn", ""), str) or not isinstance(step.get("op", ""), str):
+            return f"steps[{i}] must be an object with a string `urn` and `op`"
+        for field in ("oldState", "newState", "detailedDiff"):
+            if not isinstance(step.get(field) or {}, dict):
+                return f"steps[{i}].{field} must be an object"
+        for state in ("oldState", "newState"):
+            if not isinstance((step.get(state) or {}).get("inputs") or {}, dict):
+                return f"steps[{i}].{state}.inputs must be an object"
+            if not isinstance((step.get(state) or {}).get("type") or "", str):
+                return f"steps[{i}].{state}.type must be a string"
+        for field in ("replaceReasons", "diffReasons"):
+            if not isinstance(step.get(field) or [], list):
+                return f"steps[{i}].{field} must be a list"
+    diagnostics = digest.get("diagnostics") or []
+    if not isinstance(diagnostics, list) or not all(isinstance(d, dict) and isinstance(d.get("message", ""), str)
+                                                    for d in diagnostics):
+        return "`diagnostics` must be a list of objects with a string `message`"
+    from gpu_platform.decisions import disruption
+
+    return next(filter(None, map(disruption.unreadable, states(digest))), None)
 
 
 # --- disruption: the same model as `gpu-platform diff` and the policy pack, on the preview's states ---
@@ -253,6 +280,9 @@ def _lock_for(args: argparse.Namespace, config: dict[str, Any], stack: str) -> t
 
 def run_check(args: argparse.Namespace) -> int:
     digest = _read(args.file)
+    problem = _digest_problem(digest)
+    if problem:
+        raise PlannerError(f"{args.file}: not a `pulumi preview --json` digest: {problem}")
     findings, errors = check(digest, (*GUARDED_TYPES, *args.guard_type))
     steps = len(digest.get("steps") or [])
     for message in errors:
@@ -291,13 +321,16 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def _read(path: Path) -> Any:
+    """The preview digest in `path` ('-': standard input), read within facts/input_files.py's limits."""
     import sys
 
+    from gpu_platform.facts import input_files
+
+    limit = input_files.MAX_DOCUMENT_BYTES
     try:
-        text = sys.stdin.read() if str(path) == "-" else path.read_text()
-    except OSError as exc:
-        raise PlannerError(f"{path}: cannot read: {exc.strerror}") from None
-    try:
-        return json.loads(text)
-    except ValueError as exc:
-        raise PlannerError(f"{path}: not JSON ({exc}); write it with `pulumi preview --json > FILE`") from None
+        if str(path) == "-":
+            return input_files.parse_json(input_files.read_stream(sys.stdin.buffer, "standard input", limit),
+                                          "standard input")
+        return input_files.read_json(path, str(path), limit)
+    except input_files.InputError as exc:
+        raise PlannerError(f"{exc} (write the file with `pulumi preview --json > FILE`)") from None

@@ -13,10 +13,11 @@ every section is computed; without it the program is planned with the sections t
 from __future__ import annotations
 
 import datetime
-import json
+import sys
 from pathlib import Path
 from typing import Any, Optional
 
+from gpu_platform.facts import input_files
 from gpu_platform.planner import stackfile
 from gpu_platform.planner.errors import PlannerError
 
@@ -27,8 +28,8 @@ PACK_FOLDER = "policies"
 def find(project_dir: Optional[Path], config: Optional[Path] = None) -> stackfile.Project:
     """The project: `project_dir`, else found from the stack file's folder, else from the working directory."""
     if project_dir is not None:
-        return stackfile.load_project(project_dir.resolve())
-    starts = ([config.resolve().parent] if config is not None else []) + [Path.cwd()]
+        return stackfile.load_project(input_files.absolute(project_dir))
+    starts = ([input_files.absolute(config).parent] if config is not None else []) + [Path.cwd()]
     return stackfile.load_project(stackfile.find_project_dir(*starts))
 
 
@@ -48,7 +49,7 @@ def platform_key(project: stackfile.Project) -> str:
 
 def pack_dir(project: Optional[stackfile.Project], given: Optional[Path]) -> Path:
     if given is not None:
-        return given.resolve()
+        return input_files.absolute(given)
     return (project.dir if project else Path.cwd()) / PACK_FOLDER
 
 
@@ -61,12 +62,12 @@ def prevalidate(project: stackfile.Project, stack: stackfile.StackConfig,
         return None, None
     try:
         platform = stack.object(key)
-    except json.JSONDecodeError as exc:
-        raise PlannerError(f"{stackfile.show_path(stack.path)}: `{key}` is not valid JSON: {exc.msg}") from None
+    except input_files.InputError as exc:
+        raise PlannerError(str(exc)) from None
     from gpu_platform.decisions.validation import parse_platform
 
     try:
-        return platform, parse_platform(platform, as_of)
+        return platform, parse_platform(platform, as_of, region=stack.config.get("aws:region"))
     except ValueError as exc:
         raise_spec_error(exc, stack.path)
         raise
@@ -81,10 +82,16 @@ def left_out_note(project: stackfile.Project, stack: stackfile.StackConfig, name
 
 
 def raise_spec_error(exc: BaseException, stack_path: Path) -> None:
-    """A SpecError (a ValueError carrying `problems`) anywhere in the cause chain is invalid input."""
+    """A SpecError (a ValueError carrying `problems`) anywhere in the cause chain is invalid input, and so is
+    config the program requires that is missing or of the wrong type (pulumi.Config's own errors)."""
+    sdk = sys.modules.get("pulumi.config")  # loaded when the program ran: only then can it raise these
+    config_errors = (sdk.ConfigMissingError, sdk.ConfigTypeError) if sdk else ()
     seen: BaseException | None = exc
     while seen is not None:
         problems = getattr(seen, "problems", None)
         if isinstance(seen, ValueError) and isinstance(problems, list) and problems:
             raise PlannerError([f"{stackfile.show_path(stack_path)}: {p}" for p in problems]) from None
+        if config_errors and isinstance(seen, config_errors):
+            message = " ".join(str(seen).split())  # one line: the SDK's message spans two
+            raise PlannerError(f"{stackfile.show_path(stack_path)}: `{seen.key}`: {message}") from None
         seen = seen.__cause__ or seen.__context__

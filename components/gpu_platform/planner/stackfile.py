@@ -6,46 +6,24 @@ the stack's secrets provider, which an offline plan does not have: a secret conf
 `pulumi config set --secret KEY` writes) gets a clearly fake stand-in value and is marked secret, so
 the program reads it as a secret Output exactly as under `pulumi up`. A `secure:` value nested inside
 a structured key (`--path`) is refused: the program keeps every secret in its own key.
-YAML is read as YAML 1.2 like the CLI does (`on`/`yes` stay strings, dates stay text).
+YAML is read as YAML 1.2 like the CLI does (`on`/`yes` stay strings, dates stay text), within the limits of
+facts/input_files.py (size, nesting, aliases, numbers, UTF-8). `aws:region` must name a region.
 """
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-import yaml
-
+from gpu_platform.facts import input_files, syntax
 from gpu_platform.planner.errors import PlannerError
 
 DEFAULT_PROJECT = "gpu-platform"
 REQUIRED_KEYS = ("aws:region",)  # the mocks answer for the cloud in this region
-
-
-class _Yaml12Loader(yaml.SafeLoader):
-    """SafeLoader with YAML 1.2 core scalars, as the CLI reads stack files: only true/false are
-    booleans, no timestamps, no sexagesimal or leading-zero-octal numbers."""
-
-    def construct_yaml_int(self, node):
-        text = self.construct_scalar(node)
-        return int(text, 0) if text.lstrip("+-")[:2] in ("0o", "0x") else int(text, 10)
-
-
-_YAML11_ONLY = ("bool", "int", "float", "timestamp")
-_Yaml12Loader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag.rsplit(":", 1)[-1] not in _YAML11_ONLY]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-for _tag, _pattern, _first in (
-    ("bool", r"true|True|TRUE|false|False|FALSE", "tTfF"),
-    ("int", r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+", "-+0123456789"),
-    ("float", r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)",
-     "-+.0123456789"),
-):
-    _Yaml12Loader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(f"^(?:{_pattern})$"), list(_first))
-_Yaml12Loader.add_constructor("tag:yaml.org,2002:int", _Yaml12Loader.construct_yaml_int)
+# What a stack file holds (pulumi/pulumi sdk/go/common/workspace/project.go, ProjectStack); the CLI ignores
+# anything else, so a config key indented one level too little would silently be no config at all.
+STACK_FILE_KEYS = ("config", "environment", "secretsprovider", "encryptedkey", "encryptionsalt")
 
 
 @dataclass(frozen=True)
@@ -74,7 +52,8 @@ class StackConfig:
     secret_keys: tuple[str, ...] = ()  # keys stored with `secure:` (their values here are stand-ins)
 
     def object(self, key: str) -> Any:
-        return json.loads(self.config[key])
+        """A structured config value, as `pulumi.Config().require_object` reads it (InputError if it is not JSON)."""
+        return input_files.parse_json(self.config[key], f"{show_path(self.path)}: `{key}`")
 
 
 def load_project(project_dir: Path) -> Project:
@@ -84,8 +63,11 @@ def load_project(project_dir: Path) -> Project:
         raise PlannerError(f"{show_path(path)}: not a Pulumi project file (needs a `name:`)")
     name = data["name"]
     config_dir = project_dir / str(data.get("stackConfigDir") or ".")
+    declared = data.get("config") or {}
+    if not isinstance(declared, dict):
+        raise PlannerError(f"{show_path(path)}: `config:` must be a mapping of config keys to values or declarations")
     defaults = {}
-    for key, value in (data.get("config") or {}).items():
+    for key, value in declared.items():
         if isinstance(value, dict) and not ({"value", "default"} & value.keys()):
             continue  # a typed declaration without a value: the stack must set it
         if isinstance(value, dict):
@@ -130,6 +112,10 @@ def load_stack(project: Project, *, stack: str | None = None, path: Path | None 
         data = {}
     if not isinstance(data, dict):
         raise PlannerError(f"{show_path(path)}: a stack file must be a YAML mapping with a top-level `config:`")
+    unknown = [str(key) for key in data if key not in STACK_FILE_KEYS]
+    if unknown:
+        raise PlannerError([f"{show_path(path)}: unknown top-level key `{key}`: a stack file holds "
+                            f"{', '.join(STACK_FILE_KEYS)}; config keys go under `config:`" for key in unknown])
     if data.get("environment"):
         raise PlannerError(f"{show_path(path)}: `environment:` imports Pulumi ESC environments, which an offline "
                            "plan cannot open; put the values under `config:`")
@@ -144,6 +130,8 @@ def load_stack(project: Project, *, stack: str | None = None, path: Path | None 
     for key in REQUIRED_KEYS:
         if key not in config:
             problems.append(f"{show_path(path)}: missing config key `{key}` under `config:`")
+    if "aws:region" in config:
+        problems += [f"{show_path(path)}: {p}" for p in _region_problems(values.get("aws:region", config["aws:region"]))]
     if problems:
         raise PlannerError(problems)
     return StackConfig(stack, path, config, secrets)
@@ -154,22 +142,19 @@ def stand_in(key: str) -> str:
     return f"offline-plan-stand-in-for-secret-{key}"
 
 
+def _region_problems(region: Any) -> list[str]:
+    """`aws:region` names a region: the program builds zone names, ARNs and endpoints from it."""
+    if not isinstance(region, str):
+        return [f"`aws:region`: must be a region name such as us-east-1, not {syntax.kind_of(region)}"]
+    problem = syntax.region(region)
+    return [f"`aws:region`: {problem}"] if problem else []
+
+
 def _read_yaml(path: Path) -> Any:
     try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise PlannerError(f"{show_path(path)}: no such file") from None
-    except OSError as exc:
-        raise PlannerError(f"{show_path(path)}: cannot read: {exc.strerror}") from None
-    try:
-        return yaml.load(text, Loader=_Yaml12Loader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"{show_path(path)}:{mark.line + 1}:{mark.column + 1}" if mark else show_path(path)
-        what = " ".join(str(part) for part in (exc.context, exc.problem) if part)
-        raise PlannerError(f"{where}: YAML syntax error: {what}") from None
-    except yaml.YAMLError as exc:
-        raise PlannerError(f"{show_path(path)}: YAML error: {exc}") from None
+        return input_files.read_yaml(path, show_path(path))
+    except input_files.InputError as exc:
+        raise PlannerError(str(exc)) from None
 
 
 def _namespaced(key: str, project: str) -> str:
@@ -211,6 +196,6 @@ def _find_secure(value: Any, where: str) -> Iterable[str]:
 def show_path(path: Path) -> str:
     """A path as the user typed it or relative to the working directory, never longer than needed."""
     try:
-        return str(path.resolve().relative_to(Path.cwd()))
+        return str(input_files.absolute(path).relative_to(Path.cwd()))
     except ValueError:
         return str(path)

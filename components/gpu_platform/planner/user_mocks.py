@@ -1,7 +1,8 @@
 """`--mocks FILE`: the user's answers for invokes the offline planner does not know.
 
-The file (JSON, or YAML for a .yaml/.yml name) maps an invoke token to its result, or to a list of
-`{args, result}` entries tried in order: the first whose `args` all equal the call's arguments answers
+The file (JSON, or YAML 1.2 for a .yaml/.yml name, read within facts/input_files.py's limits) maps an
+invoke token to its result, or to a list of `{args, result}` entries tried in order: the first whose `args`
+all equal the call's arguments answers
 (an entry without `args` answers any call). Results use the provider's camelCase wire names (`imageId`,
 not `image_id`): the SDK silently drops keys it does not know. A user's answer wins over the planner's own.
 
@@ -13,14 +14,12 @@ not `image_id`): the SDK silently drops keys it does not know. A user's answer w
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-import yaml
-
+from gpu_platform.facts import input_files
 from gpu_platform.planner.errors import PlannerError
 
 SNAKE = re.compile(r"^[a-z0-9]+(_[a-z0-9]+)+$")
@@ -41,13 +40,11 @@ Answers = dict[str, list[Answer]]
 def load(path: Path) -> Answers:
     """The answers in `path`; PlannerError (exit 2) naming the entry when the file is not usable."""
     where = f"--mocks {path}"
+    read = input_files.read_yaml if path.suffix in (".yaml", ".yml") else input_files.read_json
     try:
-        text = path.read_text()
-        data = yaml.safe_load(text) if path.suffix in (".yaml", ".yml") else json.loads(text)
-    except OSError as exc:
-        raise PlannerError(f"{where}: cannot read: {exc.strerror}") from None
-    except (ValueError, yaml.YAMLError) as exc:
-        raise PlannerError(f"{where}: not {'YAML' if path.suffix in ('.yaml', '.yml') else 'JSON'}: {exc}") from None
+        data = read(path, where)
+    except input_files.InputError as exc:
+        raise PlannerError(str(exc)) from None
     if not isinstance(data, dict):
         raise PlannerError(f"{where}: must map invoke tokens to results, e.g. {{\"aws:ec2/getAmi:getAmi\": {{...}}}}")
     return {str(token): _entries(spec, f"{where}: {token}") for token, spec in data.items()}

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
+from gpu_platform.facts import input_files
 from gpu_platform.planner.errors import PlannerError
 
 LEVELS = ("advisory", "mandatory", "remediate", "disabled")
@@ -42,15 +43,44 @@ def load_pack() -> Any:
 # --- config ---
 
 def read_config(path: Optional[Path]) -> dict[str, Any]:
+    """The `--policy-config` file (read within facts/input_files.py's limits); {} without one."""
     if path is None:
         return {}
+    label = f"--policy-config {path}"
     try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as exc:
-        raise PlannerError(f"--policy-config {path}: cannot read a JSON object: {exc}") from None
+        data = input_files.read_json(path, label)
+    except input_files.InputError as exc:
+        raise PlannerError(str(exc)) from None
     if not isinstance(data, dict):
-        raise PlannerError(f"--policy-config {path}: must be a JSON object like {{\"all\": \"mandatory\"}}")
+        raise PlannerError(f"{label}: must be a JSON object like {{\"all\": \"mandatory\"}}")
     return data
+
+
+def read_lock(path: Path) -> dict[str, Any]:
+    """The `--lock` file, refused (exit 2) when it is missing or not a lock this version reads."""
+    from gpu_platform.policy.locks import LockError
+    from gpu_platform.policy.locks import read_lock as read
+
+    try:
+        return read(path, f"--lock {path}")
+    except LockError as exc:
+        raise PlannerError(str(exc)) from None
+
+
+def check_locks(settings: Mapping[str, tuple[str, dict[str, Any]]], pack: Any, stack: str) -> None:
+    """Every lock the settings hold the plan to is readable: a broken lock is bad input (exit 2) for the
+    planner, where the pack under `pulumi preview` reports it as a violation of each lock-reading policy."""
+    from gpu_platform.planner.lock_config import lock_policies
+    from gpu_platform.policy.locks import LockError, resolve
+
+    problems = []
+    for name in lock_policies(pack):
+        try:
+            resolve(settings[name][1], stack)
+        except LockError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise PlannerError(list(dict.fromkeys(problems)))
 
 
 def _parse_entry(name: str, value: Any) -> tuple[Optional[str], dict[str, Any]]:
@@ -304,6 +334,7 @@ def evaluate(plan: dict[str, Any], policy_config_path: Optional[Path], lock: Opt
     default = project.lock_file(plan.get("stack", "")) if project else None
     settings = lock_config.hold_to(settings, pack, stack=plan.get("stack", ""), flag=lock, default=default,
                                    pack_dir=pack_dir or projects.pack_dir(project, None))
+    check_locks(settings, pack, plan.get("stack", ""))
     if policy_config_path and lock is None and default and default.is_file() and not lock_config.names_a_lock(given, pack):
         print(lock_config.unnamed_warning(policy_config_path, default), file=sys.stderr)
     for name in unknown_config_names(pack, given):

@@ -13,11 +13,12 @@ for another stack is refused rather than compared. The pack never looks beside i
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Optional
+
+from gpu_platform.facts import input_files
 
 LOCK, LOCK_FILE = "lock", "lockFile"
 READABLE_VERSIONS = (1, 2)
@@ -52,6 +53,8 @@ def resolve(config: Mapping[str, Any], stack: str, base: Optional[Path] = None) 
     inline, given = config.get(LOCK), config.get(LOCK_FILE)
     if inline is not None and given:
         raise LockError("the policy config sets both `lock` and `lockFile`: keep one")
+    if given and not isinstance(given, str):
+        raise LockError(f"the policy config's `lockFile` must be a path (a string), not {type(given).__name__}")
     if inline is not None:
         where = "the policy config's `lock`"
         return LockSource(_for_stack(checked(_integral(inline), where), stack, where), where)
@@ -62,29 +65,60 @@ def resolve(config: Mapping[str, Any], stack: str, base: Optional[Path] = None) 
 
 
 def checked(doc: Any, where: str) -> dict[str, Any]:
-    """`doc` if it is a lock this version reads, else LockError naming `where`."""
-    if (not isinstance(doc, dict) or doc.get("version") not in READABLE_VERSIONS
-            or not isinstance(doc.get("nodeGroups"), dict) or not isinstance(doc.get("pools", {}), dict)
-            or not isinstance(doc.get("nodePools", {}), dict)):
+    """`doc` if it is a lock this version reads, else LockError naming `where` and what is wrong."""
+    if not isinstance(doc, dict) or doc.get("version") not in READABLE_VERSIONS:
         raise LockError(f"{where} is not a node-group lock this version reads (versions "
                         f"{', '.join(map(str, READABLE_VERSIONS))}); regenerate it with `gpu-platform lock`")
+    problem = _shape_problem(doc)
+    if problem:
+        raise LockError(f"{where}: {problem}; regenerate it with `gpu-platform lock`")
     return doc
+
+
+# Each section of a lock: name -> an object (what a node group, pool or NodePool is locked to).
+SECTIONS = {"nodeGroups": "the node group's locked inputs", "pools": "the pool's node group and fingerprint",
+            "nodePools": "the NodePool's locked inputs"}
+
+
+def _shape_problem(doc: Mapping[str, Any]) -> Optional[str]:
+    if not isinstance(doc.get("stack", ""), str):
+        return "`stack` must be the stack's name"
+    for section, holds in SECTIONS.items():
+        entries = doc.get(section, {} if section != "nodeGroups" else None)
+        if not isinstance(entries, dict):
+            return f"`{section}` must be an object of {holds} by name"
+        for name, entry in entries.items():
+            if not isinstance(entry, dict):
+                return f"`{section}.{name}` must be an object ({holds}), not {type(entry).__name__}"
+            if section == "pools" and not (isinstance(entry.get("nodeGroup", ""), str)
+                                           and isinstance(entry.get("fingerprint", {}), dict)):
+                return f"`pools.{name}` must hold a `nodeGroup` name and a `fingerprint` object"
+    return None
 
 
 def load_lock(path: Optional[Path]) -> Optional[dict[str, Any]]:
     """The lock document in `path`, or None when there is no such file."""
     if path is None or not path.is_file():
         return None
-    return _read(str(path), path.stat().st_mtime)
+    return read_lock(path)
+
+
+def read_lock(path: Path, label: Optional[str] = None) -> dict[str, Any]:
+    """The lock document in `path`; LockError when it is missing, unreadable or not a lock."""
+    try:
+        stamp = path.stat().st_mtime
+    except OSError:
+        stamp = 0.0
+    return _read(str(path), stamp, label or str(path))
 
 
 @lru_cache(maxsize=16)
-def _read(path: str, mtime: float) -> dict[str, Any]:
+def _read(path: str, mtime: float, label: str) -> dict[str, Any]:
     try:
-        doc = json.loads(Path(path).read_text())
-    except ValueError as err:
-        raise LockError(f"{path} is not valid JSON ({err}); regenerate it with `gpu-platform lock`") from None
-    return checked(doc, path)
+        doc = input_files.read_json(path, label)
+    except input_files.InputError as err:
+        raise LockError(f"{err}; regenerate it with `gpu-platform lock`") from None
+    return checked(doc, label)
 
 
 def _for_stack(doc: Optional[dict[str, Any]], stack: str, where: str) -> Optional[dict[str, Any]]:

@@ -22,7 +22,7 @@ from gpu_platform.resources.typed_args import Required, TypedDict, argument_prob
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import ClusterSpec, TaintSpec
 from gpu_platform.spec.parse import read_part
-from gpu_platform.spec.rules import cluster_rules
+from gpu_platform.spec.rules import cluster_rules, region_rules
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import PlatformSpec
@@ -30,8 +30,9 @@ if TYPE_CHECKING:
 # Add-ons installed before any node group (DaemonSets: healthy with zero nodes); coredns waits for nodes.
 ADDONS_BEFORE_NODES = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")
 NODE_NETWORK_ADDONS = ("vpc-cni", "kube-proxy")  # a node is not Ready without these
-# Stands in for subnet ids that come as an Output, so the rules know they are given (AWS checks the ids).
-_GIVEN_LATER = "subnet-given-as-an-output"
+# Stands in for subnet ids that come as an Output, so the rules know they are given: an id of the right form
+# that names no subnet (the real ids are known only when deployed, and AWS checks them).
+_GIVEN_LATER = "subnet-00000000000000000"
 
 
 def system_node_group_labels(selector: Mapping[str, str]) -> dict[str, str]:
@@ -277,16 +278,18 @@ def cluster_settings(name: str, args: Mapping[str, Any]) -> ClusterSettings:
     create = {k: args[k] for k in _CREATE_FIELDS if k in args}
     subnets = args.get("subnet_ids")
     if subnets is not None:
-        create["subnet_ids"] = list(subnets) if isinstance(subnets, (list, tuple)) else [_GIVEN_LATER]
+        given = list(subnets) if isinstance(subnets, (list, tuple)) else [_GIVEN_LATER]
+        create["subnet_ids"] = [s if isinstance(s, str) else _GIVEN_LATER for s in given]
     data = {"name": args.get("cluster_name"), "kubernetes_version": args.get("kubernetes_version"), "create": create,
             **{k: args[k] for k in ("admin_role_arns", "system_node_selector") if k in args}}
     try:
         cluster = read_part(ClusterSpec, data)
         taints = [read_part(TaintSpec, t, f"gpuTaints[{i}].") for i, t in enumerate(args.get("gpu_taints") or [])]
     except SpecError as err:
-        raise SpecError([where + _flat(p) for p in [*problems, *err.problems]]) from None
-    problems += [f"{path}: {message}" for path, message in
-                 cluster_rules(cluster, at="", prod=args.get("environment") == "prod")]
+        raise SpecError(list(dict.fromkeys(where + _flat(p) for p in [*problems, *err.problems]))) from None
+    zones = [(f"vpc.zones[{j}]", z) for j, z in enumerate(cluster.create.vpc.zones or [])] if cluster.create.vpc else []
+    found = [*cluster_rules(cluster, at="", prod=args.get("environment") == "prod"), *region_rules(args.get("region"), zones)]
+    problems += [f"{path}: {message}" for path, message in found if path != "aws:region"]  # the region: above
     if problems:
         raise SpecError([where + _flat(p) for p in problems])
     return ClusterSettings(cluster, str(args["region"]), args.get("environment") == "prod", dict(args.get("tags") or {}),

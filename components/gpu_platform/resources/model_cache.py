@@ -124,7 +124,7 @@ def _checked(name: str, args: Mapping[str, Any]) -> int:
     """The mount targets to make; SpecError naming each argument that is wrong."""
     problems = argument_problems(args, ModelCacheArgs)
     version = args.get("addon_version")
-    if version is not None and not re.match(ADDON_VERSION, str(version)):
+    if version is not None and not re.fullmatch(ADDON_VERSION, str(version)):
         problems.append(f"addonVersion: must be an exact add-on version such as v2.1.13-eksbuild.1, not {version!r}")
     subnets, count = args.get("subnet_ids"), args.get("subnet_count")
     if isinstance(subnets, (list, tuple)):

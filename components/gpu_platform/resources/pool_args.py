@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 import pulumi
 
 from gpu_platform.facts.karpenter_window import window_problem
-from gpu_platform.resources.typed_args import ENVIRONMENTS, Required, TypedDict, camel
+from gpu_platform.resources.typed_args import ENVIRONMENTS, Required, TypedDict, camel, syntax_problems
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import DisruptionWindowSpec, NodePoolSpec
 from gpu_platform.spec.parse import read_part
@@ -171,6 +171,7 @@ def pool_from_args(component: str, name: str, args: Mapping[str, Any], provision
     where = f"{component} {name!r}: "
     args = dict(args)
     problems = [f"{camel(k)}: unknown argument" for k in sorted(set(args) - allowed)] + _context_problems(args)
+    problems += syntax_problems({**args, "subnet_zones": subnet_zones})
     limit, percent = args.pop("max_unavailable", None), args.pop("max_unavailable_percent", None)
     if limit is not None and percent is not None:
         problems.append("maxUnavailablePercent: set maxUnavailable or maxUnavailablePercent, not both")

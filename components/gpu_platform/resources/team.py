@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 import pulumi
 import pulumi_kubernetes
 
-from gpu_platform.facts import names
+from gpu_platform.facts import names, syntax
 from gpu_platform.render import team_objects as objects
 from gpu_platform.render.team_objects import TeamContext
 from gpu_platform.resources import options
 from gpu_platform.resources.admission import TeamAdmission, TeamAdmissionArgs
 from gpu_platform.resources.typed_args import Required, TypedDict, argument_problems
 from gpu_platform.spec.errors import SpecError
-from gpu_platform.spec.models import DNS_LABEL, TeamAccessSpec, TeamSpec
+from gpu_platform.spec.models import TeamAccessSpec, TeamSpec
 from gpu_platform.spec.parse import read_part
 from gpu_platform.spec.rules_teams import RESERVED_NAMESPACES, cache_claim_rules, mig_slice_rules, name_rules, role_arn_rules
 
@@ -177,7 +177,7 @@ def team_settings(name: str, args: Mapping[str, Any]) -> tuple[TeamSpec, TeamCon
     args = dict(args)
     problems = argument_problems(args, TeamNamespaceArgs)
     version = args.get("kubernetes_version")
-    if version is not None and not re.match(KUBERNETES_MINOR, str(version)):
+    if version is not None and not re.fullmatch(KUBERNETES_MINOR, str(version)):
         problems.append(f"kubernetesVersion: must be a Kubernetes minor such as 1.35, not {version!r}")
     fields = {k: args[k] for k in ("quota", "priority_tier", "max_gpus_per_pod", "container_defaults") if k in args}
     try:
@@ -250,8 +250,9 @@ def access_settings(name: str, args: Mapping[str, Any]) -> list[tuple[str, TeamA
     for i, given in enumerate(args.get("teams") or []):
         given = dict(given)
         team = given.pop("name", None)
-        if not isinstance(team, str) or not re.match(DNS_LABEL, team):
-            problems.append(f"teams[{i}].name: must be a team name (a DNS label), not {team!r}")
+        if not isinstance(team, str) or syntax.namespace(team):
+            problem = syntax.namespace(team) if isinstance(team, str) else f"not {syntax.kind_of(team)}"
+            problems.append(f"teams[{i}].name: must be a team name (its namespace): {problem}")
         try:
             access = read_part(TeamAccessSpec, given, f"teams[{i}].")
         except SpecError as err:

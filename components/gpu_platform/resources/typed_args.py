@@ -11,12 +11,15 @@ Problems name arguments as the schema does (camelCase), so a TypeScript or YAML 
 import sys
 from typing import Any, Mapping
 
+from gpu_platform.facts import syntax
+from gpu_platform.spec.parse import quoted
+
 if sys.version_info >= (3, 11):
     from typing import NotRequired, Required, TypedDict
 else:  # pragma: no cover - the published schema needs 3.11; Python programs run on 3.10 as well
     from typing_extensions import NotRequired, Required, TypedDict
 
-__all__ = ["NotRequired", "Required", "TypedDict", "ENVIRONMENTS", "camel", "argument_problems"]
+__all__ = ["NotRequired", "Required", "TypedDict", "ENVIRONMENTS", "camel", "argument_problems", "syntax_problems"]
 
 ENVIRONMENTS = ("dev", "staging", "prod")
 
@@ -28,10 +31,33 @@ def camel(key: str) -> str:
 
 def argument_problems(args: Mapping[str, Any], kind: type, at: str = "", *, required: bool = True) -> list[str]:
     """Keys `kind` does not declare, keys it requires that `args` lacks (unless the component's own model
-    reports those), and an environment that is not one of ENVIRONMENTS."""
+    reports those), an environment that is not one of ENVIRONMENTS, and the syntax of AWS names and ids."""
     problems = [f"{at}{camel(k)}: unknown argument" for k in sorted(set(args) - set(kind.__annotations__))]
     if required:
         problems += [f"{at}{camel(k)}: required" for k in sorted(kind.__required_keys__ - set(args))]
     if "environment" in kind.__annotations__ and args.get("environment") not in (None, *ENVIRONMENTS):
         problems.append(f"{at}environment: must be one of {', '.join(ENVIRONMENTS)}")
-    return problems
+    return problems + syntax_problems(args, at)
+
+
+# Arguments naming something in AWS, by name, and the rule each follows (facts/syntax.py).
+AWS_NAMES = {"region": syntax.region, "subnet_ids": syntax.subnet_id, "subnet_zones": syntax.zone,
+             "security_group_ids": syntax.security_group_id, "node_security_group_ids": syntax.security_group_id,
+             "node_security_group_id": syntax.security_group_id}
+
+
+def syntax_problems(args: Mapping[str, Any], at: str = "") -> list[str]:
+    """Regions, zones, resource ids and tags given as plain strings, checked as AWS checks them (an Output is
+    checked by AWS once it is known)."""
+    tags = args.get("tags")
+    found = [f"{at}tags[{quoted(str(key))}]: {p}" for key, value in (tags.items() if isinstance(tags, Mapping) else ())
+             if (p := (syntax.tag_key(key) if isinstance(key, str) else None)
+                 or (syntax.tag_value(value) if isinstance(value, str) else None))]
+    for key, check in AWS_NAMES.items():
+        given = args.get(key)
+        many = isinstance(given, (list, tuple))
+        for j, value in enumerate(given if many else [given]):
+            problem = check(value) if isinstance(value, str) else None
+            if problem:
+                found.append(f"{at}{camel(key)}{f'[{j}]' if many else ''}: {problem}")
+    return found

@@ -12,8 +12,10 @@ import re
 from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 from pydantic.alias_generators import to_camel, to_snake
+
+from gpu_platform.spec.strict import StrictModel
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import MonitoringSpec, PlatformSpec
@@ -36,36 +38,32 @@ PLAINTEXT_FIELDS = {
 }
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
-
-
 def _config_key(value: Optional[str]) -> Optional[str]:
     if value is None:
         return value
     if "://" in value or re.fullmatch(r"[0-9a-fA-F]{32}", value):
         raise ValueError("holds the secret itself: store it with `pulumi config set --secret <key> <value>` and "
                          "give the key's name here")
-    if not CONFIG_KEY.match(value):
+    if not CONFIG_KEY.fullmatch(value):
         raise ValueError("must name a Pulumi config key of this project (letters, digits, - and _, starting "
                          "with a letter) that holds the secret")
     return value
 
 
-class SlackReceiverSpec(_Model):
+class SlackReceiverSpec(StrictModel):
     webhook_url_secret: str  # config key holding the incoming-webhook URL
     channel: Optional[str] = Field(None, pattern=r"^[#@]?[\w.-]{1,80}$")
 
     _key = field_validator("webhook_url_secret")(_config_key)
 
 
-class PagerDutyReceiverSpec(_Model):
+class PagerDutyReceiverSpec(StrictModel):
     routing_key_secret: str  # config key holding the Events API v2 routing (integration) key
 
     _key = field_validator("routing_key_secret")(_config_key)
 
 
-class WebhookReceiverSpec(_Model):
+class WebhookReceiverSpec(StrictModel):
     url: str  # the endpoint: not a secret, so it may not carry credentials
     bearer_token_secret: Optional[str] = None  # config key holding a bearer token sent with each call
 
@@ -86,7 +84,7 @@ class WebhookReceiverSpec(_Model):
         return value
 
 
-class SnsReceiverSpec(_Model):
+class SnsReceiverSpec(StrictModel):
     topic_arn: str = Field(pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$")
 
     @property
@@ -94,7 +92,7 @@ class SnsReceiverSpec(_Model):
         return self.topic_arn.split(":")[3]
 
 
-class ReceiverSpec(_Model):
+class ReceiverSpec(StrictModel):
     name: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)
     slack: Optional[SlackReceiverSpec] = None
     pagerduty: Optional[PagerDutyReceiverSpec] = None
@@ -117,7 +115,7 @@ class ReceiverSpec(_Model):
         return found
 
 
-class SeverityRoutesSpec(_Model):
+class SeverityRoutesSpec(StrictModel):
     """Receiver per severity; `default` takes every severity not listed."""
 
     critical: Optional[str] = None
@@ -130,7 +128,7 @@ class SeverityRoutesSpec(_Model):
         return {k: getattr(self, k) for k in ROUTE_KEYS if getattr(self, k) is not None}
 
 
-class AlertingSpec(_Model):
+class AlertingSpec(StrictModel):
     receivers: list[ReceiverSpec] = Field(min_length=1)
     platform: SeverityRoutesSpec  # everything no team route takes; `default` is required
     group_by: list[str] = Field(default_factory=lambda: ["alertname", "namespace", "node"])
@@ -227,5 +225,5 @@ def _timing_rules(alerting: AlertingSpec, at: str) -> Iterator[tuple[str, str]]:
             yield (f"{at}alerting.{to_camel(field)}",
                    f"must be >= groupInterval ({alerting.group_interval}): notifications repeat per group interval")
     for j, label in enumerate(alerting.group_by):
-        if label != "..." and not LABEL_NAME.match(label):
+        if label != "..." and not LABEL_NAME.fullmatch(label):
             yield f"{at}alerting.groupBy[{j}]", "must be a label name (or `...` for no grouping)"

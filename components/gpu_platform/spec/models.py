@@ -13,30 +13,28 @@ import re
 from datetime import datetime, timedelta
 from typing import Literal, Optional, Sequence, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, field_validator
 
-from gpu_platform.facts import catalog, names
+from gpu_platform.facts import catalog, names, syntax
 from gpu_platform.spec.alerting import AlertingSpec, SeverityRoutesSpec
+from gpu_platform.spec.fields import (
+    AmiId, CapacityReservationId, DnsLabel, EqualitySelector, InstanceType, Ipv4Cidr, LabelKey, Labels, Quantity,
+    SecurityGroupId, Selector, SubnetId, Tags, TaintKey, TaintValue, Zone,
+)
 from gpu_platform.spec.repair import NodeRepairSpec
+from gpu_platform.spec.strict import StrictModel
 
-DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
-QUANTITY = r"^\d+(\.\d+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$"
 KMS_KEY_ARN = r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[\w-]+$"
 ADDON_VERSION = catalog.ADDON_VERSION_PATTERN
 PRIORITY_TIERS = ("critical-inference", "standard", "preemptible-batch")
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
-
-
 # --- cluster ---
 
-class VpcSpec(_Model):
+class VpcSpec(StrictModel):
     cidr: str = "10.40.0.0/16"
     availability_zones: int = Field(3, ge=2, le=6)
-    zones: Optional[list[str]] = None  # explicit zone names; default: <region>a, b, c...
+    zones: Optional[list[Zone]] = None  # explicit zone names in the stack's region; default: <region>a, b, c...
     single_nat_gateway: Optional[bool] = None  # default: one per zone in prod, one otherwise
 
     @field_validator("cidr")
@@ -48,31 +46,31 @@ class VpcSpec(_Model):
         return v
 
 
-class SystemNodesSpec(_Model):
-    instance_types: list[str] = Field(default_factory=lambda: ["m6i.large"], min_length=1)
+class SystemNodesSpec(StrictModel):
+    instance_types: list[InstanceType] = Field(default_factory=lambda: ["m6i.large"], min_length=1)
     min_size: int = Field(2, ge=1)
     max_size: int = Field(4, ge=1)
     disk_size_gib: int = Field(50, ge=20, le=16384, alias="diskSizeGiB")
     release_version: str = Field(pattern=r"^\d+\.\d+\.\d+-\d{8}$")
 
 
-class CreateClusterSpec(_Model):
+class CreateClusterSpec(StrictModel):
     vpc: Optional[VpcSpec] = None
-    subnet_ids: Optional[list[str]] = None  # private subnets of an existing VPC
+    subnet_ids: Optional[list[SubnetId]] = None  # private subnets of an existing VPC
     endpoint_public_access: bool = True
-    public_access_cidrs: list[str] = Field(default_factory=lambda: ["0.0.0.0/0"])
+    public_access_cidrs: list[Ipv4Cidr] = Field(default_factory=lambda: ["0.0.0.0/0"])
     addons: dict[str, str]
     system_nodes: SystemNodesSpec
     # Envelope-encrypt Kubernetes secrets with this KMS key (optional; cannot be removed once set).
     secrets_kms_key_arn: Optional[str] = Field(None, pattern=KMS_KEY_ARN)
 
 
-class ExistingClusterSpec(_Model):
-    subnet_ids: list[str] = Field(min_length=1)
-    node_security_group_ids: list[str] = Field(default_factory=list)
+class ExistingClusterSpec(StrictModel):
+    subnet_ids: list[SubnetId] = Field(min_length=1)
+    node_security_group_ids: list[SecurityGroupId] = Field(default_factory=list)
 
 
-class ClusterSpec(_Model):
+class ClusterSpec(StrictModel):
     name: str = Field(pattern=r"^[a-z][a-z0-9-]{0,31}$")
     kubernetes_version: str
     create: Optional[CreateClusterSpec] = None
@@ -81,48 +79,43 @@ class ClusterSpec(_Model):
     # Where the platform's controllers run (GPU Operator, autoscaler, Karpenter, Prometheus, Kueue): labels of
     # the system nodes. The default is the label the platform's own system node group carries; an adopted
     # cluster names its existing system nodes here.
-    system_node_selector: dict[str, str] = Field(default_factory=lambda: dict(names.SYSTEM_NODE_SELECTOR),
+    system_node_selector: Labels = Field(default_factory=lambda: dict(names.SYSTEM_NODE_SELECTOR),
                                                  min_length=1)
 
 
 # --- GPU operator ---
 
-class DriverSpec(_Model):
+class DriverSpec(StrictModel):
     source: Literal["ami", "operator"]
     version: Optional[str] = Field(None, pattern=r"^\d+\.\d+(\.\d+)?$")
     kernel_module_type: Literal["auto", "open", "proprietary"] = "auto"
 
 
-LABEL_KEY = r"([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?"
-LABEL_VALUE = r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?"
-EQUALITY_SELECTOR = re.compile(rf"^(?P<key>{LABEL_KEY})==?(?P<value>{LABEL_VALUE})$")
-
-
 def selector_labels(selector: str) -> dict[str, str]:
     """`a=b,c==d` -> {a: b, c: d}; ValueError for anything but an equality-based label selector."""
-    labels: dict[str, str] = {}
-    for term in filter(None, (t.strip() for t in selector.split(","))):
-        m = EQUALITY_SELECTOR.match(term)
-        if not m:
-            raise ValueError(f"{term!r} is not key=value: use an equality-based label selector "
-                             "(key=value[,key=value]) so the workload helper can label job pods with it")
-        labels[m.group("key")] = m.group("value")
-    return labels
+    problem = syntax.selector(selector, equality_only=True)
+    if problem:
+        raise ValueError(f"{problem} (the workload helper labels job pods with it)")
+    return dict(re.split(r"\s*==?\s*", term, maxsplit=1) for term in syntax.selector_terms(selector))
 
 
-class WaitForCompletionSpec(_Model):
+class WaitForCompletionSpec(StrictModel):
     timeout_seconds: int = Field(0, ge=0)  # 0: wait as long as it takes
     # Pods the upgrade controller waits for before it touches a node; `gpu_job` labels job pods with it.
-    pod_selector: str = f"{names.WAIT_FOR_COMPLETION_LABEL}=true"
+    pod_selector: EqualitySelector = f"{names.WAIT_FOR_COMPLETION_LABEL}=true"
 
-    @field_validator("pod_selector")
-    @classmethod
-    def _equality(cls, v: str) -> str:
-        selector_labels(v)
+
+def node_count_or_percent(v: Optional[Union[int, str]]) -> Optional[Union[int, str]]:
+    """A rolling update's `maxUnavailable`: a node count (1-100) or a percentage ("25%", 1%-100%)."""
+    if v is None:
         return v
+    m = re.fullmatch(r"(\d{1,3})%", v) if isinstance(v, str) else None
+    if not 1 <= (int(m.group(1)) if m else v if isinstance(v, int) else 0) <= 100:
+        raise ValueError("must be a node count (1-100) or a percentage such as \"25%\" (1%-100%)")
+    return v
 
 
-class GpuPodDeletionSpec(_Model):
+class GpuPodDeletionSpec(StrictModel):
     force: bool = False
     timeout_seconds: int = Field(300, ge=0)
     # Every GPU pod the workload helper makes mounts /dev/shm as a memory emptyDir: without this the
@@ -130,31 +123,33 @@ class GpuPodDeletionSpec(_Model):
     delete_empty_dir: bool = True
 
 
-class DrainSpec(_Model):
+class DrainSpec(StrictModel):
     enable: bool = False
     force: bool = False
-    pod_selector: str = ""
+    pod_selector: Selector = ""
     timeout_seconds: int = Field(300, ge=0)
     delete_empty_dir: bool = False
 
 
-class UpgradePolicySpec(_Model):
+class UpgradePolicySpec(StrictModel):
     auto_upgrade: bool = True
     max_parallel_upgrades: int = Field(1, ge=0)
-    max_unavailable: Union[int, str] = "25%"
+    max_unavailable: Union[int, str] = "25%"  # nodes (1-100) or a percentage (1%-100%) upgraded at a time
     wait_for_completion: WaitForCompletionSpec = Field(default_factory=WaitForCompletionSpec)
     gpu_pod_deletion: GpuPodDeletionSpec = Field(default_factory=GpuPodDeletionSpec)
     drain: DrainSpec = Field(default_factory=DrainSpec)
 
+    _max_unavailable = field_validator("max_unavailable")(lambda v: node_count_or_percent(v))
 
-class GpuOperatorSpec(_Model):
+
+class GpuOperatorSpec(StrictModel):
     chart_version: str
-    namespace: str = Field("gpu-operator", pattern=DNS_LABEL)
+    namespace: DnsLabel = "gpu-operator"
     driver: DriverSpec
     upgrade_policy: UpgradePolicySpec = Field(default_factory=UpgradePolicySpec)
 
 
-class ClusterAutoscalerSpec(_Model):
+class ClusterAutoscalerSpec(StrictModel):
     enabled: bool = True
     chart_version: str = Field("9.52.1", pattern=r"^\d+\.\d+\.\d+$")
     image_tag: Optional[str] = Field(None, pattern=r"^v\d+\.\d+\.\d+$")  # default: matches the cluster minor
@@ -162,10 +157,10 @@ class ClusterAutoscalerSpec(_Model):
 
 # --- node pools ---
 
-class AmiSpec(_Model):
+class AmiSpec(StrictModel):
     type: Literal[tuple(catalog.NODE_IMAGES)]  # type: ignore[valid-type]
     release_version: Optional[str] = Field(None, pattern=r"^\d+\.\d+\.\d+-\d{8}$")
-    image_id: Optional[str] = Field(None, pattern=r"^ami-[0-9a-f]{8,17}$")
+    image_id: Optional[AmiId] = None
     alias: Optional[str] = Field(None, max_length=30)  # Karpenter pools: an exact EKS AMI alias, family@version
 
     @property
@@ -173,7 +168,7 @@ class AmiSpec(_Model):
         return catalog.NODE_IMAGES[self.type]
 
 
-class SharingSpec(_Model):
+class SharingSpec(StrictModel):
     mode: Literal["none", "time-slicing", "mig"] = "none"
     replicas: Optional[int] = Field(None, ge=2, le=64)
     fail_requests_greater_than_one: bool = True
@@ -181,16 +176,16 @@ class SharingSpec(_Model):
     layout: Optional[dict[str, int]] = None
 
 
-class TaintSpec(_Model):
-    key: str = Field(pattern=r"^([a-z0-9.-]+/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-    value: str = ""
+class TaintSpec(StrictModel):
+    key: TaintKey
+    value: TaintValue = ""
     effect: Literal[tuple(names.TAINT_EFFECTS)]  # type: ignore[valid-type]
 
 
 KARPENTER_DURATION = r"^(([0-9]+(s|m|h))+|Never)$"  # NodePool consolidateAfter and expireAfter
 
 
-class KarpenterPoolSpec(_Model):
+class KarpenterPoolSpec(StrictModel):
     """How Karpenter disrupts a pool's nodes (provisioner: karpenter); see docs/karpenter.md."""
     consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized"] = "WhenEmpty"
     consolidate_after: str = Field("10m", pattern=KARPENTER_DURATION)  # how long a node must stay empty
@@ -202,10 +197,10 @@ CAPACITY_TYPES = ("spot", "on-demand", "capacity-block")
 CapacityType = Literal[CAPACITY_TYPES]  # type: ignore[valid-type]
 
 
-class ReservationSpec(_Model):
+class ReservationSpec(StrictModel):
     """Reserved capacity a pool launches into: the EC2 Capacity Block for ML a `capacity-block` pool runs on
     (with its window), or the On-Demand Capacity Reservation an `on-demand` pool targets (the id alone)."""
-    id: str = Field(pattern=catalog.CAPACITY_RESERVATION_ID)
+    id: CapacityReservationId  # cr- and 17 hexadecimal digits (Karpenter's EC2NodeClass takes cr-[0-9a-z]+)
     start: Optional[datetime] = None  # capacity blocks: when the block starts, ISO 8601 in UTC
     end: Optional[datetime] = None  # capacity blocks: when it ends (EC2 terminates its instances 30 minutes before)
     instance_count: Optional[int] = Field(None, ge=1)  # the instances reserved (default: the pool's maxSize)
@@ -235,8 +230,8 @@ class _GpuShape:
         return self.instances[0].gpu_count
 
 
-class NodePoolSpec(_Model, _GpuShape):
-    name: str = Field(pattern=DNS_LABEL, max_length=40)
+class NodePoolSpec(StrictModel, _GpuShape):
+    name: DnsLabel  # a node label value and Karpenter NodePool name (63); see docs/planner.md for the limits
     provisioner: Literal["managed-node-group", "karpenter"] = "managed-node-group"
     karpenter: Optional[KarpenterPoolSpec] = None  # Karpenter settings (provisioner: karpenter only)
     instance_types: list[str] = Field(min_length=1)
@@ -248,7 +243,7 @@ class NodePoolSpec(_Model, _GpuShape):
     ami: AmiSpec
     sharing: SharingSpec = Field(default_factory=SharingSpec)
     taints: list[TaintSpec] = Field(default_factory=list)
-    labels: dict[str, str] = Field(default_factory=dict)
+    labels: Labels = Field(default_factory=dict)
     disk_size_gib: int = Field(200, ge=100, le=16384, alias="diskSizeGiB")
     efa: bool = False
     critical: bool = False
@@ -257,39 +252,26 @@ class NodePoolSpec(_Model, _GpuShape):
     max_unavailable: Optional[Union[int, str]] = None  # default: 1 node in prod, 25% elsewhere
     update_strategy: Literal["default", "minimal"] = "default"  # minimal: terminate before launching
     # Availability zones of a VPC the stack creates (default: every zone; an EFA pool: the first one).
-    zones: Optional[list[str]] = Field(None, min_length=1)
+    zones: Optional[list[Zone]] = Field(None, min_length=1)
     # Instance-store NVMe as one RAID0 array for kubelet and containers (default raid0 where offered).
     local_storage: Optional[Literal["raid0", "none"]] = None
-
-    @field_validator("max_unavailable")
-    @classmethod
-    def _max_unavailable(cls, v: Optional[Union[int, str]]) -> Optional[Union[int, str]]:
-        if v is None:
-            return v
-        if isinstance(v, str):
-            m = re.fullmatch(r"(\d{1,3})%", v)
-            if not m or not 1 <= int(m.group(1)) <= 100:
-                raise ValueError("must be a node count (1-100) or a percentage such as \"25%\" (1%-100%)")
-            return v
-        if not 1 <= v <= 100:
-            raise ValueError("must be a node count (1-100) or a percentage such as \"25%\" (1%-100%)")
-        return v
     repair: NodeRepairSpec = Field(default_factory=NodeRepairSpec)  # managed node group auto repair
 
+    _max_unavailable = field_validator("max_unavailable")(lambda v: node_count_or_percent(v))
 
 
-class OperatorPoolSpec(_Model, _GpuShape):
+class OperatorPoolSpec(StrictModel, _GpuShape):
     """A GPU pool as the GPU Operator serves it: its GPUs, image, sharing and extra taints."""
-    name: str = Field(pattern=DNS_LABEL, max_length=40)
+    name: DnsLabel
     instance_types: list[str] = Field(min_length=1)
     ami: AmiSpec
     sharing: SharingSpec = Field(default_factory=SharingSpec)
     taints: list[TaintSpec] = Field(default_factory=list)
 
 
-class QueuePoolSpec(_Model, _GpuShape):
+class QueuePoolSpec(StrictModel, _GpuShape):
     """A GPU pool as Kueue sees it: its GPUs, sharing and taints, its capacity type and its size at most."""
-    name: str = Field(pattern=DNS_LABEL, max_length=40)
+    name: DnsLabel
     instance_types: list[str] = Field(min_length=1)
     capacity_type: CapacityType
     max_size: int = Field(ge=1, le=1000)
@@ -308,11 +290,11 @@ def mig_strategy_of(pools: Sequence[GpuPool]) -> str:
 
 # --- training: the EFA device plugin and the datasets file system ---
 
-class EfaDevicePluginSpec(_Model):
+class EfaDevicePluginSpec(StrictModel):
     chart_version: str = "v0.5.30"  # aws-efa-k8s-device-plugin, installed only when a pool sets efa
 
 
-class DataRepositorySpec(_Model):
+class DataRepositorySpec(StrictModel):
     """An S3 prefix linked to the file system (a data repository association)."""
 
     s3_path: str = Field(pattern=r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/\S*)?$")
@@ -321,14 +303,14 @@ class DataRepositorySpec(_Model):
     auto_export: bool = False  # files written in the linked directory (checkpoints) are copied to S3
 
 
-class DatasetsOwnerSpec(_Model):
+class DatasetsOwnerSpec(StrictModel):
     """Who owns each team's directory (and the shared area) when it is made: never root."""
 
     uid: int = Field(1000, ge=1, le=2**31 - 1)
     gid: int = Field(1000, ge=1, le=2**31 - 1)
 
 
-class FsxLustreSpec(_Model):
+class FsxLustreSpec(StrictModel):
     deployment_type: Literal[tuple(catalog.FSX_LUSTRE_DEPLOYMENTS)] = "PERSISTENT_2"  # type: ignore[valid-type]
     storage_capacity_gib: int = Field(1200, ge=1200, alias="storageCapacityGiB")
     throughput_per_tib: Optional[int] = Field(None, alias="throughputPerTiB")  # MB/s per TiB; default the lowest
@@ -336,40 +318,40 @@ class FsxLustreSpec(_Model):
     addon_version: Optional[str] = Field(None, pattern=ADDON_VERSION)  # aws-fsx-csi-driver, pinned
     data_repository: Optional[DataRepositorySpec] = None
     teams: Optional[list[str]] = None  # teams that get a claim; default: every team
-    claim_size: str = Field("1Ti", pattern=QUANTITY)  # what each team's claim asks (its storage quota counts it)
+    claim_size: Quantity = "1Ti"  # what each team's claim asks (its storage quota counts it)
     protect: Optional[bool] = None  # default: protected and retained on delete in prod
-    shared: Optional[str] = Field(None, pattern=DNS_LABEL)  # a directory every claiming team mounts read-only
+    shared: Optional[DnsLabel] = None  # a directory every claiming team mounts read-only
     owner: DatasetsOwnerSpec = Field(default_factory=DatasetsOwnerSpec)  # of each directory the platform makes
 
 
-class DatasetsSpec(_Model):
+class DatasetsSpec(StrictModel):
     fsx_lustre: Optional[FsxLustreSpec] = None
 
 
 # --- Karpenter ---
 
-class DisruptionWindowSpec(_Model):
+class DisruptionWindowSpec(StrictModel):
     """When Karpenter may drift or consolidate nodes: opens at each `schedule` (cron, UTC, weekly) for `duration`."""
     schedule: str
     duration: str = Field(pattern=r"^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$")
 
 
-class KarpenterSpec(_Model):
+class KarpenterSpec(StrictModel):
     chart_version: str = Field("1.14.1", pattern=r"^\d+\.\d+\.\d+$")
-    namespace: str = Field("kube-system", pattern=DNS_LABEL)
+    namespace: DnsLabel = "kube-system"
     disruption_window: Optional[DisruptionWindowSpec] = None  # required in prod when a pool uses Karpenter
 
 
 # --- model cache, monitoring ---
 
-class ModelCacheSpec(_Model):
+class ModelCacheSpec(StrictModel):
     enabled: bool = False
     addon_version: Optional[str] = Field(None, pattern=ADDON_VERSION)  # aws-efs-csi-driver, pinned
     storage_gib_estimate: int = Field(500, ge=1, alias="storageGiBEstimate")  # for the cost estimate only: EFS grows as written
-    pvc_size: str = Field("1Ti", pattern=QUANTITY)
+    pvc_size: Quantity = "1Ti"
 
 
-class AlertThresholds(_Model):
+class AlertThresholds(StrictModel):
     memory_used_percent: float = Field(90, gt=0, lt=100)  # warning
     memory_critical_percent: float = Field(97, gt=0, lt=100)
     memory_for_minutes: int = Field(5, ge=0)
@@ -383,15 +365,15 @@ class AlertThresholds(_Model):
     gpu_unhealthy_minutes: int = Field(5, ge=0)  # GPUs out of allocatable, node reports a GPU fault
 
 
-class PrometheusSpec(_Model):
+class PrometheusSpec(StrictModel):
     mode: Literal["install", "existing", "none"] = "install"
     chart_version: str = Field("79.5.0", pattern=r"^\d+\.\d+\.\d+$")
-    namespace: str = Field("monitoring", pattern=DNS_LABEL)
-    selector_labels: dict[str, str] = Field(default_factory=lambda: {"release": "kube-prometheus-stack"})
-    grafana_dashboard_label: str = "grafana_dashboard"
+    namespace: DnsLabel = "monitoring"
+    selector_labels: Labels = Field(default_factory=lambda: {"release": "kube-prometheus-stack"})
+    grafana_dashboard_label: LabelKey = "grafana_dashboard"  # the Grafana sidecar's label on dashboards
 
 
-class MonitoringSpec(_Model):
+class MonitoringSpec(StrictModel):
     enabled: bool = True
     prometheus: PrometheusSpec = Field(default_factory=PrometheusSpec)
     alerts: AlertThresholds = Field(default_factory=AlertThresholds)
@@ -400,23 +382,23 @@ class MonitoringSpec(_Model):
 
 # --- teams ---
 
-class QuotaSpec(_Model):
+class QuotaSpec(StrictModel):
     gpus: int = Field(0, ge=0)
     mig_slices: dict[str, int] = Field(default_factory=dict)
-    cpu: str = Field(pattern=QUANTITY)
-    memory: str = Field(pattern=QUANTITY)
+    cpu: Quantity
+    memory: Quantity
     pods: int = Field(200, ge=1)
     persistent_volume_claims: int = Field(20, ge=0)
-    storage: str = Field("2Ti", pattern=QUANTITY)
+    storage: Quantity = "2Ti"
 
 
-class ContainerDefaultsSpec(_Model):
+class ContainerDefaultsSpec(StrictModel):
     """Requests given to containers that set none, so every pod counts against the team's quota."""
-    cpu: str = Field("250m", pattern=QUANTITY)
-    memory: str = Field("512Mi", pattern=QUANTITY)
+    cpu: Quantity = "250m"
+    memory: Quantity = "512Mi"
 
 
-class TeamAccessSpec(_Model):
+class TeamAccessSpec(StrictModel):
     developer_role_arns: list[str] = Field(default_factory=list)
     admin_role_arns: list[str] = Field(default_factory=list)
 
@@ -424,7 +406,7 @@ class TeamAccessSpec(_Model):
 PERCENT = r"^\d{1,4}%$"
 
 
-class TeamQueueSpec(_Model):
+class TeamQueueSpec(StrictModel):
     """The team's share of the Kueue cohort (queueing.mode kueue); see docs/queueing.md."""
     weight: float = Field(1, ge=0, le=1000)  # fair-sharing weight: share of what others leave unused
     borrowing_limit: Optional[str] = Field(None, pattern=PERCENT)  # of the nominal quota; default by tier
@@ -432,8 +414,8 @@ class TeamQueueSpec(_Model):
     pools: list[str] = Field(default_factory=list)  # pools holding the nominal GPU quota, in order; default all
 
 
-class TeamSpec(_Model):
-    name: str = Field(pattern=DNS_LABEL, max_length=40)
+class TeamSpec(StrictModel):
+    name: DnsLabel  # the team's namespace (63; not a system one: rules_teams); see docs/planner.md for the limits
     quota: QuotaSpec
     max_gpus_per_pod: Optional[int] = Field(None, ge=1)  # default: the largest GPU node's count
     priority_tier: Literal[PRIORITY_TIERS] = "standard"  # type: ignore[valid-type]
@@ -443,11 +425,11 @@ class TeamSpec(_Model):
     alerting: Optional[SeverityRoutesSpec] = None  # receivers for alerts from the team's namespace
 
 
-class QueueingSpec(_Model):
+class QueueingSpec(StrictModel):
     """Fair GPU sharing across teams: `kueue` installs Kueue and gives every team a queue (docs/queueing.md)."""
     mode: Literal["none", "kueue"] = "none"
     chart_version: Optional[str] = Field(None, pattern=r"^\d+\.\d+\.\d+$")  # required with kueue: pinned
-    namespace: str = Field("kueue-system", pattern=DNS_LABEL)
+    namespace: DnsLabel = "kueue-system"
 
     @property
     def enabled(self) -> bool:
@@ -456,11 +438,11 @@ class QueueingSpec(_Model):
 
 # --- money ---
 
-class BudgetSpec(_Model):
+class BudgetSpec(StrictModel):
     monthly_usd: float = Field(gt=0)
 
 
-class PricingSpec(_Model):
+class PricingSpec(StrictModel):
     spot_discount: float = Field(catalog.DEFAULT_SPOT_DISCOUNT, ge=0, lt=1)
     spot_discounts: dict[str, float] = Field(default_factory=dict)  # per instance type
     on_demand_usd_per_hour: dict[str, float] = Field(default_factory=dict)  # per instance type
@@ -474,7 +456,7 @@ class PricingSpec(_Model):
     fsx_lustre_usd_per_gb_month: Optional[float] = Field(None, ge=0)  # the datasets file system's tier
 
 
-class PlatformSpec(_Model):
+class PlatformSpec(StrictModel):
     environment: Literal["dev", "staging", "prod"]
     cluster: ClusterSpec
     gpu_operator: GpuOperatorSpec
@@ -490,7 +472,7 @@ class PlatformSpec(_Model):
     queueing: QueueingSpec = Field(default_factory=QueueingSpec)
     budget: Optional[BudgetSpec] = None
     pricing: PricingSpec = Field(default_factory=PricingSpec)
-    tags: dict[str, str] = Field(default_factory=dict)
+    tags: Tags = Field(default_factory=dict)
 
     @property
     def prod(self) -> bool:
@@ -513,11 +495,4 @@ class PlatformSpec(_Model):
 
 # --- Kubernetes quantities ---
 
-_QUANTITY_SUFFIXES = {"": 1, "m": 0.001, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
-                      "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-
-
-def quantity_value(quantity: str) -> float:
-    """A Kubernetes quantity (already matched by QUANTITY) as a number: `1Ti` -> 1099511627776."""
-    number, suffix = re.fullmatch(r"(\d+(?:\.\d+)?)([a-zA-Z]*)", quantity).groups()
-    return float(number) * _QUANTITY_SUFFIXES[suffix]
+quantity_value = syntax.quantity_value  # a quantity as a number: `1Ti` -> 1099511627776.0

@@ -36,23 +36,50 @@ def read_part(model: type[M], data: Mapping[str, Any], where: str = "") -> M:
 def _path(loc: tuple) -> str:
     out = ""
     for part in loc:
+        if part == "[key]":  # pydantic's marker for a problem with a mapping's key: the message names the key
+            continue
         if isinstance(part, int):
             out += f"[{part}]"
         elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(part)):
             out += f".{part}" if out else str(part)
         else:
-            out += f'["{part}"]'
+            out += f"[{quoted(str(part))}]"
     return out or "gpu-platform:platform"
 
 
+def quoted(key: str) -> str:
+    """A mapping key as a path shows it: in double quotes, with what would break the line or the quotes escaped."""
+    return '"' + "".join(_ESCAPES.get(c) or (c if c.isprintable() else repr(c)[1:-1]) for c in key) + '"'
+
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\"}
+
+
+def _aliased(loc: tuple, root: Any) -> tuple:
+    """`loc` with each model field as the schema names it (camelCase), however the data named it: a component's
+    arguments arrive by Python name, a stack file by alias. Mapping keys and list indexes stay as they are."""
+    out, model = [], root
+    for part in loc:
+        field = model.model_fields.get(part) if model is not None and isinstance(part, str) else None
+        if field is not None:
+            out.append(field.alias or part)
+            model = _model_of(field.annotation)
+        else:
+            out.append(part)
+            model = model if isinstance(part, int) else None
+    return tuple(out)
+
+
 def _format_error(err: dict, root: Any = PlatformSpec) -> str:
-    loc = tuple(err["loc"])
+    loc = _aliased(tuple(err["loc"]), root)
     msg = err["msg"]
     if err["type"] == "extra_forbidden":
         allowed = _fields_at(loc[:-1], root)
         msg = plaintext_secret_message(loc) or "unknown field" + (f"; allowed: {', '.join(allowed)}" if allowed else "")
     elif err["type"] == "missing":
         msg = "required field is missing"
+    elif err["type"] == "value_error":
+        msg = msg.removeprefix("Value error, ")
     return f"{_path(loc)}: {msg}"
 
 

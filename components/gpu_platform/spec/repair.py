@@ -10,21 +10,18 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Iterator, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel, to_snake
+from pydantic import Field
+from pydantic.alias_generators import to_snake
 
 from gpu_platform.facts import catalog
 from gpu_platform.facts.karpenter import KARPENTER, REPAIR_MAX_UNHEALTHY_PERCENT, REPAIR_POLICIES
+from gpu_platform.spec.strict import StrictModel
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import PlatformSpec
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
-
-
-class RepairOverrideSpec(_Model):
+class RepairOverrideSpec(StrictModel):
     """What EKS does for one (condition, reason) the node monitoring agent reports."""
 
     condition: str  # nodeMonitoringCondition, e.g. AcceleratedHardwareReady
@@ -33,7 +30,7 @@ class RepairOverrideSpec(_Model):
     action: Literal[catalog.NODE_REPAIR_ACTIONS]  # type: ignore[valid-type]
 
 
-class NodeRepairSpec(_Model):
+class NodeRepairSpec(StrictModel):
     enabled: bool = True
     # Repair stops while more nodes than this are unhealthy (count or percentage of the group, not both).
     max_unhealthy_nodes: Optional[int] = Field(None, ge=1)

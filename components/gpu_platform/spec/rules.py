@@ -10,9 +10,9 @@ import ipaddress
 import re
 from dataclasses import dataclass
 from datetime import date
-from typing import Iterator, Optional, Sequence
+from typing import Any, Iterable, Iterator, Optional, Sequence
 
-from gpu_platform.facts import catalog, names
+from gpu_platform.facts import catalog, names, syntax
 from gpu_platform.facts.lifecycle_calendar import ami_driver_era
 from gpu_platform.facts.mig import layout_problem
 from gpu_platform.spec import rules_training as training
@@ -25,8 +25,10 @@ from gpu_platform.spec.rules_karpenter import ami_rules as karpenter_ami_rules
 from gpu_platform.spec.rules_karpenter import rules as karpenter_rules
 from gpu_platform.spec.rules_teams import ROLE_ARN, cache_claim_rules
 
+# Label prefixes pool labels may not use: the platform's, NVIDIA's and EKS's own, and Kubernetes' reserved
+# domains with their subdomains (kubelet refuses such labels at registration).
 RESERVED_LABEL_DOMAINS = (names.NVIDIA_DOMAIN, f"{names.DOMAIN}/", "k8s.amazonaws.com/", "eks.amazonaws.com/",
-                          "kubernetes.io/", "k8s.io/")
+                          *(f"{d}/" for d in syntax.RESERVED_DOMAINS))
 
 Problem = tuple[str, str]
 
@@ -87,7 +89,7 @@ def cluster_rules(c: ClusterSpec, at: str = "cluster.", prod: bool = False) -> I
     if (c.create is None) == (c.existing is None):
         yield "cluster", "set exactly one of `create` (a new cluster) or `existing` (adopt one by name)"
     for j, arn in enumerate(c.admin_role_arns):
-        if not re.match(ROLE_ARN, arn):
+        if not re.fullmatch(ROLE_ARN, arn):
             yield f"{at}adminRoleArns[{j}]", "must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)"
     if c.create is None:
         if c.admin_role_arns:
@@ -103,7 +105,7 @@ def cluster_rules(c: ClusterSpec, at: str = "cluster.", prod: bool = False) -> I
         if addon not in (*catalog.CORE_ADDONS, *catalog.OPTIONAL_ADDONS):
             allowed = ", ".join((*catalog.CORE_ADDONS, *catalog.OPTIONAL_ADDONS))
             yield f"{create_at}addons.{addon}", f"unknown add-on; allowed: {allowed}"
-        elif not re.match(ADDON_VERSION, version):
+        elif not re.fullmatch(ADDON_VERSION, version):
             yield f"{create_at}addons.{addon}", "must be an exact add-on version such as v1.20.4-eksbuild.1"
     sys_nodes = c.create.system_nodes
     if sys_nodes.min_size > sys_nodes.max_size:
@@ -118,15 +120,10 @@ def cluster_rules(c: ClusterSpec, at: str = "cluster.", prod: bool = False) -> I
 
 
 def endpoint_rules(create: CreateClusterSpec, create_at: str, prod: bool) -> Iterator[Problem]:
-    """The public API endpoint: valid IPv4 CIDRs, and in prod never the whole internet (the default when
-    `publicAccessCidrs` is left out is 0.0.0.0/0, so prod must list its networks or close the endpoint)."""
+    """The public API endpoint in prod: never the whole internet (the default when `publicAccessCidrs` is
+    left out is 0.0.0.0/0, so prod must list its networks or close the endpoint). The field's type has
+    already held each entry to an IPv4 network."""
     field = f"{create_at}publicAccessCidrs"
-    networks = []
-    for j, cidr in enumerate(create.public_access_cidrs):
-        try:
-            networks.append((j, ipaddress.IPv4Network(cidr)))
-        except ValueError:
-            yield f"{field}[{j}]", f"{cidr!r} is not an IPv4 CIDR such as 203.0.113.0/24 (with no host bits set)"
     if not prod or not create.endpoint_public_access:
         return
     fix = (f"list the networks that may reach it (your office or VPN egress), e.g. publicAccessCidrs: "
@@ -135,9 +132,31 @@ def endpoint_rules(create: CreateClusterSpec, create_at: str, prod: bool) -> Ite
         yield field, ("left out, it opens the public API endpoint to the whole internet (EKS's default 0.0.0.0/0), "
                       f"which prod refuses: {fix}")
         return
-    for j, net in networks:
+    for j, net in enumerate(map(ipaddress.IPv4Network, create.public_access_cidrs)):
         if net.prefixlen == 0:
             yield f"{field}[{j}]", f"{net} opens the public API endpoint to the whole internet, which prod refuses: {fix}"
+
+
+def region_rules(region: Any, zones: Iterable[tuple[str, str]]) -> Iterator[Problem]:
+    """The stack's region (`aws:region`: config beside the platform object, read by the planner and the
+    program) and every zone the file names: a zone of that region. `zones` are (field path, zone name)."""
+    if region is None:
+        return
+    problem = syntax.region(region) if isinstance(region, str) else f"must be a region name, not {syntax.kind_of(region)}"
+    if problem:
+        yield "aws:region", problem
+        return
+    for path, zone in zones:
+        problem = syntax.zone(zone, region)
+        if problem:
+            yield path, problem
+
+
+def named_zones(spec: PlatformSpec) -> list[tuple[str, str]]:
+    """(field path, zone) of every zone the stack file names: the VPC's and the pools'."""
+    vpc = spec.cluster.create.vpc if spec.cluster.create else None
+    found = [(f"cluster.create.vpc.zones[{j}]", z) for j, z in enumerate(vpc.zones or [])] if vpc else []
+    return found + [(f"nodePools[{i}].zones[{j}]", z) for i, p in enumerate(spec.node_pools) for j, z in enumerate(p.zones or [])]
 
 
 def _duplicate_rules(spec: PlatformSpec) -> Iterator[Problem]:
@@ -170,8 +189,9 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
         if taint.key == names.GPU_TAINT_KEY:
             yield f"{at}.taints[{j}].key", f"{names.GPU_TAINT_KEY} is always set on GPU pools; list only extra taints"
     for key in pool.labels:
-        if key.startswith(RESERVED_LABEL_DOMAINS):
-            yield f"{at}.labels", f"{key!r} is managed by the platform; reserved prefixes: {', '.join(RESERVED_LABEL_DOMAINS)}"
+        if key.startswith(RESERVED_LABEL_DOMAINS) or syntax.reserved_domain(key):
+            yield (f"{at}.labels", f"{key!r} is managed by the platform or Kubernetes; reserved prefixes: "
+                   f"{', '.join(RESERVED_LABEL_DOMAINS)} (and subdomains of {' and '.join(syntax.RESERVED_DOMAINS)})")
     yield from _ami_rules(ctx, at, pool)
     yield from sharing_rules(at, pool)
     yield from training.pool_rules(ctx, at, pool)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 
+from gpu_platform.facts import syntax
 from gpu_platform.spec.models import quantity_value
 
 if TYPE_CHECKING:
@@ -25,8 +26,10 @@ def _at(at: str, field: str) -> str:
 
 
 def name_rules(at: str, team: "TeamSpec", reserved: Sequence[str], name_field: str = "name") -> Iterator[Problem]:
-    if team.name in reserved:
-        yield _at(at, name_field), f"{team.name!r} is a system namespace; reserved: {', '.join(reserved)}"
+    """The team's namespace is none of the system's: `reserved`, or any name with Kubernetes' `kube-` prefix."""
+    if team.name in reserved or syntax.namespace(team.name):
+        yield (_at(at, name_field), f"{team.name!r} is a system namespace; reserved: {', '.join(reserved)} and every "
+               f"name starting with {syntax.RESERVED_NAMESPACE_PREFIX!r}")
 
 
 def mig_slice_rules(at: str, quota: "QuotaSpec", offered: Optional[Sequence[str]]) -> Iterator[Problem]:
@@ -43,7 +46,7 @@ def role_arn_rules(at: str, access: "TeamAccessSpec") -> Iterator[Problem]:
     for role_field, arns in (("developerRoleArns", access.developer_role_arns),
                              ("adminRoleArns", access.admin_role_arns)):
         for j, arn in enumerate(arns):
-            if not re.match(ROLE_ARN, arn):
+            if not re.fullmatch(ROLE_ARN, arn):
                 yield _at(at, f"{role_field}[{j}]"), "must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)"
 
 

@@ -2,16 +2,14 @@
 (field path, what would be valid)."""
 from __future__ import annotations
 
-import re
 import string
 from typing import Iterator
 
-from gpu_platform.facts import catalog, names
+from gpu_platform.facts import catalog, names, syntax
 from gpu_platform.spec.models import FsxLustreSpec, NodePoolSpec, PlatformSpec, quantity_value
 from gpu_platform.spec.pool_context import PoolContext
 
 Problem = tuple[str, str]
-ZONE = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+[a-z]$")
 
 
 def pool_rules(ctx: PoolContext, at: str, pool: NodePoolSpec) -> Iterator[Problem]:
@@ -47,7 +45,7 @@ def _zone_rules(ctx: PoolContext, at: str, pool: NodePoolSpec) -> Iterator[Probl
         return
     letters = string.ascii_lowercase[:vpc.availability_zones]
     for z in pool.zones:
-        if not ZONE.match(z) or z[-1] not in letters:
+        if syntax.zone(z) or z[-1] not in letters:
             yield (f"{at}.zones", f"{z!r} is not one of the VPC's zones: <region>{letters[0]} to "
                    f"<region>{letters[-1]} ({vpc.availability_zones} availabilityZones)")
 

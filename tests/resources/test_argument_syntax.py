@@ -1,0 +1,71 @@
+"""Components alone check what they send to AWS as the stack file does: the region, zones and resource ids
+given as plain strings (facts/syntax.py), each problem naming the argument."""
+from __future__ import annotations
+
+import pytest
+
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.resources.adopted_cluster import _check as adopted_check
+from gpu_platform.resources.cluster import cluster_args, cluster_settings
+from gpu_platform.resources.node_pool import GpuNodePoolArgs
+from gpu_platform.resources.pool_args import pool_from_args
+from gpu_platform.spec.errors import SpecError
+from tests.support.stacks import stack_platform
+
+
+def _cluster(**changes) -> dict:
+    args = dict(cluster_args(parse_platform(stack_platform("dev")), "us-east-1"))
+    args.update(changes)
+    return args
+
+
+def problems(check, *args) -> list[str]:
+    with pytest.raises(SpecError) as err:
+        check(*args)
+    return err.value.problems
+
+
+def test_a_cluster_refuses_a_region_that_is_not_one():
+    assert problems(cluster_settings, "c", _cluster(region="us-east-1; rm -rf /")) == [
+        "Cluster 'c': region: 'us-east-1; rm -rf /' is not an AWS region name such as us-east-1 or eu-central-1"]
+
+
+def test_a_cluster_refuses_zones_of_another_region():
+    vpc = {"cidr": "10.40.0.0/16", "availability_zones": 2, "zones": ["us-east-1a", "eu-west-1b"]}
+    assert problems(cluster_settings, "c", _cluster(vpc=vpc)) == [
+        "Cluster 'c': vpc.zones[1]: 'eu-west-1b' is a zone of eu-west-1, not of the stack's region us-east-1 (aws:region)"]
+
+
+def test_a_cluster_refuses_tags_aws_would_not_take():
+    found = problems(cluster_settings, "c", _cluster(tags={"aws:owner": "me", "team": "x" * 257}))
+    assert [p.split(": ")[1] for p in found] == ['tags["aws:owner"]', 'tags["team"]'], found
+    assert "the 'aws:' prefix is reserved for AWS" in found[0] and "AWS takes at most 256" in found[1]
+
+
+def test_a_cluster_refuses_subnet_ids_and_cidrs_aws_would_not_take():
+    args = _cluster(subnet_ids=["subnet-xyz; drop"], public_access_cidrs=["0.0.0.0/0 "])
+    args.pop("vpc")
+    found = problems(cluster_settings, "c", args)
+    assert [p.split(": ")[1] for p in found] == ["subnetIds[0]", "publicAccessCidrs[0]"], found
+    assert "'0.0.0.0/0 ' is not an IPv4 CIDR block" in found[1]
+
+
+def test_an_adopted_cluster_refuses_ids_of_the_wrong_form():
+    found = problems(adopted_check, "a", {"cluster_name": "x", "region": "eu-west-1x", "subnet_ids": ["subnet-1"],
+                                          "node_security_group_ids": ["sg-0a1b2c3d", "sg-nope"]})
+    assert found == [
+        "AdoptedCluster 'a': region: 'eu-west-1x' is not an AWS region name such as us-east-1 or eu-central-1",
+        "AdoptedCluster 'a': subnetIds[0]: 'subnet-1' is not a subnet id such as subnet-0a1b2c3d4e5f60718 (8 or 17 "
+        "hexadecimal digits)",
+        "AdoptedCluster 'a': nodeSecurityGroupIds[1]: 'sg-nope' is not a security group id such as sg-0a1b2c3d4e5f60718 (8 "
+        "or 17 hexadecimal digits)"]
+
+
+def test_a_node_pool_refuses_labels_taints_and_ids_as_the_stack_file_does():
+    args = {"instance_types": ["g5.xlarge"], "capacity_type": "spot", "max_size": 2, "subnet_ids": ["subnet-1"],
+            "ami": {"type": "AL2023_x86_64_NVIDIA", "release_version": "1.35.7-20260911"}, "labels": {"a": "x\ny"},
+            "taints": [{"key": "workload", "value": "a;b", "effect": "NoSchedule"}], "min_size": False}
+    found = problems(pool_from_args, "GpuNodePool", "p", args, "managed-node-group", "gpu-dev",
+                     set(GpuNodePoolArgs.__annotations__))
+    assert [p.split(": ")[1] for p in found] == ["subnetIds[0]", "minSize", "taints[0].value", "labels.a"], found
+    assert found[1] == "GpuNodePool 'p': minSize: must be a number, not false"
