@@ -779,3 +779,32 @@ KUEUE_FRAMEWORKS = ("batch/job", "pod", "deployment", "statefulset", "jobset.x-k
 # come with the node, not with a quota. A ClusterQueue refuses any request it does not cover, so an EFA
 # request (vpc.amazonaws.com/efa) would otherwise keep a training Job pending forever.
 KUEUE_EXCLUDED_RESOURCE_PREFIXES = ("vpc.amazonaws.com/", "ephemeral-storage", "hugepages-")
+
+
+# --- Dynamic Resource Allocation: NVIDIA's DRA driver (kubernetes-sigs/dra-driver-nvidia-gpu; AWS EKS user
+# guide, device-management-nvidia-dra-device-plugin @43d79bdb; next-gen-gpus.md §2) ---
+
+
+@dataclass(frozen=True)
+class DraDriverRelease:
+    version: str  # the chart's version (no "v"); the image tag defaults to v<version>
+    values_file: str  # the chart's values.yaml kept in facts/upstream/ for the Helm-keys guard
+    crds: str  # folder under facts/upstream/crds/ holding the ComputeDomain CRD the chart installs
+
+
+# The chart AWS documents for EKS (`--version 0.4.1`). Registry: the OCI artifact at registry.k8s.io.
+DRA_DRIVER_CHART = "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu"
+DRA_DRIVER_RELEASES: Mapping[str, DraDriverRelease] = MappingProxyType({
+    r.version: r for r in (DraDriverRelease("0.4.1", "dra-driver-nvidia-gpu-values-0.4.1.yaml",
+                                            "dra-driver-nvidia-gpu-v0.4.1"),)
+})
+DRA_DRIVER_NAMESPACE = "nvidia-dra-driver-gpu"
+# Floors, the most conservative of the sources: Kubernetes made DRA stable (resource.k8s.io/v1) in 1.34 and
+# AWS recommends the driver from 1.34; NVIDIA's operator-managed path needs 1.34.2 (EKS runs patch releases
+# past it on 1.34) and a driver of branch R580 or newer (GPU Operator 26.7 dra-intro-install.rst @52dcb7b8).
+DRA_MIN_KUBERNETES = "1.34"
+DRA_MIN_DRIVER_BRANCH = "580"
+# The Kubernetes API version of DeviceClass, ResourceClaim and ResourceClaimTemplate from DRA_MIN_KUBERNETES.
+RESOURCE_API_VERSION = "resource.k8s.io/v1"
+# NVIDIA's ComputeDomain (the driver's CRD at the pinned release; AWS EKS user guide, ml-eks-nvidia-ultraserver).
+COMPUTE_DOMAIN_API_VERSION = "resource.nvidia.com/v1beta1"

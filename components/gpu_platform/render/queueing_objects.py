@@ -146,9 +146,14 @@ def queued_gpu_pods_binding() -> dict:
 
 # --- the controller: its Configuration and the chart values ---
 
-def manager_config() -> dict:
+def manager_config(dra: bool = False) -> dict:
     """The controller's Configuration (config.kueue.x-k8s.io/v1beta2). The chart takes it whole, so the
-    listeners its Services and probes expect are set here too."""
+    listeners its Services and probes expect are set here too. With DRA pools, GPUs claimed through the
+    driver's DeviceClass count as nvidia.com/gpu (Kueue 0.19 deviceClassMappings, read at start-up): one
+    quota per team covers both allocation modes, and a claim of an unmapped class is inadmissible."""
+    resources: dict = {"excludeResourcePrefixes": list(catalog.KUEUE_EXCLUDED_RESOURCE_PREFIXES)}
+    if dra:
+        resources["deviceClassMappings"] = [{"name": names.GPU_RESOURCE, "deviceClassNames": [names.DRA_GPU_CLASS]}]
     return {
         "apiVersion": catalog.KUEUE_CONFIG_API_VERSION, "kind": "Configuration",
         "health": {"healthProbeBindAddress": f":{HEALTH_PORT}"},
@@ -161,11 +166,12 @@ def manager_config() -> dict:
         "manageJobsWithoutQueueName": False,
         "integrations": {"frameworks": list(catalog.KUEUE_FRAMEWORKS)},
         "fairSharing": {"preemptionStrategies": list(FAIR_SHARING_STRATEGIES)},
-        "resources": {"excludeResourcePrefixes": list(catalog.KUEUE_EXCLUDED_RESOURCE_PREFIXES)},
+        "resources": resources,
     }
 
 
-def chart_values(prod: bool, system_node_selector: Mapping[str, str], prometheus_namespace: str | None) -> dict:
+def chart_values(prod: bool, system_node_selector: Mapping[str, str], prometheus_namespace: str | None,
+                 dra: bool = False) -> dict:
     """Kueue chart values (every key checked against the chart: tests/render/test_queueing_objects.py)."""
     manager: dict = {"replicas": 2 if prod else 1,  # leader election keeps one active; both serve webhooks
                      "nodeSelector": dict(system_node_selector)}
@@ -173,7 +179,7 @@ def chart_values(prod: bool, system_node_selector: Mapping[str, str], prometheus
         manager["podDisruptionBudget"] = {"enabled": True, "minAvailable": 1}
     values: dict = {
         "controllerManager": manager,
-        "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(manager_config(), sort_keys=False)},
+        "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(manager_config(dra), sort_keys=False)},
         "enablePrometheus": prometheus_namespace is not None,
     }
     if prometheus_namespace is not None:

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Mapping, Optional
 
 from gpu_platform.decisions.capacity import largest_gpu_request, platform_capacity
-from gpu_platform.facts import names
+from gpu_platform.decisions.dra import ClaimShape, dra_pools, team_claim_shapes
+from gpu_platform.facts import catalog, names
 from gpu_platform.render.monitoring import scraping_namespace
 
 if TYPE_CHECKING:
@@ -52,6 +53,8 @@ class TeamContext:
     quota_ceiling: Mapping[str, str] = field(default_factory=dict)  # `hard` entries Kueue's queues set
     storage_class: Optional[str] = None  # the model cache's StorageClass; None: no cache claim
     claim_size: str = "1Ti"  # the model-cache claim's request
+    dra: bool = False  # the cluster has DRA pools: claimed GPUs are bounded in every team's quota
+    claim_shapes: tuple[ClaimShape, ...] = ()  # the team's ResourceClaimTemplates (the DRA pools it may use)
 
     @classmethod
     def of(cls, spec: "PlatformSpec", team: "TeamSpec", storage_class: Optional[str] = None) -> "TeamContext":
@@ -65,7 +68,8 @@ class TeamContext:
         return cls(spec.cluster.kubernetes_version,
                    tuple(r for r in offered if r.startswith(names.MIG_RESOURCE_PREFIX)),
                    largest_gpu_request(spec), scraping_namespace(spec.monitoring), ceiling,
-                   storage_class, spec.model_cache.pvc_size)
+                   storage_class, spec.model_cache.pvc_size, bool(dra_pools(spec.node_pools)),
+                   tuple(team_claim_shapes(spec.node_pools, team)))
 
     def max_gpus_per_pod(self, team: "TeamSpec") -> int:
         return team.max_gpus_per_pod if team.max_gpus_per_pod is not None else self.largest_gpu_request
@@ -117,7 +121,19 @@ def quota_hard(ctx: TeamContext, team: "TeamSpec") -> dict[str, str]:
     hard.update({"requests.cpu": q.cpu, "requests.memory": q.memory, "pods": str(q.pods),
                  "persistentvolumeclaims": str(q.persistent_volume_claims), "requests.storage": q.storage})
     hard.update(ctx.quota_ceiling)
+    if ctx.dra:  # claimed GPUs: as many as the team's GPUs (Kueue's ceiling with queueing), 0 without a DRA pool
+        gpus = hard[names.quota_key(names.GPU_RESOURCE)] if ctx.claim_shapes else "0"
+        hard[names.dra_devices_quota_key(names.DRA_GPU_CLASS)] = gpus
     return hard
+
+
+def resource_claim_template(team: "TeamSpec", shape: ClaimShape) -> dict:
+    """`count` whole GPUs of one model on one node, for a pod's `resourceClaims` (resource.k8s.io/v1)."""
+    request = {"name": "gpus", "exactly": {
+        "deviceClassName": names.DRA_GPU_CLASS, "allocationMode": "ExactCount", "count": shape.count,
+        "selectors": [{"cel": {"expression": shape.selector}}]}}
+    return {"apiVersion": catalog.RESOURCE_API_VERSION, "kind": "ResourceClaimTemplate",
+            "metadata": _team_meta(team, shape.name), "spec": {"spec": {"devices": {"requests": [request]}}}}
 
 
 def resource_quota(ctx: TeamContext, team: "TeamSpec") -> dict:
@@ -217,6 +233,8 @@ def team_manifests(ctx: TeamContext, team: "TeamSpec") -> dict[str, dict]:
         out[f"binding-{r}"] = role_binding(team, r)
     if ctx.storage_class is not None:
         out["model-cache"] = model_cache_claim(team, ctx.storage_class, ctx.claim_size)
+    for shape in ctx.claim_shapes:
+        out[f"claim-{shape.name}"] = resource_claim_template(team, shape)
     return out
 
 

@@ -20,6 +20,7 @@ from gpu_platform.spec.models import ADDON_VERSION, ClusterSpec, GpuOperatorSpec
 from gpu_platform.spec.pool_context import PoolContext
 from gpu_platform.spec.repair import repair_rules
 from gpu_platform.spec.rules_capacity import pool_rules as capacity_rules
+from gpu_platform.spec.rules_dra import pool_rules as dra_rules
 from gpu_platform.spec.rules_karpenter import ami_rules as karpenter_ami_rules
 from gpu_platform.spec.rules_karpenter import rules as karpenter_rules
 from gpu_platform.spec.rules_teams import ROLE_ARN, cache_claim_rules
@@ -150,6 +151,7 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
     yield from sharing_rules(at, pool)
     yield from training.pool_rules(ctx, at, pool)
     yield from capacity_rules(ctx, pool)
+    yield from dra_rules(ctx, pool)
 
 
 def gpu_shape_rules(at: str, pool: GpuPool) -> Iterator[Problem]:
