@@ -15,6 +15,7 @@ from gpu_platform.render.team_objects import TeamContext, team_manifests
 from gpu_platform.spec.pool_context import PoolContext
 from tests.support.dra import DRA_POOL, prod_with_dra
 from tests.support.kueue_crds import cel_true
+from tests.support.stacks import stack_platform
 
 DEVICES_KEY = "gpu.nvidia.com.deviceclass.resource.k8s.io/devices"
 
@@ -133,3 +134,24 @@ def test_kueue_counts_claimed_gpus_as_nvidia_gpu():
     assert config["resources"]["deviceClassMappings"] == [{"name": "nvidia.com/gpu", "deviceClassNames": ["gpu.nvidia.com"]}]
     plain = yaml.safe_load(chart_values(True, {"a": "b"}, None)["managerConfig"]["controllerManagerConfigYaml"])
     assert "deviceClassMappings" not in plain["resources"]
+
+
+def test_a_job_on_the_dra_pool_claims_its_gpus_and_the_same_call_requests_them_elsewhere(spec):
+    from gpu_platform.render.workloads import gpu_job
+
+    job = gpu_job(spec, "research", "train", "img", gpus=8, pool=DRA_POOL)
+    pod = job["spec"]["template"]["spec"]
+    assert pod["resourceClaims"] == [{"name": "gpus", "resourceClaimTemplateName": "a100-sxm4-40gb-x8"}]
+    (main,) = pod["containers"]
+    assert main["resources"]["claims"] == [{"name": "gpus"}] and "nvidia.com/gpu" not in main["resources"]["limits"]
+    kubernetes_validate.validate(job, spec.cluster.kubernetes_version, strict=True)
+    plain = gpu_job(parse_platform(stack_platform("prod")), "research", "train", "img", gpus=8,
+                    pool=DRA_POOL)["spec"]["template"]["spec"]
+    assert "resourceClaims" not in plain and plain["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "8"
+
+
+def test_a_claim_shape_the_pool_does_not_offer_is_refused(spec):
+    from gpu_platform.render.workloads import gpu_pod_spec
+
+    with pytest.raises(ValueError, match="shapes"):
+        gpu_pod_spec(spec, "research", "img", gpus=3, pool=DRA_POOL)

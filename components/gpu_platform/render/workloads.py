@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Optional
 from gpu_platform.decisions.capacity import max_gpus_per_pod, node_resources, platform_capacity
 from gpu_platform.decisions.datasets import MOUNT_PATH as DATASETS_PATH
 from gpu_platform.decisions.datasets import claim_teams
+from gpu_platform.decisions.dra import ClaimShape, claim_counts, is_dra
 from gpu_platform.decisions.efa import pod_devices, pod_env
 from gpu_platform.decisions.local_storage import pool_local_storage
 from gpu_platform.decisions.pod_sizing import pod_size
@@ -35,6 +36,7 @@ DATASETS_VOLUME = "datasets"
 SCRATCH_VOLUME = "scratch"
 SCRATCH_PATH = "/scratch"  # an emptyDir: on pools with instance-store NVMe it lives on the RAID0 array
 HF_HOME = f"{BASE_PATH}/huggingface"
+CLAIM = "gpus"  # the pod's claim on a DRA pool
 
 
 def _team(spec: "PlatformSpec", name: str) -> "TeamSpec":
@@ -138,9 +140,14 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
     if resource == names.GPU_RESOURCE and gpus > max_gpus_per_pod(spec, t):
         raise ValueError(f"team {team} pods may use at most {max_gpus_per_pod(spec, t)} {resource}; asked for {gpus}")
     selector, tolerations, landing = _placement(spec, resource, gpus, pool, gpu_product)
+    claim = _claim(landing, gpus) if resource == names.GPU_RESOURCE else None
+    if claim is None and any(is_dra(p) for p in landing):  # requests never land on DRA nodes
+        landing = [p for p in landing if not is_dra(p)]
+        if not landing:
+            raise ValueError(f"{gpus} GPUs: the DRA pools this pod may land on offer no claim of that shape")
     cpu, memory, shm_size = _sizes(spec, landing, resource, gpus, cpu, memory, shm_size)
-    requests: dict[str, str] = {resource: str(gpus)}
-    limits: dict[str, str] = {resource: str(gpus)}  # extended resources: requests must equal limits
+    requests: dict[str, str] = {} if claim else {resource: str(gpus)}
+    limits: dict[str, str] = {} if claim else {resource: str(gpus)}  # extended resources: requests = limits
     efa_devices = _efa_devices(spec, landing, resource, gpus)
     if efa_devices:
         requests[names.EFA_RESOURCE] = limits[names.EFA_RESOURCE] = str(efa_devices)
@@ -164,7 +171,10 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
     main: dict = {"name": container, "image": image}
     if command:
         main["command"] = list(command)
-    main.update({"resources": {"requests": requests, "limits": limits}, "volumeMounts": mounts,
+    resources: dict = {"requests": requests, "limits": limits}
+    if claim:  # a DRA pool: the team's ResourceClaimTemplate for this model and count (decisions/dra.py)
+        resources["claims"] = [{"name": CLAIM}]
+    main.update({"resources": resources, "volumeMounts": mounts,
                  "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}})
     if env:
         main["env"] = env
@@ -173,7 +183,22 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
         pod["nodeSelector"] = selector
     pod.update({"securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
                 "containers": [main], "volumes": volumes})
+    if claim:
+        pod["resourceClaims"] = [{"name": CLAIM, "resourceClaimTemplateName": claim}]
     return pod
+
+
+def _claim(landing: list["NodePoolSpec"], gpus: int) -> Optional[str]:
+    """The claim template when every pool the pod may land in allocates by DRA, one GPU model, and offers the
+    count as a claim shape; None when the pod uses requests."""
+    if not landing or not all(is_dra(p) for p in landing):
+        return None
+    shapes = {ClaimShape(p.gpu.key, n) for p in landing for n in claim_counts(p.gpus_per_node)}
+    models = {p.gpu.key for p in landing}
+    if len(models) != 1 or ClaimShape(models.pop(), gpus) not in shapes:
+        offered = ", ".join(sorted(f"{s.count} {s.gpu}" for s in shapes))
+        raise ValueError(f"DRA pools take claims of one GPU model in these shapes: {offered}; asked for {gpus}")
+    return ClaimShape(landing[0].gpu.key, gpus).name
 
 
 def _efa_devices(spec: "PlatformSpec", landing: list["NodePoolSpec"], resource: str, gpus: int) -> int:
