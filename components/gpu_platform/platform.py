@@ -14,7 +14,7 @@ from typing import Any, Mapping, Optional
 
 import pulumi
 
-from gpu_platform.decisions.dra import dra_pools
+from gpu_platform.decisions.dra import compute_domains_on, dra_pools
 from gpu_platform.decisions.efa import efa_pools
 from gpu_platform.decisions.karpenter import karpenter_pools
 from gpu_platform.facts import names
@@ -107,6 +107,7 @@ class GpuPlatform(pulumi.ComponentResource):
             from gpu_platform.resources.dra_driver import DraDriver
 
             self.dra_driver = DraDriver("dra-driver", spec, self.cluster.k8s_provider,
+                                        compute_domains=compute_domains_on(spec.node_pools),
                                         depends_on=self.cluster.system_ready, opts=self._after())
             after.append(self.dra_driver.release)
         cluster = self.cluster.pool_args(spec.cluster.name)
@@ -147,6 +148,9 @@ class GpuPlatform(pulumi.ComponentResource):
 
     def _tenancy(self, spec: PlatformSpec, aws_child: pulumi.ResourceOptions) -> None:
         self.model_cache = build_model_cache(spec, self.cluster, aws_child)
+        if self.dra_driver is not None and compute_domains_on(spec.node_pools):  # teams' ComputeDomains need its CRD
+            aws_child = pulumi.ResourceOptions.merge(
+                aws_child, pulumi.ResourceOptions(depends_on=[self.dra_driver.release]))
         tenancy = build_tenancy(spec, self.cluster, self.model_cache, aws_child)
         self.priority_tiers, self.teams, self.team_access = tenancy.priority_tiers, tenancy.teams, tenancy.access
         self._exports["teamNamespaces"] = [t.namespace_name for t in self.teams]

@@ -356,3 +356,11 @@ def test_a_role_listed_by_two_teams_gets_one_entry_with_both_groups():
 
 def test_no_roles_no_entries(dev):
     assert t.access_entries(roles(dev)) == {}
+
+
+@pytest.mark.parametrize("rules", [t.developer_rules(), t.admin_rules()], ids=["developers", "admins"])
+@pytest.mark.parametrize("group, resource", [("resource.k8s.io", "resourceclaims"),
+                                             ("resource.k8s.io", "resourceclaimtemplates"),
+                                             ("resource.nvidia.com", "computedomains")])
+def test_the_team_reads_its_dra_objects_and_writes_none(rules, group, resource):
+    assert verbs_on(rules, group, resource) == {"get", "list", "watch"}

@@ -31,11 +31,28 @@ def dra_pools(pools: Iterable["GpuPool"]) -> list["GpuPool"]:
     return [p for p in pools if is_dra(p)]
 
 
+def is_ultraserver(pool: "GpuPool") -> bool:
+    """A pool of an UltraServer instance type (one NVLink domain across nodes, IMEX channels by ComputeDomain)."""
+    return any(t in catalog.ULTRASERVERS for t in pool.instance_types)
+
+
+def ultraserver_pools(pools: Iterable["GpuPool"]) -> list["GpuPool"]:
+    return [p for p in pools if is_ultraserver(p)]
+
+
+# Operands AWS turns off on UltraServer nodes, whose AMI brings driver, toolkit, fabric manager and IMEX and
+# whose GPUs run without MIG (AWS EKS user guide, ml-eks-nvidia-ultraserver: driver.enabled, toolkit.enabled and
+# migManager.enabled false). Per node, so device-plugin pools elsewhere keep theirs.
+ULTRASERVER_OPERANDS_OFF = ("driver", "container-toolkit", "mig-manager")
+
+
 def allocation_labels(pool: "GpuPool") -> dict[str, str]:
-    """Node labels of a DRA pool: where the DRA kubelet plugin runs, and the operator's device plugin off."""
+    """Node labels of a DRA pool: where the DRA kubelet plugin runs, and the operator's device plugin off (on
+    UltraServers also the operands the AMI replaces)."""
     if not is_dra(pool):
         return {}
-    return {names.GPU_ALLOCATION_LABEL: DRA, names.gpu_deploy_label("device-plugin"): "false"}
+    off = ("device-plugin", *(ULTRASERVER_OPERANDS_OFF if is_ultraserver(pool) else ()))
+    return {names.GPU_ALLOCATION_LABEL: DRA, **{names.gpu_deploy_label(op): "false" for op in off}}
 
 
 def claim_counts(gpus_per_node: int) -> tuple[int, ...]:
@@ -86,6 +103,34 @@ def claim_shapes(pools: Sequence["GpuPool"]) -> list[ClaimShape]:
 
 def team_claim_shapes(pools: Sequence["GpuPool"], team: "TeamSpec") -> list[ClaimShape]:
     return claim_shapes(team_dra_pools(pools, team))
+
+
+@dataclass(frozen=True)
+class DomainShape:
+    """A team's ComputeDomain for jobs spanning `nodes` nodes of an UltraServer pool; its IMEX channel's
+    ResourceClaimTemplate (which the driver generates) is what each of the job's pods claims."""
+
+    nodes: int
+
+    @property
+    def name(self) -> str:
+        return names.compute_domain_name(self.nodes)
+
+    @property
+    def channel_template(self) -> str:
+        return names.compute_domain_claim_template(self.nodes)
+
+
+def team_domain_shapes(pools: Sequence["GpuPool"], team: "TeamSpec") -> list[DomainShape]:
+    """Multi-node shapes (2, 4, ... nodes, and the whole pool) of the UltraServer pools the team may use. One
+    domain serves one job at a time (AWS: a ComputeDomain per workload job)."""
+    sizes = {n for p in ultraserver_pools(team_dra_pools(pools, team)) for n in claim_counts(p.max_size) if n > 1}
+    return [DomainShape(n) for n in sorted(sizes)]
+
+
+def compute_domains_on(pools: Sequence["GpuPool"]) -> bool:
+    """The driver's ComputeDomain side runs when a DRA pool is an UltraServer pool."""
+    return bool(ultraserver_pools(dra_pools(pools)))
 
 
 def devices_quota(pools: Sequence["GpuPool"], team: "TeamSpec", gpus: str) -> dict[str, str]:

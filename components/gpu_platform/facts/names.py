@@ -22,6 +22,8 @@ DRA_MIG_CLASS = "mig.nvidia.com"  # MIG devices the GPUs already carry
 COMPUTE_DOMAIN_CHANNEL_CLASS = "compute-domain-default-channel.nvidia.com"  # an IMEX channel of a ComputeDomain
 DRA_GPU_DRIVER = "gpu.nvidia.com"  # the driver name devices are published under (ResourceSlice spec.driver)
 DRA_DRIVER_RELEASE = "nvidia-dra-driver-gpu"  # Helm release of the DRA driver
+RESOURCE_API_GROUP = "resource.k8s.io"  # ResourceClaim, ResourceClaimTemplate, DeviceClass
+COMPUTE_DOMAIN_API_GROUP = "resource.nvidia.com"  # the DRA driver's ComputeDomain
 
 # --- The platform's own keys ---
 DOMAIN = "gpu-platform.io"

@@ -106,10 +106,13 @@ def _requests_gpus(field: str) -> str:
             f"r.startsWith('{names.NVIDIA_DOMAIN}') && quantity(c.resources.{field}[r]).isGreaterThan(quantity('0')))")
 
 
-# CEL over the pod being created (Kubernetes' CEL quantity library is available from 1.29).
+# CEL over the pod being created (Kubernetes' CEL quantity library is available from 1.29). A pod's
+# `resourceClaims` name a template or a claim, not a device class, so any claim counts: the only DRA devices
+# a team namespace can claim are the platform's GPUs and the IMEX channels that go with them.
+CLAIMS_DEVICES = "has(object.spec.resourceClaims) && size(object.spec.resourceClaims) > 0"
 ASKS_FOR_GPUS = (
     "(object.spec.containers + (has(object.spec.initContainers) ? object.spec.initContainers : []))"
-    f".exists(c, ({_requests_gpus('requests')}) || ({_requests_gpus('limits')}))")
+    f".exists(c, ({_requests_gpus('requests')}) || ({_requests_gpus('limits')})) || ({CLAIMS_DEVICES})")
 IS_QUEUED = (f"has(object.metadata.labels) && '{names.KUEUE_QUEUE_NAME_LABEL}' in object.metadata.labels && "
              f"object.metadata.labels['{names.KUEUE_QUEUE_NAME_LABEL}'] != ''")
 
@@ -119,8 +122,8 @@ def _team_namespaces() -> dict:
 
 
 def queued_gpu_pods_policy() -> dict:
-    """Refuse a pod that asks for any nvidia.com/ resource in a team namespace unless it names a queue: such
-    a pod would hold GPUs Kueue never counted. CPU-only pods are not matched."""
+    """Refuse a pod that asks for any nvidia.com/ resource or claims DRA devices in a team namespace unless it
+    names a queue: such a pod would hold GPUs Kueue never counted. CPU-only pods are not matched."""
     return {"apiVersion": ADMISSION_API_VERSION, "kind": "ValidatingAdmissionPolicy",
             "metadata": _meta(names.QUEUED_GPU_PODS_POLICY),
             "spec": {

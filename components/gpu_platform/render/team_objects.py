@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Mapping, Optional
 
 from gpu_platform.decisions.capacity import largest_gpu_request, platform_capacity
-from gpu_platform.decisions.dra import ClaimShape, dra_pools, team_claim_shapes
+from gpu_platform.decisions.dra import ClaimShape, DomainShape, dra_pools, team_claim_shapes, team_domain_shapes
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.monitoring import scraping_namespace
 
@@ -55,6 +55,7 @@ class TeamContext:
     claim_size: str = "1Ti"  # the model-cache claim's request
     dra: bool = False  # the cluster has DRA pools: claimed GPUs are bounded in every team's quota
     claim_shapes: tuple[ClaimShape, ...] = ()  # the team's ResourceClaimTemplates (the DRA pools it may use)
+    domain_shapes: tuple[DomainShape, ...] = ()  # the team's ComputeDomains (the UltraServer pools it may use)
 
     @classmethod
     def of(cls, spec: "PlatformSpec", team: "TeamSpec", storage_class: Optional[str] = None) -> "TeamContext":
@@ -69,7 +70,7 @@ class TeamContext:
                    tuple(r for r in offered if r.startswith(names.MIG_RESOURCE_PREFIX)),
                    largest_gpu_request(spec), scraping_namespace(spec.monitoring), ceiling,
                    storage_class, spec.model_cache.pvc_size, bool(dra_pools(spec.node_pools)),
-                   tuple(team_claim_shapes(spec.node_pools, team)))
+                   tuple(team_claim_shapes(spec.node_pools, team)), tuple(team_domain_shapes(spec.node_pools, team)))
 
     def max_gpus_per_pod(self, team: "TeamSpec") -> int:
         return team.max_gpus_per_pod if team.max_gpus_per_pod is not None else self.largest_gpu_request
@@ -136,6 +137,16 @@ def resource_claim_template(team: "TeamSpec", shape: ClaimShape) -> dict:
             "metadata": _team_meta(team, shape.name), "spec": {"spec": {"devices": {"requests": [request]}}}}
 
 
+def compute_domain(team: "TeamSpec", shape: DomainShape) -> dict:
+    """A ComputeDomain for a job over `nodes` UltraServer nodes; the driver generates the channel's
+    ResourceClaimTemplate, which each pod of the job claims. `numNodes` only reports readiness with the
+    driver's default IMEXDaemonsWithDNSNames (the CRD's description); one IMEX channel per pod."""
+    return {"apiVersion": catalog.COMPUTE_DOMAIN_API_VERSION, "kind": "ComputeDomain",
+            "metadata": _team_meta(team, shape.name),
+            "spec": {"numNodes": shape.nodes,
+                     "channel": {"resourceClaimTemplate": {"name": shape.channel_template}, "allocationMode": "Single"}}}
+
+
 def resource_quota(ctx: TeamContext, team: "TeamSpec") -> dict:
     return {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": _team_meta(team, names.TEAM_QUOTA),
             "spec": {"hard": quota_hard(ctx, team)}}
@@ -173,7 +184,15 @@ def developer_rules() -> list[dict]:
         _rule(("autoscaling",), ("horizontalpodautoscalers",), WRITE),
         _rule(("events.k8s.io",), ("events",), READ),
         _rule(("networking.k8s.io",), ("networkpolicies",), READ),
+        *dra_read_rules(),
     ]
+
+
+def dra_read_rules() -> list[dict]:
+    """DRA objects are read-only for a team: the platform writes the claim templates and ComputeDomains, and the
+    scheduler makes each pod's claims from them (a team writing claims could claim GPUs around its queue)."""
+    return [_rule((names.RESOURCE_API_GROUP,), ("resourceclaims", "resourceclaimtemplates"), READ),
+            _rule((names.COMPUTE_DOMAIN_API_GROUP,), ("computedomains",), READ)]
 
 
 def admin_rules() -> list[dict]:
@@ -190,6 +209,7 @@ def admin_rules() -> list[dict]:
         # so no one in the namespace can hand themselves quota or limit edits.
         _rule((RBAC_API,), ("roles", "rolebindings"), WRITE),
         _rule(("events.k8s.io",), ("events",), READ),
+        *dra_read_rules(),
     ]
 
 
@@ -235,6 +255,8 @@ def team_manifests(ctx: TeamContext, team: "TeamSpec") -> dict[str, dict]:
         out["model-cache"] = model_cache_claim(team, ctx.storage_class, ctx.claim_size)
     for shape in ctx.claim_shapes:
         out[f"claim-{shape.name}"] = resource_claim_template(team, shape)
+    for domain in ctx.domain_shapes:
+        out[f"domain-{domain.name}"] = compute_domain(team, domain)
     return out
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 import pulumi
 import pulumi_kubernetes
 
-from gpu_platform.decisions.dra import ClaimShape
+from gpu_platform.decisions.dra import ClaimShape, DomainShape
 from gpu_platform.facts import catalog, names
 from gpu_platform.render import team_objects as objects
 from gpu_platform.render.team_objects import TeamContext
@@ -136,6 +136,9 @@ class TeamNamespaceArgs(TypedDict, total=False):
     the team's GPUs when it has gpuClaims, else at 0."""
     gpu_claims: list[TeamGpuClaimArgs]
     """ResourceClaimTemplates for the DRA pools the team may use."""
+    compute_domains: list[int]
+    """ComputeDomains for multi-node jobs on the UltraServer pools the team may use, by node count (the DRA
+    driver's ComputeDomain CRD must be installed: its chart with resources.computeDomains.enabled)."""
     k8s_provider: pulumi_kubernetes.Provider
     """The cluster's Kubernetes provider (default: the provider the resource options give)."""
 
@@ -188,6 +191,15 @@ class TeamNamespace(pulumi.ComponentResource):
                 template = m[f"claim-{shape.name}"]
                 self.claim_templates[shape.name] = ResourceClaimTemplate(
                     f"{name}-{shape.name}", metadata=template["metadata"], spec=template["spec"], opts=inside())
+        self.compute_domains = {}
+        if ctx.domain_shapes:
+            from pulumi_kubernetes.apiextensions import CustomResource
+
+            for domain in ctx.domain_shapes:
+                cd = m[f"domain-{domain.name}"]
+                self.compute_domains[domain.name] = CustomResource(
+                    f"{name}-{domain.name}", api_version=cd["apiVersion"], kind=cd["kind"], metadata=cd["metadata"],
+                    spec=cd["spec"], opts=inside())
         self.namespace_name = names.team_namespace(team.name)
         self.priority_class_name = names.priority_class(team.priority_tier)
         self.register_outputs({"namespace": self.namespace_name, "priorityTier": team.priority_tier})
@@ -225,6 +237,12 @@ def team_settings(name: str, args: Mapping[str, Any]) -> tuple[TeamSpec, TeamCon
             problems.append(f"gpuClaims[{i}].count: must be a whole number of GPUs >= 1, not {count!r}")
         else:
             shapes.append(ClaimShape(gpu, count))
+    domains = []
+    for i, nodes in enumerate(args.get("compute_domains") or []):
+        if not isinstance(nodes, int) or isinstance(nodes, bool) or nodes < 2:
+            problems.append(f"computeDomains[{i}]: a multi-node job's node count (>= 2), not {nodes!r}")
+        else:
+            domains.append(DomainShape(nodes))
     if shapes and not args.get("dra", True):
         problems.append("dra: gpuClaims need the cluster's DRA driver; leave dra true (the default with gpuClaims)")
     if problems:
@@ -235,7 +253,7 @@ def team_settings(name: str, args: Mapping[str, Any]) -> tuple[TeamSpec, TeamCon
         team.max_gpus_per_pod if team.max_gpus_per_pod is not None else team.quota.gpus,
         args.get("prometheus_namespace"), dict(args.get("quota_ceiling") or {}),
         cache["storage_class"] if cache is not None else None, size,
-        bool(args.get("dra", bool(shapes))), tuple(dict.fromkeys(shapes)))
+        bool(args.get("dra", bool(shapes))), tuple(dict.fromkeys(shapes)), tuple(dict.fromkeys(domains)))
     return team, ctx
 
 
@@ -321,6 +339,8 @@ def team_args(spec: "PlatformSpec", team: TeamSpec, k8s_provider: Any, model_cac
     if ctx.dra:
         args["dra"] = True
         args["gpu_claims"] = [TeamGpuClaimArgs(gpu=s.gpu, count=s.count) for s in ctx.claim_shapes]
+        if ctx.domain_shapes:
+            args["compute_domains"] = [d.nodes for d in ctx.domain_shapes]
     if ctx.scraping_namespace is not None:
         args["prometheus_namespace"] = ctx.scraping_namespace
     if model_cache is not None:

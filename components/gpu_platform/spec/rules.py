@@ -24,6 +24,7 @@ from gpu_platform.spec.rules_dra import pool_rules as dra_rules
 from gpu_platform.spec.rules_karpenter import ami_rules as karpenter_ami_rules
 from gpu_platform.spec.rules_karpenter import rules as karpenter_rules
 from gpu_platform.spec.rules_teams import ROLE_ARN, cache_claim_rules
+from gpu_platform.spec.rules_ultraserver import pool_rules as ultraserver_rules
 
 RESERVED_LABEL_DOMAINS = (names.NVIDIA_DOMAIN, f"{names.DOMAIN}/", "k8s.amazonaws.com/", "eks.amazonaws.com/",
                           "kubernetes.io/", "k8s.io/")
@@ -152,6 +153,7 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
     yield from training.pool_rules(ctx, at, pool)
     yield from capacity_rules(ctx, pool)
     yield from dra_rules(ctx, pool)
+    yield from ultraserver_rules(ctx, pool)
 
 
 def gpu_shape_rules(at: str, pool: GpuPool) -> Iterator[Problem]:
