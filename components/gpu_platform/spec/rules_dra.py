@@ -48,7 +48,8 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
         yield (at, "time-slicing is a device-plugin setting; under DRA it is the driver's alpha TimeSlicingSettings "
                "gate, which the platform does not enable: use sharing.mode none on a DRA pool, or device-plugin")
     elif pool.sharing.mode == "mig":
-        yield (at, "MIG slices on DRA pools (mig.nvidia.com claims) are not supported by the platform yet: use "
+        yield (at, "MIG slices on DRA pools (mig.nvidia.com claims) are not supported by the platform yet: every "
+               "profile shares that one DeviceClass, so quotas and queues could not count slices per profile; use "
                "whole GPUs (sharing.mode none) on a DRA pool, or device-plugin for MIG")
     image = pool.ami.image
     if not image.operator_device_plugin:
