@@ -14,6 +14,7 @@ from typing import Any, Mapping, Optional
 
 import pulumi
 
+from gpu_platform.decisions.dra import compute_domains_on, dra_pools
 from gpu_platform.decisions.efa import efa_pools
 from gpu_platform.decisions.karpenter import karpenter_pools
 from gpu_platform.facts import names
@@ -101,6 +102,14 @@ class GpuPlatform(pulumi.ComponentResource):
     def _compute(self, spec: PlatformSpec, region: str, aws_child: pulumi.ResourceOptions) -> None:
         # Pools wait for the cluster, its node role and network add-ons, and the GPU Operator's release.
         after = [*self.cluster.nodes_prerequisites, self.gpu_operator.release]
+        self.dra_driver = None
+        if dra_pools(spec.node_pools):  # the kubelet plugin is there before a DRA pool's first node
+            from gpu_platform.resources.dra_driver import DraDriver
+
+            self.dra_driver = DraDriver("dra-driver", spec, self.cluster.k8s_provider,
+                                        compute_domains=compute_domains_on(spec.node_pools),
+                                        depends_on=self.cluster.system_ready, opts=self._after())
+            after.append(self.dra_driver.release)
         cluster = self.cluster.pool_args(spec.cluster.name)
         self.node_pools = [
             GpuNodePool(p.name, GpuNodePoolArgs(**cluster, **pool_args(spec, p, GpuNodePoolArgs)),
@@ -139,6 +148,9 @@ class GpuPlatform(pulumi.ComponentResource):
 
     def _tenancy(self, spec: PlatformSpec, aws_child: pulumi.ResourceOptions) -> None:
         self.model_cache = build_model_cache(spec, self.cluster, aws_child)
+        if self.dra_driver is not None and compute_domains_on(spec.node_pools):  # teams' ComputeDomains need its CRD
+            aws_child = pulumi.ResourceOptions.merge(
+                aws_child, pulumi.ResourceOptions(depends_on=[self.dra_driver.release]))
         tenancy = build_tenancy(spec, self.cluster, self.model_cache, aws_child)
         self.priority_tiers, self.teams, self.team_access = tenancy.priority_tiers, tenancy.teams, tenancy.access
         self.team_admission = tenancy.admission

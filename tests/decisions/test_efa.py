@@ -26,17 +26,10 @@ from gpu_platform.render import efa as efa_chart
 from tests.support.plans import children, component, node_groups, plan
 from tests.support.stacks import resources, spec_with_pools, stack_platform
 from tests.support.training import (
-    AL2023,
-    POOL,
-    TRAINING_TAINT,
-    al2023_training,
-    boot_script,
-    launch_template,
-    run_bash,
-    training_pool,
-    ubuntu_training,
-    user_data_parts,
+    AL2023, POOL, TRAINING_TAINT, al2023_training, boot_script, launch_template, run_bash, training_pool,
+    ubuntu_training, user_data_parts,
 )
+from tests.support.ultraserver import ultraserver
 
 EC2 = botocore.session.get_session().get_service_model("ec2")
 SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
@@ -390,12 +383,21 @@ def test_a_pod_gets_its_gpus_share_of_the_nodes_interfaces(instance_type, gpus, 
     assert efa.pod_devices(spec.node_pools[0], gpus, catalog.INSTANCE_TYPES[instance_type].gpu_count) == devices
 
 
-@pytest.mark.parametrize("instance_type", sorted(t for t, it in catalog.INSTANCE_TYPES.items() if it.efa_interfaces))
-@pytest.mark.parametrize("replicas", [None, 4])
+# UltraServer pools take whole GPUs on their own stack shape (capacity block, ARM image, DRA): the example's.
+_EFA_TYPES = sorted(t for t, it in catalog.INSTANCE_TYPES.items() if it.efa_interfaces and t not in catalog.ULTRASERVERS)
+
+
+@pytest.mark.parametrize("instance_type, replicas", [
+    *((t, r) for t in _EFA_TYPES for r in (None, 4)), *((t, None) for t in sorted(catalog.ULTRASERVERS)),
+])
 def test_pods_filling_a_node_never_ask_more_devices_than_it_has(instance_type, replicas):
     sharing = {"sharing": {"mode": "time-slicing", "replicas": replicas}} if replicas else {}
-    spec = spec_with_pools(training_pool("p", [instance_type], AL2023, **sharing))
+    if instance_type in catalog.ULTRASERVERS:
+        spec = parse_platform(ultraserver())
+    else:
+        spec = spec_with_pools(training_pool("p", [instance_type], AL2023, **sharing))
     pool = spec.node_pools[0]
+    assert pool.instance_types == [instance_type]
     units = node_resources(pool, spec.mig_strategy)[names.GPU_RESOURCE]
     for size in range(1, units + 1):
         assert (units // size) * efa.pod_devices(pool, size, units) <= efa_interface_count(pool), size

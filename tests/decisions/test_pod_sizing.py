@@ -13,6 +13,7 @@ from gpu_platform.render.workloads import gpu_pod_spec
 from gpu_platform.spec.models import quantity_value
 from tests.support.stacks import spec_of, spec_with_pools
 from tests.support.training import AL2023, ubuntu_training
+from tests.support.ultraserver import ultraserver
 
 IMAGE = "registry.example.com/trainer:1.0"
 GPU = names.GPU_RESOURCE
@@ -132,8 +133,12 @@ def _shape_id(instance_type: str, sharing: dict) -> str:
 
 @pytest.mark.parametrize("instance_type, sharing", SHAPES, ids=[_shape_id(*s) for s in SHAPES])
 def test_a_nodes_units_one_per_pod_or_all_in_one_fit_the_node(instance_type, sharing):
-    spec = spec_with_pools(_pool([instance_type], sharing=sharing))
+    if instance_type in catalog.ULTRASERVERS:  # its own stack shape (capacity block, ARM image, DRA)
+        spec = parse_platform(ultraserver())
+    else:
+        spec = spec_with_pools(_pool([instance_type], sharing=sharing))
     pool = spec.node_pools[0]
+    assert pool.instance_types == [instance_type]
     cpu_budget, memory_budget = _budget(instance_type)
     units = node_resources(pool, spec.mig_strategy)
     assert units

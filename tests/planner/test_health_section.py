@@ -69,6 +69,15 @@ def test_bottlerocket_pools_report_through_their_own_device_plugin():
     assert pool["gpuFaultReporters"][-1]["agent"] == "Bottlerocket device plugin"
 
 
+def test_a_dra_pool_has_no_device_plugin_taking_failed_gpus_out():
+    from tests.support.dra import DRA_POOL, prod_with_dra
+
+    found = pools(prod_with_dra())
+    assert [r["agent"] for r in found[DRA_POOL]["gpuFaultReporters"]] == [catalog.NODE_MONITORING_AGENT_ADDON]
+    others = [p for name, p in found.items() if name != DRA_POOL]
+    assert others and all(p["gpuFaultReporters"][-1]["agent"] == "GPU Operator device plugin" for p in others)
+
+
 def test_a_dcgm_engine_that_cannot_land_on_the_pool_limits_the_agent_to_xids():
     inputs = {"labels": {"gpu-platform.io/pool": "x"}, "nodeGroupName": "c-x", "nodeRepairConfig": {"enabled": True},
               "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}]}

@@ -24,6 +24,8 @@ CUSTOM_RESOURCE_GROUPS = {
 }
 KARPENTER_CRDS = "karpenter-v1.14.1"  # facts/catalog.KARPENTER_RELEASES["1.14.1"].crds
 CUSTOM_RESOURCE_GROUPS["kueue.x-k8s.io"] = "Kueue's CRDs at the pinned release: tests/render/test_kueue_manifests.py"
+CUSTOM_RESOURCE_GROUPS["resource.nvidia.com"] = "the DRA driver's ComputeDomain CRD: test_compute_domains_match_their_crd"
+DRA_CRDS = "dra-driver-nvidia-gpu-v0.4.1"  # facts/catalog.DRA_DRIVER_RELEASES["0.4.1"].crds
 
 
 def schema_version(kubernetes: str) -> str:
@@ -140,3 +142,20 @@ def test_the_datasets_volumes_and_claims_are_among_the_validated_objects(stack_m
     assert sorted(c["metadata"]["namespace"] for c in claims) == sorted(teams) and len(volumes) == len(teams)
     for obj in claims + volumes:
         kubernetes_validate.validate(obj, schema_version(version), strict=True)  # a missing schema would raise
+
+
+def test_compute_domains_match_their_crd(stack_manifests):
+    """Every ComputeDomain a stack writes, against the DRA driver's CRD (strict), one per team job shape."""
+    from gpu_platform.decisions.dra import team_domain_shapes
+    from tests.support.crd_schemas import schema_problems
+
+    stack, _, files = stack_manifests
+    failures, count = [], 0
+    for path in files:
+        obj = yaml.safe_load(path.read_text())
+        if obj["apiVersion"].split("/")[0] == "resource.nvidia.com":
+            count += 1
+            failures += [f"{path.name}: {p}" for p in schema_problems(DRA_CRDS, obj)]
+    assert not failures, f"{stack}:\n" + "\n".join(failures)
+    spec = parse_platform(stack_platform(stack))
+    assert count == sum(len(team_domain_shapes(spec.node_pools, t)) for t in spec.teams)

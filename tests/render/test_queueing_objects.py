@@ -8,6 +8,7 @@ import yaml
 
 from gpu_platform.decisions import queueing as q
 from gpu_platform.decisions.node_pool import node_labels, node_taints
+from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
 from gpu_platform.render import queueing_objects as o
 from gpu_platform.render.team_objects import PRIORITY_TIERS, TeamContext, namespace, priority_class
@@ -68,6 +69,30 @@ def test_pods_asking_for_gpus_are_matched(p):
 ], ids=["no-resources", "cpu-only", "zero-gpus", "efa-only"])
 def test_pods_without_gpus_are_not_matched(p):
     assert not asks_for_gpus(p)
+
+
+def _claiming(p: dict, claims: list) -> dict:
+    p["spec"]["resourceClaims"] = claims
+    return p
+
+
+def test_a_pod_claiming_dra_devices_outside_a_queue_is_refused():
+    claimed = _claiming(pod(), [{"name": "gpus", "resourceClaimTemplateName": "b200-x8"}])
+    assert asks_for_gpus(claimed) and not is_queued(claimed)
+    queued = _claiming(pod(labels={names.KUEUE_QUEUE_NAME_LABEL: names.TEAM_LOCAL_QUEUE}),
+                       [{"name": "gpus", "resourceClaimName": "shared"}])
+    assert asks_for_gpus(queued) and is_queued(queued)
+    assert not asks_for_gpus(_claiming(pod(), []))
+
+
+def test_the_helpers_dra_pods_pass_the_policy():
+    from tests.support.dra import DRA_POOL, prod_with_dra
+
+    spec = parse_platform(prod_with_dra())
+    job = gpu_job(spec, "research", "train", IMAGE, pool=DRA_POOL, gpus=8)
+    job_pod = {"apiVersion": "v1", "kind": "Pod", "metadata": job["spec"]["template"]["metadata"],
+               "spec": job["spec"]["template"]["spec"]}
+    assert job_pod["spec"]["resourceClaims"] and asks_for_gpus(job_pod) and is_queued(job_pod)
 
 
 def test_a_pod_is_queued_by_a_non_empty_queue_label():

@@ -386,3 +386,11 @@ def test_the_kueue_resources_the_roles_name_are_the_crds_plurals():
 def test_team_namespaces_carry_the_label_the_platform_s_prometheus_selects_monitors_by(dev):
     labels = t.namespace(TeamContext.of(dev, dev.teams[0]), dev.teams[0])["metadata"]["labels"]
     assert labels[names.SCRAPE_LABEL] == names.SCRAPE_VALUE
+
+
+@pytest.mark.parametrize("rules", [t.developer_rules(), t.admin_rules()], ids=["developers", "admins"])
+@pytest.mark.parametrize("group, resource", [("resource.k8s.io", "resourceclaims"),
+                                             ("resource.k8s.io", "resourceclaimtemplates"),
+                                             ("resource.nvidia.com", "computedomains")])
+def test_the_team_reads_its_dra_objects_and_writes_none(rules, group, resource):
+    assert verbs_on(rules, group, resource) == {"get", "list", "watch"}

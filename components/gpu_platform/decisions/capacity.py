@@ -4,6 +4,9 @@ the most GPUs one pod may ask for.
 - no sharing: `nvidia.com/gpu` = GPUs per node
 - time-slicing: `nvidia.com/gpu` = GPUs x replicas (not renamed, so autoscalers understand it)
 - MIG single: every slice is an `nvidia.com/gpu`; MIG mixed: one `nvidia.com/mig-<profile>` per profile
+- DRA (`gpuAllocation: dra`): the node advertises no extended resource; its GPUs are devices of class
+  `gpu.nvidia.com`, which Kueue counts as `nvidia.com/gpu` (decisions/dra.py), so they are counted here in
+  that unit too
 """
 from __future__ import annotations
 

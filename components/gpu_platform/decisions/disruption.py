@@ -85,6 +85,9 @@ def rule_for(key: str) -> Rule:
         if item.startswith("userData."):
             return Rule(Effect.NODE_ROLL, f"launch template user data ({item.split('.', 1)[1]})", True)
         return Rule(Effect.NODE_ROLL, "launch template", True, item)
+    if key == "gpuAllocation":  # no node serves both: the pool's GPU pods hold the other mode's GPUs
+        return Rule(Effect.GPU_POD_EVICTION, "GPU allocation (device plugin <-> DRA): every GPU pod on the pool is "
+                    "evicted and must be resubmitted with the other mode's requests or claims", True)
     if key == "sharing.mig":
         return Rule(mig_change, "MIG layout", True)
     if key == "sharing.devicePlugin":
@@ -178,7 +181,9 @@ def _node_group_values(ng: Mapping[str, Any]) -> dict[str, Any]:
     labels = get(ng, "labels", {})
     if isinstance(labels, Mapping):  # applied in place; the sharing labels are read with their configs
         values.update({f"nodeGroup.labels.{k}": v for k, v in labels.items()
-                       if k not in (names.MIG_CONFIG_LABEL, names.DEVICE_PLUGIN_CONFIG_LABEL)})
+                       if k not in (names.MIG_CONFIG_LABEL, names.DEVICE_PLUGIN_CONFIG_LABEL, names.GPU_ALLOCATION_LABEL)})
+        if names.GPU_ALLOCATION_LABEL in labels:  # DRA pools only: device-plugin pools keep the fingerprint they had
+            values["gpuAllocation"] = labels[names.GPU_ALLOCATION_LABEL]
     values.update({f"nodeGroup.{k}": v for k, v in ng.items() if k not in NODE_GROUP_READ})
     return values
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
 from gpu_platform.decisions.capacity import node_resources
+from gpu_platform.decisions.dra import allocation_labels, is_dra
 from gpu_platform.decisions.launch_template import efa_interface_count
 from gpu_platform.decisions.local_storage import pool_local_storage
 from gpu_platform.decisions.node_repair import repair_config
@@ -43,6 +44,7 @@ def node_labels(pool: "NodePoolSpec") -> dict[str, str]:
         names.ACCELERATOR_LABEL: names.accelerator_value(gpu.key),
         **sharing_labels(pool),
         **operand_labels(pool),
+        **allocation_labels(pool),  # DRA pools: the DRA kubelet plugin runs here, the device plugin does not
         **({names.CRITICAL_LABEL: "true"} if pool.critical else {}),  # policies hold critical pools to on-demand
         **({names.EFA_LABEL: "true"} if pool.efa else {}),  # the EFA device plugin runs here
         **pool.labels,
@@ -134,7 +136,8 @@ def node_template_tags(ctx: "PoolContext", pool: "NodePoolSpec") -> dict[str, st
         tags[names.ca_cluster_tag(ctx.cluster_name)] = names.CA_OWNED_VALUE
     tags.update({names.ca_label_tag(k): v for k, v in node_labels(pool).items()})
     tags.update({names.ca_taint_tag(k): f"{v}:{effect}" for k, v, effect in node_taints(pool)})
-    tags.update({names.ca_resource_tag(r): str(n) for r, n in node_resources(pool, ctx.mig_strategy).items()})
+    if not is_dra(pool):  # a DRA node advertises no GPU resource: its GPUs are ResourceSlice devices
+        tags.update({names.ca_resource_tag(r): str(n) for r, n in node_resources(pool, ctx.mig_strategy).items()})
     tags[names.ca_resource_tag(names.EPHEMERAL_STORAGE)] = f"{ephemeral_storage_gib(pool)}Gi"
     if efa_interface_count(pool):  # pods asking for EFA devices can scale such a pool from zero
         tags[names.ca_resource_tag(names.EFA_RESOURCE)] = str(efa_interface_count(pool))

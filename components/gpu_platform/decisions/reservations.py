@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone
 from typing import TYPE_CHECKING
 
+from gpu_platform.decisions.dra import is_dra
 from gpu_platform.facts import catalog
 from gpu_platform.facts.karpenter import KARPENTER
 
@@ -34,6 +35,10 @@ CAPACITY_BLOCK, ODCR = "capacity-block", "odcr"
 # A block ending this soon after the plan's day is named: its nodes are drained before a change merged
 # today has long been live.
 ENDING_WITHIN = timedelta(hours=48)
+DRAIN = timedelta(minutes=catalog.CAPACITY_BLOCK_DRAIN_MINUTES)
+# A DRA node group cannot wait at 0 for the autoscaler (spec/rules_dra.py): its launches fail until the block starts.
+_DRA_FIXED = ("a DRA pool has a fixed size the autoscaler cannot change, so the errors last until the block is "
+              "active; apply the stack once it is, or accept them")
 SCHEDULED, ACTIVE, ENDED = "scheduled", "active", "ended"
 WARNING, NOTE = "warning", "note"
 
@@ -114,9 +119,16 @@ def hours_in_month(pool: "NodePoolSpec", day: date) -> float:
     return max(overlap.total_seconds(), 0) / 3600
 
 
+def termination_minutes(pool: "NodePoolSpec") -> int:
+    """How long before the block's end EC2 starts terminating its instances (60 minutes for UltraServers)."""
+    found = [catalog.ULTRASERVERS[t].block_termination_minutes for t in pool.instance_types if t in catalog.ULTRASERVERS]
+    return max([catalog.CAPACITY_BLOCK_TERMINATION_MINUTES, *found])
+
+
 def drain_at(pool: "NodePoolSpec") -> datetime:
-    """When the block's nodes go: EKS's scheduled scale-down to zero, or Karpenter's drain."""
-    return pool.reservation.end - timedelta(minutes=catalog.CAPACITY_BLOCK_DRAIN_MINUTES)
+    """When the block's nodes go: EKS's scheduled scale-down to zero or Karpenter's drain, or EC2's termination
+    where that comes first (UltraServers)."""
+    return pool.reservation.end - max(DRAIN, timedelta(minutes=termination_minutes(pool)))
 
 
 def state(pool: "NodePoolSpec", day: date) -> str:
@@ -150,15 +162,16 @@ def _block_findings(at: str, pool: "NodePoolSpec", day: date) -> list[Finding]:
             "no nodes since; buy a new block and set its id and window, or move the pool to on-demand")))
     elif r.end - _utc(day) <= ENDING_WITHIN:
         found.append(Finding(WARNING, pool.name, f"{at}.reservation.end", (
-            f"Capacity Block {r.id} ends on {_when(r.end)}: {who} at {_when(drain_at(pool))}, 40 minutes before the "
-            f"end, and EC2 terminates what is left {catalog.CAPACITY_BLOCK_TERMINATION_MINUTES} minutes before it; "
+            f"Capacity Block {r.id} ends on {_when(r.end)}: {who} at {_when(r.end - DRAIN)}, 40 minutes before the "
+            f"end, and EC2 terminates what is left {termination_minutes(pool)} minutes before it; "
             "running jobs must checkpoint before then. Extend the block (PurchaseCapacityBlockExtension) and set "
             "the new end, or plan where the work goes")))
     if now == SCHEDULED and pool.min_size > 0 and pool.provisioner != KARPENTER:
         found.append(Finding(WARNING, pool.name, f"{at}.minSize", (
             f"Capacity Block {r.id} starts on {_when(r.start)}: until then the Auto Scaling group cannot launch the "
             f"{pool.min_size} node(s) minSize asks for and logs launch errors, and EKS upgrades such groups at "
-            "size 0; keep minSize 0 and let the autoscaler scale up once the block is active")))
+            "size 0; " + (_DRA_FIXED if is_dra(pool) else
+                          "keep minSize 0 and let the autoscaler scale up once the block is active"))))
     return found
 
 

@@ -211,6 +211,12 @@ GPU_MODELS: Mapping[str, GpuModel] = MappingProxyType({
             MappingProxyType(dict.fromkeys(_variants(g1="1g.24gb", g2="2g.48gb", g4="4g.96gb"), _RTX_PRO_MIG_DRIVER)),
             mig_grid="4-slice", source=_BLACKWELL,
         ),
+        # GB200 (0x2941) of the p6e-gb200 UltraServers: 186 GB (MIG user guide, Supported GPUs). No MIG profiles:
+        # the EKS AMI's R580 driver runs it with coherent driver-based memory (CDMM), under which MIG and vGPU are
+        # not supported (AWS EKS user guide, ml-eks-nvidia-ultraserver @00e3293d; the AMI sets
+        # NVreg_CoherentGPUMemoryMode=driver unconditionally, nvidia-kmod-load.sh @81fec2e8). R570 first lists
+        # it, but AWS runs UltraServers on R580 only: its floor is R580's first release (the stricter source).
+        GpuModel("GB200", "NVIDIA GB200", 186, "10.0", "580.65.06", source=_BLACKWELL),
     )
 })
 
@@ -335,8 +341,41 @@ INSTANCE_TYPES: Mapping[str, InstanceType] = MappingProxyType({
         # 8 EFA on 8 cards; p6-b300: 16 EFA on 17 cards, card 0 holding only the primary ENA interface.
         InstanceType("p6-b200.48xlarge", "B200", 8, 192, 2048, 8, _listed(113.9328), 8),
         InstanceType("p6-b300.48xlarge", "B300", 8, 192, 4096, 16, _listed(142.416), 17),
+        # p6e-gb200.36xlarge: 4 GB200 GPUs, only inside UltraServers, only as Capacity Blocks, up to 17 network
+        # cards with card 0 a plain ENA interface (AWS EKS user guide, ml-eks-nvidia-ultraserver @00e3293d);
+        # the other 16 take one EFA interface each, as AWS's multi-card guidance recommends (inferred: AWS's
+        # UltraServer example puts one efa-only interface per card group, 4 in all). vCPU and RAM are not in
+        # Karpenter's EC2 data (the type is not in its catalog): 144 vCPU / 960 GiB from a third-party
+        # compilation (next-gen-gpus.md §1.1), to be checked with `aws ec2 describe-instance-types`. No
+        # on-demand rate exists: the price is the Capacity Block rate per instance (below).
+        InstanceType("p6e-gb200.36xlarge", "GB200", 4, 144, 960, 16,
+                     Price(42.328, "EC2 Capacity Blocks pricing page snapshot (third-party copy): u-p6e-gb200x72 "
+                           "at 761.904 USD/h over its 18 instances; no on-demand rate", "2026-06"),
+                     17, ami_types=("AL2023_ARM_64_NVIDIA",)),
     )
 })
+
+
+@dataclass(frozen=True)
+class UltraServer:
+    """An instance type sold only inside UltraServers: one NVLink domain across nodes, shared through IMEX
+    channels that NVIDIA's DRA driver hands out as ComputeDomains."""
+
+    instance_type: str
+    sizes: Mapping[str, int]  # UltraServer type -> instances it holds
+    driver_branches: tuple[str, ...]  # the driver branches it runs with EFA
+    block_termination_minutes: int  # EC2 terminates a Capacity Block's instances this long before its end
+
+
+# AWS EKS user guide, ml-eks-nvidia-ultraserver @00e3293d: u-p6e-gb200x36 holds 9 instances, x72 18; DRA is
+# required; R580 only: R595 drops NVreg_GrdmaPciTopoCheckOverride and NCCL over EFA aborts on P6e (NVIDIA/aicr
+# PR#2439, measured on GB300; it holds 580.173.02). EC2 ends UltraServer blocks 60 minutes early (Karpenter
+# docs, tasks/odcrs @1d927085; EC2 user guide). GB300 (p6e-gb300) is left out: AWS documents no EKS instance
+# type name for it consistently yet (next-gen-gpus.md §1.1).
+ULTRASERVERS: Mapping[str, UltraServer] = MappingProxyType({u.instance_type: u for u in (
+    UltraServer("p6e-gb200.36xlarge", MappingProxyType({"u-p6e-gb200x36": 9, "u-p6e-gb200x72": 18}), ("580",), 60),
+)})
+ULTRASERVER_MIN_KUBERNETES = "1.33"  # AWS EKS user guide, ml-eks-nvidia-ultraserver (DRA's own floor is higher)
 
 # --- Reserved capacity: EC2 Capacity Blocks for ML and On-Demand Capacity Reservations ---
 
@@ -348,7 +387,7 @@ _BLOCK_PAGE = "EC2 Capacity Blocks pricing page snapshot (third-party copy, US R
 CAPACITY_BLOCK_PRICES: Mapping[str, Price] = MappingProxyType({
     t: Price(usd, _BLOCK_PAGE, "2026-06") for t, usd in (
         ("p5e.48xlarge", 39.799), ("p5en.48xlarge", 45.768), ("p6-b200.48xlarge", 82.368),
-        ("p6-b300.48xlarge", 93.60),
+        ("p6-b300.48xlarge", 93.60), ("p6e-gb200.36xlarge", 42.328),  # u-p6e-gb200x72 761.904 / 18 (Dallas LZ)
     )
 })
 # EC2 starts terminating a block's instances 30 minutes before its end (60 for UltraServers); EKS scales a
@@ -361,11 +400,12 @@ CAPACITY_BLOCK_DRAIN_MINUTES = 40
 CAPACITY_BLOCK_SCALE_DOWN_ACTION = "Amazon EKS Node Group Capacity Scaledown Before Reservation End"
 CAPACITY_RESERVATION_ID = r"^cr-[0-9a-z]+$"  # Karpenter's EC2NodeClass pattern for capacityReservationSelectorTerms[].id
 # Families Capacity Blocks are sold for (AWS PCS user guide, "Using Amazon EC2 Capacity Blocks for ML":
-# P6-B300, P6-B200, P5en, P5e, P5 and P4d; the EC2 user guide's list names the same GPU families). A block
+# P6-B300, P6-B200, P5en, P5e, P5 and P4d; the EC2 user guide's list names the same GPU families; P6e-GB200
+# UltraServers are sold only so, ml-eks-nvidia-ultraserver). A block
 # holds at most 64 instances and lives in one Availability Zone, as a targeted reservation (EC2 user guide,
 # "Capacity Blocks for ML" and "Work with Capacity Blocks"). On-Demand Capacity Reservations cover every
 # family.
-CAPACITY_BLOCK_FAMILIES = ("p4d", "p5", "p5e", "p5en", "p6-b200", "p6-b300")
+CAPACITY_BLOCK_FAMILIES = ("p4d", "p5", "p5e", "p5en", "p6-b200", "p6-b300", "p6e-gb200")
 CAPACITY_BLOCK_MAX_INSTANCES = 64
 # Non-GPU instances the platform itself runs (system node group) and their prices.
 SYSTEM_INSTANCE_PRICES: Mapping[str, Price] = MappingProxyType({
@@ -442,6 +482,12 @@ NODE_IMAGES: Mapping[str, NodeImage] = MappingProxyType({
         NodeImage("AL2023_x86_64_NVIDIA", "AL2023_x86_64_NVIDIA", "al2023", "ami", True, True, local_storage="nodeadm",
                   lustre_client="dnf",
                   ssm_parameter="/aws/service/eks/optimized-ami/{k8s}/amazon-linux-2023/x86_64/nvidia/recommended/release_version"),
+        # The ARM image for GB200 UltraServers: driver, fabric manager, IMEX, NVLink subnet manager and EFA in the
+        # image (AWS EKS user guide, ml-eks-nvidia-ultraserver @00e3293d; ml-eks-optimized-ami @07d09a00). No MIG
+        # manager: GB200 runs with coherent memory there, which rules MIG out.
+        NodeImage("AL2023_ARM_64_NVIDIA", "AL2023_ARM_64_NVIDIA", "al2023", "ami", False, True, local_storage="nodeadm",
+                  lustre_client="dnf",
+                  ssm_parameter="/aws/service/eks/optimized-ami/{k8s}/amazon-linux-2023/arm64/nvidia/recommended/release_version"),
         NodeImage("BOTTLEROCKET_x86_64_NVIDIA", "BOTTLEROCKET_x86_64_NVIDIA", "bottlerocket", "ami", False, False,
                   note="ships its own device plugin and MIG manager"),
         NodeImage("AL2_x86_64_GPU", "AL2_x86_64_GPU", "al2", "ami", False, True, supported=False,
@@ -629,6 +675,7 @@ INSTANCE_STORE: Mapping[str, InstanceStore] = MappingProxyType({
     "p4d.24xlarge": InstanceStore(8, 1000), "p4de.24xlarge": InstanceStore(8, 1000),
     **{f"{family}.48xlarge": InstanceStore(8, 3840) for family in ("p5", "p5e", "p5en")},
     **BLACKWELL_INSTANCE_STORE,
+    "p6e-gb200.36xlarge": InstanceStore(3, 7500),  # 3 x 7.5 TB (ml-eks-nvidia-ultraserver @00e3293d)
 })
 # nodeadm's NodeConfig `spec.instance.localStorage.strategy` (amazon-eks-ami nodeadm API reference); RAID0
 # stripes every instance-store disk into one array and bind-mounts kubelet, containerd and pod logs onto it.
@@ -811,3 +858,32 @@ KUEUE_FRAMEWORKS = ("batch/job", "pod", "deployment", "statefulset", "jobset.x-k
 # come with the node, not with a quota. A ClusterQueue refuses any request it does not cover, so an EFA
 # request (vpc.amazonaws.com/efa) would otherwise keep a training Job pending forever.
 KUEUE_EXCLUDED_RESOURCE_PREFIXES = ("vpc.amazonaws.com/", "ephemeral-storage", "hugepages-")
+
+
+# --- Dynamic Resource Allocation: NVIDIA's DRA driver (kubernetes-sigs/dra-driver-nvidia-gpu; AWS EKS user
+# guide, device-management-nvidia-dra-device-plugin @43d79bdb; next-gen-gpus.md §2) ---
+
+
+@dataclass(frozen=True)
+class DraDriverRelease:
+    version: str  # the chart's version (no "v"); the image tag defaults to v<version>
+    values_file: str  # the chart's values.yaml kept in facts/upstream/ for the Helm-keys guard
+    crds: str  # folder under facts/upstream/crds/ holding the ComputeDomain CRD the chart installs
+
+
+# The chart AWS documents for EKS (`--version 0.4.1`). Registry: the OCI artifact at registry.k8s.io.
+DRA_DRIVER_CHART = "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu"
+DRA_DRIVER_RELEASES: Mapping[str, DraDriverRelease] = MappingProxyType({
+    r.version: r for r in (DraDriverRelease("0.4.1", "dra-driver-nvidia-gpu-values-0.4.1.yaml",
+                                            "dra-driver-nvidia-gpu-v0.4.1"),)
+})
+DRA_DRIVER_NAMESPACE = "nvidia-dra-driver-gpu"
+# Floors, the most conservative of the sources: Kubernetes made DRA stable (resource.k8s.io/v1) in 1.34 and
+# AWS recommends the driver from 1.34; NVIDIA's operator-managed path needs 1.34.2 (EKS runs patch releases
+# past it on 1.34) and a driver of branch R580 or newer (GPU Operator 26.7 dra-intro-install.rst @52dcb7b8).
+DRA_MIN_KUBERNETES = "1.34"
+DRA_MIN_DRIVER_BRANCH = "580"
+# The Kubernetes API version of DeviceClass, ResourceClaim and ResourceClaimTemplate from DRA_MIN_KUBERNETES.
+RESOURCE_API_VERSION = "resource.k8s.io/v1"
+# NVIDIA's ComputeDomain (the driver's CRD at the pinned release; AWS EKS user guide, ml-eks-nvidia-ultraserver).
+COMPUTE_DOMAIN_API_VERSION = "resource.nvidia.com/v1beta1"

@@ -16,6 +16,14 @@ MIG_CONFIG_LABEL = f"{NVIDIA_DOMAIN}mig.config"
 GPU_DEPLOY_LABEL_PREFIX = f"{NVIDIA_DOMAIN}gpu.deploy."
 ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"  # Cluster Autoscaler's GPU node hint
 EFA_RESOURCE = "vpc.amazonaws.com/efa"  # the EFA device plugin's extended resource
+# NVIDIA's DRA driver: the DeviceClasses its chart creates (templates/deviceclass-*.yaml at v0.4.1).
+DRA_GPU_CLASS = "gpu.nvidia.com"  # whole GPUs
+DRA_MIG_CLASS = "mig.nvidia.com"  # MIG devices the GPUs already carry
+COMPUTE_DOMAIN_CHANNEL_CLASS = "compute-domain-default-channel.nvidia.com"  # an IMEX channel of a ComputeDomain
+DRA_GPU_DRIVER = "gpu.nvidia.com"  # the driver name devices are published under (ResourceSlice spec.driver)
+DRA_DRIVER_RELEASE = "nvidia-dra-driver-gpu"  # Helm release of the DRA driver
+RESOURCE_API_GROUP = "resource.k8s.io"  # ResourceClaim, ResourceClaimTemplate, DeviceClass
+COMPUTE_DOMAIN_API_GROUP = "resource.nvidia.com"  # the DRA driver's ComputeDomain
 
 # --- The platform's own keys ---
 DOMAIN = "gpu-platform.io"
@@ -25,6 +33,7 @@ TEAM_LABEL = f"{DOMAIN}/team"
 PRIORITY_TIER_LABEL = f"{DOMAIN}/priority-tier"
 CRITICAL_LABEL = f"{DOMAIN}/critical"  # node label "true" on pools marked critical (policies require on-demand)
 WAIT_FOR_COMPLETION_LABEL = f"{DOMAIN}/wait-for-completion"  # job pods a driver upgrade waits for
+GPU_ALLOCATION_LABEL = f"{DOMAIN}/gpu-allocation"  # node label: device-plugin | dra (the DRA driver runs on dra)
 EFA_LABEL = f"{DOMAIN}/efa"  # node label "true" on EFA pools: where the EFA device plugin runs
 ENVIRONMENT_TAG = "gpu-platform/environment"  # aws provider default tag policies read the environment from
 CLUSTER_TAG = "gpu-platform/cluster"
@@ -89,6 +98,27 @@ def mig_resource(profile: str) -> str:
 def quota_key(resource: str) -> str:
     """Extended resources are quota'd on requests only: `requests.nvidia.com/gpu`."""
     return f"requests.{resource}"
+
+
+def dra_devices_quota_key(device_class: str) -> str:
+    """ResourceQuota's key for devices claimed through a DeviceClass (Kubernetes resource quotas, "Quota for
+    devices"): `gpu.nvidia.com.deviceclass.resource.k8s.io/devices`."""
+    return f"{device_class}.deviceclass.resource.k8s.io/devices"
+
+
+def claim_template_name(gpu_key: str, gpus: int) -> str:
+    """A team's ResourceClaimTemplate for `gpus` whole GPUs of one model on one node: `b200-x8`."""
+    return f"{gpu_key.lower()}-x{gpus}"
+
+
+def compute_domain_name(nodes: int) -> str:
+    """A team's ComputeDomain for a job spanning `nodes` nodes of an UltraServer: `nvl-4-nodes`."""
+    return f"nvl-{nodes}-nodes"
+
+
+def compute_domain_claim_template(nodes: int) -> str:
+    """The ResourceClaimTemplate the driver generates for that ComputeDomain's IMEX channel."""
+    return f"{compute_domain_name(nodes)}-channel"
 
 
 def gpu_deploy_label(operand: str) -> str:

@@ -33,6 +33,7 @@ def from_spec(spec: PlatformSpec) -> dict[str, Any]:
             "minSize": pool.min_size, "maxSize": pool.max_size, "sharing": _sharing(pool),
             "physicalGpusPerNode": pool.gpus_per_node, "physicalGpusAtMax": pc.physical_gpus_max,
             "perNode": pc.per_node, "atMax": pc.at_max, **_training(pool),
+            **({"gpuAllocation": pool.gpu_allocation} if pool.gpu_allocation == "dra" else {}),
         })
     ratio = spec.quota_overcommit_ratio
     resources = []
@@ -81,7 +82,8 @@ def text(section: dict[str, Any]) -> str:
     rows = []
     for p in section["pools"]:
         for i, (res, per_node) in enumerate(p["perNode"].items()):
-            head = [p["name"], p["gpu"], sharing_text(p["sharing"]), span(p["minSize"], p["maxSize"]),
+            shared = sharing_text(p["sharing"]) + (" (DRA claims)" if p.get("gpuAllocation") == "dra" else "")
+            head = [p["name"], p["gpu"], shared, span(p["minSize"], p["maxSize"]),
                     count(p["physicalGpusPerNode"]), count(p["physicalGpusAtMax"]), scratch(p)] if i == 0 else [""] * 7
             rows.append([*head, res, count(per_node), count(p["atMax"][res])])
     lines = text_table(["Pool", "GPU", "Sharing", "Nodes", "GPUs/node", "GPUs at max", "Scratch/node", "Resource",

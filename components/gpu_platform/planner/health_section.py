@@ -83,10 +83,13 @@ def _pool(inputs: dict[str, Any], agent: bool, config: dict[str, Any],
             reporters.append({"agent": AGENT, "signal": "AcceleratedHardwareReady node condition",
                               "scope": "XID errors and DCGM health" if dcgm else "XID errors only (dcgm-server "
                               "does not tolerate the pool's taints)", "feedsRepair": bool(repair.get("enabled"))})
-    plugin = ("Bottlerocket device plugin" if (inputs.get("labels") or {}).get(DEVICE_PLUGIN_OFF) == "false"
-              else "GPU Operator device plugin")
-    reporters.append({"agent": plugin, "signal": "unhealthy GPUs leave the allocatable count",
-                      "scope": "critical XIDs", "feedsRepair": False})
+    labels = inputs.get("labels") or {}
+    # A DRA pool's GPUs are the DRA driver's, which reports no device health unless its alpha
+    # NVMLDeviceHealthCheck gate is on (GPU Operator 26.7 DRA page): no plugin takes a failed GPU out there.
+    if labels.get(names.GPU_ALLOCATION_LABEL) != "dra":
+        plugin = "Bottlerocket device plugin" if labels.get(DEVICE_PLUGIN_OFF) == "false" else "GPU Operator device plugin"
+        reporters.append({"agent": plugin, "signal": "unhealthy GPUs leave the allocatable count",
+                          "scope": "critical XIDs", "feedsRepair": False})
     return {
         "name": inputs["labels"][names.POOL_LABEL],
         "provisioner": "karpenter" if karpenter is not None else "managed-node-group",

@@ -50,8 +50,12 @@ def _requests_gpus(field: str) -> str:
 INIT_AND_APP = "(object.spec.containers + (has(object.spec.initContainers) ? object.spec.initContainers : []))"
 ALL_CONTAINERS = (f"({INIT_AND_APP} + "
                   "(has(object.spec.ephemeralContainers) ? object.spec.ephemeralContainers : []))")
-# A container asks for a GPU or MIG slice (any nvidia.com/ resource above 0, in requests or limits).
-ASKS_FOR_GPUS = f"{INIT_AND_APP}.exists(c, ({_requests_gpus('requests')}) || ({_requests_gpus('limits')}))"
+# A pod asks for GPUs when a container asks for a GPU or MIG slice (any nvidia.com/ resource above 0, in
+# requests or limits) or when it claims DRA devices: its `resourceClaims` name a template or a claim, not a
+# device class, so any claim counts (a team namespace can claim only the platform's GPUs and IMEX channels).
+CLAIMS_DEVICES = "has(object.spec.resourceClaims) && size(object.spec.resourceClaims) > 0"
+ASKS_FOR_GPUS = (f"{INIT_AND_APP}.exists(c, ({_requests_gpus('requests')}) || ({_requests_gpus('limits')})) || "
+                 f"({CLAIMS_DEVICES})")
 # A toleration of the GPU taint (nvidia.com/gpu=present:NoSchedule): by key and value, by key with Exists,
 # or an empty key with Exists (every taint); with no effect, or NoSchedule.
 TOLERATES_GPU_TAINT = (

@@ -22,9 +22,11 @@ SCRAPE_INTERVAL = "15s"
 # must be reviewed (and added here) before its pools are monitored with this CSV.
 # Blackwell (B200, B300, RTX PRO 6000): DCGM reads Hopper's and newer GPUs' profiling fields through NVML's GPM
 # (DCGM API reference, Profiling), so the cluster-wide profiling fields below exist on them too.
+# GB200 is the B200's Blackwell GPU with HBM3e and NVLink (to the NVL72 switch tray): the same fields.
 REVIEWED_GPUS = ("A10G", "L4", "L40S", "A100-SXM4-40GB", "A100-SXM4-80GB", "H100-80GB-HBM3", "H200", "B200", "B300",
-                 "RTX-PRO-6000")
-HBM_GPUS = ("A100-SXM4-40GB", "A100-SXM4-80GB", "H100-80GB-HBM3", "H200", "B200", "B300")  # memory temperature, row remapping
+                 "GB200", "RTX-PRO-6000")
+# memory temperature, row remapping
+HBM_GPUS = ("A100-SXM4-40GB", "A100-SXM4-80GB", "H100-80GB-HBM3", "H200", "B200", "B300", "GB200")
 NVLINK_GPUS = HBM_GPUS  # the SXM boards of p4d/p4de/p5/p5e/p5en/p6; the g-family PCIe boards have no NVLink
 ECC_GPUS = REVIEWED_GPUS  # every reviewed board has ECC; on GDDR6/GDDR7 boards it can be switched off (then blank)
 

@@ -108,8 +108,8 @@ IS_QUEUED = (f"has(object.metadata.labels) && '{names.KUEUE_QUEUE_NAME_LABEL}' i
 
 
 def queued_gpu_pods_policy() -> dict:
-    """Refuse a pod that asks for any nvidia.com/ resource in a team namespace unless it names a queue: such
-    a pod would hold GPUs Kueue never counted. CPU-only pods are not matched."""
+    """Refuse a pod that asks for any nvidia.com/ resource or claims DRA devices in a team namespace unless it
+    names a queue: such a pod would hold GPUs Kueue never counted. CPU-only pods are not matched."""
     return {"apiVersion": ADMISSION_API_VERSION, "kind": "ValidatingAdmissionPolicy",
             "metadata": _meta(names.QUEUED_GPU_PODS_POLICY),
             "spec": {
@@ -132,9 +132,14 @@ def queued_gpu_pods_binding() -> dict:
 
 # --- the controller: its Configuration and the chart values ---
 
-def manager_config() -> dict:
+def manager_config(dra: bool = False) -> dict:
     """The controller's Configuration (config.kueue.x-k8s.io/v1beta2). The chart takes it whole, so the
-    listeners its Services and probes expect are set here too."""
+    listeners its Services and probes expect are set here too. With DRA pools, GPUs claimed through the
+    driver's DeviceClass count as nvidia.com/gpu (Kueue 0.19 deviceClassMappings, read at start-up): one
+    quota per team covers both allocation modes, and a claim of an unmapped class is inadmissible."""
+    resources: dict = {"excludeResourcePrefixes": list(catalog.KUEUE_EXCLUDED_RESOURCE_PREFIXES)}
+    if dra:
+        resources["deviceClassMappings"] = [{"name": names.GPU_RESOURCE, "deviceClassNames": [names.DRA_GPU_CLASS]}]
     return {
         "apiVersion": catalog.KUEUE_CONFIG_API_VERSION, "kind": "Configuration",
         "health": {"healthProbeBindAddress": f":{HEALTH_PORT}"},
@@ -147,11 +152,12 @@ def manager_config() -> dict:
         "manageJobsWithoutQueueName": False,
         "integrations": {"frameworks": list(catalog.KUEUE_FRAMEWORKS)},
         "fairSharing": {"preemptionStrategies": list(FAIR_SHARING_STRATEGIES)},
-        "resources": {"excludeResourcePrefixes": list(catalog.KUEUE_EXCLUDED_RESOURCE_PREFIXES)},
+        "resources": resources,
     }
 
 
-def chart_values(prod: bool, system_node_selector: Mapping[str, str], prometheus_namespace: str | None) -> dict:
+def chart_values(prod: bool, system_node_selector: Mapping[str, str], prometheus_namespace: str | None,
+                 dra: bool = False) -> dict:
     """Kueue chart values (every key checked against the chart: tests/render/test_queueing_objects.py)."""
     manager: dict = {"replicas": 2 if prod else 1,  # leader election keeps one active; both serve webhooks
                      "nodeSelector": dict(system_node_selector)}
@@ -159,7 +165,7 @@ def chart_values(prod: bool, system_node_selector: Mapping[str, str], prometheus
         manager["podDisruptionBudget"] = {"enabled": True, "minAvailable": 1}
     values: dict = {
         "controllerManager": manager,
-        "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(manager_config(), sort_keys=False)},
+        "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(manager_config(dra), sort_keys=False)},
         "enablePrometheus": prometheus_namespace is not None,
     }
     if prometheus_namespace is not None:

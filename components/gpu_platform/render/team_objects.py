@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Mapping, Optional
 
 from gpu_platform.decisions.capacity import largest_gpu_request, platform_capacity
-from gpu_platform.facts import names
+from gpu_platform.decisions.dra import ClaimShape, DomainShape, dra_pools, team_claim_shapes, team_domain_shapes
+from gpu_platform.facts import catalog, names
 from gpu_platform.render.monitoring import scraping_namespace
 
 if TYPE_CHECKING:
@@ -54,6 +55,9 @@ class TeamContext:
     quota_ceiling: Mapping[str, str] = field(default_factory=dict)  # `hard` entries Kueue's queues set
     storage_class: Optional[str] = None  # the model cache's StorageClass; None: no cache claim
     claim_size: str = "1Ti"  # the model-cache claim's request
+    dra: bool = False  # the cluster has DRA pools: claimed GPUs are bounded in every team's quota
+    claim_shapes: tuple[ClaimShape, ...] = ()  # the team's ResourceClaimTemplates (the DRA pools it may use)
+    domain_shapes: tuple[DomainShape, ...] = ()  # the team's ComputeDomains (the UltraServer pools it may use)
 
     @classmethod
     def of(cls, spec: "PlatformSpec", team: "TeamSpec", storage_class: Optional[str] = None) -> "TeamContext":
@@ -67,7 +71,8 @@ class TeamContext:
         return cls(spec.cluster.kubernetes_version,
                    tuple(r for r in offered if r.startswith(names.MIG_RESOURCE_PREFIX)),
                    largest_gpu_request(spec), scraping_namespace(spec.monitoring), ceiling,
-                   storage_class, spec.model_cache.pvc_size)
+                   storage_class, spec.model_cache.pvc_size, bool(dra_pools(spec.node_pools)),
+                   tuple(team_claim_shapes(spec.node_pools, team)), tuple(team_domain_shapes(spec.node_pools, team)))
 
     def max_gpus_per_pod(self, team: "TeamSpec") -> int:
         return team.max_gpus_per_pod if team.max_gpus_per_pod is not None else self.largest_gpu_request
@@ -122,7 +127,29 @@ def quota_hard(ctx: TeamContext, team: "TeamSpec") -> dict[str, str]:
     hard.update({"requests.cpu": q.cpu, "requests.memory": q.memory, "pods": str(q.pods),
                  "persistentvolumeclaims": str(q.persistent_volume_claims), "requests.storage": q.storage})
     hard.update(ctx.quota_ceiling)
+    if ctx.dra:  # claimed GPUs: as many as the team's GPUs (Kueue's ceiling with queueing), 0 without a DRA pool
+        gpus = hard[names.quota_key(names.GPU_RESOURCE)] if ctx.claim_shapes else "0"
+        hard[names.dra_devices_quota_key(names.DRA_GPU_CLASS)] = gpus
     return hard
+
+
+def resource_claim_template(team: "TeamSpec", shape: ClaimShape) -> dict:
+    """`count` whole GPUs of one model on one node, for a pod's `resourceClaims` (resource.k8s.io/v1)."""
+    request = {"name": "gpus", "exactly": {
+        "deviceClassName": names.DRA_GPU_CLASS, "allocationMode": "ExactCount", "count": shape.count,
+        "selectors": [{"cel": {"expression": shape.selector}}]}}
+    return {"apiVersion": catalog.RESOURCE_API_VERSION, "kind": "ResourceClaimTemplate",
+            "metadata": _team_meta(team, shape.name), "spec": {"spec": {"devices": {"requests": [request]}}}}
+
+
+def compute_domain(team: "TeamSpec", shape: DomainShape) -> dict:
+    """A ComputeDomain for a job over `nodes` UltraServer nodes; the driver generates the channel's
+    ResourceClaimTemplate, which each pod of the job claims. `numNodes` only reports readiness with the
+    driver's default IMEXDaemonsWithDNSNames (the CRD's description); one IMEX channel per pod."""
+    return {"apiVersion": catalog.COMPUTE_DOMAIN_API_VERSION, "kind": "ComputeDomain",
+            "metadata": _team_meta(team, shape.name),
+            "spec": {"numNodes": shape.nodes,
+                     "channel": {"resourceClaimTemplate": {"name": shape.channel_template}, "allocationMode": "Single"}}}
 
 
 def resource_quota(ctx: TeamContext, team: "TeamSpec") -> dict:
@@ -176,7 +203,15 @@ def developer_rules() -> list[dict]:
         _rule(("events.k8s.io",), ("events",), READ),
         _rule(("networking.k8s.io",), ("networkpolicies",), READ),
         *_queue_and_monitor_rules(),
+        *dra_read_rules(),
     ]
+
+
+def dra_read_rules() -> list[dict]:
+    """DRA objects are read-only for a team: the platform writes the claim templates and ComputeDomains, and the
+    scheduler makes each pod's claims from them (a team writing claims could claim GPUs around its queue)."""
+    return [_rule((names.RESOURCE_API_GROUP,), ("resourceclaims", "resourceclaimtemplates"), READ),
+            _rule((names.COMPUTE_DOMAIN_API_GROUP,), ("computedomains",), READ)]
 
 
 def admin_rules() -> list[dict]:
@@ -194,6 +229,7 @@ def admin_rules() -> list[dict]:
         _rule((RBAC_API,), ("roles", "rolebindings"), WRITE),
         _rule(("events.k8s.io",), ("events",), READ),
         *_queue_and_monitor_rules(),
+        *dra_read_rules(),
     ]
 
 
@@ -237,6 +273,10 @@ def team_manifests(ctx: TeamContext, team: "TeamSpec") -> dict[str, dict]:
         out[f"binding-{r}"] = role_binding(team, r)
     if ctx.storage_class is not None:
         out["model-cache"] = model_cache_claim(team, ctx.storage_class, ctx.claim_size)
+    for shape in ctx.claim_shapes:
+        out[f"claim-{shape.name}"] = resource_claim_template(team, shape)
+    for domain in ctx.domain_shapes:
+        out[f"domain-{domain.name}"] = compute_domain(team, domain)
     return out
 
 

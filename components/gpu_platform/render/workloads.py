@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Optional
 from gpu_platform.decisions.capacity import max_gpus_per_pod, node_resources, platform_capacity
 from gpu_platform.decisions.datasets import MOUNT_PATH as DATASETS_PATH
 from gpu_platform.decisions.datasets import SHARED_MOUNT_PATH, claim_teams
+from gpu_platform.decisions.dra import ClaimShape, DomainShape, claim_counts, is_dra, is_ultraserver, team_domain_shapes
 from gpu_platform.decisions.efa import pod_devices, pod_env
 from gpu_platform.decisions.local_storage import pool_local_storage
 from gpu_platform.decisions.pod_sizing import pod_size
@@ -36,6 +37,8 @@ SHARED_DATASETS_VOLUME = "datasets-shared"
 SCRATCH_VOLUME = "scratch"
 SCRATCH_PATH = "/scratch"  # an emptyDir: on pools with instance-store NVMe it lives on the RAID0 array
 HF_HOME = f"{BASE_PATH}/huggingface"
+CLAIM = "gpus"  # the pod's claim on a DRA pool
+CHANNEL = "imex"  # its IMEX channel claim on an UltraServer pool
 
 
 def _team(spec: "PlatformSpec", name: str) -> "TeamSpec":
@@ -122,8 +125,12 @@ def _sizes(spec: "PlatformSpec", landing: list["NodePoolSpec"], resource: str, g
 def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, pool: Optional[str] = None,
                  gpu_product: Optional[str] = None, mig_profile: Optional[str] = None,
                  shm_size: Optional[str] = None, cpu: Optional[str] = None, memory: Optional[str] = None,
-                 container: str = "main", command: Optional[list[str]] = None) -> dict:
+                 container: str = "main", command: Optional[list[str]] = None, nodes: int = 1) -> dict:
     """A PodSpec for one GPU container of `team`, ready to put in a Deployment, Job or Pod template.
+
+    `nodes` is the node count of the job the pod belongs to: on an UltraServer pool a multi-node job's pods
+    also claim an IMEX channel of the team's ComputeDomain of that many nodes, so they share GPU memory
+    across the NVLink domain.
 
     `gpus` counts `nvidia.com/gpu` (or slices of `mig_profile` under the mixed MIG strategy);
     `gpu_product` is a catalog GPU key such as `L4`. CPU and memory default to the GPUs' share of the
@@ -135,13 +142,20 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
     t = _team(spec, team)
     if gpus < 1:
         raise ValueError("gpus must be >= 1")
+    if nodes < 1:
+        raise ValueError("nodes must be >= 1")
     resource = _gpu_resource(spec, mig_profile)
     if resource == names.GPU_RESOURCE and gpus > max_gpus_per_pod(spec, t):
         raise ValueError(f"team {team} pods may use at most {max_gpus_per_pod(spec, t)} {resource}; asked for {gpus}")
     selector, tolerations, landing = _placement(spec, resource, gpus, pool, gpu_product)
+    claim = _claim(landing, gpus) if resource == names.GPU_RESOURCE else None
+    if claim is None and any(is_dra(p) for p in landing):  # requests never land on DRA nodes
+        landing = [p for p in landing if not is_dra(p)]
+        if not landing:
+            raise ValueError(f"{gpus} GPUs: the DRA pools this pod may land on offer no claim of that shape")
     cpu, memory, shm_size = _sizes(spec, landing, resource, gpus, cpu, memory, shm_size)
-    requests: dict[str, str] = {resource: str(gpus)}
-    limits: dict[str, str] = {resource: str(gpus)}  # extended resources: requests must equal limits
+    requests: dict[str, str] = {} if claim else {resource: str(gpus)}
+    limits: dict[str, str] = {} if claim else {resource: str(gpus)}  # extended resources: requests = limits
     efa_devices = _efa_devices(spec, landing, resource, gpus)
     if efa_devices:
         requests[names.EFA_RESOURCE] = limits[names.EFA_RESOURCE] = str(efa_devices)
@@ -169,7 +183,10 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
     main: dict = {"name": container, "image": image}
     if command:
         main["command"] = list(command)
-    main.update({"resources": {"requests": requests, "limits": limits}, "volumeMounts": mounts,
+    resources: dict = {"requests": requests, "limits": limits}
+    if claim:  # a DRA pool: the team's ResourceClaimTemplate for this model and count (decisions/dra.py)
+        resources["claims"] = [{"name": CLAIM}]
+    main.update({"resources": resources, "volumeMounts": mounts,
                  "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}})
     if env:
         main["env"] = env
@@ -178,7 +195,37 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
         pod["nodeSelector"] = selector
     pod.update({"securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
                 "containers": [main], "volumes": volumes})
+    if claim:
+        pod["resourceClaims"] = [{"name": CLAIM, "resourceClaimTemplateName": claim}]
+        channel = _channel(t, landing, nodes)
+        if channel:
+            pod["resourceClaims"].append({"name": CHANNEL, "resourceClaimTemplateName": channel})
+            resources["claims"].append({"name": CHANNEL})
     return pod
+
+
+def _channel(team: "TeamSpec", landing: list["NodePoolSpec"], nodes: int) -> Optional[str]:
+    """The IMEX channel template of the team's ComputeDomain for a job of `nodes` nodes on UltraServer pools."""
+    if nodes == 1 or not all(is_ultraserver(p) for p in landing):
+        return None
+    shapes = team_domain_shapes(landing, team)
+    if DomainShape(nodes) not in shapes:
+        offered = ", ".join(str(d.nodes) for d in shapes)
+        raise ValueError(f"team {team.name} has ComputeDomains for jobs of {offered} nodes; asked for {nodes}")
+    return DomainShape(nodes).channel_template
+
+
+def _claim(landing: list["NodePoolSpec"], gpus: int) -> Optional[str]:
+    """The claim template when every pool the pod may land in allocates by DRA, one GPU model, and offers the
+    count as a claim shape; None when the pod uses requests."""
+    if not landing or not all(is_dra(p) for p in landing):
+        return None
+    shapes = {ClaimShape(p.gpu.key, n) for p in landing for n in claim_counts(p.gpus_per_node)}
+    models = {p.gpu.key for p in landing}
+    if len(models) != 1 or ClaimShape(models.pop(), gpus) not in shapes:
+        offered = ", ".join(sorted(f"{s.count} {s.gpu}" for s in shapes))
+        raise ValueError(f"DRA pools take claims of one GPU model in these shapes: {offered}; asked for {gpus}")
+    return ClaimShape(landing[0].gpu.key, gpus).name
 
 
 def _efa_devices(spec: "PlatformSpec", landing: list["NodePoolSpec"], resource: str, gpus: int) -> int:
@@ -210,6 +257,9 @@ def gpu_job(spec: "PlatformSpec", team: str, name: str, image: str, *, backoff_l
     """A batch/v1 Job of `team` whose pods the driver upgrade waits for and the autoscaler never evicts."""
     pod_spec = {**gpu_pod_spec(spec, team, image, **options), "restartPolicy": "Never"}
     job: dict = {"template": {"metadata": gpu_pod_metadata(spec, team, job=True), "spec": pod_spec}}
+    nodes = options.get("nodes", 1)
+    if nodes > 1:  # one pod per node, each with its index (the rank of a multi-node job)
+        job = {"parallelism": nodes, "completions": nodes, "completionMode": "Indexed", **job}
     if backoff_limit is not None:
         job = {"backoffLimit": backoff_limit, **job}
     return {"apiVersion": "batch/v1", "kind": "Job",

@@ -12,6 +12,7 @@ import pulumi
 import pulumi_kubernetes
 from pulumi_kubernetes.apiextensions import CustomResource
 
+from gpu_platform.decisions.dra import dra_pools, is_dra
 from gpu_platform.decisions.queueing import Fleet, gpu_flavors, placement, queueing_rules, quota_ceiling, team_queue
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.queueing_objects import chart_values, queueing_manifests
@@ -56,6 +57,9 @@ class QueuePoolArgs(TypedDict, total=False):
     max_size: Required[int]
     """Nodes at most: nominal quotas must fit the pool at this size."""
     sharing: PoolSharingArgs
+    gpu_allocation: str
+    """device-plugin (default) or dra: Kueue counts a DRA pool's claimed GPUs (DeviceClass gpu.nvidia.com) as
+    nvidia.com/gpu."""
     taints: list[PoolTaintArgs]
 
 
@@ -135,7 +139,7 @@ class KueueQueueing(pulumi.ComponentResource):
             name=queueing.namespace, labels=names.platform_namespace_labels(POD_SECURITY_LEVEL)), opts=after())
         self.values = chart_values(args.get("environment") == "prod",
                                    args.get("system_node_selector") or names.SYSTEM_NODE_SELECTOR,
-                                   args.get("prometheus_namespace"))
+                                   args.get("prometheus_namespace"), dra=bool(dra_pools(fleet.node_pools)))
         self.release = Release(
             name, name=names.KUEUE_RELEASE, chart=catalog.KUEUE_CHART, version=queueing.chart_version,
             namespace=self.namespace.metadata.name, create_namespace=False, values=self.values,
@@ -235,7 +239,8 @@ def queueing_args(spec: "PlatformSpec", k8s_provider: Any, prometheus_namespace:
                   namespaces: Mapping[str, Any]) -> KueueQueueingArgs:
     """The stack file's queueing block, pools and teams as KueueQueueing's arguments."""
     pools = [QueuePoolArgs(**p.model_dump(include={"name", "instance_types", "capacity_type", "max_size", "sharing",
-                                                   "taints"}, exclude_none=True)) for p in spec.node_pools]
+                                                   "taints"}, exclude_none=True),
+                           **({"gpu_allocation": p.gpu_allocation} if is_dra(p) else {})) for p in spec.node_pools]
     teams = [QueuedTeamArgs(**t.model_dump(include={"name", "quota", "priority_tier", "queue"}, exclude_none=True),
                             namespace=namespaces[names.team_namespace(t.name)]) for t in spec.teams]
     args = KueueQueueingArgs(chart_version=spec.queueing.chart_version, node_pools=pools, teams=teams,

@@ -131,6 +131,8 @@ class PoolArgs(TypedDict, total=False):
     """The image the nodes boot, pinned."""
     sharing: PoolSharingArgs
     """How pods share the GPUs: none (default), time-slicing or MIG."""
+    gpu_allocation: str
+    """device-plugin (default: nvidia.com/gpu requests) or dra (ResourceClaims served by NVIDIA's DRA driver)."""
     taints: list[PoolTaintArgs]
     """Taints besides nvidia.com/gpu, which every GPU pool carries."""
     labels: dict[str, str]
@@ -220,6 +222,8 @@ def pool_args(spec: "PlatformSpec", pool: NodePoolSpec, args_type: type) -> dict
     """The stack file's pool as a pool component's arguments (`args_type` names the ones it takes)."""
     ctx = PoolContext.of(spec, pool)
     args = pool.model_dump(exclude_none=True, exclude={"name", "provisioner", "protect", "max_unavailable"})
+    if pool.gpu_allocation == "device-plugin":  # the default, left out as before the field existed
+        del args["gpu_allocation"]
     if pool.reservation is not None:  # times as the ISO strings the Args declare
         args["reservation"] = pool.reservation.model_dump(mode="json", exclude_none=True)
     limit = pool.max_unavailable

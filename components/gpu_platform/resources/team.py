@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 import pulumi
 import pulumi_kubernetes
 
-from gpu_platform.facts import names, syntax
+from gpu_platform.decisions.dra import ClaimShape, DomainShape
+from gpu_platform.facts import catalog, names, syntax
 from gpu_platform.render import team_objects as objects
 from gpu_platform.render.team_objects import TeamContext
 from gpu_platform.resources import options
@@ -98,6 +99,15 @@ class TeamModelCacheArgs(TypedDict, total=False):
     """The claim's request (default 1Ti); counted by the team's storage quota."""
 
 
+class TeamGpuClaimArgs(TypedDict, total=False):
+    """A ResourceClaimTemplate in the team's namespace: `count` whole GPUs of one model on one node."""
+
+    gpu: Required[str]
+    """The GPU model, a catalog key such as B200."""
+    count: Required[int]
+    """Whole GPUs the claim asks for on one node."""
+
+
 class TeamNamespaceArgs(TypedDict, total=False):
     """One team: its namespace, quota and limits, roles, ingress policy and model-cache claim."""
 
@@ -122,6 +132,14 @@ class TeamNamespaceArgs(TypedDict, total=False):
     quota_ceiling: dict[str, str]
     """ResourceQuota `hard` entries that replace the quota's where a Kueue queue admits more (a
     Queueing component's `quotaCeilings` for this team)."""
+    dra: bool
+    """The cluster allocates GPUs by DRA: claimed GPUs (gpu.nvidia.com devices) are bounded in the quota, at
+    the team's GPUs when it has gpuClaims, else at 0."""
+    gpu_claims: list[TeamGpuClaimArgs]
+    """ResourceClaimTemplates for the DRA pools the team may use."""
+    compute_domains: list[int]
+    """ComputeDomains for multi-node jobs on the UltraServer pools the team may use, by node count (the DRA
+    driver's ComputeDomain CRD must be installed: its chart with resources.computeDomains.enabled)."""
     k8s_provider: pulumi_kubernetes.Provider
     """The cluster's Kubernetes provider (default: the provider the resource options give)."""
 
@@ -166,6 +184,23 @@ class TeamNamespace(pulumi.ComponentResource):
             claim = m["model-cache"]
             self.model_cache_claim = PersistentVolumeClaim(
                 f"{name}-model-cache", metadata=claim["metadata"], spec=claim["spec"], opts=inside(self.quota, self.limits))
+        self.claim_templates = {}
+        if ctx.claim_shapes:
+            from pulumi_kubernetes.resource.v1 import ResourceClaimTemplate
+
+            for shape in ctx.claim_shapes:
+                template = m[f"claim-{shape.name}"]
+                self.claim_templates[shape.name] = ResourceClaimTemplate(
+                    f"{name}-{shape.name}", metadata=template["metadata"], spec=template["spec"], opts=inside())
+        self.compute_domains = {}
+        if ctx.domain_shapes:
+            from pulumi_kubernetes.apiextensions import CustomResource
+
+            for domain in ctx.domain_shapes:
+                cd = m[f"domain-{domain.name}"]
+                self.compute_domains[domain.name] = CustomResource(
+                    f"{name}-{domain.name}", api_version=cd["apiVersion"], kind=cd["kind"], metadata=cd["metadata"],
+                    spec=cd["spec"], opts=inside())
         self.namespace_name = names.team_namespace(team.name)
         self.priority_class_name = names.priority_class(team.priority_tier)
         self.register_outputs({"namespace": self.namespace_name, "priorityTier": team.priority_tier})
@@ -194,12 +229,32 @@ def team_settings(name: str, args: Mapping[str, Any]) -> tuple[TeamSpec, TeamCon
     problems += [f"{path}: {message}" for path, message in found]
     if problems:
         raise SpecError([f"TeamNamespace {name!r}: {p}" for p in problems])
+    shapes = []
+    for i, claim in enumerate(args.get("gpu_claims") or []):
+        gpu, count = dict(claim).get("gpu"), dict(claim).get("count")
+        if gpu not in catalog.GPU_MODELS:
+            problems.append(f"gpuClaims[{i}].gpu: unknown GPU {gpu!r}; known: {', '.join(catalog.GPU_MODELS)}")
+        elif not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            problems.append(f"gpuClaims[{i}].count: must be a whole number of GPUs >= 1, not {count!r}")
+        else:
+            shapes.append(ClaimShape(gpu, count))
+    domains = []
+    for i, nodes in enumerate(args.get("compute_domains") or []):
+        if not isinstance(nodes, int) or isinstance(nodes, bool) or nodes < 2:
+            problems.append(f"computeDomains[{i}]: a multi-node job's node count (>= 2), not {nodes!r}")
+        else:
+            domains.append(DomainShape(nodes))
+    if shapes and not args.get("dra", True):
+        problems.append("dra: gpuClaims need the cluster's DRA driver; leave dra true (the default with gpuClaims)")
+    if problems:
+        raise SpecError([f"TeamNamespace {name!r}: {p}" for p in problems])
     profiles = args.get("mig_profiles") or list(team.quota.mig_slices)
     ctx = TeamContext(
         str(version), tuple(names.mig_resource(p) for p in profiles),
         team.max_gpus_per_pod if team.max_gpus_per_pod is not None else team.quota.gpus,
         args.get("prometheus_namespace"), dict(args.get("quota_ceiling") or {}),
-        cache["storage_class"] if cache is not None else None, size)
+        cache["storage_class"] if cache is not None else None, size,
+        bool(args.get("dra", bool(shapes))), tuple(dict.fromkeys(shapes)), tuple(dict.fromkeys(domains)))
     return team, ctx
 
 
@@ -284,6 +339,11 @@ def team_args(spec: "PlatformSpec", team: TeamSpec, k8s_provider: Any, model_cac
         container_defaults=team.container_defaults.model_dump(),
         mig_profiles=[r.removeprefix(names.MIG_RESOURCE_PREFIX) for r in ctx.mig_resources],
         quota_ceiling=dict(ctx.quota_ceiling), k8s_provider=k8s_provider)
+    if ctx.dra:
+        args["dra"] = True
+        args["gpu_claims"] = [TeamGpuClaimArgs(gpu=s.gpu, count=s.count) for s in ctx.claim_shapes]
+        if ctx.domain_shapes:
+            args["compute_domains"] = [d.nodes for d in ctx.domain_shapes]
     if ctx.scraping_namespace is not None:
         args["prometheus_namespace"] = ctx.scraping_namespace
     if model_cache is not None:

@@ -193,6 +193,11 @@ class KarpenterPoolSpec(StrictModel):
     weight: Optional[int] = Field(None, ge=1, le=100)  # NodePool priority when a pod fits several
 
 
+# How pods get a pool's GPUs: the GPU Operator's device plugin (`nvidia.com/gpu` requests), or NVIDIA's DRA
+# driver (ResourceClaims); see docs/dra.md. Never both on one node.
+GPU_ALLOCATIONS = ("device-plugin", "dra")
+GpuAllocation = Literal[GPU_ALLOCATIONS]  # type: ignore[valid-type]
+
 CAPACITY_TYPES = ("spot", "on-demand", "capacity-block")
 CapacityType = Literal[CAPACITY_TYPES]  # type: ignore[valid-type]
 
@@ -242,6 +247,7 @@ class NodePoolSpec(StrictModel, _GpuShape):
     max_size: int = Field(ge=1, le=1000)
     ami: AmiSpec
     sharing: SharingSpec = Field(default_factory=SharingSpec)
+    gpu_allocation: GpuAllocation = "device-plugin"
     taints: list[TaintSpec] = Field(default_factory=list)
     labels: Labels = Field(default_factory=dict)
     disk_size_gib: int = Field(200, ge=100, le=16384, alias="diskSizeGiB")
@@ -266,6 +272,7 @@ class OperatorPoolSpec(StrictModel, _GpuShape):
     instance_types: list[str] = Field(min_length=1)
     ami: AmiSpec
     sharing: SharingSpec = Field(default_factory=SharingSpec)
+    gpu_allocation: GpuAllocation = "device-plugin"
     taints: list[TaintSpec] = Field(default_factory=list)
 
 
@@ -276,6 +283,7 @@ class QueuePoolSpec(StrictModel, _GpuShape):
     capacity_type: CapacityType
     max_size: int = Field(ge=1, le=1000)
     sharing: SharingSpec = Field(default_factory=SharingSpec)
+    gpu_allocation: GpuAllocation = "device-plugin"
     taints: list[TaintSpec] = Field(default_factory=list)
 
 
@@ -292,6 +300,11 @@ def mig_strategy_of(pools: Sequence[GpuPool]) -> str:
 
 class EfaDevicePluginSpec(StrictModel):
     chart_version: str = "v0.5.30"  # aws-efa-k8s-device-plugin, installed only when a pool sets efa
+
+
+class DraDriverSpec(StrictModel):
+    # NVIDIA's DRA driver chart (dra-driver-nvidia-gpu), installed only when a pool sets gpuAllocation dra
+    chart_version: Literal[tuple(catalog.DRA_DRIVER_RELEASES)] = "0.4.1"  # type: ignore[valid-type]
 
 
 class DataRepositorySpec(StrictModel):
@@ -465,6 +478,7 @@ class PlatformSpec(StrictModel):
     node_pools: list[NodePoolSpec] = Field(min_length=1)
     model_cache: ModelCacheSpec = Field(default_factory=ModelCacheSpec)
     efa_device_plugin: EfaDevicePluginSpec = Field(default_factory=EfaDevicePluginSpec)
+    dra_driver: DraDriverSpec = Field(default_factory=DraDriverSpec)
     datasets: DatasetsSpec = Field(default_factory=DatasetsSpec)
     monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec)
     teams: list[TeamSpec] = Field(default_factory=list)

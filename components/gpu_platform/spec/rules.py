@@ -21,9 +21,11 @@ from gpu_platform.spec.models import ADDON_VERSION, ClusterSpec, CreateClusterSp
 from gpu_platform.spec.pool_context import PoolContext
 from gpu_platform.spec.repair import repair_rules
 from gpu_platform.spec.rules_capacity import pool_rules as capacity_rules
+from gpu_platform.spec.rules_dra import pool_rules as dra_rules
 from gpu_platform.spec.rules_karpenter import ami_rules as karpenter_ami_rules
 from gpu_platform.spec.rules_karpenter import rules as karpenter_rules
 from gpu_platform.spec.rules_teams import ROLE_ARN, cache_claim_rules
+from gpu_platform.spec.rules_ultraserver import pool_rules as ultraserver_rules
 
 # Label prefixes pool labels may not use: the platform's, NVIDIA's and EKS's own, and Kubernetes' reserved
 # domains with their subdomains (kubelet refuses such labels at registration).
@@ -196,6 +198,8 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
     yield from sharing_rules(at, pool)
     yield from training.pool_rules(ctx, at, pool)
     yield from capacity_rules(ctx, pool)
+    yield from dra_rules(ctx, pool)
+    yield from ultraserver_rules(ctx, pool)
 
 
 def gpu_shape_rules(at: str, pool: GpuPool) -> Iterator[Problem]:

@@ -1,0 +1,83 @@
+"""What the UltraServer example renders: ComputeDomains per team job shape strictly valid against the DRA
+driver's CRD, the driver's ComputeDomain side on (its values held to the chart), and the operator's driver,
+toolkit and MIG manager off on the UltraServer nodes only."""
+import kubernetes_validate
+import pytest
+
+from gpu_platform.decisions.dra import compute_domains_on
+from gpu_platform.decisions.node_pool import node_labels
+from gpu_platform.decisions.validation import parse_platform
+from gpu_platform.facts import catalog, names
+from gpu_platform.render.dra import dra_driver_values, unknown_dra_driver_keys
+from gpu_platform.render.team_objects import TeamContext, team_manifests
+from tests.support.crd_schemas import schema_problems
+from tests.support.dra import prod_with_dra
+from tests.support.ultraserver import POOL, ultraserver
+
+CRDS = catalog.DRA_DRIVER_RELEASES["0.4.1"].crds
+
+
+@pytest.fixture(scope="module")
+def spec():
+    return parse_platform(ultraserver())
+
+
+def _team(spec, name="research"):
+    team = next(t for t in spec.teams if t.name == name)
+    return team_manifests(TeamContext.of(spec, team), team)
+
+
+def test_a_compute_domain_per_multi_node_shape(spec):
+    domains = {k: v for k, v in _team(spec).items() if k.startswith("domain-")}
+    assert sorted(d["spec"]["numNodes"] for d in domains.values()) == [2, 4, 8, 16, 18]
+    for d in domains.values():
+        n = d["spec"]["numNodes"]
+        assert d["metadata"] == {"name": names.compute_domain_name(n), "namespace": "research",
+                                 "labels": d["metadata"]["labels"]}
+        assert d["spec"]["channel"]["resourceClaimTemplate"]["name"] == names.compute_domain_claim_template(n)
+
+
+def test_every_compute_domain_is_strictly_valid_against_the_crd(spec):
+    domains = [v for k, v in _team(spec).items() if k.startswith("domain-")]
+    assert domains and all(schema_problems(CRDS, d) == [] for d in domains)
+
+
+def test_a_compute_domain_with_a_wrong_field_fails_the_crd(spec):
+    d = next(v for k, v in _team(spec).items() if k.startswith("domain-"))
+    d["spec"]["channel"]["allocationMode"] = "Many"
+    d["spec"]["nodes"] = 2
+    found = schema_problems(CRDS, d)
+    assert any("allocationMode" in p for p in found) and any("nodes" in p for p in found), found
+
+
+def test_claims_and_quota_stay_strictly_valid(spec):
+    for key, obj in _team(spec).items():
+        if key.startswith("claim-") or key == "quota":
+            kubernetes_validate.validate(obj, spec.cluster.kubernetes_version, strict=True)
+
+
+def test_the_driver_runs_its_compute_domain_side_with_chart_keys_only(spec):
+    assert compute_domains_on(spec.node_pools)
+    values = dra_driver_values(spec.dra_driver.chart_version, spec.node_pools, spec.gpu_operator.driver.source,
+                               spec.cluster.system_node_selector, compute_domains_on(spec.node_pools))
+    assert values["resources"] == {"gpus": {"enabled": True}, "computeDomains": {"enabled": True}}
+    assert values["nvidiaDriverRoot"] == "/"
+    assert unknown_dra_driver_keys(values, spec.dra_driver.chart_version) == []
+
+
+def test_a_whole_gpu_dra_pool_elsewhere_keeps_compute_domains_off():
+    assert not compute_domains_on(parse_platform(prod_with_dra()).node_pools)
+
+
+def test_the_operator_leaves_driver_toolkit_and_mig_manager_to_the_image_on_ultraserver_nodes(spec):
+    pool = next(p for p in spec.node_pools if p.name == POOL)
+    labels = node_labels(pool)
+    for operand in ("driver", "container-toolkit", "mig-manager", "device-plugin"):
+        assert labels[names.gpu_deploy_label(operand)] == "false"
+
+
+def test_a_plain_dra_pool_keeps_the_operators_driver_and_toolkit():
+    spec = parse_platform(prod_with_dra())
+    pool = next(p for p in spec.node_pools if p.gpu_allocation == "dra")
+    labels = node_labels(pool)
+    assert names.gpu_deploy_label("driver") not in labels and names.gpu_deploy_label("container-toolkit") not in labels

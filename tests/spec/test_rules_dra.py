@@ -1,0 +1,73 @@
+"""A pool on `gpuAllocation: dra` is refused where DRA cannot work, naming the field and the reason."""
+import pytest
+
+from tests.support.dra import dra_pool_of, prod_with_dra
+from tests.support.stacks import on_kubernetes, only_spec_problem, spec_problems
+
+
+def test_the_prod_variant_with_one_dra_pool_is_valid():
+    assert spec_problems(prod_with_dra()) == []
+
+
+def test_a_karpenter_dra_pool_is_refused():
+    platform = stack_platform_karpenter_dra()
+    found = [p for p in spec_problems(platform) if ".gpuAllocation: " in p]
+    assert len(found) == 1 and "Karpenter v1.14" in found[0], found
+
+
+def stack_platform_karpenter_dra() -> dict:
+    from tests.support.stacks import stack_platform
+
+    platform = stack_platform("karpenter")
+    pool = next(p for p in platform["nodePools"] if p.get("provisioner") == "karpenter" and
+                p.get("sharing", {}).get("mode", "none") == "none")
+    pool["gpuAllocation"] = "dra"
+    return platform
+
+
+def test_time_slicing_on_a_dra_pool_is_refused():
+    platform = prod_with_dra()
+    i, pool = dra_pool_of(platform)
+    pool["sharing"] = {"mode": "time-slicing", "replicas": 2}
+    problem = only_spec_problem(platform, f"nodePools[{i}].gpuAllocation")
+    assert "time-slicing" in problem
+
+
+def test_mig_on_a_dra_pool_is_refused():
+    platform = prod_with_dra("h100-mig")
+    i, pool = dra_pool_of(platform, "h100-mig")
+    assert "MIG slices on DRA pools" in only_spec_problem(platform, f"nodePools[{i}].gpuAllocation")
+
+
+@pytest.mark.parametrize("version", ["1.32", "1.33"])
+def test_a_dra_pool_below_kubernetes_1_34_is_refused(version):
+    platform = on_kubernetes("prod", version)
+    i, pool = dra_pool_of(platform)
+    pool.update(gpuAllocation="dra", minSize=pool["maxSize"])
+    found = [p for p in spec_problems(platform) if p.startswith(f"nodePools[{i}].gpuAllocation: ")]
+    assert len(found) == 1 and "Kubernetes 1.34 or newer" in found[0], spec_problems(platform)
+
+
+def test_a_dra_node_group_has_a_fixed_size():
+    platform = prod_with_dra()
+    i, pool = dra_pool_of(platform)
+    pool["minSize"] = 0
+    assert "Cluster Autoscaler cannot" in only_spec_problem(platform, f"nodePools[{i}].minSize")
+
+
+def test_an_operator_driver_older_than_r580_is_refused_for_dra():
+    platform = prod_with_dra()
+    platform["gpuOperator"]["driver"]["version"] = "535.309.01"
+    found = [p for p in spec_problems(platform) if "allocates GPUs by DRA" in p]
+    assert found and found[0].startswith("gpuOperator.driver.version: "), spec_problems(platform)
+
+
+def test_bottlerocket_cannot_host_a_dra_pool():
+    from tests.support.stacks import stack_platform
+
+    platform = stack_platform("dev")
+    pool = platform["nodePools"][0]
+    pool.update(gpuAllocation="dra", minSize=pool["maxSize"], sharing={"mode": "none"},
+                ami={"type": "BOTTLEROCKET_x86_64_NVIDIA", "releaseVersion": pool["ami"]["releaseVersion"]})
+    found = [p for p in spec_problems(platform) if p.startswith("nodePools[0].ami.type: ")]
+    assert found and "own device plugin" in found[0], spec_problems(platform)

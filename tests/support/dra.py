@@ -1,0 +1,18 @@
+"""Stack files with DRA pools, built from the shipped stacks."""
+from __future__ import annotations
+
+from tests.support.stacks import stack_platform
+
+DRA_POOL = "a100-train"  # the prod stack's training pool, moved to DRA in the variant
+
+
+def prod_with_dra(pool: str = DRA_POOL) -> dict:
+    """The prod stack with one pool on `gpuAllocation: dra` at a fixed size (its maxSize)."""
+    platform = stack_platform("prod")
+    chosen = next(p for p in platform["nodePools"] if p["name"] == pool)
+    chosen.update(gpuAllocation="dra", minSize=chosen["maxSize"])
+    return platform
+
+
+def dra_pool_of(platform: dict, pool: str = DRA_POOL) -> tuple[int, dict]:
+    return next((i, p) for i, p in enumerate(platform["nodePools"]) if p["name"] == pool)
