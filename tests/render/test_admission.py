@@ -7,11 +7,13 @@ import copy
 import kubernetes_validate
 import pytest
 
+from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
 from gpu_platform.render import admission as a
 from gpu_platform.render.team_objects import TeamContext, namespace
 from gpu_platform.render.workloads import gpu_job, gpu_pod
 from tests.support.admission import applies, denials
+from tests.support.dra import DRA_POOL, prod_with_dra
 
 IMAGE = "registry.example.com/trainer:2.3"
 GPU_TOLERATION = {"key": names.GPU_TAINT_KEY, "operator": "Equal", "value": names.GPU_TAINT_VALUE, "effect": "NoSchedule"}
@@ -272,6 +274,25 @@ def test_the_workload_helper_s_pods_and_jobs_pass_every_policy(manifests, prod, 
         for key in ("gpu-nodes", "device-access", "priority-tier", "queue-priority"):
             assert refused(manifests, key, obj, ns) == [], key
     assert refused(manifests, "queue-priority", job, ns) == []
+
+
+@pytest.mark.parametrize("gpus", [1, 8])
+def test_the_workload_helper_s_dra_claims_pass_every_policy(manifests, gpus):
+    """On a DRA pool a pod claims its GPUs (no nvidia.com/ request): tolerating the GPU taint is still a GPU pod's."""
+    dra = parse_platform(prod_with_dra())
+    ns = team_ns(dra, "research")
+    service = gpu_pod(dra, "research", "svc", IMAGE, pool=DRA_POOL, gpus=gpus)
+    assert service["spec"]["resourceClaims"] and "tolerations" in service["spec"]
+    assert not any("resources" in c and any(r.startswith(names.NVIDIA_DOMAIN) for r in c["resources"].get("limits", {}))
+                   for c in service["spec"]["containers"])
+    for key in ("gpu-nodes", "device-access", "priority-tier", "queue-priority"):
+        assert refused(manifests, key, service, ns) == [], key
+
+
+def test_a_claim_free_pod_tolerating_the_gpu_taint_is_refused_on_a_dra_stack_too(manifests):
+    dra = parse_platform(prod_with_dra())
+    (message,) = refused(manifests, "gpu-nodes", pod(tolerations=[GPU_TOLERATION]), team_ns(dra, "research"))
+    assert "resourceClaims" in message
 
 
 # --- the objects ---

@@ -170,7 +170,8 @@ def gpu_nodes_policy() -> dict:
     return _policy(names.GPU_NODES_POLICY, [POD_CREATE], [
         _validation(f"!({TOLERATES_GPU_TAINT}) || ({ASKS_FOR_GPUS})",
                     f"a pod that tolerates the {names.GPU_TAINT_KEY} taint must request {names.GPU_RESOURCE} or a "
-                    f"{names.MIG_RESOURCE_PREFIX}<profile> slice: GPU nodes are for GPU pods. Remove the toleration "
+                    f"{names.MIG_RESOURCE_PREFIX}<profile> slice, or claim its GPUs (resourceClaims) on a DRA pool: GPU nodes "
+                    "are for GPU pods. Remove the toleration "
                     "from a CPU pod, or request the GPU it needs (gpu_platform.render.workloads.gpu_pod_spec does both)"),
         _validation(NAMES_NO_NODE, "pods in team namespaces are placed by the scheduler: remove spec.nodeName (it "
                                    "skips taints, and lands a pod on a GPU node no request asked for)"),
