@@ -9,7 +9,6 @@ import inspect
 import re
 import shutil
 
-import botocore.session
 import kubernetes_validate
 import pytest
 import yaml
@@ -23,6 +22,7 @@ from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
 from gpu_platform.facts.catalog import UPSTREAM
 from gpu_platform.render import efa as efa_chart
+from tests.support.aws_api import service_model
 from tests.support.plans import children, component, node_groups, plan
 from tests.support.stacks import resources, spec_with_pools, stack_platform
 from tests.support.training import (
@@ -31,7 +31,7 @@ from tests.support.training import (
 )
 from tests.support.ultraserver import ultraserver
 
-EC2 = botocore.session.get_session().get_service_model("ec2")
+EC2 = service_model("ec2")
 SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
 INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 EGRESS = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"

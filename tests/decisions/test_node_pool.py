@@ -5,7 +5,6 @@ import base64
 import email
 import re
 
-import botocore.session
 import pytest
 from botocore.validate import ParamValidator
 from hypothesis import given
@@ -18,6 +17,7 @@ from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
 from gpu_platform.spec.pool_context import PoolContext
 from tests.support.aws_api import model_problems as _model_problems
+from tests.support.aws_api import service_model
 from tests.support.plans import children, component, node_groups, plan, replace_forcing, stack_plan
 from tests.support.stacks import resources, stack_platform
 
@@ -255,7 +255,7 @@ def test_node_group_never_sets_disk_size_next_to_a_launch_template():
 
 # --- AWS API rules: botocore's EKS model for CreateNodegroup ---
 
-EKS = botocore.session.get_session().get_service_model("eks")
+EKS = service_model("eks")
 CREATE_NODEGROUP = EKS.operation_model("CreateNodegroup").input_shape
 # Plan (Pulumi) input names -> CreateNodegroup member names, where they differ.
 API_NAMES = {"nodeGroupName": "nodegroupName", "subnetIds": "subnets", "nodeRoleArn": "nodeRole"}

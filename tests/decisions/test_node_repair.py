@@ -3,7 +3,6 @@ monitoring agent add-on (pinned, configured against its own schema, on every GPU
 import inspect
 import json
 
-import botocore.session
 import jsonschema
 import pytest
 import yaml
@@ -17,13 +16,14 @@ from gpu_platform.render.operator_values import OperatorSettings
 from gpu_platform.resources import node_pool
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.pool_context import PoolContext
+from tests.support.aws_api import service_model
 from tests.support.plans import node_groups, stack_plan
 from tests.support.stacks import resource, stack_platform
 
 UPSTREAM = catalog.UPSTREAM
 SCHEMA = json.loads((UPSTREAM / "eks-node-monitoring-agent-configuration-schema.json").read_text())
 AGENT_VALUES = yaml.safe_load((UPSTREAM / "eks-node-monitoring-agent-values.yaml").read_text())
-NODE_REPAIR_SHAPE = botocore.session.get_session().get_service_model("eks").shape_for("NodeRepairConfig")
+NODE_REPAIR_SHAPE = service_model("eks").shape_for("NodeRepairConfig")
 ADDON = "aws:eks/addon:Addon"
 
 
@@ -252,7 +252,7 @@ def test_the_agent_addon_meets_the_eks_create_addon_model(stack):
     inputs = resource(stack_plan(stack), ADDON, f"cluster-{catalog.NODE_MONITORING_AGENT_ADDON}")["inputs"]
     params = {k: v for k, v in inputs.items() if not k.startswith("resolveConflicts")}
     params["resolveConflicts"] = inputs["resolveConflictsOnCreate"]
-    shape = botocore.session.get_session().get_service_model("eks").operation_model("CreateAddon").input_shape
+    shape = service_model("eks").operation_model("CreateAddon").input_shape
     assert set(params) <= set(shape.members)
     report = ParamValidator().validate(params, shape)
     assert not report.has_errors(), report.generate_report()

@@ -1,9 +1,9 @@
 """The catalog's facts agree with the reference tables and with AWS's API model."""
 
-import botocore.session
 import pytest
 
 from gpu_platform.facts import catalog
+from tests.support.aws_api import service_model
 
 PRODUCT_LABELS = {  # gpu-facts.md §1, as GPU feature discovery labels real nodes
     "g5.xlarge": "NVIDIA-A10G", "g6.xlarge": "NVIDIA-L4", "g6e.xlarge": "NVIDIA-L40S",
@@ -14,7 +14,7 @@ PRODUCT_LABELS = {  # gpu-facts.md §1, as GPU feature discovery labels real nod
 
 @pytest.fixture(scope="module")
 def eks_model():
-    return botocore.session.get_session().get_service_model("eks")
+    return service_model("eks")
 
 
 @pytest.mark.parametrize("instance,label", PRODUCT_LABELS.items())

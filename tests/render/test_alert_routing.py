@@ -15,6 +15,7 @@ from gpu_platform.facts import names
 from gpu_platform.render.alert_routing import SECRETS_DIR, alertmanager_config, inhibit_rules, secret_keys
 from gpu_platform.render.monitoring import MonitoringSettings
 from gpu_platform.spec.errors import SpecError
+from tests.support.aws_api import service_model
 from tests.support.stacks import resource, resources, stack_platform, write_stack
 
 RELEASE, SECRET = "kubernetes:helm.sh/v3:Release", "kubernetes:core/v1:Secret"
@@ -402,12 +403,11 @@ def test_dev_may_leave_alerting_out():
 
 
 def test_the_pod_identity_association_meets_the_eks_api_model(planned):
-    import botocore.session
     from botocore.validate import ParamValidator
 
     plan, _ = planned("prod")
     [association] = [r for r in resources(plan, POD_IDENTITY) if r["name"] == "alert-publishing"]
-    shape = botocore.session.get_session().get_service_model("eks").operation_model(
+    shape = service_model("eks").operation_model(
         "CreatePodIdentityAssociation").input_shape
     params = association["inputs"]
     assert set(params) <= set(shape.members)

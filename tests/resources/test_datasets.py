@@ -11,7 +11,6 @@ import json
 import re
 import subprocess
 
-import botocore.session
 import kubernetes_validate
 import pytest
 
@@ -21,7 +20,7 @@ from gpu_platform.facts import catalog, names
 from gpu_platform.render import datasets as datasets_objects
 from gpu_platform.render.iam import pod_identity_trust_policy
 from gpu_platform.spec.pool_context import PoolContext
-from tests.support.aws_api import api_problems, args_class, sdk_problems
+from tests.support.aws_api import api_problems, args_class, sdk_problems, service_model
 from tests.support.plans import children, node_groups
 from tests.support.stacks import cached_plan, resources, stack_platform, write_stack
 
@@ -38,8 +37,7 @@ PVC = "kubernetes:core/v1:PersistentVolumeClaim"
 COMPONENT = "gpu-platform:index:Datasets"
 KMS = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 ADDON_VERSION = "v1.7.0-eksbuild.1"
-BOTO = botocore.session.get_session()
-FSX_API = BOTO.get_service_model("fsx")
+FSX_API = service_model("fsx")
 
 
 def with_datasets(stack: str, **fsx) -> dict:
@@ -686,7 +684,7 @@ def test_every_link_meets_create_data_repository_association(variant):
 
 # --- botocore's EC2, IAM and EKS models ---
 
-EC2_API = BOTO.get_service_model("ec2")
+EC2_API = service_model("ec2")
 EC2_TEXT = re.compile(r"^[a-zA-Z0-9 ._\-:/()#,@\[\]+=&;{}!$*]{0,255}$")  # EC2's documented description charset
 
 
@@ -715,7 +713,7 @@ def test_the_lustre_rules_meet_authorize_security_group(kind, type_):
 
 
 def test_the_controller_role_meets_create_role_and_put_role_policy():
-    iam = BOTO.get_service_model("iam")
+    iam = service_model("iam")
     role, policy = the(plan("prod"), ROLE)["inputs"], the(plan("prod"), ROLE_POLICY)["inputs"]
     create = iam.operation_model("CreateRole").input_shape
     assert api_problems({"RoleName": role["name"], "AssumeRolePolicyDocument": role["assumeRolePolicy"],
@@ -728,7 +726,7 @@ def test_the_controller_role_meets_create_role_and_put_role_policy():
 
 def test_the_add_on_meets_create_addon():
     inputs = the(plan("prod"), ADDON)["inputs"]
-    shape = BOTO.get_service_model("eks").operation_model("CreateAddon").input_shape
+    shape = service_model("eks").operation_model("CreateAddon").input_shape
     request = {k: v for k, v in inputs.items() if not k.startswith("resolveConflicts")}
     request["resolveConflicts"] = inputs["resolveConflictsOnCreate"]
     assert set(request) <= set(shape.members)

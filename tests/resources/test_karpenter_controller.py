@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 
-import botocore.session
 import pytest
 import yaml
 
@@ -16,12 +15,12 @@ from gpu_platform.render.iam import trust_policy
 from gpu_platform.render.karpenter import controller_values
 from gpu_platform.render.karpenter_iam import controller_policies, interruption_rules, queue_policy
 from gpu_platform.render.operator_values import unknown_keys
+from tests.support.aws_api import service_model
 from tests.support.stacks import cached_plan, resources, stack_platform
 
 CONTROLLER = "gpu-platform:karpenter:KarpenterController"
 NODE_ROLE = "arn:aws:iam::123456789012:role/gpu-karpenter-karpenter-nodes"
 QUEUE = "arn:aws:sqs:us-east-1:123456789012:gpu-karpenter-karpenter"
-BOTO = botocore.session.get_session()
 # IAM actions that are permissions, not API operations (AWS service authorization reference).
 PERMISSION_ONLY = {"iam:PassRole"}
 
@@ -131,7 +130,7 @@ def test_every_action_is_an_operation_of_its_service(name, statement):
         if action in PERMISSION_ONLY:
             continue
         service, operation = action.split(":")
-        assert operation in BOTO.get_service_model(service).operation_names, action
+        assert operation in service_model(service).operation_names, action
 
 
 def test_everything_that_changes_a_resource_is_scoped_to_this_cluster():
@@ -196,7 +195,7 @@ def test_spot_rebalance_state_change_and_health_events_reach_the_queue(plan):
 
 
 def test_rule_names_meet_the_eventbridge_model(plan):
-    shape = BOTO.get_service_model("events").operation_model("PutRule").input_shape.members["Name"].metadata
+    shape = service_model("events").operation_model("PutRule").input_shape.members["Name"].metadata
     for rule in resources(plan, "aws:cloudwatch/eventRule:EventRule"):
         name = rule["inputs"]["name"]
         assert shape["min"] <= len(name) <= shape["max"] and re.fullmatch(shape["pattern"], name)

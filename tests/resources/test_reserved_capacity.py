@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import base64
 
-import botocore.session
 import pytest
 
 from gpu_platform.decisions.node_pool import ephemeral_storage_gib
 from gpu_platform.facts import catalog, names
-from tests.support.aws_api import api_problems, args_class, sdk_problems
+from tests.support.aws_api import api_problems, args_class, sdk_problems, service_model
 from tests.support.blackwell import blackwell
 from tests.support.plans import children, component, node_groups, plan
 from tests.support.stacks import resources, spec_of
@@ -20,9 +19,8 @@ LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 PLACEMENT_GROUP = "aws:ec2/placementGroup:PlacementGroup"
 ASG_TAG = "aws:autoscaling/tag:Tag"
 POOL = "gpu-platform:index:GpuNodePool"
-BOTO = botocore.session.get_session()
-EKS = BOTO.get_service_model("eks")
-EC2 = BOTO.get_service_model("ec2")
+EKS = service_model("eks")
+EC2 = service_model("ec2")
 CREATE_NODEGROUP = EKS.operation_model("CreateNodegroup").input_shape
 TEMPLATE_DATA = EC2.shape_for("RequestLaunchTemplateData")
 

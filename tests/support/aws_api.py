@@ -2,13 +2,21 @@
 against) and botocore's service models (the API's own types, enums, lengths and ranges)."""
 from __future__ import annotations
 
+import functools
 import inspect
 import typing
 from collections import abc
 from typing import Any
 
+import botocore.session
 from botocore.validate import ParamValidator
 from pulumi import _types
+
+
+@functools.cache
+def service_model(name: str):
+    """botocore's model of one AWS service (eks, ec2, fsx, iam, ...), loaded once per test run."""
+    return botocore.session.get_session().get_service_model(name)
 
 
 def model_problems(value, shape, path="") -> list[str]:
