@@ -40,6 +40,7 @@ def test_the_dra_variant_is_refused_against_the_old_lock_naming_the_eviction(run
     # The prod pool runs Ubuntu, whose boot script registers the node's labels: the new labels are a new launch
     # template version, so the switch rolls the pool (which evicts every GPU pod too).
     assert ": node-roll of " in found[0]["message"] and "gpu-platform.io/gpu-allocation (none) -> dra" in found[0]["message"]
+    assert SWITCH in found[0]["message"]
     assert [v for v in _violations(run) if v["policy"] != "disruption-approved"] == []
 
 
@@ -56,7 +57,8 @@ def test_diff_names_the_eviction(runs, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert {(d["pool"], d["effect"]) for d in doc["disruptions"]} == {(DRA_POOL, "node-roll")}
     assert main(["diff", str(runs["base"]["plan"]), str(runs["dra"]["plan"])]) == 0
-    assert "gpu-platform.io/gpu-allocation (none) -> dra" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "gpu-platform.io/gpu-allocation (none) -> dra" in text and SWITCH in text
 
 
 def test_the_model_classifies_the_switch_as_an_eviction_the_lock_records():

@@ -94,6 +94,9 @@ class Pool:
         return self.nodes * self.gpus_per_node
 
 
+TEAMS_ACT_ON = ("gpuAllocation",)  # inputs whose change teams must act on, named even under a worse effect
+
+
 @dataclass(frozen=True)
 class Cause:
     key: str
@@ -114,8 +117,9 @@ class Disruption:
 
     @property
     def cause(self) -> str:
-        """The causes that make the effect, worst first."""
-        return "; ".join(c.text for c in self.causes if c.effect == self.effect)
+        """The causes that make the effect, worst first, and those that ask the teams to act whatever else
+        disrupts the pool (a switch of GPU allocation: jobs come back with the other mode's claims)."""
+        return "; ".join(c.text for c in self.causes if c.effect == self.effect or c.key in TEAMS_ACT_ON)
 
     def to_json(self) -> dict[str, Any]:
         return {"pool": self.pool, "effect": self.effect.label, "cause": self.cause, "nodes": self.nodes,
