@@ -91,11 +91,14 @@ def _add_plan(commands: Any) -> None:
     p.set_defaults(run=run_plan)
 
 
-def add_stack_options(p: argparse.ArgumentParser) -> None:
-    """Which stack file, in which project, with which extra invoke answers (plan and lock)."""
+def add_stack_options(p: argparse.ArgumentParser, then: str = "", from_plan: Optional[str] = None) -> None:
+    """Which stack file, in which project, with which extra invoke answers (plan and lock). `then` ends the
+    sources' help (" and lock it"); `from_plan`, the help of a third source: a plan written by `plan --json`."""
     which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--stack", metavar="NAME", help="plan Pulumi.NAME.yaml in the project's stackConfigDir")
-    which.add_argument("--config", metavar="FILE", type=Path, help="plan any stack file")
+    which.add_argument("--stack", metavar="NAME", help=f"plan Pulumi.NAME.yaml in the project's stackConfigDir{then}")
+    which.add_argument("--config", metavar="FILE", type=Path, help=f"plan any stack file{then}")
+    if from_plan:
+        which.add_argument("--plan", metavar="JSON", type=Path, help=from_plan)
     p.add_argument("--project-dir", metavar="DIR", type=Path,
                    help="the Pulumi project (default: the one holding Pulumi.yaml at or above the --config file, "
                         "else at or above the working directory)")

@@ -30,18 +30,14 @@ def add_command(commands: Any) -> None:
         "lock", help="write Pulumi.<stack>.lock.json beside the stack files (or into a policy config): the node "
                      "groups' replace-forcing inputs and each pool's disruption fingerprint",
         description="Lock every node group's replace-forcing inputs from an offline plan, for the replacement guard.")
-    which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--stack", metavar="NAME", help="plan Pulumi.NAME.yaml in the stackConfigDir and lock it")
-    which.add_argument("--config", metavar="FILE", type=Path, help="plan any stack file and lock it")
-    which.add_argument("--plan", metavar="JSON", type=Path, help="lock from a plan written by `plan --json`")
+    from gpu_platform.planner.cli import add_stack_options
+
+    add_stack_options(p, then=" and lock it", from_plan="lock from a plan written by `plan --json`")
     p.add_argument("--out", metavar="FILE", type=Path,
                    help="where to write (default: Pulumi.<stack>.lock.json beside the stack files, unless "
                         "--policy-config is given)")
     p.add_argument("--policy-config", metavar="FILE", type=Path,
                    help="write the lock inline into this policy config file (for a published pack)")
-    p.add_argument("--project-dir", metavar="DIR", type=Path,
-                   help="the Pulumi project (default: found from the stack file, else from here)")
-    p.add_argument("--mocks", metavar="FILE", type=Path, help="answers for invokes the planner does not know")
     p.set_defaults(run=run_lock)
 
 
