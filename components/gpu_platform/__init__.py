@@ -15,13 +15,19 @@ Names are imported on first use, so `import gpu_platform` costs no provider SDK.
 are a Pulumi component package for every Pulumi language (`provider/`, docs/library.md).
 """
 import importlib
-import importlib.metadata as _metadata
 from typing import Any
 
-try:  # the version lives in pyproject.toml; an installed package reads it from its metadata
-    __version__: str = _metadata.version("gpu-platform")
-except _metadata.PackageNotFoundError:  # imported from a source tree that was never installed
-    __version__ = "0+unknown"
+__version__: str  # read on first use (importlib.metadata costs more than the rest of this module)
+
+
+def _version() -> str:
+    """The version lives in pyproject.toml; an installed package reads it from its metadata."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("gpu-platform")
+    except importlib.metadata.PackageNotFoundError:  # imported from a source tree that was never installed
+        return "0+unknown"
 
 _RESOURCES = "gpu_platform.resources"
 _EXPORTS: dict[str, tuple[str, ...]] = {
@@ -57,9 +63,12 @@ __all__ = ["__version__", "COMPONENTS", "component_classes", *_MODULE_OF]
 
 def __getattr__(name: str) -> Any:
     module = _MODULE_OF.get(name)
-    if module is None:
+    if name == "__version__":
+        value: Any = _version()
+    elif module is None:
         raise AttributeError(f"module 'gpu_platform' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    else:
+        value = getattr(importlib.import_module(module), name)
     globals()[name] = value  # later look-ups skip this function
     return value
 
