@@ -361,3 +361,15 @@ def test_the_effect_of_several_changes_is_the_worst_one(chosen):
             parts[part] = {**parts[part], **copy.deepcopy(edit)}
     found = change(**parts)
     assert found.effect is max(EDITS[n][2] for n in chosen)
+
+
+def test_a_gpu_allocation_switch_is_named_beside_a_worse_cause_and_lesser_causes_are_not():
+    from gpu_platform.decisions.disruption_model import Pool
+
+    values = {"nodeGroup.releaseVersion": "1.35.7-20260911", "launchTemplate.userData.labels": "a", "sharing.devicePlugin": "x"}
+    base = Pool("train", "ng", 2, 8, values)
+    head = Pool("train", "ng", 2, 8, {**values, "launchTemplate.userData.labels": "b", "sharing.devicePlugin": "y", "gpuAllocation": "dra"})
+    found = classify(base, head)
+    assert found.effect == Effect.NODE_ROLL
+    assert rule_for("gpuAllocation").what in found.cause  # an eviction teams act on, under the roll
+    assert rule_for("sharing.devicePlugin").what not in found.cause  # an operand restart is not named

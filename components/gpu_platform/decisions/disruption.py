@@ -87,7 +87,7 @@ def rule_for(key: str) -> Rule:
         return Rule(Effect.NODE_ROLL, "launch template", True, item)
     if key == "gpuAllocation":  # no node serves both: the pool's GPU pods hold the other mode's GPUs
         return Rule(Effect.GPU_POD_EVICTION, "GPU allocation (device plugin <-> DRA): every GPU pod on the pool is "
-                    "evicted and must be resubmitted with the other mode's requests or claims", True)
+                    "evicted and must be resubmitted with the other mode's requests or claims", True, teams_act=True)
     if key == "sharing.mig":
         return Rule(mig_change, "MIG layout", True)
     if key == "sharing.devicePlugin":
@@ -300,7 +300,7 @@ def classify(base: Optional[Pool], head: Optional[Pool], *, locked_only: bool = 
         if before == after or (before is MISSING and after is None) or (after is MISSING and before is None):
             continue
         b, a = (None if before is MISSING else before), (None if after is MISSING else after)
-        causes.append(Cause(key, effect_of(key, b, a), describe(key, b, a)))
+        causes.append(Cause(key, effect_of(key, b, a), describe(key, b, a), rule_for(key).teams_act))
     if not causes:
         return None
     causes.sort(key=lambda c: -c.effect)

@@ -76,6 +76,7 @@ class Rule:
     what: str  # how a cause names the input
     locked: bool  # recorded in the lock (replace-forcing inputs have their own guard and lock section)
     path: str = ""  # leaf paths in causes start here
+    teams_act: bool = False  # a change teams must act on: named even when another cause is worse
 
 
 # --- a pool, as the model sees it ---
@@ -94,14 +95,12 @@ class Pool:
         return self.nodes * self.gpus_per_node
 
 
-TEAMS_ACT_ON = ("gpuAllocation",)  # inputs whose change teams must act on, named even under a worse effect
-
-
 @dataclass(frozen=True)
 class Cause:
     key: str
     effect: Effect
     text: str
+    teams_act: bool = False  # from its rule
 
     def to_json(self) -> dict[str, str]:
         return {"input": self.key, "effect": self.effect.label, "detail": self.text}
@@ -119,7 +118,7 @@ class Disruption:
     def cause(self) -> str:
         """The causes that make the effect, worst first, and those that ask the teams to act whatever else
         disrupts the pool (a switch of GPU allocation: jobs come back with the other mode's claims)."""
-        return "; ".join(c.text for c in self.causes if c.effect == self.effect or c.key in TEAMS_ACT_ON)
+        return "; ".join(c.text for c in self.causes if c.effect == self.effect or c.teams_act)
 
     def to_json(self) -> dict[str, Any]:
         return {"pool": self.pool, "effect": self.effect.label, "cause": self.cause, "nodes": self.nodes,
