@@ -372,6 +372,8 @@ def problems_of(edit) -> list[str]:
      "monitoring.alerting.receivers[1].name", "duplicate"),
     (lambda p: p["monitoring"]["alerting"]["receivers"][1].update(name="null"),
      "monitoring.alerting.receivers[1].name", "reserved"),
+    (lambda p: p["monitoring"]["alerting"]["receivers"][1].update(name="Pager_1"),
+     "monitoring.alerting.receivers[1].name", "is not a DNS-1123 label"),
     (lambda p: p["monitoring"]["alerting"]["receivers"][0].update(sns={"topicArn": "arn:aws:sns:us-east-1:123456789012:t"}),
      "monitoring.alerting.receivers[0]", "exactly one"),
     (lambda p: p["monitoring"]["alerting"].update(repeatInterval="1m"), "monitoring.alerting.repeatInterval",

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, field_validator
 from pydantic.alias_generators import to_camel, to_snake
 
+from gpu_platform.spec.fields import DnsLabel
 from gpu_platform.spec.strict import StrictModel
 
 if TYPE_CHECKING:
@@ -93,7 +94,7 @@ class SnsReceiverSpec(StrictModel):
 
 
 class ReceiverSpec(StrictModel):
-    name: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)
+    name: DnsLabel
     slack: Optional[SlackReceiverSpec] = None
     pagerduty: Optional[PagerDutyReceiverSpec] = None
     webhook: Optional[WebhookReceiverSpec] = None
