@@ -62,10 +62,9 @@ def test_an_adopted_cluster_refuses_ids_of_the_wrong_form():
 
 
 def test_a_node_pool_refuses_labels_taints_and_ids_as_the_stack_file_does():
-    args = {"instance_types": ["g5.xlarge"], "capacity_type": "spot", "max_size": 2, "subnet_ids": ["subnet-1"],
+    args = {"cluster_name": "gpu-dev", "instance_types": ["g5.xlarge"], "capacity_type": "spot", "max_size": 2, "subnet_ids": ["subnet-1"],
             "ami": {"type": "AL2023_x86_64_NVIDIA", "release_version": "1.35.7-20260911"}, "labels": {"a": "x\ny"},
             "taints": [{"key": "workload", "value": "a;b", "effect": "NoSchedule"}], "min_size": False}
-    found = problems(pool_from_args, "GpuNodePool", "p", args, "managed-node-group", "gpu-dev",
-                     set(GpuNodePoolArgs.__annotations__))
+    found = problems(pool_from_args, GpuNodePoolArgs, "p", args, "managed-node-group")
     assert [p.split(": ")[1] for p in found] == ["subnetIds[0]", "minSize", "taints[0].value", "labels.a"], found
     assert found[1] == "GpuNodePool 'p': minSize: must be a number, not false"

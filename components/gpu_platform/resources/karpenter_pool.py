@@ -66,10 +66,7 @@ class KarpenterNodePool(pulumi.ComponentResource):
     def __init__(self, name: str, args: KarpenterNodePoolArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__(options.public_type("KarpenterNodePool"), name, None,
                          options.formerly(opts, "gpu-platform:karpenter:KarpenterNodePool"))
-        cluster_name = args["cluster_name"]
-        pool, ctx = pool_from_args("KarpenterNodePool", name, args, "karpenter", cluster_name,
-                                   set(KarpenterNodePoolArgs.__annotations__),
-                                   disruption_window=args.get("disruption_window"))
+        pool, ctx = pool_from_args(KarpenterNodePoolArgs, name, args, "karpenter")
         provider = options.kubernetes(args)
         k8s = options.child(self, opts, protect=options.protect(opts, ctx.protected(pool)), **provider)
         self.node_class = _custom_resource(f"{name}-class", node_class_head(pool), self._class_spec(args, ctx, pool), k8s)

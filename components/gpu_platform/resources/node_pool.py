@@ -100,8 +100,7 @@ class GpuNodePool(pulumi.ComponentResource):
         from pulumi_aws import eks
 
         cluster_name = args["cluster_name"]
-        pool, ctx = pool_from_args("GpuNodePool", name, args, "managed-node-group", cluster_name,
-                                   set(GpuNodePoolArgs.__annotations__), subnet_zones=args.get("subnet_zones"))
+        pool, ctx = pool_from_args(GpuNodePoolArgs, name, args, "managed-node-group")
         inputs = node_group_inputs(ctx, pool)
         group_name = named(cluster_name, lambda c: names.node_group_name(c, pool.name))
         template_name = named(cluster_name, lambda c: names.launch_template_name(c, pool.name))

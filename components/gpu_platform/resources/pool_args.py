@@ -165,15 +165,16 @@ class PoolArgs(TypedDict, total=False):
     """Install the FSx for Lustre client at boot (the cluster mounts a datasets file system)."""
 
 
-def pool_from_args(component: str, name: str, args: Mapping[str, Any], provisioner: str,
-                   cluster_name: pulumi.Input[str], allowed: set[str], *, subnet_zones: Optional[list] = None,
-                   disruption_window: Optional[Mapping] = None) -> tuple[NodePoolSpec, PoolContext]:
+def pool_from_args(args_type: type, name: str, args: Mapping[str, Any],
+                   provisioner: str) -> tuple[NodePoolSpec, PoolContext]:
     """The pool model (named after the component) and its context, checked with the stack file's rules;
-    SpecError naming each argument that is wrong. `allowed` are the component's argument names."""
-    where = f"{component} {name!r}: "
+    SpecError naming each argument that is wrong. `args_type` is the component's Args TypedDict (its keys
+    are the arguments it takes, its name less `Args` the component's)."""
+    where = f"{args_type.__name__.removesuffix('Args')} {name!r}: "
     args = dict(args)
-    problems = [f"{camel(k)}: unknown argument" for k in sorted(set(args) - allowed)] + _context_problems(args)
-    problems += syntax_problems({**args, "subnet_zones": subnet_zones})
+    cluster_name, subnet_zones, window = args.get("cluster_name"), args.get("subnet_zones"), args.get("disruption_window")
+    problems = [f"{camel(k)}: unknown argument" for k in sorted(set(args) - set(args_type.__annotations__))]
+    problems += _context_problems(args) + syntax_problems(args)
     limit, percent = args.pop("max_unavailable", None), args.pop("max_unavailable_percent", None)
     if limit is not None and percent is not None:
         problems.append("maxUnavailablePercent: set maxUnavailable or maxUnavailablePercent, not both")
@@ -190,7 +191,7 @@ def pool_from_args(component: str, name: str, args: Mapping[str, Any], provision
         tags=dict(args.get("tags") or {}), driver_source=args.get("driver_source", "ami"),
         driver_version=args.get("driver_version"), mig_strategy=args.get("mig_strategy") or _own_strategy(pool),
         lustre_client=bool(args.get("lustre_client")), subnet_zones=tuple(subnet_zones) if subnet_zones else None,
-        disruption_window=DisruptionWindowSpec(**disruption_window) if disruption_window else None)
+        disruption_window=DisruptionWindowSpec(**window) if window else None)
     problems += _pool_problems(ctx, pool)
     if problems:
         raise SpecError([where + p for p in problems])
