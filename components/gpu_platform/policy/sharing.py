@@ -1,4 +1,5 @@
-"""GPU sharing and the GPU Operator's reach (nvidia-operator.md; gpu-facts.md §5, §6).
+"""GPU sharing and the GPU Operator's reach (NVIDIA/gpu-operator v26.7.0 chart values; NVIDIA MIG user guide;
+NVIDIA/k8s-device-plugin v0.20.0 api/config/v1; docs/gpu-operator.md).
 
 - MIG only on MIG-capable instances and images; each pool's MIG config exists in the MIG manager's file,
   that file follows mig-parted's rules, and each layout fits one GPU (placement, not just slice counts).
