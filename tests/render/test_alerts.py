@@ -311,14 +311,15 @@ def dra_label(node: str) -> tuple:
     return ("kube_node_labels", {"node": node, "label_gpu_platform_io_gpu_allocation": "dra"}, flat(1))
 
 
-def gb200_node(node: str, gpus: int = 4) -> list[tuple]:
+def gb200_node(node: str, gpus: int = 4, host_label: str = "Hostname") -> list[tuple]:
     """A p6e-gb200 node of a DRA pool: tainted and labelled, 4 GPUs in DCGM, only CPU allocatable."""
-    reported = [("DCGM_FI_DEV_GPU_TEMP", gpu(node, i, model="NVIDIA GB200"), flat(45)) for i in range(gpus)]
+    reported = [("DCGM_FI_DEV_GPU_TEMP", gpu(node, i, model="NVIDIA GB200", host_label=host_label), flat(45))
+                for i in range(gpus)]
     return [taint(node), dra_label(node), allocatable(node, "cpu", 144), *reported]
 
 
 def test_not_detected_stays_silent_for_a_healthy_dra_node(promtool, tmp_path, t):
-    series = gb200_node("node-gb200") + gb200_node("node-gb200-lower", gpus=1)
+    series = gb200_node("node-gb200") + gb200_node("node-gb200-lower", gpus=1, host_label="hostname")
     run(promtool, tmp_path, t, [group(series, [(LONG, "GpuNotDetected", [])])])
 
 
