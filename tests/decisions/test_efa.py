@@ -40,7 +40,7 @@ RELEASE = "kubernetes:helm.sh/v3:Release"
 
 # Network cards per instance type, one EFA interface each. AWS EC2 user guide, "Maximize network bandwidth
 # on accelerated computing instances with EFA": P5 and P5e support up to 32 network cards (3200 Gbps);
-# p4d/p4de: 4 x 100 Gbps (gpu-facts.md); p5en.48xlarge: 16 network cards of 200 Gbps (EFAv3, 3200 Gbps),
+# p4d/p4de: 4 x 100 Gbps (AWS P4 instance page); p5en.48xlarge: 16 network cards of 200 Gbps (EFAv3, 3200 Gbps),
 # the count public p5en launch configurations use (network card indexes 0-15).
 AWS_NETWORK_CARDS = {"p4d.24xlarge": 4, "p4de.24xlarge": 4, "p5.48xlarge": 32, "p5e.48xlarge": 32,
                      "p5en.48xlarge": 16}

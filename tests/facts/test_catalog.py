@@ -5,7 +5,7 @@ import pytest
 from gpu_platform.facts import catalog
 from tests.support.aws_api import service_model
 
-PRODUCT_LABELS = {  # gpu-facts.md §1, as GPU feature discovery labels real nodes
+PRODUCT_LABELS = {  # as GPU feature discovery labels real nodes (NVIDIA/cloud-native-docs mig-node-labels.json)
     "g5.xlarge": "NVIDIA-A10G", "g6.xlarge": "NVIDIA-L4", "g6e.xlarge": "NVIDIA-L40S",
     "p4d.24xlarge": "NVIDIA-A100-SXM4-40GB", "p4de.24xlarge": "NVIDIA-A100-SXM4-80GB",
     "p5.48xlarge": "NVIDIA-H100-80GB-HBM3", "p5e.48xlarge": "NVIDIA-H200", "p5en.48xlarge": "NVIDIA-H200",
@@ -109,7 +109,7 @@ def test_unknown_instance_lookup_lists_known_types():
         catalog.instance_type("g9.huge")
 
 
-# --- Blackwell (next-gen-gpus.md §1; Karpenter v1.14's instance-type reference and VPC limits) ---
+# --- Blackwell (Karpenter v1.14's instance-type reference and VPC limits, aws/karpenter-provider-aws @1d927085) ---
 
 @pytest.mark.parametrize("name,gpu,gpus,vcpu,ram,efa,cards", [
     ("p6-b200.48xlarge", "B200", 8, 192, 2048, 8, 8),

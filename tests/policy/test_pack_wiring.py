@@ -55,6 +55,14 @@ def test_pack_holds_the_issue_s_rules(built):
     assert expected <= {p.name for p in built["policies"]}
 
 
+def test_docs_policies_table_lists_each_rule_of_the_pack_with_its_kind():
+    """docs/policies.md is the one place the rules are listed: a rule added or removed shows there."""
+    rows = re.findall(r"^\| `([a-z0-9-]+)` \| (stack|resource) \|", (ROOT / "docs" / "policies.md").read_text(), re.M)
+    kinds = {p.name: "stack" if isinstance(p, pulumi_policy.StackValidationPolicy) else "resource"
+             for p in gpu_policies.POLICIES}
+    assert sorted(rows) == sorted(kinds.items())
+
+
 @pytest.mark.parametrize("policy", gpu_policies.POLICIES, ids=lambda p: p.name)
 def test_each_policy_is_described(policy):
     assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", policy.name)

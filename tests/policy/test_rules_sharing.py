@@ -154,3 +154,38 @@ def test_equal_toleration_with_another_value_does_not_match():
     wrong = {"effect": "NoSchedule", "key": "workload", "operator": "Equal", "value": "inference"}
     release = operator_release(tolerations=[GPU_TOLERATION, wrong], nfd_tolerations=[GPU_TOLERATION, wrong])
     assert len(run_stack("operator-tolerates-gpu-taints", stack(release, gpu_node_group(taints=[GPU_TAINT, TRAINING])))) == 2
+
+
+# --- device-plugin-config-valid ---
+
+def test_device_plugin_config_the_release_carries_passes():
+    release = operator_release(time_slicing={"ts-4": 4})
+    groups = [gpu_node_group("shared", labels={names.DEVICE_PLUGIN_CONFIG_LABEL: "ts-4"}), gpu_node_group()]
+    assert run_stack("device-plugin-config-valid", stack(release, *groups)) == []
+
+
+def test_device_plugin_config_missing_from_the_release_is_refused():
+    release = operator_release(time_slicing={"ts-4": 4})
+    group = gpu_node_group("shared", labels={names.DEVICE_PLUGIN_CONFIG_LABEL: "ts-8"})
+    ((message, urn),) = run_stack("device-plugin-config-valid", stack(release, group))
+    assert "'ts-8'" in message and "defined: default, ts-4" in message and urn.endswith("::shared")
+
+
+def test_device_plugin_default_missing_from_the_release_is_refused():
+    release = operator_release()
+    release["values"]["devicePlugin"]["config"]["default"] = "ts-2"
+    ((message, urn),) = run_stack("device-plugin-config-valid", stack(release, gpu_node_group()))
+    assert "devicePlugin.config.default 'ts-2'" in message and urn.endswith("::gpu-operator")
+
+
+def test_device_plugin_config_label_without_an_operator_is_refused():
+    group = gpu_node_group("shared", labels={names.DEVICE_PLUGIN_CONFIG_LABEL: "ts-4"})
+    res = with_provider([stack_resource(NODE_GROUP, group, "shared")], "prod")
+    assert run_stack("device-plugin-config-valid", res)
+
+
+def test_device_plugin_configmap_made_outside_the_release_is_not_second_guessed():
+    release = operator_release()
+    release["values"]["devicePlugin"]["config"] = {"create": False, "name": "site-device-plugin-configs"}
+    group = gpu_node_group("shared", labels={names.DEVICE_PLUGIN_CONFIG_LABEL: "site-ts-4"})
+    assert run_stack("device-plugin-config-valid", stack(release, group)) == []

@@ -124,6 +124,10 @@ ROUTES = [
     ("prod", {"alertname": "GpuMemoryNearLimit", "severity": "critical", "namespace": "inference"}, "inference-oncall"),
     ("prod", {"alertname": "GpuCudaOom", "severity": "high", "namespace": "research"}, "platform-chat"),
     ("prod", {"alertname": "GpuNotDetected", "severity": "critical", "node": "ip-10-0-1-5"}, "platform-pager"),
+    ("prod", {"alertname": "GpuNotDetected", "severity": "critical", "node": "ip-10-0-1-6", "cause": "no-dra-gpu"},
+     "platform-pager"),
+    ("dev", {"alertname": "GpuNotDetected", "severity": "critical", "node": "ip-10-0-1-6", "cause": "no-dra-gpu"},
+     "platform-chat"),
     ("prod", {"alertname": "KubeNodeNotReady", "severity": "warning"}, "platform-chat"),
     ("prod", {"alertname": "GpuIdle", "severity": "info", "namespace": "batch"}, "gpu-cost-feed"),
     ("prod", {"alertname": "GpuXidError", "severity": "critical", "namespace": "batch"}, "platform-pager"),
@@ -133,7 +137,8 @@ ROUTES = [
 
 
 @pytest.mark.parametrize("key, labels, receiver", ROUTES,
-                         ids=[f"{k}-{lab['alertname']}-{lab.get('namespace', '-')}" for k, lab, _ in ROUTES])
+                         ids=[f"{k}-{lab['alertname']}-{lab.get('namespace', lab.get('cause', '-'))}"
+                              for k, lab, _ in ROUTES])
 def test_amtool_routes_each_alert_to_its_receiver(amtool, planned, key, labels, receiver):
     assert route(amtool, config_file(planned, key), **labels) == receiver
 

@@ -306,6 +306,55 @@ def test_not_detected_stays_silent_for_healthy_mig_and_cpu_nodes(promtool, tmp_p
     run(promtool, tmp_path, t, [group(series, [(LONG, "GpuNotDetected", [])])])
 
 
+def dra_label(node: str) -> tuple:
+    """The node label of a DRA pool's nodes, as kube-state-metrics exports it with the platform's allowlist."""
+    return ("kube_node_labels", {"node": node, "label_gpu_platform_io_gpu_allocation": "dra"}, flat(1))
+
+
+def gb200_node(node: str, gpus: int = 4, host_label: str = "Hostname") -> list[tuple]:
+    """A p6e-gb200 node of a DRA pool: tainted and labelled, 4 GPUs in DCGM, only CPU allocatable."""
+    reported = [("DCGM_FI_DEV_GPU_TEMP", gpu(node, i, model="NVIDIA GB200", host_label=host_label), flat(45))
+                for i in range(gpus)]
+    return [taint(node), dra_label(node), allocatable(node, "cpu", 144), *reported]
+
+
+def test_not_detected_stays_silent_for_a_healthy_dra_node(promtool, tmp_path, t):
+    series = gb200_node("node-gb200") + gb200_node("node-gb200-lower", gpus=1, host_label="hostname")
+    run(promtool, tmp_path, t, [group(series, [(LONG, "GpuNotDetected", [])])])
+
+
+def test_not_detected_fires_for_a_dra_node_whose_gpus_are_gone(promtool, tmp_path, t):
+    series = gb200_node("node-gone", gpus=0) + gb200_node("node-ok")
+    alert = fired({"node": "node-gone", "cause": "no-dra-gpu", "severity": "critical"},
+                  "DRA GPU node node-gone: dcgm-exporter reports no GPU.", "GpuNotDetected")
+    checks = [(t.not_detected_minutes - 1, "GpuNotDetected", []), (t.not_detected_minutes, "GpuNotDetected", [alert])]
+    run(promtool, tmp_path, t, [group(series, checks)])
+
+
+def test_a_warm_gpu_of_a_healthy_dra_node_raises_its_warning_and_no_node_fault(promtool, tmp_path, t):
+    """No node-level fault fires on a healthy DRA node, so the node inhibition rule leaves its warnings alone."""
+    hot = t.temperature_celsius + 1
+    series = [*gb200_node("node-gb200", gpus=1)[:3],
+              ("DCGM_FI_DEV_GPU_TEMP", gpu("node-gb200", model="NVIDIA GB200"), flat(hot))]
+    warning = fired({**gpu("node-gb200", model="NVIDIA GB200"), "node": "node-gb200", "severity": "warning"},
+                    f"GPU 0 (NVIDIA GB200, GPU-node-gb200-0) on node node-gb200 is at {humanize(hot)} C, above "
+                    f"{t.temperature_celsius:g} C for {t.temperature_for_minutes}m.", "GpuTemperatureHigh")
+    checks = [(LONG, "GpuNotDetected", []), (LONG, "GpuDevicesUnhealthy", []), (LONG, "GpuTemperatureHigh", [warning])]
+    run(promtool, tmp_path, t, [group(series, checks)])
+
+
+def test_not_detected_tells_each_kind_of_pool_by_its_own_count(promtool, tmp_path, t):
+    """Side by side: a device-plugin node that lost its allocatable GPUs fires although DCGM still sees them,
+    a DRA node with the same series (none allocatable, DCGM reporting) is healthy."""
+    series = [
+        taint("node-plugin-ok"), allocatable("node-plugin-ok", "nvidia_com_gpu", 8), reporting("node-plugin-ok"),
+        taint("node-plugin-lost"), allocatable("node-plugin-lost", "nvidia_com_gpu", 0), reporting("node-plugin-lost"),
+        *gb200_node("node-dra-ok"),
+    ]
+    expected = [not_detected("node-plugin-lost", "no-allocatable-gpu")]
+    run(promtool, tmp_path, t, [group(series, [(LONG, "GpuNotDetected", expected)])])
+
+
 # --- DcgmExporterDown ---
 
 def target(node: str, ip: str) -> dict:

@@ -215,12 +215,13 @@ def test_grafana_sidecar_loads_dashboards_by_the_spec_label(planned, key):
         True, spec(key).monitoring.prometheus.grafana_dashboard_label, DASHBOARD_LABEL_VALUE)
 
 
-def test_kube_state_metrics_exports_the_node_label_the_alerts_read(planned):
+@pytest.mark.parametrize("label, ksm_label", [(names.GPU_PRESENT_LABEL, alerts.GPU_PRESENT_KSM_LABEL),
+                                               (names.GPU_ALLOCATION_LABEL, alerts.GPU_ALLOCATION_KSM_LABEL)])
+def test_kube_state_metrics_exports_the_node_labels_the_alerts_read(planned, label, ksm_label):
     allowlist = stack_release(planned("dev"))["inputs"]["values"]["kube-state-metrics"]["metricLabelsAllowlist"]
     exprs = " ".join(r["expr"] for r in alerts.alert_rules(spec("dev").monitoring.alerts))
-    assert alerts.GPU_PRESENT_KSM_LABEL in exprs
-    assert any(entry.startswith("nodes=[") and names.GPU_PRESENT_LABEL in entry[7:-1].split(",")
-               for entry in allowlist)
+    assert ksm_label in exprs
+    assert any(entry.startswith("nodes=[") and label in entry[7:-1].split(",") for entry in allowlist)
 
 
 @pytest.mark.parametrize("key", INSTALL)

@@ -11,7 +11,7 @@ from pathlib import Path
 from gpu_platform.facts import catalog
 from tests.support.stacks import AS_OF, STACKS, cached_plan, resources, stack_platform
 
-# Inputs EKS cannot change in place (gpu-facts.md §4), as plan keys.
+# Inputs EKS cannot change in place (Terraform AWS provider ForceNew, internal/service/eks/node_group.go), as plan keys.
 REPLACE_FORCING = catalog.REPLACE_FORCING_INPUTS["aws:eks/nodeGroup:NodeGroup"]
 
 

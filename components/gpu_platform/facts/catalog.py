@@ -26,8 +26,9 @@ from gpu_platform.facts.lifecycle_calendar import (  # noqa: F401
 # default MIG configs, and the CRDs custom objects are validated against (upstream/crds/README.md).
 UPSTREAM = Path(__file__).resolve().parent / "upstream"
 
-# --- MIG: instance shapes on a grid of compute and memory slices (NVIDIA MIG user guide; NVML placement API;
-# reference gpu-facts.md §5, next-gen-gpus.md §1.5) ---
+# --- MIG: instance shapes on a grid of compute and memory slices (NVIDIA MIG user guide; NVML placement API,
+# nvmlDeviceGetGpuInstancePossiblePlacements; Blackwell profile names from NVIDIA/gpu-operator v26.7.0
+# assets/state-mig-manager/0400_configmap.yaml) ---
 
 
 @dataclass(frozen=True)
@@ -66,10 +67,11 @@ def _grid(key: str, compute: int, memory: int, source: str, *classes: MigClass) 
 
 
 MIG_GRIDS: Mapping[str, MigGrid] = MappingProxyType({g.key: g for g in (
-    # A100, H100 and H200: NVIDIA's published placements (gpu-facts.md §5). B200 and B300 have the same
-    # shapes (1/8, 2/8, 4/8, 8/8 of memory; at most 7 instances: MIG user guide, Supported GPUs; the GPU
+    # A100, H100 and H200: NVIDIA's published placements (MIG user guide, Supported MIG Profiles). B200 and B300
+    # have the same shapes (1/8, 2/8, 4/8, 8/8 of memory; at most 7 instances: MIG user guide, Supported GPUs; the GPU
     # Operator v26.7.0 default mig-parted config) but NVIDIA publishes no Blackwell placement table: they
-    # use this grid too, as the NVML mock's B200 placements do (next-gen-gpus.md §1.5). Check a new layout
+    # use this grid too, as the NVML mock's B200 placements do (NVIDIA/mig-parted
+    # vendor/github.com/NVIDIA/go-nvml/pkg/nvml/mock/gpus/b200.go @bd7160f4). Check a new layout
     # on one node with `nvidia-smi mig -lgipp`.
     _grid("7-slice", 7, 8, "NVIDIA MIG user guide, Supported MIG Profiles (A100, H100 placements); Blackwell "
                            "7-instance GPUs placed alike (inferred: NVIDIA publishes no B200/B300 placements)",
@@ -99,7 +101,8 @@ MIG_GRIDS: Mapping[str, MigGrid] = MappingProxyType({g.key: g for g in (
           MigClass("4g+gfx", 4, 4, (0,), 1)),
 )})
 
-# --- GPU models (NVIDIA data sheets, CUDA release notes; gpu-facts.md §1, §2, §5; next-gen-gpus.md §1) ---
+# --- GPU models (NVIDIA data sheets, CUDA release notes, NVIDIA MIG user guide "Supported GPUs"; product labels:
+# GPU feature discovery's sanitised NVML name, NVIDIA/k8s-device-plugin internal/lm/resource.go) ---
 
 
 @dataclass(frozen=True)
@@ -112,7 +115,7 @@ class GpuModel:
     mig_profiles: Mapping[str, str] = field(default_factory=dict)  # profile name -> MigClass key of `mig_grid`
     profile_min_driver: Mapping[str, str] = field(default_factory=dict)
     mig_grid: str = "7-slice"
-    source: str = ""  # where the figures for a GPU beyond gpu-facts.md come from
+    source: str = ""  # where the figures come from when not only the sources in the heading above
 
     @property
     def product_label(self) -> str:
@@ -249,7 +252,8 @@ def _listed(usd: float) -> Price:
     return Price(usd, _PRICE_LIST, "2026-07")
 
 
-# --- Instance types (AWS instance type pages; gpu-facts.md §1; next-gen-gpus.md §1.1) ---
+# --- Instance types (AWS instance type pages; Blackwell types: aws/karpenter-provider-aws
+# website/content/en/v1.14/reference/instance-types.md @1d927085, generated from DescribeInstanceTypes) ---
 
 # Node images every GPU instance type runs (the EKS-optimized NVIDIA AMIs, and Canonical's Ubuntu with the
 # operator's driver); an instance type lists its own when it differs.
@@ -346,7 +350,7 @@ INSTANCE_TYPES: Mapping[str, InstanceType] = MappingProxyType({
         # the other 16 take one EFA interface each, as AWS's multi-card guidance recommends (inferred: AWS's
         # UltraServer example puts one efa-only interface per card group, 4 in all). vCPU and RAM are not in
         # Karpenter's EC2 data (the type is not in its catalog): 144 vCPU / 960 GiB from a third-party
-        # compilation (next-gen-gpus.md §1.1), to be checked with `aws ec2 describe-instance-types`. No
+        # compilation (2026-10-03, not AWS text), to be checked with `aws ec2 describe-instance-types`. No
         # on-demand rate exists: the price is the Capacity Block rate per instance (below).
         InstanceType("p6e-gb200.36xlarge", "GB200", 4, 144, 960, 16,
                      Price(42.328, "EC2 Capacity Blocks pricing page snapshot (third-party copy): u-p6e-gb200x72 "
@@ -371,7 +375,8 @@ class UltraServer:
 # required; R580 only: R595 drops NVreg_GrdmaPciTopoCheckOverride and NCCL over EFA aborts on P6e (NVIDIA/aicr
 # PR#2439, measured on GB300; it holds 580.173.02). EC2 ends UltraServer blocks 60 minutes early (Karpenter
 # docs, tasks/odcrs @1d927085; EC2 user guide). GB300 (p6e-gb300) is left out: AWS documents no EKS instance
-# type name for it consistently yet (next-gen-gpus.md §1.1).
+# type name for it consistently yet (AWS PCS user guide, capacity-blocks-nvidia-imex, names p6e-gb300.36xlarge and
+# .72xlarge; the EKS UltraServer guide's sample only the first).
 ULTRASERVERS: Mapping[str, UltraServer] = MappingProxyType({u.instance_type: u for u in (
     UltraServer("p6e-gb200.36xlarge", MappingProxyType({"u-p6e-gb200x36": 9, "u-p6e-gb200x72": 18}), ("580",), 60),
 )})
@@ -381,7 +386,7 @@ ULTRASERVER_MIN_KUBERNETES = "1.33"  # AWS EKS user guide, ml-eks-nvidia-ultrase
 
 # Capacity Block rates (USD per instance-hour, US Regions). A block is priced per offering and paid up front
 # when bought; these are planning figures from a snapshot of aws.amazon.com/ec2/capacityblocks/pricing
-# (2026-06-19, third-party copy: next-gen-gpus.md §1.2), not verified: set pricing.capacityBlockUsdPerHour to
+# (2026-06-19, a third-party copy of that page), not verified: set pricing.capacityBlockUsdPerHour to
 # the offering's UpfrontFee over its hours.
 _BLOCK_PAGE = "EC2 Capacity Blocks pricing page snapshot (third-party copy, US Regions; rates change quarterly)"
 CAPACITY_BLOCK_PRICES: Mapping[str, Price] = MappingProxyType({
@@ -451,7 +456,8 @@ GPU_OPERATOR_CHARTS: Mapping[str, OperatorChart] = MappingProxyType({
     )
 })
 
-# --- Node images: who owns the driver (AWS EKS AMI docs; NVIDIA platform support; gpu-facts.md §3) ---
+# --- Node images: who owns the driver (AWS EKS user guide, ml-eks-optimized-ami and device-management-nvidia-mig;
+# NVIDIA cloud-native-docs gpu-operator/platform-support.rst and amazon-eks; NVIDIA/gpu-operator issue 686) ---
 
 
 @dataclass(frozen=True)
@@ -755,7 +761,7 @@ FSX_UBUNTU_KEY = "https://fsx-lustre-client-repo-public-keys.s3.amazonaws.com/fs
 
 # --- Inputs whose change REPLACES a resource (Terraform AWS provider ForceNew, which pulumi-aws inherits:
 # internal/service/eks/node_group.go and cluster.go, efs/file_system.go, ec2 vpc.go and subnet.go, and
-# ec2 launch template name; gpu-facts.md §4). Wire (camelCase) names; `a.b` is a nested field. ---
+# ec2 launch template name; botocore eks 2017-11-01 model). Wire (camelCase) names; `a.b` is a nested field. ---
 REPLACE_FORCING_INPUTS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "aws:eks/nodeGroup:NodeGroup": (
         "amiType", "capacityType", "clusterName", "diskSize", "instanceTypes", "launchTemplate.id",
@@ -861,7 +867,7 @@ KUEUE_EXCLUDED_RESOURCE_PREFIXES = ("vpc.amazonaws.com/", "ephemeral-storage", "
 
 
 # --- Dynamic Resource Allocation: NVIDIA's DRA driver (kubernetes-sigs/dra-driver-nvidia-gpu; AWS EKS user
-# guide, device-management-nvidia-dra-device-plugin @43d79bdb; next-gen-gpus.md §2) ---
+# guide, device-management-nvidia-dra-device-plugin @43d79bdb; kubernetes-sigs/dra-driver-nvidia-gpu README.md) ---
 
 
 @dataclass(frozen=True)

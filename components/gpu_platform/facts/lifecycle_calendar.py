@@ -86,7 +86,7 @@ OPERATOR_LINES: Mapping[str, OperatorLine] = MappingProxyType({
                      confirmed=False, note="release month only"),
         OperatorLine("v26.3", date(2026, 3, 1), "NVIDIA/cloud-native-docs pull request 353 (26.3.0 release docs, "
                      "March 2026)", confirmed=False, note="release month only"),
-        OperatorLine("v26.7", date(2026, 8, 20), "NVIDIA GPU Operator release notes 26.7.0 (reference nvidia-operator.md)"),
+        OperatorLine("v26.7", date(2026, 8, 20), "NVIDIA GPU Operator release notes 26.7.0 (tag v26.7.0)"),
     )
 })
 

@@ -45,7 +45,8 @@ SYSTEM_ROLE = "system"
 # platform's own system node group carries. An adopted cluster's stack file names its own system nodes.
 SYSTEM_NODE_SELECTOR = {ROLE_LABEL: SYSTEM_ROLE}
 
-# --- Cluster Autoscaler tags on Auto Scaling groups (gpu-facts.md §4) ---
+# --- Cluster Autoscaler tags on Auto Scaling groups (kubernetes/autoscaler, cluster-autoscaler/cloudprovider/aws/
+# README.md: auto-discovery and scaling a node group from zero) ---
 CA_ENABLED_TAG = "k8s.io/cluster-autoscaler/enabled"
 CA_TEMPLATE_PREFIX = "k8s.io/cluster-autoscaler/node-template/"
 

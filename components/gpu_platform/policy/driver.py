@@ -1,4 +1,5 @@
-"""Who owns the NVIDIA driver, and that it is pinned (gpu-facts.md §3).
+"""Who owns the NVIDIA driver, and that it is pinned (AWS EKS user guide, ml-eks-optimized-ami; NVIDIA
+cloud-native-docs gpu-operator/platform-support.rst and life-cycle-policy.rst; docs/gpu-operator.md).
 
 - The GPU Operator chart is pinned to an exact version the platform knows.
 - An operator-owned driver (`driver.enabled`, the chart's default) is an exact version on that chart's

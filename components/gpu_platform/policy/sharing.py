@@ -1,7 +1,10 @@
-"""GPU sharing and the GPU Operator's reach (nvidia-operator.md; gpu-facts.md §5, §6).
+"""GPU sharing and the GPU Operator's reach (NVIDIA/gpu-operator v26.7.0 chart values; NVIDIA MIG user guide;
+NVIDIA/k8s-device-plugin v0.20.0 api/config/v1; docs/gpu-operator.md).
 
 - MIG only on MIG-capable instances and images; each pool's MIG config exists in the MIG manager's file,
   that file follows mig-parted's rules, and each layout fits one GPU (placement, not just slice counts).
+- Each device-plugin config a pool selects (`nvidia.com/device-plugin.config` label), and the release's
+  default, is an entry of the device-plugin ConfigMap the GPU Operator release carries.
 - Time-slicing (no memory isolation: one tenant can OOM another) is refused where config says: in the
   listed environments, on critical pools, on listed pools.
 - The operator's DaemonSets and NFD workers tolerate every taint a GPU pool carries, or its operands
@@ -108,6 +111,43 @@ def _device_plugin_key(props: Any, release_values: Mapping[str, Any]) -> Optiona
     return ((release_values.get("devicePlugin") or {}).get("config") or {}).get("default") or None
 
 
+def _device_plugin_entries(values: Mapping[str, Any]) -> Optional[dict]:
+    """The entries of the device-plugin ConfigMap the release creates; None when it names one made elsewhere
+    (`config.create` false), whose keys the stack does not show."""
+    config = (values.get("devicePlugin") or {}).get("config") or {}
+    if config.get("name") and not truthy(config.get("create", False)):
+        return None
+    return dict(config.get("data") or {})
+
+
+def device_plugin_configs_valid(args: StackValidationArgs, config: Mapping[str, Any]) -> Finding:
+    """The device plugin takes the ConfigMap entry a node's label names, else `config.default` (NVIDIA/k8s-device-plugin
+    README, "Updating Per-Node Configuration With a Node Label"): a name with no entry leaves the node without the
+    sharing the pool was built for, which nothing before boot would show."""
+    release = gpu_operator_release(args)
+    groups = [(ng, get(ng.props, "labels", {}).get(names.DEVICE_PLUGIN_CONFIG_LABEL)) for ng in pool_resources(args)]
+    groups = [(ng, key) for ng, key in groups if key]
+    if release is None:
+        if groups:
+            yield ("node groups select device-plugin configs but the stack installs no GPU Operator (nothing "
+                   "creates the ConfigMap they name)", None)
+        return
+    entries = _device_plugin_entries(release_values(release.props))
+    if entries is None:
+        return
+    defined = ", ".join(entries) or "none"
+    default = (((release_values(release.props).get("devicePlugin") or {}).get("config")) or {}).get("default")
+    if default and default not in entries:
+        yield (f"the GPU Operator's devicePlugin.config.default {default!r} is not an entry of its device-plugin "
+               f"ConfigMap (defined: {defined})", release.urn)
+    for ng, key in groups:
+        if key not in entries:
+            yield (f"{node_group_label(ng.name, ng.props)} selects device-plugin config {key!r} "
+                   f"({names.DEVICE_PLUGIN_CONFIG_LABEL} label), which the GPU Operator's devicePlugin.config.data "
+                   f"does not define (defined: {defined}): name one of them or add the entry (stack file: "
+                   "sharing.mode and sharing.replicas)", ng.urn)
+
+
 def time_slicing_replicas(props: Any, release_values: Mapping[str, Any]) -> int:
     """Replicas per GPU the node group's device-plugin config shares out (0: no time-slicing)."""
     key = _device_plugin_key(props, release_values)
@@ -192,6 +232,10 @@ POLICIES = [
     stack_policy(
         "mig-layout-valid", "Every MIG layout a pool selects exists in the MIG manager's config and fits the GPU.",
         mig_layouts_valid, severity=Severity.HIGH),
+    stack_policy(
+        "device-plugin-config-valid",
+        "Every device-plugin config a pool selects, and the default, is an entry of the GPU Operator's ConfigMap.",
+        device_plugin_configs_valid, severity=Severity.HIGH),
     stack_policy(
         "time-slicing-forbidden", "GPU time-slicing is refused where the policy config forbids it.",
         time_slicing_allowed, severity=Severity.HIGH, schema=TIME_SLICING_SCHEMA),

@@ -11,6 +11,7 @@ from typing import Any, Mapping
 
 import yaml
 
+from gpu_platform.decisions.dra import DRA
 from gpu_platform.facts import names
 
 ALERT_GROUP = "gpu-platform.gpu-alerts"
@@ -44,6 +45,7 @@ def ksm_name(key: str) -> str:
 # Resource values of every way to ask for a GPU: whole (or time-sliced) GPUs and MIG slices.
 GPU_RESOURCES_RE = f"{ksm_name(names.GPU_RESOURCE)}.*|{ksm_name(names.MIG_RESOURCE_PREFIX)}.+"
 GPU_PRESENT_KSM_LABEL = f"label_{ksm_name(names.GPU_PRESENT_LABEL)}"
+GPU_ALLOCATION_KSM_LABEL = f"label_{ksm_name(names.GPU_ALLOCATION_LABEL)}"
 
 
 def _num(value: float) -> str:
@@ -61,6 +63,16 @@ def gpu_nodes() -> str:
     `nvidia.com/gpu.present=true` (visible only with KSM's node-label allowlist)."""
     return (f'max by (node) (kube_node_spec_taint{{key="{names.GPU_TAINT_KEY}"}})'
             f' or max by (node) (kube_node_labels{{{GPU_PRESENT_KSM_LABEL}="true"}})')
+
+
+def dra_nodes() -> str:
+    """Nodes of DRA pools (`gpu-platform.io/gpu-allocation: dra`, visible with KSM's node-label allowlist).
+
+    They advertise no GPU resource by design: their GPUs are the DRA driver's ResourceSlice devices, which
+    kube-state-metrics does not export (ResourceSlice metrics are an open proposal upstream:
+    https://github.com/kubernetes/kube-state-metrics/pull/3020), so their GPUs are counted from DCGM.
+    """
+    return f'max by (node) (kube_node_labels{{{GPU_ALLOCATION_KSM_LABEL}="{DRA}"}})'
 
 
 _GPU = "GPU {{ $labels.gpu }} ({{ $labels.modelName }}, {{ $labels.UUID }}) on node {{ $labels.node }}"
@@ -188,17 +200,19 @@ def cuda_oom(_t: Any) -> dict:
 
 
 def not_detected(t: Any) -> list[dict]:
+    """A GPU node whose GPUs are not there: by the device plugin's allocatable count on device-plugin pools,
+    by dcgm-exporter's GPUs on DRA pools (where nothing is allocatable by design)."""
     advertised = f'sum by (node) (kube_node_status_allocatable{{resource=~"{GPU_RESOURCES_RE}"}}) > 0'
     reporting = f"count by (node) ({_with_node('DCGM_FI_DEV_GPU_TEMP')})"
     what_to_do = (
-        "Check the GPU Operator's pods on the node (driver, device plugin, dcgm-exporter) and `kubectl "
-        "describe node`; a node that lost its GPU (XID 79, fell off the bus) does not recover: cordon, "
-        "drain and terminate it so the node group replaces it. "
+        "Check the GPU Operator's pods on the node (driver, device plugin or DRA kubelet plugin, dcgm-exporter) "
+        "and `kubectl describe node`; a node that lost its GPU (XID 79, fell off the bus) does not recover: "
+        "cordon, drain and terminate it so the node group replaces it. "
         "Delay: monitoring.alerts.notDetectedMinutes.")
     return [
         _alert(
-            "GpuNotDetected", f"({gpu_nodes()}) unless on (node) ({advertised})", t.not_detected_minutes,
-            "critical",
+            "GpuNotDetected", f"({gpu_nodes()}) unless on (node) ({dra_nodes()}) unless on (node) ({advertised})",
+            t.not_detected_minutes, "critical",
             "GPU node {{ $labels.node }} advertises no allocatable GPU.",
             "Pods asking for GPUs cannot schedule on this node, yet it is billed as a GPU instance. "
             + what_to_do, {"cause": "no-allocatable-gpu"}),
@@ -208,6 +222,13 @@ def not_detected(t: Any) -> list[dict]:
             "GPU node {{ $labels.node }} advertises GPUs but dcgm-exporter reports none.",
             "The GPUs on this node are unmonitored: the exporter is down or DCGM cannot see the devices. "
             + what_to_do, {"cause": "no-exporter-series"}),
+        _alert(
+            "GpuNotDetected", f"({dra_nodes()}) unless on (node) {reporting}", t.not_detected_minutes, "critical",
+            "DRA GPU node {{ $labels.node }}: dcgm-exporter reports no GPU.",
+            "On a DRA pool a node's GPUs are the DRA driver's devices, not an allocatable count, so they are "
+            "counted from DCGM: none reported means the GPUs are gone (claims cannot be allocated here) or the "
+            "exporter cannot see them (DcgmExporterDown fires too when it is down). " + what_to_do,
+            {"cause": "no-dra-gpu"}),
     ]
 
 

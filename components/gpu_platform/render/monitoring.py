@@ -27,9 +27,10 @@ if TYPE_CHECKING:
 PROMETHEUS_RULE_API = ("monitoring.coreos.com/v1", "PrometheusRule")
 DASHBOARD_LABEL_VALUE = "1"  # the value the Grafana sidecar matches on its label (kube-prometheus-stack default)
 
-# Node labels kube-state-metrics exports (as kube_node_labels): lets GpuNotDetected see GPU nodes that are
-# not tainted for GPUs (docs/monitoring.md, KSM requirements).
-KSM_NODE_LABELS = (names.GPU_PRESENT_LABEL,)
+# Node labels kube-state-metrics exports (as kube_node_labels): GpuNotDetected sees GPU nodes that are not
+# tainted for GPUs, and tells DRA pools' nodes (no allocatable GPU by design) from device-plugin ones
+# (docs/monitoring.md, KSM requirements).
+KSM_NODE_LABELS = (names.GPU_PRESENT_LABEL, names.GPU_ALLOCATION_LABEL)
 
 
 @dataclass(frozen=True)

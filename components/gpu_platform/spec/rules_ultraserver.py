@@ -1,7 +1,8 @@
 """Stack-file rules for UltraServer pools (`p6e-gb200.36xlarge`: GB200 NVL72, one NVLink domain across nodes).
 
 Each refuses what AWS or NVIDIA documents as unsupported there (AWS EKS user guide,
-ml-eks-nvidia-ultraserver @00e3293d; next-gen-gpus.md §1.4, §1.6), with the field to edit:
+ml-eks-nvidia-ultraserver @00e3293d; awslabs/amazon-eks-ami templates/al2023/runtime/gpu/nvidia-kmod-load.sh
+@81fec2e8; NVIDIA/aicr PR#2439 for the R580 hold), with the field to edit:
 
 - the instances exist only inside UltraServers bought as EC2 Capacity Blocks: capacityType capacity-block,
   for whole UltraServers (a block's instanceCount a multiple of the smallest UltraServer);
