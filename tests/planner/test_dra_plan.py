@@ -73,6 +73,15 @@ def test_the_model_classifies_the_switch_as_an_eviction_the_lock_records():
     assert found.effect == Effect.GPU_POD_EVICTION and SWITCH in found.causes[0].text
 
 
+def test_the_dra_driver_leaves_the_compute_domain_crds_to_the_operator(runs):
+    """Without ComputeDomains too: the chart's crds/ would install its own ComputeDomain CRD on any cluster."""
+    doc = runs["dra"]["doc"]
+    release = resource(doc, "kubernetes:helm.sh/v3:Release", "dra-driver")
+    operator = resource(doc, "kubernetes:helm.sh/v3:Release", "gpu-operator")
+    assert release["inputs"]["values"]["resources"]["computeDomains"] == {"enabled": False}
+    assert release["inputs"].get("skipCrds") is True and operator["urn"] in release["options"]["dependsOn"]
+
+
 def test_the_dra_driver_serves_exactly_the_dra_pool(runs):
     doc = runs["dra"]["doc"]
     release = resource(doc, "kubernetes:helm.sh/v3:Release", "dra-driver")["inputs"]

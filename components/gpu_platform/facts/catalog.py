@@ -435,6 +435,9 @@ class OperatorChart:
     supported_drivers: tuple[str, ...]
     values_file: str  # the chart's values.yaml kept beside the catalog for the Helm-keys guard
     kubernetes_versions: tuple[str, ...]  # EKS + Ubuntu platform support for operator-owned drivers
+    # Folder under facts/upstream/crds/ holding the resource.nvidia.com CRDs the chart's crds/ installs
+    # (ComputeDomain, ComputeDomainClique): the schema a cluster serves (COMPUTE_DOMAIN_CRDS_OWNER below).
+    compute_domain_crds: str = ""
 
 
 GPU_OPERATOR_REPO = "https://helm.ngc.nvidia.com/nvidia"
@@ -447,6 +450,7 @@ GPU_OPERATOR_CHARTS: Mapping[str, OperatorChart] = MappingProxyType({
             ("610.57.04", "595.91.07", "580.173.02", "535.309.01"),
             "gpu-operator-values-v26.7.0.yaml",
             ("1.33", "1.34", "1.35", "1.36"),
+            compute_domain_crds="gpu-operator-v26.7.0",
         ),
     )
 })
@@ -887,3 +891,12 @@ DRA_MIN_DRIVER_BRANCH = "580"
 RESOURCE_API_VERSION = "resource.k8s.io/v1"
 # NVIDIA's ComputeDomain (the driver's CRD at the pinned release; AWS EKS user guide, ml-eks-nvidia-ultraserver).
 COMPUTE_DOMAIN_API_VERSION = "resource.nvidia.com/v1beta1"
+# Who installs the ComputeDomain and ComputeDomainClique CRDs. Both charts carry them in crds/ (gpu-operator
+# v26.7.0 deployments/gpu-operator/crds/; dra-driver-nvidia-gpu deployments/helm/dra-driver-nvidia-gpu/crds/)
+# and the copies differ: the operator's requires spec.numNodes. Helm installs crds/ only when a CRD is missing
+# and never updates it (https://helm.sh/docs/chart_best_practices/custom_resource_definitions/), so the
+# schema a cluster serves would depend on which release came first. The operator's release owns them: it is
+# installed on every cluster, and its crds/ cannot be skipped alone (ClusterPolicy is there too). The DRA
+# driver's release skips its crds/ (Helm --skip-crds) and is installed after the operator's.
+COMPUTE_DOMAIN_CRDS_OWNER = GPU_OPERATOR_CHART
+DRA_DRIVER_SKIPS_CRDS = COMPUTE_DOMAIN_CRDS_OWNER == GPU_OPERATOR_CHART
