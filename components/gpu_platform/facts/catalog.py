@@ -873,13 +873,19 @@ class DraDriverRelease:
     version: str  # the chart's version (no "v"); the image tag defaults to v<version>
     values_file: str  # the chart's values.yaml kept in facts/upstream/ for the Helm-keys guard
     crds: str  # folder under facts/upstream/crds/ holding the ComputeDomain CRD the chart installs
+    # NVIDIA's own word on GPU allocation (not ComputeDomains) at this release: its README's support line.
+    gpu_allocation_supported: bool
 
 
 # The chart AWS documents for EKS (`--version 0.4.1`). Registry: the OCI artifact at registry.k8s.io.
+# 0.4.1's README (tag v0.4.1): ComputeDomains "officially supported"; GPU allocation features "can be tried
+# out" but "are not yet officially supported". NVIDIA's table listing GPU allocation as supported is for 0.5.0
+# (released 2026-08-19, kubernetes-sigs/dra-driver-nvidia-gpu PR #1367), pinned only once its chart's
+# values.yaml and CRDs at tag v0.5.0 are copied into facts/upstream/.
 DRA_DRIVER_CHART = "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu"
 DRA_DRIVER_RELEASES: Mapping[str, DraDriverRelease] = MappingProxyType({
     r.version: r for r in (DraDriverRelease("0.4.1", "dra-driver-nvidia-gpu-values-0.4.1.yaml",
-                                            "dra-driver-nvidia-gpu-v0.4.1"),)
+                                            "dra-driver-nvidia-gpu-v0.4.1", gpu_allocation_supported=False),)
 })
 DRA_DRIVER_NAMESPACE = "nvidia-dra-driver-gpu"
 # Floors, the most conservative of the sources: Kubernetes made DRA stable (resource.k8s.io/v1) in 1.34 and
