@@ -5,10 +5,11 @@ Each table names its source; figures that drift (prices) carry a date and are ov
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Mapping
+from typing import Mapping, Optional
 
 # The dated lifecycle calendar (EKS Kubernetes versions, GPU Operator lines, driver branches, AMI driver eras,
 # add-on lines) is kept in its own module and re-exported here.
@@ -478,7 +479,26 @@ class NodeImage:
     # The FSx for Lustre client (a host kernel module): "dnf" (AL2023 repository, locked to the AMI
     # release), "apt" (AWS's FSx apt repository, built per Ubuntu AWS kernel), "" (not offered).
     lustre_client: str = ""
+    # Images that ship their own device plugin: the first image release whose user data can turn it off
+    # (BOTTLEROCKET_DEVICE_PLUGIN_OFF), "" when it cannot be turned off.
+    own_device_plugin_off_from: str = ""
 
+
+# Bottlerocket's own NVIDIA device plugin stops with this setting in the node's user data (TOML), from
+# Bottlerocket 1.63.0 (AWS EKS user guide, device-management-nvidia-time-slicing: "you must disable the
+# built-in NVIDIA device plugin before you use the NVIDIA DRA driver"; bottlerocket-os/bottlerocket-core-kit
+# PR #914 added the setting). (table, key, value)
+BOTTLEROCKET_DEVICE_PLUGIN_OFF = ("settings.kubelet-device-plugins.nvidia", "enabled", "false")
+# An EKS managed node group's release of a Bottlerocket image is the Bottlerocket release and its build,
+# e.g. 1.63.0-18d04e52 (SSM /aws/service/bottlerocket/aws-k8s-<minor>-nvidia/x86_64/latest/image_version);
+# an EKS-optimized Amazon Linux release is the Kubernetes version and the build date, e.g. 1.35.7-20260911.
+BOTTLEROCKET_RELEASE = r"^(\d+\.\d+\.\d+)-[0-9a-f]{8}$"
+
+
+def bottlerocket_version(release_version: str) -> Optional[str]:
+    """The Bottlerocket release of a node group's Bottlerocket release version (1.63.0-18d04e52 -> 1.63.0)."""
+    found = re.match(BOTTLEROCKET_RELEASE, release_version)
+    return found.group(1) if found else None
 
 NODE_IMAGES: Mapping[str, NodeImage] = MappingProxyType({
     i.key: i
@@ -493,7 +513,7 @@ NODE_IMAGES: Mapping[str, NodeImage] = MappingProxyType({
                   lustre_client="dnf",
                   ssm_parameter="/aws/service/eks/optimized-ami/{k8s}/amazon-linux-2023/arm64/nvidia/recommended/release_version"),
         NodeImage("BOTTLEROCKET_x86_64_NVIDIA", "BOTTLEROCKET_x86_64_NVIDIA", "bottlerocket", "ami", False, False,
-                  note="ships its own device plugin and MIG manager"),
+                  note="ships its own device plugin and MIG manager", own_device_plugin_off_from="1.63.0"),
         NodeImage("AL2_x86_64_GPU", "AL2_x86_64_GPU", "al2", "ami", False, True, supported=False,
                   note="AWS stopped publishing AL2 AMIs on 2025-11-26; use AL2023_x86_64_NVIDIA"),
         NodeImage("UBUNTU_22_04", "CUSTOM", "ubuntu", "operator", True, True, local_storage="script",
