@@ -108,7 +108,8 @@ class GpuPlatform(pulumi.ComponentResource):
 
             self.dra_driver = DraDriver("dra-driver", spec, self.cluster.k8s_provider,
                                         compute_domains=compute_domains_on(spec.node_pools),
-                                        depends_on=self.cluster.system_ready, opts=self._after())
+                                        depends_on=[*self.cluster.system_ready, self.gpu_operator.release],
+                                        opts=self._after())
             after.append(self.dra_driver.release)
         cluster = self.cluster.pool_args(spec.cluster.name)
         self.node_pools = [

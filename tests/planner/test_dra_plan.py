@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from gpu_platform.planner.cli import main
-from tests.support.dra import DRA_POOL, prod_with_dra
+from tests.support.dra import DRA_POOL, bottlerocket_dra, prod_with_dra
 from tests.support.stacks import AS_OF, ROOT, resource, resources, stack_platform, write_stack
 
 COMMITTED_LOCK = ROOT / "stacks" / "Pulumi.prod.lock.json"
@@ -73,6 +73,15 @@ def test_the_model_classifies_the_switch_as_an_eviction_the_lock_records():
     assert found.effect == Effect.GPU_POD_EVICTION and SWITCH in found.causes[0].text
 
 
+def test_the_dra_driver_leaves_the_compute_domain_crds_to_the_operator(runs):
+    """Without ComputeDomains too: the chart's crds/ would install its own ComputeDomain CRD on any cluster."""
+    doc = runs["dra"]["doc"]
+    release = resource(doc, "kubernetes:helm.sh/v3:Release", "dra-driver")
+    operator = resource(doc, "kubernetes:helm.sh/v3:Release", "gpu-operator")
+    assert release["inputs"]["values"]["resources"]["computeDomains"] == {"enabled": False}
+    assert release["inputs"].get("skipCrds") is True and operator["urn"] in release["options"]["dependsOn"]
+
+
 def test_the_dra_driver_serves_exactly_the_dra_pool(runs):
     doc = runs["dra"]["doc"]
     release = resource(doc, "kubernetes:helm.sh/v3:Release", "dra-driver")["inputs"]
@@ -101,3 +110,20 @@ def test_kueue_counts_the_claims_and_teams_get_claims_and_quotas(runs):
 def test_the_capacity_table_shows_the_dra_pool(runs):
     pools = {p["name"]: p for p in runs["dra"]["doc"]["capacity"]["pools"]}
     assert pools[DRA_POOL]["gpuAllocation"] == "dra" and pools[DRA_POOL]["atMax"] == {"nvidia.com/gpu": 16}
+
+
+def test_a_bottlerocket_dra_pool_plans_with_its_device_plugin_off(tmp_path):
+    """Bottlerocket 1.63.0+: the node group pins Bottlerocket's own release and its launch template's TOML
+    settings turn the image's device plugin off; no rule refuses either."""
+    import base64
+
+    stack = write_stack(tmp_path / "Pulumi.dev.yaml", bottlerocket_dra("1.63.0-18d04e52"))
+    out = tmp_path / "plan.json"
+    main(["plan", "--config", str(stack), "--json", str(out), "--as-of", AS_OF])
+    doc = json.loads(out.read_text())
+    assert [v for v in doc["policy"]["violations"] if v["policy"] == "ami-release-pinned"] == []
+    group = resource(doc, "aws:eks/nodeGroup:NodeGroup", "a10g-spot")["inputs"]
+    assert (group["amiType"], group["releaseVersion"]) == ("BOTTLEROCKET_x86_64_NVIDIA", "1.63.0-18d04e52")
+    template = next(r for r in resources(doc, "aws:ec2/launchTemplate:LaunchTemplate") if "a10g-spot" in r["name"])
+    settings = base64.b64decode(template["inputs"]["userData"]).decode()
+    assert settings == "[settings.kubelet-device-plugins.nvidia]\nenabled = false\n"

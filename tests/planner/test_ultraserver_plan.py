@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from gpu_platform.planner.cli import main
 from tests.support.stacks import AS_OF, ROOT, resources, write_stack
 from tests.support.ultraserver import POOL, STACK, pool_of, ultraserver
@@ -11,11 +13,15 @@ from tests.support.ultraserver import POOL, STACK, pool_of, ultraserver
 POLICY = ROOT / "policies" / f"config.{STACK}.json"
 
 
-def test_the_example_plans_clean_with_a_block_compute_domains_and_efa(tmp_path):
-    out = tmp_path / "plan.json"
+@pytest.fixture(scope="module")
+def plan(tmp_path_factory):
+    out = tmp_path_factory.mktemp("plan") / "plan.json"
     assert main(["plan", "--project-dir", str(ROOT), "--stack", STACK, "--policy-config", str(POLICY),
                  "--as-of", AS_OF, "--json", str(out)]) == 0
-    plan = json.loads(out.read_text())
+    return json.loads(out.read_text())
+
+
+def test_the_example_plans_clean_with_a_block_compute_domains_and_efa(plan):
     assert plan["policy"]["violations"] == []
     group = next(r for r in resources(plan, "aws:eks/nodeGroup:NodeGroup") if POOL in r["name"])
     assert group["inputs"]["capacityType"] == "CAPACITY_BLOCK"
@@ -31,6 +37,16 @@ def test_the_example_plans_clean_with_a_block_compute_domains_and_efa(tmp_path):
         (team, n) for team in teams for n in (2, 4, 8, 16, 18))
     releases = {r["name"] for r in resources(plan, "kubernetes:helm.sh/v3:Release")}
     assert {"efa-device-plugin", "dra-driver"} <= releases
+
+
+def test_one_release_owns_the_compute_domain_crds_and_installs_first(plan):
+    """Both charts ship the ComputeDomain CRD in crds/ and the copies differ: the operator's release installs
+    it, the DRA driver's skips its copy and waits for the operator's, so the served schema is always the same."""
+    releases = {r["name"]: r for r in resources(plan, "kubernetes:helm.sh/v3:Release")}
+    operator, dra = releases["gpu-operator"], releases["dra-driver"]
+    assert dra["inputs"].get("skipCrds") is True
+    assert not operator["inputs"].get("skipCrds")
+    assert operator["urn"] in dra["options"]["dependsOn"]
 
 
 def _plan_of(tmp_path, platform) -> int:

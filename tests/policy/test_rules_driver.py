@@ -78,6 +78,14 @@ def test_inexact_ami_release_is_refused():
     assert run_resource("ami-release-pinned", NODE_GROUP, gpu_node_group(release="latest"))
 
 
+def test_a_bottlerocket_release_is_bottlerocket_s_own():
+    """EKS names a Bottlerocket node group's release by Bottlerocket's version and build (1.63.0-18d04e52)."""
+    bottlerocket = {"ami_type": "BOTTLEROCKET_x86_64_NVIDIA"}
+    assert run_resource("ami-release-pinned", NODE_GROUP, gpu_node_group(release="1.63.0-18d04e52", **bottlerocket)) == []
+    found = run_resource("ami-release-pinned", NODE_GROUP, gpu_node_group(release="latest", **bottlerocket))
+    assert len(found) == 1 and "1.63.0-18d04e52" in found[0], found
+
+
 def test_system_node_group_release_is_pinned_too():
     props = system_node_group()
     del props["releaseVersion"]

@@ -24,8 +24,11 @@ CUSTOM_RESOURCE_GROUPS = {
 }
 KARPENTER_CRDS = "karpenter-v1.14.1"  # facts/catalog.KARPENTER_RELEASES["1.14.1"].crds
 CUSTOM_RESOURCE_GROUPS["kueue.x-k8s.io"] = "Kueue's CRDs at the pinned release: tests/render/test_kueue_manifests.py"
-CUSTOM_RESOURCE_GROUPS["resource.nvidia.com"] = "the DRA driver's ComputeDomain CRD: test_compute_domains_match_their_crd"
-DRA_CRDS = "dra-driver-nvidia-gpu-v0.4.1"  # facts/catalog.DRA_DRIVER_RELEASES["0.4.1"].crds
+CUSTOM_RESOURCE_GROUPS["resource.nvidia.com"] = "the ComputeDomain CRDs: test_compute_domains_match_their_crd"
+# The ComputeDomain CRD a cluster serves is the GPU Operator chart's (catalog.COMPUTE_DOMAIN_CRDS_OWNER); a
+# cluster whose DRA driver release came first serves the driver chart's copy: objects must fit both.
+DRA_CRDS = ("gpu-operator-v26.7.0",  # facts/catalog.GPU_OPERATOR_CHARTS["v26.7.0"].compute_domain_crds
+            "dra-driver-nvidia-gpu-v0.4.1")  # facts/catalog.DRA_DRIVER_RELEASES["0.4.1"].crds
 
 
 def schema_version(kubernetes: str) -> str:
@@ -127,6 +130,13 @@ def test_the_karpenter_crds_are_the_pinned_chart_s():
     assert catalog.KARPENTER_RELEASES["1.14.1"].crds == KARPENTER_CRDS
 
 
+def test_the_compute_domain_crds_are_the_pinned_charts_():
+    from gpu_platform.facts import catalog
+
+    operator = catalog.GPU_OPERATOR_CHARTS["v26.7.0"].compute_domain_crds
+    assert (operator, catalog.DRA_DRIVER_RELEASES["0.4.1"].crds) == DRA_CRDS
+
+
 def test_the_datasets_volumes_and_claims_are_among_the_validated_objects(stack_manifests):
     """Each team's datasets claim and the volume bound to it are written, and are core kinds the schema
     check above validates (none is let through as a custom resource)."""
@@ -145,7 +155,7 @@ def test_the_datasets_volumes_and_claims_are_among_the_validated_objects(stack_m
 
 
 def test_compute_domains_match_their_crd(stack_manifests):
-    """Every ComputeDomain a stack writes, against the DRA driver's CRD (strict), one per team job shape."""
+    """Every ComputeDomain a stack writes, against both charts' CRDs (strict), one per team job shape."""
     from gpu_platform.decisions.dra import team_domain_shapes
     from tests.support.crd_schemas import schema_problems
 
@@ -155,7 +165,7 @@ def test_compute_domains_match_their_crd(stack_manifests):
         obj = yaml.safe_load(path.read_text())
         if obj["apiVersion"].split("/")[0] == "resource.nvidia.com":
             count += 1
-            failures += [f"{path.name}: {p}" for p in schema_problems(DRA_CRDS, obj)]
+            failures += [f"{path.name} ({crds}): {p}" for crds in DRA_CRDS for p in schema_problems(crds, obj)]
     assert not failures, f"{stack}:\n" + "\n".join(failures)
     spec = parse_platform(stack_platform(stack))
     assert count == sum(len(team_domain_shapes(spec.node_pools, t)) for t in spec.teams)

@@ -14,6 +14,8 @@ from tests.support.crd_schemas import schema_problems
 from tests.support.dra import prod_with_dra
 from tests.support.ultraserver import POOL, ultraserver
 
+# The CRD the cluster serves (the GPU Operator's release owns it), then the DRA driver chart's own copy.
+SERVED = catalog.GPU_OPERATOR_CHARTS["v26.7.0"].compute_domain_crds
 CRDS = catalog.DRA_DRIVER_RELEASES["0.4.1"].crds
 
 
@@ -39,7 +41,15 @@ def test_a_compute_domain_per_multi_node_shape(spec):
 
 def test_every_compute_domain_is_strictly_valid_against_the_crd(spec):
     domains = [v for k, v in _team(spec).items() if k.startswith("domain-")]
-    assert domains and all(schema_problems(CRDS, d) == [] for d in domains)
+    assert domains and all(schema_problems(c, d) == [] for d in domains for c in (SERVED, CRDS))
+
+
+def test_the_served_crd_requires_num_nodes_which_every_domain_sets(spec):
+    """The operator's copy differs from the driver's: spec.numNodes is required there."""
+    d = next(v for k, v in _team(spec).items() if k.startswith("domain-"))
+    del d["spec"]["numNodes"]
+    assert schema_problems(CRDS, d) == []
+    assert any("numNodes" in p for p in schema_problems(SERVED, d))
 
 
 def test_a_compute_domain_with_a_wrong_field_fails_the_crd(spec):

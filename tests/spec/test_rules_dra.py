@@ -1,7 +1,7 @@
 """A pool on `gpuAllocation: dra` is refused where DRA cannot work, naming the field and the reason."""
 import pytest
 
-from tests.support.dra import dra_pool_of, prod_with_dra
+from tests.support.dra import bottlerocket_dra, dra_pool_of, prod_with_dra
 from tests.support.stacks import on_kubernetes, only_spec_problem, spec_problems
 
 
@@ -62,12 +62,28 @@ def test_an_operator_driver_older_than_r580_is_refused_for_dra():
     assert found and found[0].startswith("gpuOperator.driver.version: "), spec_problems(platform)
 
 
-def test_bottlerocket_cannot_host_a_dra_pool():
-    from tests.support.stacks import stack_platform
+def test_bottlerocket_from_1_63_hosts_a_dra_pool():
+    """Bottlerocket 1.63.0 turns its own device plugin off from user data (AWS EKS user guide)."""
+    assert spec_problems(bottlerocket_dra("1.63.0-18d04e52")) == []
+    assert spec_problems(bottlerocket_dra("1.66.1-0a1b2c3d")) == []
 
-    platform = stack_platform("dev")
-    pool = platform["nodePools"][0]
-    pool.update(gpuAllocation="dra", minSize=pool["maxSize"], sharing={"mode": "none"},
-                ami={"type": "BOTTLEROCKET_x86_64_NVIDIA", "releaseVersion": pool["ami"]["releaseVersion"]})
-    found = [p for p in spec_problems(platform) if p.startswith("nodePools[0].ami.type: ")]
-    assert found and "own device plugin" in found[0], spec_problems(platform)
+
+def test_a_bottlerocket_release_before_1_63_is_refused_for_dra():
+    found = only_spec_problem(bottlerocket_dra("1.62.1-18d04e52"), "nodePools[0].ami.releaseVersion")
+    assert "1.63.0" in found and "settings.kubelet-device-plugins.nvidia.enabled" in found, found
+
+
+def test_a_bottlerocket_dra_node_turns_its_device_plugin_off():
+    import base64
+
+    from gpu_platform.decisions.node_boot import eks_image_user_data
+    from gpu_platform.decisions.validation import parse_platform
+    from gpu_platform.spec.pool_context import PoolContext
+
+    for allocation, expected in (("dra", "[settings.kubelet-device-plugins.nvidia]\nenabled = false\n"),
+                                 ("device-plugin", None)):
+        platform = bottlerocket_dra("1.63.0-18d04e52")
+        platform["nodePools"][0]["gpuAllocation"] = allocation
+        spec = parse_platform(platform)
+        data = eks_image_user_data(PoolContext.of(spec, spec.node_pools[0]), spec.node_pools[0])
+        assert (base64.b64decode(data).decode() if data else None) == expected

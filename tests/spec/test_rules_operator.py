@@ -137,6 +137,20 @@ def test_eks_ami_release_must_match_the_cluster_version():
                    "nodePools[0].ami.releaseVersion", "not a release for Kubernetes 1.35")
 
 
+
+def test_a_bottlerocket_release_is_bottlerocket_s_own_with_its_build():
+    """EKS names a Bottlerocket node group's release by Bottlerocket's version and build, not Kubernetes'."""
+    valid = platform(pool("a", "g5.xlarge", {**BOTTLEROCKET, "releaseVersion": "1.63.0-18d04e52"}))
+    assert [p for p in problems(valid) if "releaseVersion" in p] == []
+    assert_refused(platform(pool("a", "g5.xlarge", {"type": "BOTTLEROCKET_x86_64_NVIDIA"})),
+                   "nodePools[0].ami.releaseVersion", "e.g. 1.63.0-18d04e52")
+
+
+def test_an_amazon_linux_release_carries_its_build_date():
+    assert_refused(platform(pool("a", "g5.xlarge", {**AL2023, "releaseVersion": "1.35.7-18d04e52"})),
+                   "nodePools[0].ami.releaseVersion", "<kubernetes>.<patch>-<YYYYMMDD>")
+
+
 # --- the pinned driver ---
 
 def test_unknown_chart_version_is_refused():

@@ -9,7 +9,8 @@ Steps, each only where it applies: the instance-store RAID0 (local_storage), the
 - Ubuntu (custom image): the template's user data is the node's whole boot. One script, errexit: the
   steps, then Canonical's bootstrap. A step that fails stops the node from joining, so EKS reports a
   node creation failure instead of a node that silently lacks what its pool promises.
-- Bottlerocket: none of these steps (its user data is TOML settings); the spec refuses what needs them.
+- Bottlerocket: none of these steps (its user data is TOML settings, which EKS merges with its own); the
+  spec refuses what needs them. A DRA pool's settings turn the image's own device plugin off.
 
 Any change here is a new launch template version: EKS rolls the pool (docs/policies.md).
 """
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
 from gpu_platform.decisions import launch_template as lt
 from gpu_platform.decisions.datasets import lustre_boot_lines, mounts_datasets
+from gpu_platform.decisions.dra import DRA
 from gpu_platform.decisions.efa import ubuntu_boot_lines as efa_lines
 from gpu_platform.decisions.local_storage import node_config, pool_local_storage
 from gpu_platform.decisions.local_storage import ubuntu_boot_lines as storage_lines
@@ -60,8 +62,20 @@ def lustre_part(ctx: "PoolContext", pool: "NodePoolSpec") -> Optional[str]:
     return "\n".join(["#!/bin/bash", "set -o errexit -o nounset -o pipefail", *lustre_boot_lines(pool.ami.image)]) + "\n"
 
 
+def bottlerocket_settings(pool: "NodePoolSpec") -> Optional[str]:
+    """The TOML settings of a Bottlerocket node (None when there is nothing to set): on a DRA pool its own
+    device plugin is off, since the DRA driver publishes the GPUs (never both on one node)."""
+    if pool.gpu_allocation != DRA:
+        return None
+    table, key, value = catalog.BOTTLEROCKET_DEVICE_PLUGIN_OFF
+    return f"[{table}]\n{key} = {value}\n"
+
+
 def eks_image_user_data(ctx: "PoolContext", pool: "NodePoolSpec") -> Optional[str]:
     """Base64 user data for a pool on an EKS-optimized AMI; None when there is nothing to add."""
+    if pool.ami.image.os == "bottlerocket":
+        settings = bottlerocket_settings(pool)
+        return lt.encode(settings) if settings else None
     if pool.ami.image.os != "al2023":
         return None
     parts = al2023_parts(ctx, pool)

@@ -5,10 +5,11 @@ Each table names its source; figures that drift (prices) carry a date and are ov
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Mapping
+from typing import Mapping, Optional
 
 # The dated lifecycle calendar (EKS Kubernetes versions, GPU Operator lines, driver branches, AMI driver eras,
 # add-on lines) is kept in its own module and re-exported here.
@@ -440,6 +441,9 @@ class OperatorChart:
     supported_drivers: tuple[str, ...]
     values_file: str  # the chart's values.yaml kept beside the catalog for the Helm-keys guard
     kubernetes_versions: tuple[str, ...]  # EKS + Ubuntu platform support for operator-owned drivers
+    # Folder under facts/upstream/crds/ holding the resource.nvidia.com CRDs the chart's crds/ installs
+    # (ComputeDomain, ComputeDomainClique): the schema a cluster serves (COMPUTE_DOMAIN_CRDS_OWNER below).
+    compute_domain_crds: str = ""
 
 
 GPU_OPERATOR_REPO = "https://helm.ngc.nvidia.com/nvidia"
@@ -452,6 +456,7 @@ GPU_OPERATOR_CHARTS: Mapping[str, OperatorChart] = MappingProxyType({
             ("610.57.04", "595.91.07", "580.173.02", "535.309.01"),
             "gpu-operator-values-v26.7.0.yaml",
             ("1.33", "1.34", "1.35", "1.36"),
+            compute_domain_crds="gpu-operator-v26.7.0",
         ),
     )
 })
@@ -480,7 +485,26 @@ class NodeImage:
     # The FSx for Lustre client (a host kernel module): "dnf" (AL2023 repository, locked to the AMI
     # release), "apt" (AWS's FSx apt repository, built per Ubuntu AWS kernel), "" (not offered).
     lustre_client: str = ""
+    # Images that ship their own device plugin: the first image release whose user data can turn it off
+    # (BOTTLEROCKET_DEVICE_PLUGIN_OFF), "" when it cannot be turned off.
+    own_device_plugin_off_from: str = ""
 
+
+# Bottlerocket's own NVIDIA device plugin stops with this setting in the node's user data (TOML), from
+# Bottlerocket 1.63.0 (AWS EKS user guide, device-management-nvidia-time-slicing: "you must disable the
+# built-in NVIDIA device plugin before you use the NVIDIA DRA driver"; bottlerocket-os/bottlerocket-core-kit
+# PR #914 added the setting). (table, key, value)
+BOTTLEROCKET_DEVICE_PLUGIN_OFF = ("settings.kubelet-device-plugins.nvidia", "enabled", "false")
+# An EKS managed node group's release of a Bottlerocket image is the Bottlerocket release and its build,
+# e.g. 1.63.0-18d04e52 (SSM /aws/service/bottlerocket/aws-k8s-<minor>-nvidia/x86_64/latest/image_version);
+# an EKS-optimized Amazon Linux release is the Kubernetes version and the build date, e.g. 1.35.7-20260911.
+BOTTLEROCKET_RELEASE = r"^(\d+\.\d+\.\d+)-[0-9a-f]{8}$"
+
+
+def bottlerocket_version(release_version: str) -> Optional[str]:
+    """The Bottlerocket release of a node group's Bottlerocket release version (1.63.0-18d04e52 -> 1.63.0)."""
+    found = re.match(BOTTLEROCKET_RELEASE, release_version)
+    return found.group(1) if found else None
 
 NODE_IMAGES: Mapping[str, NodeImage] = MappingProxyType({
     i.key: i
@@ -495,7 +519,7 @@ NODE_IMAGES: Mapping[str, NodeImage] = MappingProxyType({
                   lustre_client="dnf",
                   ssm_parameter="/aws/service/eks/optimized-ami/{k8s}/amazon-linux-2023/arm64/nvidia/recommended/release_version"),
         NodeImage("BOTTLEROCKET_x86_64_NVIDIA", "BOTTLEROCKET_x86_64_NVIDIA", "bottlerocket", "ami", False, False,
-                  note="ships its own device plugin and MIG manager"),
+                  note="ships its own device plugin and MIG manager", own_device_plugin_off_from="1.63.0"),
         NodeImage("AL2_x86_64_GPU", "AL2_x86_64_GPU", "al2", "ami", False, True, supported=False,
                   note="AWS stopped publishing AL2 AMIs on 2025-11-26; use AL2023_x86_64_NVIDIA"),
         NodeImage("UBUNTU_22_04", "CUSTOM", "ubuntu", "operator", True, True, local_storage="script",
@@ -875,13 +899,19 @@ class DraDriverRelease:
     version: str  # the chart's version (no "v"); the image tag defaults to v<version>
     values_file: str  # the chart's values.yaml kept in facts/upstream/ for the Helm-keys guard
     crds: str  # folder under facts/upstream/crds/ holding the ComputeDomain CRD the chart installs
+    # NVIDIA's own word on GPU allocation (not ComputeDomains) at this release: its README's support line.
+    gpu_allocation_supported: bool
 
 
 # The chart AWS documents for EKS (`--version 0.4.1`). Registry: the OCI artifact at registry.k8s.io.
+# 0.4.1's README (tag v0.4.1): ComputeDomains "officially supported"; GPU allocation features "can be tried
+# out" but "are not yet officially supported". NVIDIA's table listing GPU allocation as supported is for 0.5.0
+# (released 2026-08-19, kubernetes-sigs/dra-driver-nvidia-gpu PR #1367), pinned only once its chart's
+# values.yaml and CRDs at tag v0.5.0 are copied into facts/upstream/.
 DRA_DRIVER_CHART = "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu"
 DRA_DRIVER_RELEASES: Mapping[str, DraDriverRelease] = MappingProxyType({
     r.version: r for r in (DraDriverRelease("0.4.1", "dra-driver-nvidia-gpu-values-0.4.1.yaml",
-                                            "dra-driver-nvidia-gpu-v0.4.1"),)
+                                            "dra-driver-nvidia-gpu-v0.4.1", gpu_allocation_supported=False),)
 })
 DRA_DRIVER_NAMESPACE = "nvidia-dra-driver-gpu"
 # Floors, the most conservative of the sources: Kubernetes made DRA stable (resource.k8s.io/v1) in 1.34 and
@@ -893,3 +923,12 @@ DRA_MIN_DRIVER_BRANCH = "580"
 RESOURCE_API_VERSION = "resource.k8s.io/v1"
 # NVIDIA's ComputeDomain (the driver's CRD at the pinned release; AWS EKS user guide, ml-eks-nvidia-ultraserver).
 COMPUTE_DOMAIN_API_VERSION = "resource.nvidia.com/v1beta1"
+# Who installs the ComputeDomain and ComputeDomainClique CRDs. Both charts carry them in crds/ (gpu-operator
+# v26.7.0 deployments/gpu-operator/crds/; dra-driver-nvidia-gpu deployments/helm/dra-driver-nvidia-gpu/crds/)
+# and the copies differ: the operator's requires spec.numNodes. Helm installs crds/ only when a CRD is missing
+# and never updates it (https://helm.sh/docs/chart_best_practices/custom_resource_definitions/), so the
+# schema a cluster serves would depend on which release came first. The operator's release owns them: it is
+# installed on every cluster, and its crds/ cannot be skipped alone (ClusterPolicy is there too). The DRA
+# driver's release skips its crds/ (Helm --skip-crds) and is installed after the operator's.
+COMPUTE_DOMAIN_CRDS_OWNER = GPU_OPERATOR_CHART
+DRA_DRIVER_SKIPS_CRDS = COMPUTE_DOMAIN_CRDS_OWNER == GPU_OPERATOR_CHART

@@ -76,6 +76,10 @@ def ami_release_pinned(args: ResourceValidationArgs, config: Mapping[str, Any]) 
     if not release:
         yield (f"{who} does not pin its AMI release, so EKS uses the latest AMI and replaces nodes when AWS publishes "
                "one: set releaseVersion on this node group, e.g. 1.33.5-20251120 (stack file: ami.releaseVersion)")
+    elif str(get(props, "amiType", "")).startswith("BOTTLEROCKET"):
+        if catalog.bottlerocket_version(str(release)) is None:  # EKS names Bottlerocket's own release and build
+            yield (f"{who} releaseVersion {release!r} is not an exact Bottlerocket release: set releaseVersion to "
+                   "<bottlerocket>-<build>, e.g. 1.63.0-18d04e52 (stack file: ami.releaseVersion)")
     elif not AMI_RELEASE.match(str(release)):
         yield (f"{who} releaseVersion {release!r} is not an exact AMI release: set releaseVersion to "
                "<k8s>.<patch>-<yyyymmdd>, e.g. 1.33.5-20251120 (stack file: ami.releaseVersion)")

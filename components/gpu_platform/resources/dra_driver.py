@@ -1,5 +1,7 @@
 """NVIDIA's DRA driver (Helm chart, pinned) for pools with `gpuAllocation: dra`: its kubelet plugin on those
-pools' nodes only, its controller on the system nodes (values rendered in render/dra.py)."""
+pools' nodes only, its controller on the system nodes (values rendered in render/dra.py). The release skips
+the chart's crds/: the GPU Operator's release owns the ComputeDomain CRDs and comes first
+(catalog.COMPUTE_DOMAIN_CRDS_OWNER); callers pass the operator's release in `depends_on`."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional, Sequence
@@ -30,6 +32,6 @@ class DraDriver(pulumi.ComponentResource):
         self.release = Release(
             name, name=names.DRA_DRIVER_RELEASE, chart=catalog.DRA_DRIVER_CHART, version=version,
             namespace=catalog.DRA_DRIVER_NAMESPACE, create_namespace=True, values=self.values,
-            timeout=RELEASE_TIMEOUT_SECONDS,
+            timeout=RELEASE_TIMEOUT_SECONDS, skip_crds=catalog.DRA_DRIVER_SKIPS_CRDS,
             opts=pulumi.ResourceOptions(parent=self, provider=k8s_provider, depends_on=list(depends_on)))
         self.register_outputs({"release": self.release.name})

@@ -159,7 +159,8 @@ class ClusterAutoscalerSpec(StrictModel):
 
 class AmiSpec(StrictModel):
     type: Literal[tuple(catalog.NODE_IMAGES)]  # type: ignore[valid-type]
-    release_version: Optional[str] = Field(None, pattern=r"^\d+\.\d+\.\d+-\d{8}$")
+    # An EKS-optimized release: <kubernetes>.<patch>-<YYYYMMDD>, or <bottlerocket>-<build> (spec/rules.py)
+    release_version: Optional[str] = Field(None, pattern=r"^\d+\.\d+\.\d+-[0-9a-f]{8}$")
     image_id: Optional[AmiId] = None
     alias: Optional[str] = Field(None, max_length=30)  # Karpenter pools: an exact EKS AMI alias, family@version
 

@@ -249,13 +249,23 @@ def _ami_rules(ctx: PoolContext, at: str, pool: NodePoolSpec) -> Iterator[Proble
     else:
         if pool.ami.image_id is not None:
             yield f"{at}.ami.imageId", f"{image.key} is selected by releaseVersion; imageId is for Ubuntu pools"
-        release = pool.ami.release_version
-        k8s = ctx.kubernetes_version
-        if release is None:
-            yield (f"{at}.ami.releaseVersion", f"pin the AMI release (e.g. {k8s or '1.35'}.5-20251120): it fixes the "
-                   "driver branch, and 'latest' replaces nodes whenever AWS publishes an AMI")
-        elif k8s is not None and not release.startswith(k8s + "."):
-            yield f"{at}.ami.releaseVersion", f"{release} is not a release for Kubernetes {k8s}"
+        yield from _release_rules(at, pool, ctx.kubernetes_version)
+
+
+def _release_rules(at: str, pool: NodePoolSpec, k8s: Optional[str]) -> Iterator[Problem]:
+    """A node group's EKS release: Bottlerocket's own release and build (its variant follows the cluster's
+    minor), else the Kubernetes version and the build date."""
+    release, bottlerocket = pool.ami.release_version, pool.ami.image.os == "bottlerocket"
+    example = "1.63.0-18d04e52" if bottlerocket else f"{k8s or '1.35'}.5-20251120"
+    if release is None:
+        yield (f"{at}.ami.releaseVersion", f"pin the AMI release (e.g. {example}): it fixes the driver branch, and "
+               "'latest' replaces nodes whenever AWS publishes an AMI")
+    elif bottlerocket:
+        return
+    elif not re.match(r"^\d+\.\d+\.\d+-\d{8}$", release):
+        yield f"{at}.ami.releaseVersion", f"{release} is not an EKS AMI release: <kubernetes>.<patch>-<YYYYMMDD>, e.g. {example}"
+    elif k8s is not None and not release.startswith(k8s + "."):
+        yield f"{at}.ami.releaseVersion", f"{release} is not a release for Kubernetes {k8s}"
 
 
 def sharing_rules(at: str, pool: GpuPool) -> Iterator[Problem]:

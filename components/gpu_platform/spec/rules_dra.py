@@ -12,7 +12,8 @@ Each rule refuses a pool where that cannot work, with the field to edit (sources
   its DRA simulation is off by default); a DRA pool has a fixed size (minSize = maxSize);
 - time-slicing and MIG are device-plugin settings: under DRA they are per-claim driver features still
   alpha (TimeSlicingSettings, DynamicMIG) or not wired by the platform yet;
-- an image whose own device plugin cannot be switched off by the operator (Bottlerocket);
+- an image that runs its own device plugin, unless its user data turns it off: Bottlerocket from 1.63.0
+  (the platform writes the setting; a pinned older release is refused);
 - a driver older than R580 (the driver's prerequisite).
 """
 from __future__ import annotations
@@ -51,11 +52,24 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
         yield (at, "MIG slices on DRA pools (mig.nvidia.com claims) are not supported by the platform yet: every "
                "profile shares that one DeviceClass, so quotas and queues could not count slices per profile; use "
                "whole GPUs (sharing.mode none) on a DRA pool, or device-plugin for MIG")
-    image = pool.ami.image
-    if not image.operator_device_plugin:
-        yield (f"{ctx.at}.ami.type", f"{image.key} runs its own device plugin, which the GPU Operator cannot switch "
-               "off: a DRA pool needs an image whose device plugin the operator runs (AL2023 or Ubuntu)")
+    if not pool.ami.image.operator_device_plugin:
+        yield from _own_device_plugin(ctx, pool)
     yield from _driver_floor(ctx, pool)
+
+
+def _own_device_plugin(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
+    """The image's own device plugin is turned off by the pool's user data, from the release that can."""
+    image, pin = pool.ami.image, pool.ami.release_version
+    floor = image.own_device_plugin_off_from
+    if not floor:
+        yield (f"{ctx.at}.ami.type", f"{image.key} runs its own device plugin, which cannot be turned off: a DRA "
+               "pool needs AL2023, Ubuntu or Bottlerocket")
+        return
+    release = catalog.bottlerocket_version(pin or "")
+    if release is not None and catalog.version_key(release) < catalog.version_key(floor):
+        yield (f"{ctx.at}.ami.releaseVersion", f"{pin} is {image.key} {release}, whose own device plugin cannot be "
+               f"turned off before {floor} ({'.'.join(catalog.BOTTLEROCKET_DEVICE_PLUGIN_OFF[:2])}): pin "
+               f"{floor} or newer, or use device-plugin")
 
 
 def _driver_floor(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
