@@ -285,9 +285,9 @@ def _mig_how(before: Any, after: Any) -> str:
 
 def classify(base: Optional[Pool], head: Optional[Pool], *, locked_only: bool = False) -> Optional[Disruption]:
     """The disruption a change from `base` to `head` makes to one pool (None: nothing changed)."""
-    if base is None and head is None:
-        return None
     if head is None:
+        if base is None:
+            return None
         cause = Cause("nodeGroup", Effect.REPLACEMENT, f"pool removed: {base.kind} {base.node_group} is deleted")
         return Disruption(base.name, Effect.REPLACEMENT, (cause,), base.nodes, base.gpus)
     if base is None:

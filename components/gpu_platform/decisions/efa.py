@@ -33,7 +33,7 @@ def rdma(pool: "NodePoolSpec") -> bool:
     return pool.efa and all(it.family in catalog.EFA_RDMA_FAMILIES for it in pool.instances)
 
 
-def pod_env(pools: Sequence["NodePoolSpec"]) -> list[dict]:
+def pod_env(pools: Sequence["NodePoolSpec"]) -> list[dict[str, str]]:
     """libfabric/NCCL environment for pods that may land on any of these EFA pools. Device RDMA only when
     every one of them has it: libfabric aborts a process asking for it on a device without RDMA read."""
     pairs = [*catalog.EFA_ENV, *(catalog.EFA_RDMA_ENV if all(rdma(p) for p in pools) else ())]

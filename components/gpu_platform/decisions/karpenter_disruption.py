@@ -33,7 +33,8 @@ BEHAVIORAL = ("limits", "disruption", "weight", "metadata")  # NodePool fields t
 TEMPLATE_READ = ("requirements",)  # template.spec fields with their own rule
 
 
-def _requirements(value: Any) -> dict[str, tuple[str, frozenset]]:
+def _requirements(value: Any) -> dict[Any, tuple[Any, frozenset[Any]]]:
+    """key -> (operator, values) of a NodePool's requirements as read back (any value: the pack reads any program)."""
     return {r.get("key"): (r.get("operator"), frozenset(r.get("values") or ()))
             for r in value if isinstance(r, Mapping)} if isinstance(value, list) else {}
 

@@ -325,9 +325,9 @@ def queueing_rules(spec: "QueueScope") -> Iterator[tuple[str, str]]:
             yield f"teams[{i}].name", f"{team.name!r} is Kueue's namespace (queueing.namespace); choose another"
         if team.queue.lending_limit is not None and percent(team.queue.lending_limit) > 1:
             yield f"teams[{i}].queue.lendingLimit", "must be at most 100%: a team cannot lend more than its nominal quota"
-        for j, pool in enumerate(team.queue.pools):
-            if pool not in pools:
-                yield f"teams[{i}].queue.pools[{j}]", f"unknown pool {pool!r}; pools: {', '.join(pools)}"
+        for j, listed in enumerate(team.queue.pools):
+            if listed not in pools:
+                yield f"teams[{i}].queue.pools[{j}]", f"unknown pool {listed!r}; pools: {', '.join(pools)}"
         if len(set(team.queue.pools)) != len(team.queue.pools):
             yield f"teams[{i}].queue.pools", "lists a pool twice"
     if all(p in pools for t in spec.teams for p in t.queue.pools):

@@ -93,7 +93,7 @@ def _branch_end(branch: str) -> str:
 
 def _branches(pins: Pinned) -> dict[str, tuple[str, ...]]:
     """Where each driver comes from -> the branches it runs (the AMI's candidates when it picks per type)."""
-    found = {"the GPU Operator's driver": (catalog.driver_branch(pins.operator_driver),)} if pins.operator_driver else {}
+    found: dict[str, tuple[str, ...]] = {"the GPU Operator's driver": (catalog.driver_branch(pins.operator_driver),)} if pins.operator_driver else {}
     for pool in pins.pools:
         pd = pool_driver(pool)
         branches = tuple(dict.fromkeys((*pd.certain, *pd.possible)))

@@ -45,6 +45,8 @@ def rules(spec: PlatformSpec, today: date) -> Iterator[Problem]:
 def _claim_quota_rules(spec: PlatformSpec) -> Iterator[Problem]:
     """Each team's datasets claim (and its model-cache claim) counts against the team's storage quota."""
     cache, fsx = spec.model_cache, spec.datasets.fsx_lustre
+    if fsx is None:  # no datasets file system, no claims
+        return
     for team in claim_teams(spec):
         i = spec.teams.index(team)
         claims = claims_per_team(fsx) + int(cache.enabled)

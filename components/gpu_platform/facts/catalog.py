@@ -12,14 +12,14 @@ from typing import Mapping
 
 # The dated lifecycle calendar (EKS Kubernetes versions, GPU Operator lines, driver branches, AMI driver eras,
 # add-on lines) is kept in its own module and re-exported here.
-from gpu_platform.facts.lifecycle_calendar import (  # noqa: F401
-    ADDON_KUBERNETES,
-    ADDONS_MATCHING_CLUSTER_MINOR,
-    AMI_DRIVER_ERAS,
-    DRIVER_BRANCHES,
-    EKS_KUBERNETES,
-    OPERATOR_LINES,
-    DriverBranch,
+from gpu_platform.facts.lifecycle_calendar import (
+    ADDON_KUBERNETES as ADDON_KUBERNETES,
+    ADDONS_MATCHING_CLUSTER_MINOR as ADDONS_MATCHING_CLUSTER_MINOR,
+    AMI_DRIVER_ERAS as AMI_DRIVER_ERAS,
+    DRIVER_BRANCHES as DRIVER_BRANCHES,
+    EKS_KUBERNETES as EKS_KUBERNETES,
+    OPERATOR_LINES as OPERATOR_LINES,
+    DriverBranch as DriverBranch,
 )
 
 # Upstream files kept beside the catalog: each chart version's values.yaml (its keys are checked), the

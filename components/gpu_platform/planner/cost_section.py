@@ -71,10 +71,11 @@ def _reservation(p: PoolEstimate, pool: NodePoolSpec, as_of: date) -> Optional[d
     kind = reservations.kind(pool)
     if not kind:
         return None
-    r = pool.reservation
+    r = reservations.reservation(pool)
     out: dict[str, Any] = {"id": r.id, "kind": kind, "instances": p.facts.reserved or None}
     if kind == reservations.CAPACITY_BLOCK:
-        out.update(start=_iso(r.start), end=_iso(r.end), month=f"{as_of:%Y-%m}",
+        start, end = reservations.window(pool)
+        out.update(start=_iso(start), end=_iso(end), month=f"{as_of:%Y-%m}",
                    hoursInMonth=round(p.block_hours, 2), state=reservations.state(pool, as_of),
                    paidUpFront=True)
     return out

@@ -41,7 +41,7 @@ def is_kubernetes_object(resource: dict[str, Any]) -> bool:
 def manifest_files(ctx: PlanContext) -> dict[str, str]:
     outputs = {r.urn: r.outputs for r in ctx.recording.resources}
     recorded = {r.urn: r.inputs for r in ctx.recording.resources}
-    files = {}
+    files: dict[str, str] = {}
     for resource in ctx.plan["resources"]:
         if not is_kubernetes_object(resource):
             continue
@@ -59,7 +59,7 @@ def manifest_files(ctx: PlanContext) -> dict[str, str]:
 
 def helm_files(ctx: PlanContext) -> dict[str, str]:
     outputs = {r.urn: r.outputs for r in ctx.recording.resources}
-    files = {}
+    files: dict[str, str] = {}
     for resource in ctx.plan["resources"]:
         if resource["type"] != HELM_RELEASE:
             continue

@@ -260,7 +260,7 @@ class EngineView:
 
         ref = resource.get("provider")
         urn = ref.rsplit("::", 1)[0] if ref else None
-        if urn not in self.by_urn:
+        if urn is None or urn not in self.by_urn:
             return None
         if urn not in self._providers:
             p = self.by_urn[urn]

@@ -64,6 +64,7 @@ def plain(value: Any) -> Any:
 
 def plain_or_unknown(value: Any, marker: str) -> Any:
     """A deep plain copy in which each value unknown during the preview is `marker` (nothing raises)."""
+    keys: Sequence[Any]
     if isinstance(value, Mapping):
         keys, read = list(value), lambda k: value[k]
     elif isinstance(value, Sequence) and not isinstance(value, (str, bytes)):

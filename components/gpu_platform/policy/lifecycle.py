@@ -60,7 +60,7 @@ def as_of(config: Mapping[str, Any]) -> date:
 
 def _urns(args: StackValidationArgs) -> dict[str, str]:
     """Where each kind of verdict is reported: the cluster, the GPU Operator release."""
-    found = {}
+    found: dict[str, str] = {}
     for r in args.resources:
         if r.resource_type == pinned.CLUSTER:
             found.setdefault(lifecycle.KUBERNETES, r.urn)

@@ -29,11 +29,12 @@ DRIVER_ROOTS = {"ami": "/", "operator": "/run/nvidia/driver"}
 
 
 @lru_cache(maxsize=None)
-def _chart_defaults(chart_version: str) -> dict:
-    return yaml.safe_load((catalog.UPSTREAM / catalog.DRA_DRIVER_RELEASES[chart_version].values_file).read_text())
+def _chart_defaults(chart_version: str) -> dict[str, Any]:
+    values: dict[str, Any] = yaml.safe_load((catalog.UPSTREAM / catalog.DRA_DRIVER_RELEASES[chart_version].values_file).read_text())
+    return values
 
 
-def chart_defaults(chart_version: str) -> dict:
+def chart_defaults(chart_version: str) -> dict[str, Any]:
     """The pinned chart's values.yaml (a private copy)."""
     return copy.deepcopy(_chart_defaults(chart_version))
 
@@ -61,5 +62,5 @@ def dra_driver_values(chart_version: str, pools: Sequence["GpuPool"], driver_sou
 FREE_FORM = ("controller.nodeSelector", "kubeletPlugin.nodeSelector")
 
 
-def unknown_dra_driver_keys(values: Mapping, chart_version: str) -> list[str]:
+def unknown_dra_driver_keys(values: Mapping[str, Any], chart_version: str) -> list[str]:
     return unknown_keys(values, _chart_defaults(chart_version), FREE_FORM)

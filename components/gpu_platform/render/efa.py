@@ -17,11 +17,12 @@ if TYPE_CHECKING:
 
 
 @lru_cache(maxsize=None)
-def _chart_defaults(chart_version: str) -> dict:
-    return yaml.safe_load((catalog.UPSTREAM / catalog.EFA_DEVICE_PLUGIN_VALUES[chart_version]).read_text())
+def _chart_defaults(chart_version: str) -> dict[str, Any]:
+    values: dict[str, Any] = yaml.safe_load((catalog.UPSTREAM / catalog.EFA_DEVICE_PLUGIN_VALUES[chart_version]).read_text())
+    return values
 
 
-def chart_defaults(chart_version: str) -> dict:
+def chart_defaults(chart_version: str) -> dict[str, Any]:
     """The pinned chart's values.yaml (a private copy)."""
     return copy.deepcopy(_chart_defaults(chart_version))
 
@@ -36,7 +37,7 @@ def device_plugin_values(spec: "PlatformSpec") -> dict[str, Any]:
             "tolerations": with_tolerations(defaults["tolerations"] or [], taints)}
 
 
-def unknown_device_plugin_keys(values: dict, chart_version: str) -> list[str]:
+def unknown_device_plugin_keys(values: dict[str, Any], chart_version: str) -> list[str]:
     return unknown_keys(values, _chart_defaults(chart_version))
 
 
