@@ -11,12 +11,13 @@ the most GPUs one pod may ask for.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping, Optional
+from typing import TYPE_CHECKING, Optional
+from collections.abc import Mapping
 
 from gpu_platform.facts import names
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import GpuPool, NodePoolSpec, PlatformSpec, TeamSpec
+    from gpu_platform.spec.models import GpuPool, PlatformSpec, TeamSpec
 
 
 def node_resources(pool: "GpuPool", mig_strategy: str) -> dict[str, int]:

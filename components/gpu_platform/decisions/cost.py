@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Optional
+from collections.abc import Mapping
 
 from gpu_platform.decisions.capacity import node_resources
 from gpu_platform.decisions.datasets import throughput

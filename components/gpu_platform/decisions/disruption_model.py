@@ -17,7 +17,8 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any, Callable, Mapping, Optional, Union
+from typing import Any, Optional, Union
+from collections.abc import Callable, Mapping
 
 import yaml
 

@@ -13,7 +13,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Sequence, TypeVar
+from typing import TYPE_CHECKING, TypeVar
+from collections.abc import Iterable, Sequence
 
 from gpu_platform.facts import catalog, names
 

@@ -15,7 +15,8 @@
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 from gpu_platform.decisions.launch_template import efa_interface_count
 from gpu_platform.facts import catalog

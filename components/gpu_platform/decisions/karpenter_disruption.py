@@ -20,7 +20,8 @@ The pool is named by its `gpu-platform.io/pool` template label; its size is `lim
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Optional
+from collections.abc import Iterable, Mapping
 
 from gpu_platform.decisions.disruption_model import (
     DRIFT_TAG, UNKNOWN, Effect, Pool, Resource, Rule, config_data, digest, get, mig_layout, operator_values,

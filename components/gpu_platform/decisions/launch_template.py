@@ -20,7 +20,8 @@ import ipaddress
 import re
 import shlex
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Any, Union
+from collections.abc import Mapping, Sequence
 
 from gpu_platform.facts import catalog, syntax
 

@@ -15,7 +15,8 @@ Any change here is a new launch template version: EKS rolls the pool (docs/polic
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Optional, Union
+from collections.abc import Mapping, Sequence
 
 from gpu_platform.decisions import launch_template as lt
 from gpu_platform.decisions.datasets import lustre_boot_lines, mounts_datasets

@@ -18,7 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Iterator, Optional, Protocol, Sequence
+from typing import TYPE_CHECKING, Optional, Protocol
+from collections.abc import Iterator, Sequence
 
 from gpu_platform.decisions.capacity import node_resources
 from gpu_platform.facts import catalog, names

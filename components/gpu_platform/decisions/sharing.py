@@ -4,7 +4,8 @@ brings itself. The files themselves are rendered in render/sharing.py.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence, Union
+from typing import TYPE_CHECKING, Union
+from collections.abc import Sequence
 
 from gpu_platform.facts import catalog, names
 

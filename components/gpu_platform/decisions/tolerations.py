@@ -2,7 +2,8 @@
 tolerations already covers a taint (used for the operator's, the EFA plugin's and the repair agent's pods)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import TaintSpec

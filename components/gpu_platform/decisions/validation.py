@@ -9,7 +9,8 @@ quotas placed on the pools (queueing). Every problem is reported at once, each n
 from __future__ import annotations
 
 from datetime import date
-from typing import Any, Iterator, Mapping
+from typing import Any
+from collections.abc import Iterator, Mapping
 
 from gpu_platform.decisions.capacity import platform_capacity, team_quota_totals
 from gpu_platform.decisions.datasets import SHARED_CLAIM_SIZE, claim_size, claim_teams, claims_per_team

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Mapping
+from collections.abc import Mapping
 
 # The dated lifecycle calendar (EKS Kubernetes versions, GPU Operator lines, driver branches, AMI driver eras,
 # add-on lines) is kept in its own module and re-exported here.
@@ -308,7 +308,7 @@ _G_PRICES = {
 
 def _g_family(family: str) -> list[InstanceType]:
     out = []
-    for (size, gpus, vcpu), usd in zip(_G_SIZES, _G_PRICES[family]):
+    for (size, gpus, vcpu), usd in zip(_G_SIZES, _G_PRICES[family], strict=True):
         name = f"{family}.{size}"
         verified = name == "g5.xlarge"  # the one point checked against the pricing page (June 2026)
         efa = (_G6E_EFA_INTERFACES if family == "g6e" else _G_EFA_INTERFACES).get(size, 0)

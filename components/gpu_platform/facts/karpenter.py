@@ -6,7 +6,8 @@ the disruption model and the policy pack read Karpenter pools the way they read 
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from gpu_platform.facts import names
 

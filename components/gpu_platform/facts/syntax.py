@@ -38,7 +38,8 @@ import math
 import re
 import unicodedata
 from fractions import Fraction
-from typing import Any, Callable, Optional
+from typing import Any, Optional
+from collections.abc import Callable
 
 DNS_LABEL_MAX = 63
 DNS_SUBDOMAIN_MAX = 253

@@ -39,7 +39,7 @@ def from_spec(spec: PlatformSpec, region: Optional[str] = None, as_of: Optional[
         "version": VERSION, "currency": CURRENCY, "estimate": True, "hoursPerMonth": HOURS,
         "prices": {"asOf": est.prices_as_of, "region": catalog.PRICE_REGION, "spotDiscount": est.spot_discount,
                    "sources": [{"source": q.source, "asOf": q.as_of} for q in est.sources]},
-        "pools": [_pool(p, pool, as_of) for p, pool in zip(est.pools, spec.node_pools)],
+        "pools": [_pool(p, pool, as_of) for p, pool in zip(est.pools, spec.node_pools, strict=True)],
         "fixed": [_fixed(f) for f in est.fixed],
         "totals": {"hourlyUsdAtMin": _h(est.hourly_at_min), "hourlyUsdAtMax": _h(est.hourly_at_max),
                    "monthlyUsdAtMin": _m(est.monthly_at_min), "monthlyUsdAtMax": _m(est.monthly_at_max),

@@ -12,7 +12,8 @@ is refused rather than mixed into.
 from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Iterable
+from typing import Any
+from collections.abc import Callable, Iterable
 
 import yaml
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
+from collections.abc import Mapping
 
 from gpu_platform.facts import input_files
 from gpu_platform.planner.errors import PlannerError

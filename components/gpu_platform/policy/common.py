@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Callable, Iterable, Iterator, Optional
+from typing import Any, Optional
+from collections.abc import Callable, Iterable, Iterator
 
 from pulumi_policy import (
     EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity,

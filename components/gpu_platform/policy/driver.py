@@ -10,7 +10,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Optional
+from collections.abc import Iterator, Mapping
 
 from pulumi_policy import ResourceValidationArgs, Severity, StackValidationArgs
 

@@ -7,7 +7,8 @@
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Optional
+from collections.abc import Iterator, Mapping
 
 import yaml
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity, StackValidationArgs

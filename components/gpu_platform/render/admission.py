@@ -22,7 +22,8 @@ close: render/operator_values.py and decisions/node_boot.py.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import Any
+from collections.abc import Iterable, Sequence
 
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.team_objects import PRIORITY_TIERS, _meta

@@ -7,7 +7,8 @@ in exporter builds after May 2026), so summaries and routing work with either sp
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 import yaml
 

@@ -11,8 +11,9 @@ those are on); the API version is pinned so Helm never picks an older one the se
 from __future__ import annotations
 
 import copy
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from functools import cache
+from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
 
 import yaml
 
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 DRIVER_ROOTS = {"ami": "/", "operator": "/run/nvidia/driver"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _chart_defaults(chart_version: str) -> dict[str, Any]:
     values: dict[str, Any] = yaml.safe_load((catalog.UPSTREAM / catalog.DRA_DRIVER_RELEASES[chart_version].values_file).read_text())
     return values

@@ -3,7 +3,7 @@ pool's own taints; and the guard holding them to the pinned chart's values.yaml.
 from __future__ import annotations
 
 import copy
-from functools import lru_cache
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from gpu_platform.spec.models import PlatformSpec, TaintSpec
 
 
-@lru_cache(maxsize=None)
+@cache
 def _chart_defaults(chart_version: str) -> dict[str, Any]:
     values: dict[str, Any] = yaml.safe_load((catalog.UPSTREAM / catalog.EFA_DEVICE_PLUGIN_VALUES[chart_version]).read_text())
     return values

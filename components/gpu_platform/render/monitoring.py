@@ -13,7 +13,8 @@ ServiceMonitor on under the same condition as `prometheus_mode(spec) != "none"`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Optional
+from collections.abc import Mapping
 
 from gpu_platform.decisions.cost import gpu_hourly_cost_by_model
 from gpu_platform.facts import names

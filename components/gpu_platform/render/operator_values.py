@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
+from functools import cache
+from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Mapping, Sequence
 
 import yaml
 
@@ -56,7 +57,7 @@ class OperatorSettings:
                    system_node_selector=dict(spec.cluster.system_node_selector))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _chart_defaults(chart_version: str) -> dict[str, Any]:
     chart = catalog.GPU_OPERATOR_CHARTS[chart_version]
     values: dict[str, Any] = yaml.safe_load((catalog.UPSTREAM / chart.values_file).read_text())

@@ -6,7 +6,8 @@ kubernetes-validate see is the object the program sends.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
 
 import yaml
 

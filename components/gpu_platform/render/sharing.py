@@ -8,7 +8,8 @@ mig-parted v1) so tests and the policy pack can hold any rendered file to them.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
 
 import yaml
 

@@ -8,7 +8,8 @@ the Kubernetes schema check validates is the object the program registers.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Optional
+from collections.abc import Iterable, Mapping
 
 from gpu_platform.decisions.capacity import largest_gpu_request, platform_capacity
 from gpu_platform.decisions.dra import ClaimShape, DomainShape, dra_pools, team_claim_shapes, team_domain_shapes
@@ -286,7 +287,7 @@ def access_entries(teams: Iterable[tuple[str, "TeamAccessSpec"]]) -> dict[str, l
     gets one entry, all groups."""
     entries: dict[str, set[str]] = {}
     for name, access in teams:
-        for r, arns in zip(names.TEAM_ROLES, (access.developer_role_arns, access.admin_role_arns)):
+        for r, arns in zip(names.TEAM_ROLES, (access.developer_role_arns, access.admin_role_arns), strict=True):
             for arn in arns:
                 entries.setdefault(arn, set()).add(names.team_group(name, r))
     return {arn: sorted(groups) for arn, groups in sorted(entries.items())}

@@ -8,7 +8,8 @@ limits, and run at the team's priority tier (Kubernetes has no per-namespace def
 Job pods (`gpu_job`, or `job=True`) also carry what keeps a running job alive while the platform
 changes: the label the GPU Operator's driver upgrade waits for (`waitForCompletion.podSelector`),
 `cluster-autoscaler.kubernetes.io/safe-to-evict: "false"` so the autoscaler never drains their node to
-save money, and `karpenter.sh/do-not-disrupt: "true"` so Karpenter neither consolidates nor drifts it. Long-running services get neither: an upgrade must not wait for pods that never finish.
+save money, and `karpenter.sh/do-not-disrupt: "true"` so Karpenter neither consolidates nor drifts it.
+Long-running services get neither: an upgrade must not wait for pods that never finish.
 """
 from __future__ import annotations
 
