@@ -67,6 +67,17 @@ def test_programs_beside_the_package_have_no_type_errors() -> None:
         assert result.returncode == 0, f"mypy {program}:\n{result.stdout}{result.stderr}"
 
 
+def test_image_decisions_refuse_kueues_view_of_a_pool(tmp_path: Path) -> None:
+    # Kueue's view of a pool (QueuePoolSpec) has no image: asking what its image decides must not type-check
+    program = tmp_path / "asks_kueue_pool.py"
+    program.write_text("from gpu_platform.decisions.sharing import operator_mig\n"
+                       "from gpu_platform.spec.models import QueuePoolSpec\n\n\n"
+                       "def mig(pool: QueuePoolSpec) -> bool:\n"
+                       "    return operator_mig(pool)\n")
+    result = _mypy(str(program))
+    assert 'incompatible type "QueuePoolSpec"' in result.stdout, result.stdout + result.stderr
+
+
 def test_strict_layers_use_every_strict_flag() -> None:
     for layer in STRICT_LAYERS:
         options = _options_for(f"{layer}.any_module")
