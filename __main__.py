@@ -9,7 +9,8 @@ from gpu_platform.spec.errors import SpecError
 platform_object = pulumi.Config().require_object("platform")
 try:
     spec = parse_platform(platform_object)
-    alert_secrets = receiver_secrets(spec)  # secret Outputs from `pulumi config set --secret`
+    # secret Outputs from `pulumi config set --secret`, typed as GpuPlatformArgs takes them
+    alert_secrets: dict[str, pulumi.Input[str]] = dict(receiver_secrets(spec))
 except SpecError as err:
     raise pulumi.RunError(str(err)) from None
 

@@ -13,7 +13,8 @@ SDK floor, also loads every SDK module whose resource types the large plan regis
 pulumi_aws.ec2, pulumi_kubernetes.core.v1): the least any program registering those types pays.
 CPU time (user + system of the child) is reported beside wall time because it is steadier on a
 busy machine. The command runs without cyclic garbage collection (see planner/engine.py), which also
-speeds up its imports: it can come in under the SDK floor, which is measured with the collector on. This is a script, not a test: it asserts nothing.
+speeds up its imports: it can come in under the SDK floor, which is measured with the collector on.
+This is a script, not a test: it asserts nothing.
 """
 from __future__ import annotations
 

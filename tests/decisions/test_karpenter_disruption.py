@@ -170,7 +170,8 @@ def test_ubuntu_user_data_is_read_for_labels_taints_and_the_bootstrap():
     pool = next(p for p in spec.node_pools if p.name == "l4-inference")
     node_class = node_class_object(PoolContext.of(spec, pool), pool, "#!/bin/bash\n/etc/eks/bootstrap.sh c --kubelet-extra-args "
                                                "'--node-labels=a=b --register-with-taints=k=v:NoSchedule'\n")
-    values = pools_of([(NODE_POOL, "p", node_pool_object(PoolContext.of(spec, pool), pool)), (NODE_CLASS, "c", node_class)])["l4-inference"].values
+    node_pool = node_pool_object(PoolContext.of(spec, pool), pool)
+    values = pools_of([(NODE_POOL, "p", node_pool), (NODE_CLASS, "c", node_class)])["l4-inference"].values
     assert values["nodeClass.userData.labels"] == {"a": "b"} and values["nodeClass.userData.taints"] == ["k=v:NoSchedule"]
     assert values["nodeClass.userData.bootstrap"].startswith("sha256:")
     assert rule_for("nodeClass.userData.taints").effect is Effect.NODE_ROLL

@@ -169,5 +169,5 @@ def test_closed_budgets_close_exactly_the_minutes_outside_any_daily_window(days,
     budgets = closed_budgets(schedule, duration, REASONS)
     blocked = bytearray(WEEK)
     for b in budgets:
-        blocked = bytearray(x | y for x, y in zip(blocked, active(b["schedule"], b["duration"])))
+        blocked = bytearray(x | y for x, y in zip(blocked, active(b["schedule"], b["duration"]), strict=True))
     assert all(blocked[t] != window[t] for t in range(WEEK))

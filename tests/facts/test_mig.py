@@ -15,7 +15,7 @@ def all_layouts(gpu):
     profiles = list(gpu.mig_profiles)
     ranges = [range(mig_class(gpu, p).max_per_gpu + 1) for p in profiles]
     for counts in itertools.product(*ranges):
-        layout = {p: n for p, n in zip(profiles, counts) if n}
+        layout = {p: n for p, n in zip(profiles, counts, strict=True) if n}
         if layout:
             yield layout
 
@@ -101,12 +101,12 @@ INVALID = {
 }
 
 
-@pytest.mark.parametrize("gpu_key,layout", [(g, l) for g, ls in VALID.items() for l in ls])
+@pytest.mark.parametrize("gpu_key,layout", [(g, layout) for g, layouts in VALID.items() for layout in layouts])
 def test_documented_valid_layouts_fit(gpu_key, layout):
     assert layout_problem(GPU_MODELS[gpu_key], layout) is None
 
 
-@pytest.mark.parametrize("gpu_key,layout", [(g, l) for g, ls in INVALID.items() for l in ls])
+@pytest.mark.parametrize("gpu_key,layout", [(g, layout) for g, layouts in INVALID.items() for layout in layouts])
 def test_invalid_layouts_are_refused_with_a_reason(gpu_key, layout):
     assert layout_problem(GPU_MODELS[gpu_key], layout)
 
@@ -148,7 +148,7 @@ def test_placement_returns_non_overlapping_allowed_slots(data):
     if starts is None:
         return
     occupied = set()
-    for cls, start in zip(instances, starts):
+    for cls, start in zip(instances, starts, strict=True):
         assert start in cls.starts
         slots = set(range(start, start + cls.memory))
         assert max(slots) < gpu.grid.memory_slices and not slots & occupied

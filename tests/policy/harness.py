@@ -22,11 +22,12 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
-ROOT = Path(__file__).resolve().parents[2]
 
 from gpu_platform.facts import names
 from gpu_platform.policy import BY_NAME
 from gpu_platform.policy.common import with_defaults
+
+ROOT = Path(__file__).resolve().parents[2]
 
 UNKNOWN = UNKNOWN_STRING_VALUE
 PROJECT = "gpu-platform"

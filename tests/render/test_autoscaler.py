@@ -64,7 +64,8 @@ def test_time_sliced_pool_advertises_replicas_times_gpus():
     spec = _spec("dev")
     pool = spec.node_pools[0]
     gpus = catalog.INSTANCE_TYPES[pool.instance_types[0]].gpu_count
-    assert node_template_tags(PoolContext.of(spec, pool), pool)[names.ca_resource_tag(names.GPU_RESOURCE)] == str(gpus * pool.sharing.replicas)
+    tags = node_template_tags(PoolContext.of(spec, pool), pool)
+    assert tags[names.ca_resource_tag(names.GPU_RESOURCE)] == str(gpus * pool.sharing.replicas)
 
 
 def test_mixed_mig_pool_advertises_each_profile_and_no_whole_gpu():
@@ -112,7 +113,8 @@ def test_efa_pool_advertises_its_efa_devices_for_scale_from_zero():
     spec = _spec("prod")
     tags = node_template_tags(PoolContext.of(spec, _pool(spec, "a100-train")), _pool(spec, "a100-train"))
     assert tags[names.ca_resource_tag(names.EFA_RESOURCE)] == str(catalog.INSTANCE_TYPES["p4d.24xlarge"].efa_interfaces)
-    assert names.ca_resource_tag(names.EFA_RESOURCE) not in node_template_tags(PoolContext.of(spec, _pool(spec, "h100-mig")), _pool(spec, "h100-mig"))
+    pool = _pool(spec, "h100-mig")
+    assert names.ca_resource_tag(names.EFA_RESOURCE) not in node_template_tags(PoolContext.of(spec, pool), pool)
 
 
 # --- release values, image, IAM (pure) ---

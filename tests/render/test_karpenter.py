@@ -117,7 +117,8 @@ def test_nodes_carry_the_node_group_s_labels_and_taints():
 
 def test_a_taint_without_a_value_leaves_the_value_out():
     spec, pool = spec_and_pool(VARIANTS["bottlerocket"])
-    assert {"key": "reserved", "effect": "NoSchedule"} in node_pool_object(PoolContext.of(spec, pool), pool)["spec"]["template"]["spec"]["taints"]
+    taints = node_pool_object(PoolContext.of(spec, pool), pool)["spec"]["template"]["spec"]["taints"]
+    assert {"key": "reserved", "effect": "NoSchedule"} in taints
 
 
 def test_mig_pools_select_their_own_config_and_tag_the_layout_on_the_node_class():

@@ -201,7 +201,8 @@ def test_a_queue_covers_exactly_the_resources_the_resource_quota_bounds(prod):
     for team in prod.teams:
         spec = o.cluster_queue(team, q.team_queue(prod, team))["spec"]
         covered = {r for g in spec["resourceGroups"] for r in g["coveredResources"]}
-        bounded = {k.removeprefix("requests.") for k in quota_hard(TeamContext.of(prod, team), team) if k.startswith("requests.")} - {"storage"}
+        hard = quota_hard(TeamContext.of(prod, team), team)
+        bounded = {k.removeprefix("requests.") for k in hard if k.startswith("requests.")} - {"storage"}
         assert covered == bounded
 
 

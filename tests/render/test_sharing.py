@@ -45,7 +45,8 @@ def load(text):
 def test_dev_renders_default_and_one_time_slicing_entry():
     spec = parse_platform(stack_platform("dev"))
     replicas = spec.node_pools[0].sharing.replicas
-    assert set(device_plugin_configs(spec.node_pools, spec.mig_strategy)) == {names.DEVICE_PLUGIN_DEFAULT_CONFIG, names.device_plugin_config_key(replicas)}
+    expected = {names.DEVICE_PLUGIN_DEFAULT_CONFIG, names.device_plugin_config_key(replicas)}
+    assert set(device_plugin_configs(spec.node_pools, spec.mig_strategy)) == expected
 
 
 def test_time_slicing_entry_has_the_upstream_shape():
@@ -177,7 +178,7 @@ def test_prod_mig_file_passes_the_upstream_rules():
 def _layouts(gpu):
     profiles = list(gpu.mig_profiles)
     for counts in itertools.product(*(range(mig_class(gpu, p).max_per_gpu + 1) for p in profiles)):
-        layout = {p: n for p, n in zip(profiles, counts) if n}
+        layout = {p: n for p, n in zip(profiles, counts, strict=True) if n}
         if layout and fits(gpu, layout):
             yield layout
 

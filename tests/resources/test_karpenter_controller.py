@@ -135,7 +135,7 @@ def test_every_action_is_an_operation_of_its_service(name, statement):
 
 def test_everything_that_changes_a_resource_is_scoped_to_this_cluster():
     reads = re.compile(r":(Describe|Get|List)")
-    for name, statement in _statements():
+    for _, statement in _statements():
         text = json.dumps(statement)
         if all(reads.search(a) for a in _actions(statement)):
             continue

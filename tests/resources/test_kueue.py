@@ -48,8 +48,9 @@ def test_every_object_is_registered_as_rendered(prod_plan):
     spec = parse_platform(stack_platform("prod"))
     queues = {t.name: q.team_queue(spec, t) for t in spec.teams}
     rendered = queueing_manifests(spec.teams, queues, q.gpu_flavors(spec))
-    registered = {f"{r['inputs']['kind']}/{r['inputs']['metadata'].get('namespace', '')}/{r['inputs']['metadata']['name']}":
-                  r["inputs"] for r in prod_plan["resources"] if r["type"].startswith(KUEUE) or ("AdmissionPolicy" in r["type"] and ":KueueQueueing::" in r["parent"])}
+    ours = [r["inputs"] for r in prod_plan["resources"]
+            if r["type"].startswith(KUEUE) or ("AdmissionPolicy" in r["type"] and ":KueueQueueing::" in r["parent"])]
+    registered = {f"{m['kind']}/{m['metadata'].get('namespace', '')}/{m['metadata']['name']}": m for m in ours}
     expected = {f"{m['kind']}/{m['metadata'].get('namespace', '')}/{m['metadata']['name']}": m for m in rendered.values()}
     assert registered == expected
 

@@ -67,7 +67,8 @@ def test_every_team_has_a_complete_unit(stack, plans):
 def test_registered_objects_are_the_builders_manifests(stack, plans):
     spec = parse_platform(stack_platform(stack))
     for team in spec.teams:
-        built = {kind_name(m): m for m in objects.team_manifests(objects.TeamContext.of(spec, team, names.MODEL_CACHE_STORAGE_CLASS), team).values()}
+        context = objects.TeamContext.of(spec, team, names.MODEL_CACHE_STORAGE_CLASS)
+        built = {kind_name(m): m for m in objects.team_manifests(context, team).values()}
         _, children = unit(plans[stack], team.name)
         assert {kind_name(c): c["inputs"] for c in children} == built, team.name
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import re
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import jsonschema
@@ -34,7 +34,7 @@ def strict(schema: Any) -> Any:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def served_schemas(folder: str) -> dict[tuple[str, str], dict]:
     """(apiVersion, kind) -> the served version's openAPIV3Schema, for every CRD in the folder."""
     out = {}
@@ -47,7 +47,7 @@ def served_schemas(folder: str) -> dict[tuple[str, str], dict]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def validator(folder: str, api_version: str, kind: str) -> jsonschema.protocols.Validator:
     schema = strict(copy.deepcopy(served_schemas(folder)[(api_version, kind)]))
     return jsonschema.Draft202012Validator(schema)

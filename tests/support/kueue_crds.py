@@ -7,7 +7,7 @@ The schema side (the upstream CRDs, strict on unknown fields) is tests/support/c
 from __future__ import annotations
 
 import copy
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import celpy
@@ -59,7 +59,7 @@ KUBERNETES_FUNCTIONS = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def _program(expression: str):
     env = celpy.Environment()
     return env.program(env.compile(expression), functions=KUBERNETES_FUNCTIONS)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import tempfile
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import yaml
@@ -91,7 +91,7 @@ def cached_plan(platform: dict, stack: str = "test", region: str = "us-east-1", 
     return copy.deepcopy(_plan(json.dumps(platform, sort_keys=True), stack, region, tuple(extra)))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _plan(platform_json: str, stack: str, region: str, extra: tuple[str, ...]) -> dict:
     from gpu_platform.planner.cli import main
 

@@ -13,7 +13,8 @@ import base64
 import email
 import subprocess
 from pathlib import Path
-from typing import Iterable, Mapping, Optional
+from typing import Optional
+from collections.abc import Iterable, Mapping
 
 from tests.support.plans import children, component, plan
 from tests.support.stacks import stack_platform

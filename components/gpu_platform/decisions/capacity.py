@@ -11,23 +11,30 @@ the most GPUs one pod may ask for.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
+from collections.abc import Mapping
 
 from gpu_platform.facts import names
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import NodePoolSpec, PlatformSpec, TeamSpec
+    from gpu_platform.spec.models import GpuPool, PlatformSpec, TeamSpec
 
 
-def node_resources(pool: "NodePoolSpec", mig_strategy: str) -> dict[str, int]:
-    gpus, sharing = pool.gpus_per_node, pool.sharing
-    if sharing.mode == "time-slicing":
-        return {names.GPU_RESOURCE: gpus * (sharing.replicas or 1)}
-    if sharing.mode == "mig":
-        layout = {p: n for p, n in (sharing.layout or {}).items() if n}
+def node_resources(pool: "GpuPool", mig_strategy: str) -> dict[str, int]:
+    s = pool.sharing
+    return shared_resources(pool.gpus_per_node, s.mode, s.replicas, s.layout, mig_strategy)
+
+
+def shared_resources(gpus: int, mode: str, replicas: Optional[int], layout: Optional[Mapping[str, int]],
+                     mig_strategy: str) -> dict[str, int]:
+    """What a node with `gpus` GPUs offers Kubernetes when they are shared this way (`mode` as in the stack file)."""
+    if mode == "time-slicing":
+        return {names.GPU_RESOURCE: gpus * (replicas or 1)}
+    if mode == "mig":
+        slices = {p: n for p, n in (layout or {}).items() if n}
         if mig_strategy == "single":
-            return {names.GPU_RESOURCE: gpus * sum(layout.values())}
-        return {names.mig_resource(p): gpus * n for p, n in sorted(layout.items())}
+            return {names.GPU_RESOURCE: gpus * sum(slices.values())}
+        return {names.mig_resource(p): gpus * n for p, n in sorted(slices.items())}
     return {names.GPU_RESOURCE: gpus}
 
 
@@ -48,7 +55,8 @@ class PlatformCapacity:
 
 def platform_capacity(spec: "PlatformSpec") -> PlatformCapacity:
     strategy = spec.mig_strategy
-    pools, total = [], {}
+    pools: list[PoolCapacity] = []
+    total: dict[str, int] = {}
     for pool in spec.node_pools:
         per_node = node_resources(pool, strategy)
         at_max = {r: n * pool.max_size for r, n in per_node.items()}

@@ -23,14 +23,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Optional
+from collections.abc import Mapping
 
 from gpu_platform.decisions.capacity import node_resources
 from gpu_platform.decisions.datasets import throughput
 from gpu_platform.decisions.karpenter import os_volume_gib
 from gpu_platform.decisions.lifecycle import control_plane_price
 from gpu_platform.decisions.network import nat_gateway_count as network_nat_count
-from gpu_platform.decisions.reservations import hours_in_month, is_block
+from gpu_platform.decisions.reservations import hours_in_month, is_block, reservation
 from gpu_platform.facts import catalog, names
 
 if TYPE_CHECKING:
@@ -153,7 +154,7 @@ class PoolFacts:
 def pool_facts(pool: "NodePoolSpec", as_of: date) -> PoolFacts:
     """A stack file pool's bill facts; a Capacity Block's hours are those of its window in `as_of`'s month."""
     r = pool.reservation
-    reserved = (r.instance_count or pool.max_size) if is_block(pool) else (r.instance_count or 0) if r else 0
+    reserved = (reservation(pool).instance_count or pool.max_size) if is_block(pool) else (r.instance_count or 0) if r else 0
     return PoolFacts(pool.name, tuple(pool.instance_types), pool.capacity_type, pool.min_size, pool.max_size,
                      reserved, hours_in_month(pool, as_of) if is_block(pool) else None)
 
@@ -355,6 +356,7 @@ def _efs(spec: "PlatformSpec", pricing: Pricing) -> Optional[FixedItem]:
 
 def fsx_lustre_item(deployment_type: str, throughput: Optional[int], gib: float, pricing: Pricing) -> FixedItem:
     """The datasets file system: provisioned SSD storage at its deployment type's and throughput's price."""
+    quote: Optional[Quote]
     if FSX_LUSTRE in pricing.fixed_overrides:
         quote = Quote(pricing.fixed_overrides[FSX_LUSTRE], OVERRIDE_SOURCE, OVERRIDE_AS_OF)
     else:
@@ -410,7 +412,7 @@ class CostEstimate:
     spot_discount: float
 
     def _sum(self, attr: str) -> float:
-        return sum(v for v in (getattr(x, attr) for x in (*self.pools, *self.fixed)) if v is not None)
+        return float(sum(v for v in (getattr(x, attr) for x in (*self.pools, *self.fixed)) if v is not None))
 
     @property
     def monthly_at_min(self) -> float:

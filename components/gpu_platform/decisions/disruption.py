@@ -26,7 +26,8 @@ preview is UNKNOWN and never equals anything, so an unprovable input counts as c
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Optional
+from collections.abc import Iterable, Mapping
 
 from gpu_platform.decisions import karpenter_disruption
 from gpu_platform.decisions.disruption_model import (
@@ -246,7 +247,7 @@ def leaf_changes(before: Any, after: Any, path: str = "") -> list[tuple[str, Any
         return out
     if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
         out = []
-        for i, (b, a) in enumerate(zip(before, after)):
+        for i, (b, a) in enumerate(zip(before, after, strict=True)):
             out += leaf_changes(b, a, f"{path}[{i}]")
         return out
     return [] if before == after else [(path, before, after)]
@@ -285,9 +286,9 @@ def _mig_how(before: Any, after: Any) -> str:
 
 def classify(base: Optional[Pool], head: Optional[Pool], *, locked_only: bool = False) -> Optional[Disruption]:
     """The disruption a change from `base` to `head` makes to one pool (None: nothing changed)."""
-    if base is None and head is None:
-        return None
     if head is None:
+        if base is None:
+            return None
         cause = Cause("nodeGroup", Effect.REPLACEMENT, f"pool removed: {base.kind} {base.node_group} is deleted")
         return Disruption(base.name, Effect.REPLACEMENT, (cause,), base.nodes, base.gpus)
     if base is None:

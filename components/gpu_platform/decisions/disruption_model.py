@@ -17,7 +17,8 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any, Callable, Mapping, Optional, Union
+from typing import Any, Optional, Union
+from collections.abc import Callable, Mapping
 
 import yaml
 
@@ -168,7 +169,8 @@ def user_data_values(value: Any) -> dict[str, Any]:
     return values
 
 
-def _mig_tag(template: Optional[Mapping[str, Any]]) -> Optional[str]:
+def _mig_tag(template: Optional[Mapping[str, Any]]) -> Any:
+    """The launch template's MIG layout tag as registered (a string, or unknown in a preview), None without one."""
     for spec in get(template or {}, "tagSpecifications", []) or []:
         if isinstance(spec, Mapping) and spec.get("resourceType") == "instance":
             tags = spec.get("tags")
@@ -186,7 +188,8 @@ def operator_values(labels: Mapping[str, str], template: Optional[Mapping[str, A
     if values == UNKNOWN or not isinstance(values, Mapping):
         return {k: UNKNOWN for k in ("gpuOperator.driver", "sharing.mig", "sharing.devicePlugin")}
     chart = get(release, "version")
-    driver = values.get("driver") if isinstance(values.get("driver"), Mapping) else {}
+    raw_driver = values.get("driver")
+    driver: Mapping[str, Any] = raw_driver if isinstance(raw_driver, Mapping) else {}
     owns_driver = truthy(driver.get("enabled", True)) and labels.get(names.gpu_deploy_label("driver")) != "false"
     out: dict[str, Any] = {
         "gpuOperator.driver": ({**{k: v for k, v in sorted(driver.items()) if k not in DRIVER_IDENTITY_EXCLUDED},

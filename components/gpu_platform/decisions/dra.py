@@ -13,21 +13,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, TypeVar
+from collections.abc import Iterable, Sequence
 
 from gpu_platform.facts import catalog, names
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import GpuPool, TeamSpec
+    from gpu_platform.spec.models import GpuPool, NodePoolSpec, QueuePoolSpec, TeamSpec
 
 DRA = "dra"
+Pool = TypeVar("Pool", bound="GpuPool")  # a pool filter returns the kind of pool it was given
 
 
 def is_dra(pool: "GpuPool") -> bool:
-    return pool.gpu_allocation == DRA
+    return str(pool.gpu_allocation) == DRA
 
 
-def dra_pools(pools: Iterable["GpuPool"]) -> list["GpuPool"]:
+def dra_pools(pools: Iterable[Pool]) -> list[Pool]:
     return [p for p in pools if is_dra(p)]
 
 
@@ -36,7 +38,7 @@ def is_ultraserver(pool: "GpuPool") -> bool:
     return any(t in catalog.ULTRASERVERS for t in pool.instance_types)
 
 
-def ultraserver_pools(pools: Iterable["GpuPool"]) -> list["GpuPool"]:
+def ultraserver_pools(pools: Iterable[Pool]) -> list[Pool]:
     return [p for p in pools if is_ultraserver(p)]
 
 
@@ -91,7 +93,7 @@ def team_may_use(team: "TeamSpec", pool: "GpuPool") -> bool:
     return not team.queue.pools or pool.name in team.queue.pools
 
 
-def team_dra_pools(pools: Sequence["GpuPool"], team: "TeamSpec") -> list["GpuPool"]:
+def team_dra_pools(pools: Sequence[Pool], team: "TeamSpec") -> list[Pool]:
     return [p for p in dra_pools(pools) if team_may_use(team, p)]
 
 
@@ -121,7 +123,7 @@ class DomainShape:
         return names.compute_domain_claim_template(self.nodes)
 
 
-def team_domain_shapes(pools: Sequence["GpuPool"], team: "TeamSpec") -> list[DomainShape]:
+def team_domain_shapes(pools: Sequence["NodePoolSpec | QueuePoolSpec"], team: "TeamSpec") -> list[DomainShape]:
     """Multi-node shapes (2, 4, ... nodes, and the whole pool) of the UltraServer pools the team may use. One
     domain serves one job at a time (AWS: a ComputeDomain per workload job)."""
     sizes = {n for p in ultraserver_pools(team_dra_pools(pools, team)) for n in claim_counts(p.max_size) if n > 1}

@@ -15,7 +15,8 @@
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 from gpu_platform.decisions.launch_template import efa_interface_count
 from gpu_platform.facts import catalog
@@ -33,7 +34,7 @@ def rdma(pool: "NodePoolSpec") -> bool:
     return pool.efa and all(it.family in catalog.EFA_RDMA_FAMILIES for it in pool.instances)
 
 
-def pod_env(pools: Sequence["NodePoolSpec"]) -> list[dict]:
+def pod_env(pools: Sequence["NodePoolSpec"]) -> list[dict[str, str]]:
     """libfabric/NCCL environment for pods that may land on any of these EFA pools. Device RDMA only when
     every one of them has it: libfabric aborts a process asking for it on a device without RDMA read."""
     pairs = [*catalog.EFA_ENV, *(catalog.EFA_RDMA_ENV if all(rdma(p) for p in pools) else ())]

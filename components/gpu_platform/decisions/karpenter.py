@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gpu_platform.decisions.network import created_cluster
 from gpu_platform.facts import catalog, names
 from gpu_platform.facts.karpenter import KARPENTER
 
@@ -51,4 +52,5 @@ def untagged_subnets(spec: "PlatformSpec") -> list[str]:
     c = spec.cluster
     if c.existing is not None:
         return list(c.existing.subnet_ids)
-    return list(c.create.subnet_ids or []) if c.create.vpc is None else []
+    create = created_cluster(spec)
+    return list(create.subnet_ids or []) if create.vpc is None else []

@@ -20,7 +20,8 @@ The pool is named by its `gpu-platform.io/pool` template label; its size is `lim
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Optional
+from collections.abc import Iterable, Mapping
 
 from gpu_platform.decisions.disruption_model import (
     DRIFT_TAG, UNKNOWN, Effect, Pool, Resource, Rule, config_data, digest, get, mig_layout, operator_values,
@@ -33,7 +34,8 @@ BEHAVIORAL = ("limits", "disruption", "weight", "metadata")  # NodePool fields t
 TEMPLATE_READ = ("requirements",)  # template.spec fields with their own rule
 
 
-def _requirements(value: Any) -> dict[str, tuple[str, frozenset]]:
+def _requirements(value: Any) -> dict[Any, tuple[Any, frozenset[Any]]]:
+    """key -> (operator, values) of a NodePool's requirements as read back (any value: the pack reads any program)."""
     return {r.get("key"): (r.get("operator"), frozenset(r.get("values") or ()))
             for r in value if isinstance(r, Mapping)} if isinstance(value, list) else {}
 

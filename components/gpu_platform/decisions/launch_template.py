@@ -20,7 +20,8 @@ import ipaddress
 import re
 import shlex
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Any, Union
+from collections.abc import Mapping, Sequence
 
 from gpu_platform.facts import catalog, syntax
 
@@ -31,11 +32,11 @@ MIME_BOUNDARY = "==GPUPLATFORM=="
 HOP_LIMIT = 2
 
 
-def metadata_options() -> dict:
+def metadata_options() -> dict[str, Any]:
     return {"http_endpoint": "enabled", "http_tokens": "required", "http_put_response_hop_limit": HOP_LIMIT}
 
 
-def image_volume(os: str, size_gib: int) -> dict:
+def image_volume(os: str, size_gib: int) -> dict[str, Any]:
     """The block device for container images on this OS: encrypted gp3 of `size_gib`."""
     return {
         "device_name": catalog.IMAGE_VOLUME_DEVICE[os],
@@ -48,7 +49,7 @@ def efa_interface_count(pool: "NodePoolSpec") -> int:
     return min(it.efa_interfaces for it in pool.instances) if pool.efa else 0
 
 
-def efa_interfaces(pool: "NodePoolSpec") -> list[dict]:
+def efa_interfaces(pool: "NodePoolSpec") -> list[dict[str, Any]]:
     """The pool's network interfaces (AWS EC2 user guide, "Maximize network bandwidth on instances with multiple
     network cards"): the primary on card 0 at device index 0, then one EFA interface per card at device index
     1. The primary is an EFA interface too, except where card 0 takes none (p6-b300: 17 cards, 16 EFA), when it

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from typing import Iterator, Optional
+from typing import Optional
+from collections.abc import Iterator
 
 from gpu_platform.decisions.pinned import Pinned, PoolPin
 from gpu_platform.facts import catalog
@@ -198,7 +199,9 @@ def _operator_verdicts(pinned: Pinned, as_of: date, strict: bool) -> Iterator[Ve
         yield Verdict(WARNING, OPERATOR, f"GPU Operator {chart}", OPERATOR_FIELD,
                       f"GPU Operator {chart} is not in the lifecycle calendar (release lines {', '.join(lines)}): "
                       "its support status cannot be checked")
-    elif status == DEPRECATED:
+    if line is None or since is None:  # unknown (said above), supported, or not released yet
+        return
+    if status == DEPRECATED:
         yield Verdict(WARNING, OPERATOR, f"GPU Operator {line.line}", OPERATOR_FIELD,
                       f"GPU Operator {line.line} is in maintenance since {since.line} was released "
                       f"({_on(since.released, since)}): critical bug and CVE fixes only, end of life with the next "
@@ -283,7 +286,7 @@ def _driver_verdicts(pinned: Pinned, as_of: date, strict: bool, warn_days: int) 
         fix = (f"set {DRIVER_FIELD} to a supported branch on the chart's list" if fld == DRIVER_FIELD
                else "pin a newer ami.releaseVersion whose driver branch is supported")
         subject = f"driver R{branch} ({', '.join(wheres)})"
-        if status == UNKNOWN:
+        if info is None:
             yield Verdict(WARNING, DRIVER, subject, fld,
                           f"{runs}, a branch the lifecycle calendar does not know: its end of life cannot be checked")
         elif status == END_OF_LIFE:

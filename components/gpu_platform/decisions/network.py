@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec, VpcSpec
+    from gpu_platform.spec.models import CreateClusterSpec, PlatformSpec, VpcSpec
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ def subnet_plan(cidr: str, zone_names: list[str]) -> list[ZoneSubnets]:
     net = ipaddress.ip_network(cidr)
     n = len(zone_names)
     bits = math.ceil(math.log2(n + 1))
-    blocks = list(net.subnets(prefixlen_diff=bits))
+    blocks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = list(net.subnets(prefixlen_diff=bits))
     public = list(blocks[n].subnets(prefixlen_diff=math.ceil(math.log2(n)) if n > 1 else 0))
     return [ZoneSubnets(z, str(blocks[i]), str(public[i])) for i, z in enumerate(zone_names)]
 
@@ -51,6 +51,16 @@ def subnet_count(spec: "PlatformSpec") -> int:
     c = spec.cluster
     if c.existing is not None:
         return len(c.existing.subnet_ids)
-    if c.create.subnet_ids is not None:
-        return len(c.create.subnet_ids)
-    return c.create.vpc.availability_zones
+    create = created_cluster(spec)
+    if create.subnet_ids is not None:
+        return len(create.subnet_ids)
+    if create.vpc is None:
+        raise ValueError("cluster.create: give vpc or subnetIds")
+    return create.vpc.availability_zones
+
+
+def created_cluster(spec: "PlatformSpec") -> "CreateClusterSpec":
+    """The block of a cluster the stack creates; the stack file's rules hold that it has `create` or `existing`."""
+    if spec.cluster.create is None:
+        raise ValueError("cluster: the stack adopts an existing cluster (cluster.existing) and creates none")
+    return spec.cluster.create

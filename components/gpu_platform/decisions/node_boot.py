@@ -16,7 +16,8 @@ Any change here is a new launch template version: EKS rolls the pool (docs/polic
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Union
+from collections.abc import Mapping, Sequence
 
 from gpu_platform.decisions import launch_template as lt
 from gpu_platform.decisions.datasets import lustre_boot_lines, mounts_datasets
@@ -44,9 +45,9 @@ def ubuntu_prelude(ctx: "PoolContext", pool: "NodePoolSpec") -> list[str]:
     return lines
 
 
-def al2023_parts(ctx: "PoolContext", pool: "NodePoolSpec") -> list:
+def al2023_parts(ctx: "PoolContext", pool: "NodePoolSpec") -> list[Union[str, tuple[str, str]]]:
     """MIME parts EKS merges into an AL2023 node's user data."""
-    parts: list = []
+    parts: list[Union[str, tuple[str, str]]] = []
     if pool_local_storage(pool).how == "nodeadm":
         parts.append((catalog.NODEADM_CONTENT_TYPE, node_config()))
     lustre = lustre_part(ctx, pool)

@@ -79,7 +79,7 @@ class NodeGroupInputs:
     update_config: dict[str, Any]  # EKS API terms: maxUnavailable or maxUnavailablePercentage, updateStrategy
     protect: bool
     tags: dict[str, str] = field(default_factory=dict)
-    repair: dict = field(default_factory=dict)  # nodeRepairConfig, EKS API field names
+    repair: dict[str, Any] = field(default_factory=dict)  # nodeRepairConfig, EKS API field names
 
 
 def node_group_inputs(ctx: "PoolContext", pool: "NodePoolSpec") -> NodeGroupInputs:

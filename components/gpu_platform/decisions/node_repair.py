@@ -1,9 +1,10 @@
 """GPU node health, decided from the spec: each pool's node repair settings and the node monitoring agent.
 
 Node repair acts on node conditions: EKS's for managed node groups (pool by pool, the thresholds and
-overrides below), Karpenter's NodeRepair feature gate for Karpenter pools (fixed policies, facts/karpenter.py). The kubelet's `Ready` is always there; GPU
-faults (XID errors, double-bit ECC, NVLink, DCGM health) become the `AcceleratedHardwareReady` condition
-only where the EKS node monitoring agent runs, with its bundled DCGM host engine on the GPU nodes.
+overrides below), Karpenter's NodeRepair feature gate for Karpenter pools (fixed policies,
+facts/karpenter.py). The kubelet's `Ready` is always there; GPU faults (XID errors, double-bit ECC,
+NVLink, DCGM health) become the `AcceleratedHardwareReady` condition only where the EKS node monitoring
+agent runs, with its bundled DCGM host engine on the GPU nodes.
 
 Defaults: every pool repairs. Prod repairs one node at a time, stops while more than two nodes of a
 group are unhealthy (a bad AMI, driver or zone is not a reason to replace a whole pool), and overrides
@@ -12,7 +13,8 @@ team) and the row-remapping failure it reboots for but that a reboot cannot fix 
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
 
 from gpu_platform.decisions.tolerations import toleration
 from gpu_platform.facts import catalog, names

@@ -9,7 +9,8 @@ camelCase) pairs, as plain values.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Optional
+from collections.abc import Iterable, Mapping
 
 from gpu_platform.facts import catalog, names
 from gpu_platform.facts.recognise import GPU_AMI_TYPES, is_gpu_instance_type, is_gpu_operator_chart, node_group_instance_types
@@ -34,7 +35,7 @@ INPUT_KEYS: Mapping[str, tuple[str, ...]] = {
     NODE_CLASS: ("metadata.name", "spec.amiSelectorTerms"),
 }
 # Read when known: a launch template's name may be unknown in a preview, and only completes an instance type.
-OPTIONAL_INPUTS: Mapping[str, frozenset] = {NODE_GROUP: frozenset({"launchTemplate.name"}),
+OPTIONAL_INPUTS: Mapping[str, frozenset[str]] = {NODE_GROUP: frozenset({"launchTemplate.name"}),
                                             LAUNCH_TEMPLATE: frozenset({"name", "instanceType"})}
 # Karpenter alias family -> the node image it selects for GPU instances (`al2023` -> the NVIDIA variant).
 ALIAS_IMAGES = {img.alias_family: key for key, img in catalog.KARPENTER_IMAGES.items() if img.alias_family}

@@ -9,7 +9,8 @@ stack file lists them. The datasets file system sits in the first EFA pool's sub
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import TYPE_CHECKING, Optional
+from collections.abc import Sequence
 
 from gpu_platform.decisions.reservations import single_zone
 from gpu_platform.spec.errors import SpecError

@@ -18,7 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Iterator, Optional, Protocol, Sequence
+from typing import TYPE_CHECKING, Optional, Protocol
+from collections.abc import Iterator, Sequence
 
 from gpu_platform.decisions.capacity import node_resources
 from gpu_platform.facts import catalog, names
@@ -325,9 +326,9 @@ def queueing_rules(spec: "QueueScope") -> Iterator[tuple[str, str]]:
             yield f"teams[{i}].name", f"{team.name!r} is Kueue's namespace (queueing.namespace); choose another"
         if team.queue.lending_limit is not None and percent(team.queue.lending_limit) > 1:
             yield f"teams[{i}].queue.lendingLimit", "must be at most 100%: a team cannot lend more than its nominal quota"
-        for j, pool in enumerate(team.queue.pools):
-            if pool not in pools:
-                yield f"teams[{i}].queue.pools[{j}]", f"unknown pool {pool!r}; pools: {', '.join(pools)}"
+        for j, listed in enumerate(team.queue.pools):
+            if listed not in pools:
+                yield f"teams[{i}].queue.pools[{j}]", f"unknown pool {listed!r}; pools: {', '.join(pools)}"
         if len(set(team.queue.pools)) != len(team.queue.pools):
             yield f"teams[{i}].queue.pools", "lists a pool twice"
     if all(p in pools for t in spec.teams for p in t.queue.pools):

@@ -22,14 +22,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gpu_platform.decisions.dra import is_dra
 from gpu_platform.facts import catalog
 from gpu_platform.facts.karpenter import KARPENTER
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
+    from gpu_platform.spec.models import NodePoolSpec, PlatformSpec, ReservationSpec
 
 CAPACITY_BLOCK, ODCR = "capacity-block", "odcr"
 # A block ending this soon after the plan's day is named: its nodes are drained before a change merged
@@ -72,12 +72,27 @@ def placement_group(pool: "NodePoolSpec") -> bool:
 
 # --- the launch template and the NodePool ---
 
-def template_reservation(pool: "NodePoolSpec") -> dict:
+def reservation(pool: "NodePoolSpec") -> "ReservationSpec":
+    """The reservation of a pool that has one (`kind(pool)` is set)."""
+    if pool.reservation is None:
+        raise ValueError(f"pool {pool.name!r} has no reservation")
+    return pool.reservation
+
+
+def window(pool: "NodePoolSpec") -> tuple[datetime, datetime]:
+    """A Capacity Block's window: the stack file's rules give every block its start and end."""
+    r = reservation(pool)
+    if r.start is None or r.end is None:
+        raise ValueError(f"pool {pool.name!r}: a Capacity Block needs reservation.start and reservation.end")
+    return r.start, r.end
+
+
+def template_reservation(pool: "NodePoolSpec") -> dict[str, Any]:
     """Launch template fields (pulumi_aws argument names) that launch a node group's nodes into its reservation."""
     if not kind(pool):
         return {}
-    out: dict = {"capacity_reservation_specification": {
-        "capacity_reservation_target": {"capacity_reservation_id": pool.reservation.id}}}
+    out: dict[str, Any] = {"capacity_reservation_specification": {
+        "capacity_reservation_target": {"capacity_reservation_id": reservation(pool).id}}}
     if is_block(pool):
         out["instance_market_options"] = {"market_type": CAPACITY_BLOCK}
         out["instance_type"] = pool.instance_types[0]
@@ -93,9 +108,9 @@ def karpenter_capacity_types(pool: "NodePoolSpec") -> list[str]:
     return [pool.capacity_type]
 
 
-def reservation_selector_terms(pool: "NodePoolSpec") -> list[dict]:
+def reservation_selector_terms(pool: "NodePoolSpec") -> list[dict[str, str]]:
     """The EC2NodeClass's capacityReservationSelectorTerms: the reservation by id ([] without one)."""
-    return [{"id": pool.reservation.id}] if kind(pool) else []
+    return [{"id": reservation(pool).id}] if kind(pool) else []
 
 
 # --- time ---
@@ -113,9 +128,8 @@ def month_of(day: date) -> tuple[datetime, datetime]:
 
 def hours_in_month(pool: "NodePoolSpec", day: date) -> float:
     """Hours of the block's window inside the month holding `day` (0 outside it)."""
-    r = pool.reservation
-    start, end = month_of(day)
-    overlap = min(r.end, end) - max(r.start, start)
+    (start, end), (month_start, month_end) = window(pool), month_of(day)
+    overlap = min(end, month_end) - max(start, month_start)
     return max(overlap.total_seconds(), 0) / 3600
 
 
@@ -128,13 +142,13 @@ def termination_minutes(pool: "NodePoolSpec") -> int:
 def drain_at(pool: "NodePoolSpec") -> datetime:
     """When the block's nodes go: EKS's scheduled scale-down to zero or Karpenter's drain, or EC2's termination
     where that comes first (UltraServers)."""
-    return pool.reservation.end - max(DRAIN, timedelta(minutes=termination_minutes(pool)))
+    return window(pool)[1] - max(DRAIN, timedelta(minutes=termination_minutes(pool)))
 
 
 def state(pool: "NodePoolSpec", day: date) -> str:
     """The block on `day` (its 00:00 UTC): scheduled, active or ended."""
-    moment, r = _utc(day), pool.reservation
-    return SCHEDULED if moment < r.start else ACTIVE if moment < r.end else ENDED
+    moment, (start, end) = _utc(day), window(pool)
+    return SCHEDULED if moment < start else ACTIVE if moment < end else ENDED
 
 
 # --- what the plan says about reserved pools ---
@@ -152,23 +166,23 @@ def _when(moment: datetime) -> str:
 
 
 def _block_findings(at: str, pool: "NodePoolSpec", day: date) -> list[Finding]:
-    r, found = pool.reservation, []
+    r, (start, end), found = reservation(pool), window(pool), []
     who = ("Karpenter drains its nodes" if pool.provisioner == KARPENTER
            else f"EKS scales the node group to zero ({catalog.CAPACITY_BLOCK_SCALE_DOWN_ACTION!r})")
     now = state(pool, day)
     if now == ENDED:
         found.append(Finding(WARNING, pool.name, f"{at}.reservation", (
-            f"Capacity Block {r.id} ended on {_when(r.end)}: {who} from {_when(drain_at(pool))}, so the pool has had "
+            f"Capacity Block {r.id} ended on {_when(end)}: {who} from {_when(drain_at(pool))}, so the pool has had "
             "no nodes since; buy a new block and set its id and window, or move the pool to on-demand")))
-    elif r.end - _utc(day) <= ENDING_WITHIN:
+    elif end - _utc(day) <= ENDING_WITHIN:
         found.append(Finding(WARNING, pool.name, f"{at}.reservation.end", (
-            f"Capacity Block {r.id} ends on {_when(r.end)}: {who} at {_when(r.end - DRAIN)}, 40 minutes before the "
+            f"Capacity Block {r.id} ends on {_when(end)}: {who} at {_when(end - DRAIN)}, 40 minutes before the "
             f"end, and EC2 terminates what is left {termination_minutes(pool)} minutes before it; "
             "running jobs must checkpoint before then. Extend the block (PurchaseCapacityBlockExtension) and set "
             "the new end, or plan where the work goes")))
     if now == SCHEDULED and pool.min_size > 0 and pool.provisioner != KARPENTER:
         found.append(Finding(WARNING, pool.name, f"{at}.minSize", (
-            f"Capacity Block {r.id} starts on {_when(r.start)}: until then the Auto Scaling group cannot launch the "
+            f"Capacity Block {r.id} starts on {_when(start)}: until then the Auto Scaling group cannot launch the "
             f"{pool.min_size} node(s) minSize asks for and logs launch errors, and EKS upgrades such groups at "
             "size 0; " + (_DRA_FIXED if is_dra(pool) else
                           "keep minSize 0 and let the autoscaler scale up once the block is active"))))

@@ -4,15 +4,20 @@ brings itself. The files themselves are rendered in render/sharing.py.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Union
+from collections.abc import Sequence
 
 from gpu_platform.facts import catalog, names
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import GpuPool
+    from gpu_platform.spec.models import GpuPool, NodePoolSpec, OperatorPoolSpec
+
+    # A pool whose image is known: the stack file's, or the GPU Operator's view of one. Kueue's view
+    # (QueuePoolSpec) has no image, so what the image decides cannot be asked of it.
+    ImagePool = Union[NodePoolSpec, OperatorPoolSpec]
 
 
-def operator_mig(pool: "GpuPool") -> bool:
+def operator_mig(pool: "ImagePool") -> bool:
     """The GPU Operator's MIG manager configures this pool's GPUs (MIG-capable GPU, image allows it)."""
     return pool.gpu.mig_capable and pool.ami.image.operator_mig
 
@@ -23,7 +28,7 @@ def pool_mig_layout(pool: "GpuPool") -> dict[str, int] | None:
     return _largest_first(pool.gpu, s.layout) if s.mode == "mig" and s.layout else None
 
 
-def sharing_labels(pool: "GpuPool") -> dict[str, str]:
+def sharing_labels(pool: "ImagePool") -> dict[str, str]:
     """Node labels that pick the pool's entry in the device-plugin and MIG ConfigMaps.
 
     Managed node group labels are applied at registration, so nodes select their config from birth.
@@ -40,7 +45,7 @@ def sharing_labels(pool: "GpuPool") -> dict[str, str]:
     return labels
 
 
-def mig_layout_tag(pool: "GpuPool") -> dict[str, str]:
+def mig_layout_tag(pool: "ImagePool") -> dict[str, str]:
     """The launch template's instance tag naming the pool's layout: a new layout is a new template
     version, so EKS replaces the pool's nodes maxUnavailable at a time and each new node partitions its
     GPUs at boot (the MIG manager does not re-apply a changed config to running nodes)."""
@@ -49,7 +54,7 @@ def mig_layout_tag(pool: "GpuPool") -> dict[str, str]:
     return {names.MIG_LAYOUT_TAG: names.mig_layout_id(pool.gpu.key, pool_mig_layout(pool))}
 
 
-def operand_labels(pool: "GpuPool") -> dict[str, str]:
+def operand_labels(pool: "ImagePool") -> dict[str, str]:
     """Turn off GPU Operator operands an image provides itself (Bottlerocket ships its own)."""
     image: catalog.NodeImage = pool.ami.image
     if image.operator_device_plugin:
@@ -57,7 +62,7 @@ def operand_labels(pool: "GpuPool") -> dict[str, str]:
     return {names.gpu_deploy_label(op): "false" for op in ("driver", "container-toolkit", "device-plugin", "mig-manager")}
 
 
-def mig_configs(pools: Sequence["GpuPool"]) -> dict[str, dict[str, int] | None]:
+def mig_configs(pools: Sequence["ImagePool"]) -> dict[str, dict[str, int] | None]:
     """The MIG config of every pool the MIG manager serves, by name: its layout, None when disabled.
 
     Profiles are listed largest first whatever order the stack file used, so the file is stable.
@@ -67,7 +72,7 @@ def mig_configs(pools: Sequence["GpuPool"]) -> dict[str, dict[str, int] | None]:
 
 
 def _largest_first(gpu: catalog.GpuModel, layout: dict[str, int]) -> dict[str, int]:
-    def size(profile: str) -> tuple:
+    def size(profile: str) -> tuple[int, int, str]:
         cls = catalog.mig_class(gpu, profile)
         return -cls.compute, -cls.memory, profile
 

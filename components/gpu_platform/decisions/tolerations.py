@@ -2,20 +2,21 @@
 tolerations already covers a taint (used for the operator's, the EFA plugin's and the repair agent's pods)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import TaintSpec
 
 
-def toleration(taint: "TaintSpec") -> dict:
+def toleration(taint: "TaintSpec") -> dict[str, str]:
     """The toleration a pod needs to run on nodes with this taint."""
     if taint.value:
         return {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
     return {"key": taint.key, "operator": "Exists", "effect": taint.effect}
 
 
-def tolerates(tolerations: list[dict], key: str, value: str, effect: str) -> bool:
+def tolerates(tolerations: Sequence[Mapping[str, Any]], key: str, value: str, effect: str) -> bool:
     """Kubernetes toleration matching (Kubernetes effect spelling): the effect, or none for any effect; then
     `Exists` on the key, or on no key for every key, or `Equal` (the default operator) on key and value."""
     for t in tolerations:

@@ -13,7 +13,7 @@ Severity `error` marks an unsupported step, `warning` a supported change to prep
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from collections.abc import Iterator
 
 from gpu_platform.decisions.lifecycle import DRIVER_FIELD, KUBERNETES_FIELD, OPERATOR_FIELD, next_minor, pool_driver
 from gpu_platform.decisions.pinned import Pinned
@@ -93,7 +93,9 @@ def _branch_end(branch: str) -> str:
 
 def _branches(pins: Pinned) -> dict[str, tuple[str, ...]]:
     """Where each driver comes from -> the branches it runs (the AMI's candidates when it picks per type)."""
-    found = {"the GPU Operator's driver": (catalog.driver_branch(pins.operator_driver),)} if pins.operator_driver else {}
+    found: dict[str, tuple[str, ...]] = {}
+    if pins.operator_driver:
+        found["the GPU Operator's driver"] = (catalog.driver_branch(pins.operator_driver),)
     for pool in pins.pools:
         pd = pool_driver(pool)
         branches = tuple(dict.fromkeys((*pd.certain, *pd.possible)))

@@ -9,7 +9,8 @@ quotas placed on the pools (queueing). Every problem is reported at once, each n
 from __future__ import annotations
 
 from datetime import date
-from typing import Any, Iterator, Mapping
+from typing import Any
+from collections.abc import Iterator, Mapping
 
 from gpu_platform.decisions.capacity import platform_capacity, team_quota_totals
 from gpu_platform.decisions.datasets import SHARED_CLAIM_SIZE, claim_size, claim_teams, claims_per_team
@@ -45,6 +46,8 @@ def rules(spec: PlatformSpec, today: date) -> Iterator[Problem]:
 def _claim_quota_rules(spec: PlatformSpec) -> Iterator[Problem]:
     """Each team's datasets claim (and its model-cache claim) counts against the team's storage quota."""
     cache, fsx = spec.model_cache, spec.datasets.fsx_lustre
+    if fsx is None:  # no datasets file system, no claims
+        return
     for team in claim_teams(spec):
         i = spec.teams.index(team)
         claims = claims_per_team(fsx) + int(cache.enabled)

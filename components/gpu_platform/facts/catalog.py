@@ -9,18 +9,19 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Mapping, Optional
+from collections.abc import Mapping
+from typing import Optional
 
 # The dated lifecycle calendar (EKS Kubernetes versions, GPU Operator lines, driver branches, AMI driver eras,
 # add-on lines) is kept in its own module and re-exported here.
-from gpu_platform.facts.lifecycle_calendar import (  # noqa: F401
-    ADDON_KUBERNETES,
-    ADDONS_MATCHING_CLUSTER_MINOR,
-    AMI_DRIVER_ERAS,
-    DRIVER_BRANCHES,
-    EKS_KUBERNETES,
-    OPERATOR_LINES,
-    DriverBranch,
+from gpu_platform.facts.lifecycle_calendar import (
+    ADDON_KUBERNETES as ADDON_KUBERNETES,
+    ADDONS_MATCHING_CLUSTER_MINOR as ADDONS_MATCHING_CLUSTER_MINOR,
+    AMI_DRIVER_ERAS as AMI_DRIVER_ERAS,
+    DRIVER_BRANCHES as DRIVER_BRANCHES,
+    EKS_KUBERNETES as EKS_KUBERNETES,
+    OPERATOR_LINES as OPERATOR_LINES,
+    DriverBranch as DriverBranch,
 )
 
 # Upstream files kept beside the catalog: each chart version's values.yaml (its keys are checked), the
@@ -313,7 +314,7 @@ _G_PRICES = {
 
 def _g_family(family: str) -> list[InstanceType]:
     out = []
-    for (size, gpus, vcpu), usd in zip(_G_SIZES, _G_PRICES[family]):
+    for (size, gpus, vcpu), usd in zip(_G_SIZES, _G_PRICES[family], strict=True):
         name = f"{family}.{size}"
         verified = name == "g5.xlarge"  # the one point checked against the pricing page (June 2026)
         efa = (_G6E_EFA_INTERFACES if family == "g6e" else _G_EFA_INTERFACES).get(size, 0)

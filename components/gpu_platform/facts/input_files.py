@@ -199,7 +199,7 @@ class _Yaml12Loader(yaml.SafeLoader):
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
-            event = self.get_event()
+            event = self.get_event()  # type: ignore[no-untyped-call]  # untyped in PyYAML's stubs
             node = self.anchors.get(event.anchor)
             if node is None:
                 raise yaml.composer.ComposerError(None, None, f"found undefined alias {event.anchor!r}", event.start_mark)
@@ -208,7 +208,7 @@ class _Yaml12Loader(yaml.SafeLoader):
                                   "would never end)", event.start_mark)
             self._grow(self._sizes[id(node)], event.start_mark)
             return node
-        mark = self.peek_event().start_mark
+        mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]  # untyped in PyYAML's stubs
         self._depth += 1
         if self._depth > MAX_DEPTH:
             raise _LimitError(None, None, f"nested deeper than {MAX_DEPTH} levels", mark)

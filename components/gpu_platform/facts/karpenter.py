@@ -6,7 +6,8 @@ the disruption model and the policy pack read Karpenter pools the way they read 
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from gpu_platform.facts import names
 
@@ -61,16 +62,20 @@ def node_group_view(node_pool: Mapping[str, Any]) -> dict[str, Any]:
     labels, taints in the EKS API's spelling), so the cost model and the pack's pool rules read both."""
     template = (node_pool.get("spec") or {}).get("template") or {}
     labels = dict((template.get("metadata") or {}).get("labels") or {})
-    effects = names.TAINT_EFFECTS  # Kubernetes spelling -> the EKS API's
     return {
         "instanceTypes": requirement_values(node_pool, names.INSTANCE_TYPE_LABEL),
         "capacityType": capacity_type(node_pool),
         "scalingConfig": {"minSize": 0, "maxSize": max_nodes(node_pool)},
         "labels": labels,
-        "taints": [{"key": t.get("key"), "value": t.get("value", ""), "effect": effects.get(t.get("effect"), t.get("effect"))}
+        "taints": [{"key": t.get("key"), "value": t.get("value", ""), "effect": _eks_effect(t.get("effect"))}
                    for t in (template.get("spec") or {}).get("taints") or [] if isinstance(t, Mapping)],
         "nodeGroupName": (node_pool.get("metadata") or {}).get("name"),
     }
+
+
+def _eks_effect(effect: Any) -> Any:
+    """A taint effect in the EKS API's spelling (NO_SCHEDULE); anything else is passed on for rules to refuse."""
+    return names.TAINT_EFFECTS.get(effect, effect) if isinstance(effect, str) else effect
 
 
 def capacity_type(node_pool: Mapping[str, Any]) -> str:

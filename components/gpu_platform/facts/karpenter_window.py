@@ -13,7 +13,8 @@ Only weekly schedules are reasoned about: day of month and month must be `*`. Pu
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Optional
+from collections.abc import Iterable, Mapping
 
 WEEK = 7 * 24 * 60  # minutes; minute 0 is Sunday 00:00 UTC
 DAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
@@ -169,7 +170,7 @@ def first_open_minute(budgets: Iterable[Mapping[str, Any]], window: Optional[byt
             continue
         when = _budget_active(budget)
         if when is not None:
-            blocked = bytearray(a | b for a, b in zip(blocked, when))
+            blocked = bytearray(a | b for a, b in zip(blocked, when, strict=True))
     for t in range(WEEK):
         if not blocked[t] and not (window is not None and window[t]):
             return t

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 from types import MappingProxyType
-from typing import Mapping, Optional
+from typing import Any, Optional
+from collections.abc import Mapping
 
 CHECKED = "2026-11-23"  # the day every entry below was last checked against its source
 
@@ -36,7 +37,7 @@ class KubernetesRelease:
     note: str = ""
 
 
-def _k8s(version: str, upstream: date, eks: date, standard: date, extended: date, **kw) -> KubernetesRelease:
+def _k8s(version: str, upstream: date, eks: date, standard: date, extended: date, **kw: Any) -> KubernetesRelease:
     return KubernetesRelease(version, upstream, eks, standard, extended, **kw)
 
 

@@ -6,7 +6,7 @@ GPU's memory slices (0..7 on 7-slice GPUs, 0..3 on 4-slice ones: catalog.MIG_GRI
 """
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from gpu_platform.facts.catalog import GpuModel, MigClass, mig_class
 

@@ -7,7 +7,8 @@ this platform's labels. These look-ups say what a chart, an AMI type or an insta
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
+from collections.abc import Mapping
 
 from gpu_platform.facts import catalog
 

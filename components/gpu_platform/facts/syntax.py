@@ -38,7 +38,8 @@ import math
 import re
 import unicodedata
 from fractions import Fraction
-from typing import Any, Callable, Optional
+from typing import Any, Optional
+from collections.abc import Callable
 
 DNS_LABEL_MAX = 63
 DNS_SUBDOMAIN_MAX = 253
@@ -68,7 +69,7 @@ INSTANCE_TYPE = re.compile(r"[a-z][a-z0-9-]*\.[a-z0-9-]+")  # family.size, e.g. 
 QUANTITY_MAX = 2**63 - 1
 QUANTITY_DIGITS_MAX = 40  # far past 2^63-1 at Kubernetes' resolution of 0.001
 QUANTITY = re.compile(r"\+?(?P<number>[0-9]+(\.[0-9]*)?|\.[0-9]+)(?:[eE](?P<exponent>[-+]?[0-9]{1,2})|(?P<suffix>[a-zA-Z]*))")
-QUANTITY_SUFFIXES = {"": 1, "m": Fraction(1, 1000), "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15,
+QUANTITY_SUFFIXES: dict[str, int | Fraction] = {"": 1, "m": Fraction(1, 1000), "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15,
                      "E": 10**18, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 
 Problem = Optional[str]
@@ -183,12 +184,11 @@ def selector(value: str, equality_only: bool = False) -> Problem:
             problem = label(found.group("key"), found.group("value"))
         elif equality_only:
             return f"{term!r} is not key=value: use an equality-based label selector (key=value[,key=value])"
-        elif _SET_TERM.fullmatch(term):
-            found = _SET_TERM.fullmatch(term)
+        elif found := _SET_TERM.fullmatch(term):
             values = [v.strip() for v in found.group("values").split(",")]
             problem = label_key(found.group("key")) or next(filter(None, map(label_value, values)), None)
-        elif _EXISTS_TERM.fullmatch(term):
-            problem = label_key(_EXISTS_TERM.fullmatch(term).group("key"))
+        elif found := _EXISTS_TERM.fullmatch(term):
+            problem = label_key(found.group("key"))
         else:
             return f"{term!r} is not a label selector term (key=value, key!=value, key in (a,b), key notin (a,b), key, !key)"
         if problem:
@@ -253,7 +253,7 @@ def ipv4_cidr(value: str) -> Problem:
     return None
 
 
-def _id(pattern: re.Pattern, what: str, example: str) -> Callable[[str], Problem]:
+def _id(pattern: re.Pattern[str], what: str, example: str) -> Callable[[str], Problem]:
     def check(value: str) -> Problem:
         if not pattern.fullmatch(value):
             return f"{value[:40]!r} is not a {what} id such as {example} (8 or 17 hexadecimal digits)"
@@ -290,6 +290,8 @@ def quantity(value: str) -> Problem:
 def quantity_fraction(value: str) -> Fraction:
     """A quantity (already checked) as an exact number: `1.5` -> 3/2, `2Ti` -> 2**41, `128e9`, `250m` -> 1/4."""
     found = QUANTITY.fullmatch(value)
+    if found is None:
+        raise ValueError(f"{value[:40]!r} is not a Kubernetes quantity: check it with quantity() first")
     number = Fraction(found.group("number") + ("0" if found.group("number").endswith(".") else ""))
     if found.group("exponent") is not None:
         return number * Fraction(10) ** int(found.group("exponent"))

@@ -27,7 +27,7 @@ def from_spec(spec: PlatformSpec) -> dict[str, Any]:
     cap = platform_capacity(spec)
     quotas = team_quota_totals(spec)
     pools = []
-    for pool, pc in zip(spec.node_pools, cap.pools):
+    for pool, pc in zip(spec.node_pools, cap.pools, strict=True):
         pools.append({
             "name": pool.name, "gpu": pc.gpu, "instanceType": pool.instance_types[0],
             "minSize": pool.min_size, "maxSize": pool.max_size, "sharing": _sharing(pool),

@@ -26,7 +26,8 @@ import importlib
 import sys
 import traceback
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Sequence
 
 from gpu_platform.facts.input_files import InputError
 from gpu_platform.planner import project as projects

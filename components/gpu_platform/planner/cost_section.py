@@ -39,7 +39,7 @@ def from_spec(spec: PlatformSpec, region: Optional[str] = None, as_of: Optional[
         "version": VERSION, "currency": CURRENCY, "estimate": True, "hoursPerMonth": HOURS,
         "prices": {"asOf": est.prices_as_of, "region": catalog.PRICE_REGION, "spotDiscount": est.spot_discount,
                    "sources": [{"source": q.source, "asOf": q.as_of} for q in est.sources]},
-        "pools": [_pool(p, pool, as_of) for p, pool in zip(est.pools, spec.node_pools)],
+        "pools": [_pool(p, pool, as_of) for p, pool in zip(est.pools, spec.node_pools, strict=True)],
         "fixed": [_fixed(f) for f in est.fixed],
         "totals": {"hourlyUsdAtMin": _h(est.hourly_at_min), "hourlyUsdAtMax": _h(est.hourly_at_max),
                    "monthlyUsdAtMin": _m(est.monthly_at_min), "monthlyUsdAtMax": _m(est.monthly_at_max),
@@ -71,10 +71,11 @@ def _reservation(p: PoolEstimate, pool: NodePoolSpec, as_of: date) -> Optional[d
     kind = reservations.kind(pool)
     if not kind:
         return None
-    r = pool.reservation
+    r = reservations.reservation(pool)
     out: dict[str, Any] = {"id": r.id, "kind": kind, "instances": p.facts.reserved or None}
     if kind == reservations.CAPACITY_BLOCK:
-        out.update(start=_iso(r.start), end=_iso(r.end), month=f"{as_of:%Y-%m}",
+        start, end = reservations.window(pool)
+        out.update(start=_iso(start), end=_iso(end), month=f"{as_of:%Y-%m}",
                    hoursInMonth=round(p.block_hours, 2), state=reservations.state(pool, as_of),
                    paidUpFront=True)
     return out

@@ -61,8 +61,9 @@ def load_plan(path: Path, label: Optional[str] = None) -> dict[str, Any]:
 
 
 # What every command reading a plan relies on: the stack, and each resource's identity, inputs and options.
-_RESOURCE_FIELDS = {"urn": str, "type": str, "name": str, "inputs": dict, "options": dict, "parent": (str, type(None)),
-                    "provider": (str, type(None))}
+_RESOURCE_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "urn": str, "type": str, "name": str, "inputs": dict, "options": dict, "parent": (str, type(None)),
+    "provider": (str, type(None))}
 
 
 def plan_shape_problem(plan: Any) -> Optional[str]:

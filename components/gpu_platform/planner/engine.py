@@ -19,7 +19,8 @@ import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
+from collections.abc import Callable
 
 from google.protobuf import empty_pb2, json_format
 from pulumi.runtime import mocks as sdk_mocks

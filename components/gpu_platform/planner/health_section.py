@@ -53,7 +53,7 @@ def build(ctx: PlanContext) -> Optional[dict[str, Any]]:
 
 def karpenter_gates(resources: list[dict[str, Any]]) -> dict[str, Any]:
     """The Karpenter release's `settings.featureGates` ({} without one: the chart's defaults)."""
-    release = next((r["inputs"] for r in resources if r["type"] == RELEASE and r["inputs"].get("chart") == KARPENTER_CHART),
+    release: dict[str, Any] = next((r["inputs"] for r in resources if r["type"] == RELEASE and r["inputs"].get("chart") == KARPENTER_CHART),
                    {})
     return ((release.get("values") or {}).get("settings") or {}).get("featureGates") or {}
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
+from collections.abc import Mapping
 
 from gpu_platform.facts.input_files import absolute, read_json
 from gpu_platform.policy.locks import LOCK, LOCK_FILE, lock_file_path

@@ -11,7 +11,8 @@ from __future__ import annotations
 import base64
 import hashlib
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Any, Optional
+from collections.abc import Callable
 
 import pulumi
 
@@ -374,7 +375,9 @@ class PlannerMocks(pulumi.runtime.Mocks):
             return c.uuid(), c.inputs
         return _generic(c)
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> dict:  # a bare dict: no check failures
+    # A bare result, no check failures: the SDK takes one (it tests isinstance(result, dict)) though its
+    # annotation names only the (result, failures) pair.
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:  # type: ignore[override]
         given = user_mocks.answer(self.user, args.token, args.args)
         if given is not None:
             return given

@@ -12,7 +12,8 @@ is refused rather than mixed into.
 from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Iterable
+from typing import Any
+from collections.abc import Callable, Iterable
 
 import yaml
 
@@ -41,7 +42,7 @@ def is_kubernetes_object(resource: dict[str, Any]) -> bool:
 def manifest_files(ctx: PlanContext) -> dict[str, str]:
     outputs = {r.urn: r.outputs for r in ctx.recording.resources}
     recorded = {r.urn: r.inputs for r in ctx.recording.resources}
-    files = {}
+    files: dict[str, str] = {}
     for resource in ctx.plan["resources"]:
         if not is_kubernetes_object(resource):
             continue
@@ -59,7 +60,7 @@ def manifest_files(ctx: PlanContext) -> dict[str, str]:
 
 def helm_files(ctx: PlanContext) -> dict[str, str]:
     outputs = {r.urn: r.outputs for r in ctx.recording.resources}
-    files = {}
+    files: dict[str, str] = {}
     for resource in ctx.plan["resources"]:
         if resource["type"] != HELM_RELEASE:
             continue

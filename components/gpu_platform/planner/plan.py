@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from gpu_platform.planner.engine import Recording, Registration
 from gpu_platform.planner.wire import to_json_ready

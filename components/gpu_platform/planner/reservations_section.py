@@ -49,14 +49,15 @@ def _iso(moment: datetime) -> str:
 
 
 def _pool(pool: NodePoolSpec, as_of: date) -> dict[str, Any]:
-    kind, r = reservations.kind(pool), pool.reservation
+    kind, r = reservations.kind(pool), reservations.reservation(pool)
     out: dict[str, Any] = {
         "name": pool.name, "kind": kind, "id": r.id, "provisioner": pool.provisioner,
         "instanceType": pool.instance_types[0], "instances": r.instance_count, "maxSize": pool.max_size,
         "zones": pool.zones, "placementGroup": reservations.placement_group(pool),
     }
     if kind == reservations.CAPACITY_BLOCK:
-        out.update(start=_iso(r.start), end=_iso(r.end), state=reservations.state(pool, as_of),
+        start, end = reservations.window(pool)
+        out.update(start=_iso(start), end=_iso(end), state=reservations.state(pool, as_of),
                    nodesGoAt=_iso(reservations.drain_at(pool)), month=f"{as_of:%Y-%m}",
                    hoursInMonth=round(reservations.hours_in_month(pool, as_of), 2))
     return out

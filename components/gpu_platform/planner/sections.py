@@ -11,7 +11,8 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Optional
+from collections.abc import Callable
 
 if TYPE_CHECKING:
     from gpu_platform.planner.engine import Recording

@@ -1,7 +1,8 @@
 """Text and Markdown tables, money and counts, formatted the same way in every plan section."""
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional
+from collections.abc import Sequence
 
 UNKNOWN = "unknown"
 
@@ -39,7 +40,7 @@ def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Seq
     widths = [max(len(str(r[i])) for r in (headers, *rows)) for i in range(len(headers))]
 
     def line(cells: Sequence[str]) -> str:
-        parts = [str(c).rjust(w) if i in right else str(c).ljust(w) for i, (c, w) in enumerate(zip(cells, widths))]
+        parts = [str(c).rjust(w) if i in right else str(c).ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))]
         return (indent + "  ".join(parts)).rstrip()
 
     return [line(headers), *(line(r) for r in rows)]

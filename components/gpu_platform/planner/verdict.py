@@ -20,7 +20,8 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
+from collections.abc import Mapping
 
 from gpu_platform.facts import input_files
 from gpu_platform.planner.errors import PlannerError
@@ -260,7 +261,7 @@ class EngineView:
 
         ref = resource.get("provider")
         urn = ref.rsplit("::", 1)[0] if ref else None
-        if urn not in self.by_urn:
+        if urn is None or urn not in self.by_urn:
             return None
         if urn not in self._providers:
             p = self.by_urn[urn]

@@ -62,10 +62,10 @@ def _value(value: struct_pb2.Value) -> Any:
 
 def _struct(struct: struct_pb2.Struct) -> Any:
     fields = struct.fields
-    sig = fields.get(_SIG)
-    if sig is None:
+    signature = fields.get(_SIG)
+    if signature is None:
         return {key: _value(item) for key, item in sorted(fields.items())}
-    sig = sig.string_value
+    sig = signature.string_value
     if sig == _SECRET:
         return Secret(_value(fields["value"]))
     if sig == _RESOURCE:

@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Callable, Iterable, Iterator, Optional
+from typing import Any, Optional
+from collections.abc import Callable, Iterable, Iterator
 
 from pulumi_policy import (
     EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity,
@@ -64,6 +65,7 @@ def plain(value: Any) -> Any:
 
 def plain_or_unknown(value: Any, marker: str) -> Any:
     """A deep plain copy in which each value unknown during the preview is `marker` (nothing raises)."""
+    keys: Sequence[Any]
     if isinstance(value, Mapping):
         keys, read = list(value), lambda k: value[k]
     elif isinstance(value, Sequence) and not isinstance(value, (str, bytes)):

@@ -14,7 +14,8 @@ stack file's `budget` and `pricing` itself. Each control plane is priced by the 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Optional
+from collections.abc import Iterator, Mapping
 
 from pulumi_policy import PolicyConfigSchema, Severity, StackValidationArgs
 
@@ -24,9 +25,9 @@ from gpu_platform.policy.common import CLUSTER, FILE_SYSTEM, LAUNCH_TEMPLATE, LU
 from gpu_platform.policy.lifecycle import as_of
 from gpu_platform.policy.pools import karpenter_disks, pool_resources
 
-EKS_DEFAULT_DISK_GIB = 20
+EKS_DEFAULT_DISK_GIB = 20  # a managed node group's disk without diskSize or a launch template volume
 # What the cost model reads of a node group (read one by one: ids and ARNs may be unknown in a preview).
-POOL_FACT_INPUTS = ("instanceTypes", "capacityType", "scalingConfig", "labels", "nodeGroupName")  # a managed node group's disk without diskSize or a launch template volume
+POOL_FACT_INPUTS = ("instanceTypes", "capacityType", "scalingConfig", "labels", "nodeGroupName")
 
 
 def pricing_from_config(config: Mapping[str, Any]) -> Pricing:

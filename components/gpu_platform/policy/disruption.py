@@ -17,7 +17,8 @@ lock in the same pull request, so reviewers see the lock diff beside `gpu-platfo
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Optional
+from collections.abc import Iterator, Mapping
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity, StackValidationArgs
 

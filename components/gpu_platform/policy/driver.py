@@ -11,7 +11,8 @@ cloud-native-docs gpu-operator/platform-support.rst and life-cycle-policy.rst; d
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Optional
+from collections.abc import Iterator, Mapping
 
 from pulumi_policy import ResourceValidationArgs, Severity, StackValidationArgs
 

@@ -8,7 +8,8 @@ this rule holds any program to it.
 from __future__ import annotations
 
 import ipaddress
-from typing import Any, Iterator, Mapping
+from typing import Any
+from collections.abc import Iterator, Mapping
 
 from pulumi_policy import PolicyConfigSchema, ResourceValidationArgs, Severity
 

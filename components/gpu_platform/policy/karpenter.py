@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 from types import SimpleNamespace
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Optional
+from collections.abc import Iterator, Mapping
 
 from pulumi_policy import PolicyConfigSchema, ResourceValidationArgs, Severity, StackValidationArgs
 

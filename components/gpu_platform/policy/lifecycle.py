@@ -13,7 +13,8 @@ today; `gpu-platform plan --as-of` passes its own date, as it passes the budget.
 from __future__ import annotations
 
 from datetime import date
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Optional
+from collections.abc import Iterator, Mapping
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity, StackValidationArgs
 from pulumi_policy.proxy import UnknownValueError
@@ -60,7 +61,7 @@ def as_of(config: Mapping[str, Any]) -> date:
 
 def _urns(args: StackValidationArgs) -> dict[str, str]:
     """Where each kind of verdict is reported: the cluster, the GPU Operator release."""
-    found = {}
+    found: dict[str, str] = {}
     for r in args.resources:
         if r.resource_type == pinned.CLUSTER:
             found.setdefault(lifecycle.KUBERNETES, r.urn)

@@ -11,7 +11,8 @@
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from typing import Any
+from collections.abc import Iterator, Mapping
 
 from pulumi_policy import PolicyConfigSchema, ResourceValidationArgs, Severity
 

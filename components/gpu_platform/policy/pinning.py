@@ -6,7 +6,8 @@ the same commit can deploy different software.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator, Mapping
+from typing import Any
+from collections.abc import Iterator, Mapping
 
 from pulumi_policy import ResourceValidationArgs, Severity
 

@@ -13,7 +13,8 @@ and the GPU Operator's release, decisions/capacity.py arithmetic).
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Optional
+from collections.abc import Iterator, Mapping
 
 from pulumi_policy import Severity, StackValidationArgs
 

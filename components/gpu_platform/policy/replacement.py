@@ -25,7 +25,8 @@ Changing a replace-forcing input on purpose is a two-step, reviewed act: regener
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Optional
+from collections.abc import Iterator, Mapping
 
 from pulumi_policy import PolicyConfigSchema, ResourceValidationArgs, Severity, StackValidationArgs
 from pulumi_policy.proxy import UnknownValueError

@@ -11,7 +11,8 @@ forces a cluster placement group onto a reservation.
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Optional
+from collections.abc import Iterator, Mapping
 
 from pulumi_policy import EnforcementLevel, ResourceValidationArgs, Severity, StackValidationArgs
 

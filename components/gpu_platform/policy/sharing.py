@@ -12,7 +12,8 @@ NVIDIA/k8s-device-plugin v0.20.0 api/config/v1; docs/gpu-operator.md).
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Optional
+from collections.abc import Iterator, Mapping
 
 import yaml
 from pulumi_policy import PolicyConfigSchema, ResourceValidationArgs, Severity, StackValidationArgs
@@ -97,9 +98,9 @@ def mig_layouts_valid(args: StackValidationArgs, config: Mapping[str, Any]) -> F
         for item in configs[name]:
             if item.get("mig-enabled"):
                 layout = {p: n for p, n in (item.get("mig-devices") or {}).items()}
-                problem = mig.layout_problem(gpu, layout)
-                if problem:
-                    yield (f"{who}: MIG config {name!r} does not fit one {gpu.key}: {problem}; fix the layout in the "
+                misfit = mig.layout_problem(gpu, layout)
+                if misfit:
+                    yield (f"{who}: MIG config {name!r} does not fit one {gpu.key}: {misfit}; fix the layout in the "
                            "MIG manager's config (stack file: sharing.layout, valid layouts in docs/gpu-operator.md)",
                            ng.urn)
 
@@ -194,11 +195,11 @@ def operator_tolerations(args: StackValidationArgs, config: Mapping[str, Any]) -
     if release is None:
         return
     values = release_values(release.props)
-    lists = {
+    given = {
         "daemonsets.tolerations": (values.get("daemonsets") or {}).get("tolerations"),
         f"{NFD}.worker.tolerations": ((values.get(NFD) or {}).get("worker") or {}).get("tolerations"),
     }
-    lists = {k: list(CHART_DEFAULT_TOLERATIONS) if v is None else v for k, v in lists.items()}
+    lists: dict[str, list[Any]] = {k: list(CHART_DEFAULT_TOLERATIONS) if v is None else v for k, v in given.items()}
     for ng in pool_resources(args):
         if not is_gpu_node_group(ng.props):
             continue

@@ -7,13 +7,13 @@
 """
 from __future__ import annotations
 
-from types import SimpleNamespace
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Optional
+from collections.abc import Iterator, Mapping
 
 import yaml
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity, StackValidationArgs
 
-from gpu_platform.decisions.capacity import node_resources
+from gpu_platform.decisions.capacity import shared_resources
 from gpu_platform.facts import catalog, names
 from gpu_platform.policy.common import (
     NAMESPACE, RESOURCE_QUOTA, get, gpu_operator_release, is_gpu_node_group, of_type, release_values, stack_policy,
@@ -55,10 +55,8 @@ def capacity_at_max(args: StackValidationArgs) -> dict[str, int]:
         replicas = time_slicing_replicas(props, values)
         layout = layouts.get(mig_config_of(props) or "")
         mode = "mig" if layout else "time-slicing" if replicas >= 2 else "none"
-        pool = SimpleNamespace(gpus_per_node=types[0].gpu_count,
-                               sharing=SimpleNamespace(mode=mode, replicas=replicas, layout=layout))
         max_size = int(get(props, "scalingConfig.maxSize", 0) or 0)
-        for resource, n in node_resources(pool, strategy).items():
+        for resource, n in shared_resources(types[0].gpu_count, mode, replicas, layout, strategy).items():
             total[resource] = total.get(resource, 0) + n * max_size
     return total
 

@@ -22,7 +22,8 @@ close: render/operator_values.py and decisions/node_boot.py.
 """
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Any
+from collections.abc import Iterable, Sequence
 
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.team_objects import PRIORITY_TIERS, _meta
@@ -84,7 +85,7 @@ def _values(table: dict[str, int]) -> str:
 # share names and values: render/team_objects.py, render/queueing_objects.py).
 TIER_VALUES = {tier: t.value for tier, t in PRIORITY_TIERS.items()}
 CLASS_VALUES = {names.priority_class(tier): t.value for tier, t in PRIORITY_TIERS.items()}
-LOWEST_TIER = min(TIER_VALUES, key=TIER_VALUES.get)
+LOWEST_TIER = min(TIER_VALUES, key=TIER_VALUES.__getitem__)
 TIER_LABEL_SET = (f"has(namespaceObject.metadata.labels) && '{names.PRIORITY_TIER_LABEL}' in "
                   f"namespaceObject.metadata.labels && namespaceObject.metadata.labels['{names.PRIORITY_TIER_LABEL}'] "
                   f"in {_values(TIER_VALUES)}")
@@ -125,18 +126,18 @@ POD_MONITOR_ENDPOINTS = _endpoints_keep_to_themselves("podMetricsEndpoints")
 # --- the objects ---
 
 def _rule(groups: Sequence[str], resources: Sequence[str], operations: Sequence[str],
-          versions: Sequence[str] = ("*",)) -> dict:
+          versions: Sequence[str] = ("*",)) -> dict[str, Any]:
     return {"apiGroups": list(groups), "apiVersions": list(versions), "operations": list(operations),
             "resources": list(resources), "scope": "Namespaced"}
 
 
-def _validation(expression: str, message: str) -> dict:
+def _validation(expression: str, message: str) -> dict[str, Any]:
     return {"expression": expression, "reason": "Forbidden", "message": message}
 
 
-def _policy(name: str, rules: list[dict], validations: list[dict], conditions: Sequence[tuple[str, str]] = (),
-            variables: Sequence[tuple[str, str]] = ()) -> dict:
-    spec: dict = {"failurePolicy": "Fail", "matchConstraints": {"resourceRules": rules}}
+def _policy(name: str, rules: list[dict[str, Any]], validations: list[dict[str, Any]], conditions: Sequence[tuple[str, str]] = (),
+            variables: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
+    spec: dict[str, Any] = {"failurePolicy": "Fail", "matchConstraints": {"resourceRules": rules}}
     if conditions:
         spec["matchConditions"] = [{"name": n, "expression": e} for n, e in conditions]
     if variables:
@@ -145,12 +146,12 @@ def _policy(name: str, rules: list[dict], validations: list[dict], conditions: S
     return {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy", "metadata": _meta(name), "spec": spec}
 
 
-def team_namespaces() -> dict:
+def team_namespaces() -> dict[str, Any]:
     """The namespaces every team policy binds to: those carrying the team label."""
     return {"matchExpressions": [{"key": names.TEAM_LABEL, "operator": "Exists"}]}
 
 
-def binding(policy: dict) -> dict:
+def binding(policy: dict[str, Any]) -> dict[str, Any]:
     """Deny what the policy refuses, in team namespaces only."""
     name = policy["metadata"]["name"]
     return {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicyBinding", "metadata": _meta(name),
@@ -166,7 +167,7 @@ TIERS_TEXT = "; ".join(
     for tier, value in TIER_VALUES.items())
 
 
-def gpu_nodes_policy() -> dict:
+def gpu_nodes_policy() -> dict[str, Any]:
     return _policy(names.GPU_NODES_POLICY, [POD_CREATE], [
         _validation(f"!({TOLERATES_GPU_TAINT}) || ({ASKS_FOR_GPUS})",
                     f"a pod that tolerates the {names.GPU_TAINT_KEY} taint must request {names.GPU_RESOURCE} or a "
@@ -178,7 +179,7 @@ def gpu_nodes_policy() -> dict:
     ])
 
 
-def device_access_policy() -> dict:
+def device_access_policy() -> dict[str, Any]:
     env = ", ".join(catalog.NVIDIA_DEVICE_ENV_VARS)
     return _policy(names.DEVICE_ACCESS_POLICY, [POD_CREATE, EPHEMERAL_CONTAINERS], [
         _validation(NO_DEVICE_ENV, f"containers in team namespaces may not set {env}: GPUs come from the device "
@@ -192,7 +193,7 @@ def device_access_policy() -> dict:
     ])
 
 
-def priority_tier_policy() -> dict:
+def priority_tier_policy() -> dict[str, Any]:
     return _policy(names.PRIORITY_TIER_POLICY, [POD_CREATE], [
         _validation(POD_CLASS_WITHIN_TIER,
                     f"spec.priorityClassName must be the team's tier (namespace label {names.PRIORITY_TIER_LABEL}) or "
@@ -200,7 +201,7 @@ def priority_tier_policy() -> dict:
     ], variables=TIER_VARIABLES)
 
 
-def queue_priority_policy() -> dict:
+def queue_priority_policy() -> dict[str, Any]:
     """Any namespaced object carrying Kueue's priority label: Kueue reads it from every kind it queues."""
     return _policy(names.QUEUE_PRIORITY_POLICY, [_rule(["*"], ["*"], ["CREATE", "UPDATE"])], [
         _validation(QUEUE_PRIORITY_WITHIN_TIER,
@@ -209,7 +210,7 @@ def queue_priority_policy() -> dict:
     ], conditions=(("names-a-queue-priority", HAS_QUEUE_PRIORITY),), variables=TIER_VARIABLES)
 
 
-def team_monitors_policy() -> dict:
+def team_monitors_policy() -> dict[str, Any]:
     keep = ("honorLabels, relabelling the namespace label, bearerTokenFile and tlsConfig files are refused: a team's "
             "series keep its namespace (alerts route by it) and Prometheus's files stay its own")
     return _policy(names.TEAM_MONITORS_POLICY, [
@@ -226,7 +227,7 @@ POLICIES = {"gpu-nodes": gpu_nodes_policy, "device-access": device_access_policy
             "team-monitors": team_monitors_policy}
 
 
-def admission_manifests() -> dict[str, dict]:
+def admission_manifests() -> dict[str, dict[str, Any]]:
     """Every policy and its binding, keyed by a stable logical name (`<key>` and `<key>-binding`)."""
     out = {}
     for key, build in POLICIES.items():

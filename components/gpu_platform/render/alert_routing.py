@@ -66,7 +66,7 @@ def sns_topics(alerting: Optional[AlertingSpec]) -> list[str]:
 
 def alertmanager_config(settings: "MonitoringSettings") -> dict[str, Any]:
     """alertmanager.yaml for the stack's `monitoring.alerting` (which must be set)."""
-    alerting = settings.monitoring.alerting
+    alerting = _alerting(settings)
     return {
         "global": {"resolve_timeout": "5m"},
         "route": route_tree(settings),
@@ -76,8 +76,21 @@ def alertmanager_config(settings: "MonitoringSettings") -> dict[str, Any]:
     }
 
 
+def _alerting(settings: "MonitoringSettings") -> AlertingSpec:
+    if settings.monitoring.alerting is None:
+        raise ValueError("monitoring.alerting is not set: there is no Alertmanager configuration to write")
+    return settings.monitoring.alerting
+
+
+def _platform_default(alerting: AlertingSpec) -> str:
+    """The receiver of everything no other route takes (the stack file's rules require it)."""
+    if alerting.platform.default is None:
+        raise ValueError("monitoring.alerting.platform.default: required")
+    return alerting.platform.default
+
+
 def route_tree(settings: "MonitoringSettings") -> dict[str, Any]:
-    alerting = settings.monitoring.alerting
+    alerting = _alerting(settings)
     routes: list[dict[str, Any]] = [{"receiver": NULL_RECEIVER, "matchers": [f'alertname="{name}"']}
                                     for name in HEARTBEATS]
     for team, team_routes in settings.team_routes.items():
@@ -88,7 +101,7 @@ def route_tree(settings: "MonitoringSettings") -> dict[str, Any]:
             routes.append({"receiver": team_routes.default, "matchers": [namespace]})
     routes += _severity_routes(alerting, alerting.platform.routes(), [])
     return {
-        "receiver": alerting.platform.default,
+        "receiver": _platform_default(alerting),
         "group_by": list(alerting.group_by),
         "group_wait": alerting.group_wait,
         "group_interval": alerting.group_interval,
@@ -116,10 +129,10 @@ def _hardware_copies(alerting: AlertingSpec, team_routes: SeverityRoutesSpec, na
     """For each severity the team takes, hardware alerts in its namespace also go to the platform's receiver
     for that severity (none where that is the team's receiver already: one notification is enough)."""
     taken, platform = team_routes.routes(), alerting.platform.routes()
-    copies = {}
+    copies: dict[str, str] = {}
     for severity in SEVERITIES:
         team_receiver = taken.get(severity, team_routes.default)
-        platform_receiver = platform.get(severity, alerting.platform.default)
+        platform_receiver = platform.get(severity, _platform_default(alerting))
         if team_receiver is not None and team_receiver != platform_receiver:
             copies[severity] = platform_receiver
     hardware = f'alertname=~"{"|".join(HARDWARE_ALERTS)}"'
@@ -151,7 +164,7 @@ def inhibit_rules() -> list[dict[str, Any]]:
 
 def receiver(r: ReceiverSpec, cluster: str) -> dict[str, Any]:
     if r.slack:
-        config = {"api_url_file": secret_file(r.slack.webhook_url_secret), "send_resolved": True,
+        config: dict[str, Any] = {"api_url_file": secret_file(r.slack.webhook_url_secret), "send_resolved": True,
                   "title": _title(cluster), "text": SLACK_TEXT}
         if r.slack.channel:
             config["channel"] = r.slack.channel
@@ -161,14 +174,16 @@ def receiver(r: ReceiverSpec, cluster: str) -> dict[str, Any]:
             "routing_key_file": secret_file(r.pagerduty.routing_key_secret), "send_resolved": True,
             "severity": PAGERDUTY_SEVERITY, "client": f"gpu-platform {cluster}"}]}
     if r.webhook:
-        config: dict[str, Any] = {"url": r.webhook.url, "send_resolved": True}
+        config = {"url": r.webhook.url, "send_resolved": True}
         if r.webhook.bearer_token_secret:
             config["http_config"] = {"authorization": {
                 "type": "Bearer", "credentials_file": secret_file(r.webhook.bearer_token_secret)}}
         return {"name": r.name, "webhook_configs": [config]}
-    return {"name": r.name, "sns_configs": [{
-        "topic_arn": r.sns.topic_arn, "sigv4": {"region": r.sns.region}, "send_resolved": True,
-        "subject": _title(cluster)}]}
+    if r.sns:
+        return {"name": r.name, "sns_configs": [{
+            "topic_arn": r.sns.topic_arn, "sigv4": {"region": r.sns.region}, "send_resolved": True,
+            "subject": _title(cluster)}]}
+    raise ValueError(f"receiver {r.name!r}: give one of slack, pagerduty, webhook, sns")
 
 
 def _title(cluster: str) -> str:

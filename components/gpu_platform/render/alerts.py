@@ -7,7 +7,8 @@ in exporter builds after May 2026), so summaries and routing work with either sp
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 import yaml
 
@@ -80,7 +81,7 @@ _WORKLOAD = "{{ with $labels.pod }}, used by pod {{ $labels.namespace }}/{{ . }}
 
 
 def _alert(name: str, expr: str, minutes: int, severity: str, summary: str, description: str,
-           extra_labels: Mapping[str, str] | None = None) -> dict:
+           extra_labels: Mapping[str, str] | None = None) -> dict[str, Any]:
     return {
         "alert": name,
         "expr": expr,
@@ -94,7 +95,7 @@ def _tiers(warning: float, critical: float) -> list[tuple[str, float]]:
     return [("warning", warning), ("critical", critical)]
 
 
-def memory_near_limit(t: Any) -> list[dict]:
+def memory_near_limit(t: Any) -> list[dict[str, Any]]:
     """Warning and critical tiers; while both fire, Alertmanager inhibits the warning (same GPU)."""
     used = "100 * DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE)"
     return [_alert(
@@ -108,7 +109,7 @@ def memory_near_limit(t: Any) -> list[dict]:
     ) for severity, limit in _tiers(t.memory_used_percent, t.memory_critical_percent)]
 
 
-def temperature_high(t: Any) -> list[dict]:
+def temperature_high(t: Any) -> list[dict[str, Any]]:
     """Warning where clocks start to drop, critical close to where the GPU's firmware slows it hard."""
     return [_alert(
         "GpuTemperatureHigh", f"{_with_node('DCGM_FI_DEV_GPU_TEMP')} > {_num(limit)}",
@@ -135,7 +136,7 @@ _COST = (f'{{{{ if eq $labels.{COST_LABEL} "{COST_UNKNOWN}" }}}}cost unknown (no
          f"{{{{ else }}}}estimated ${{{{ $labels.{COST_LABEL} }}}}/h{{{{ end }}}}")
 
 
-def idle(t: Any) -> list[dict]:
+def idle(t: Any) -> list[dict[str, Any]]:
     """Idle whole (or time-sliced) GPUs and idle MIG slices, with their price as a label (or `unknown`).
 
     A time-sliced GPU is one physical GPU to DCGM: its utilisation is what all the pods sharing it use
@@ -168,7 +169,7 @@ def idle(t: Any) -> list[dict]:
     ]
 
 
-def xid_error(_t: Any) -> dict:
+def xid_error(_t: Any) -> dict[str, Any]:
     return _alert(
         "GpuXidError", f"{_with_node('DCGM_FI_DEV_XID_ERRORS')} != 0", 0, "critical",
         f"{_GPU} reported XID {{{{ $value | printf \"%.0f\" }}}}{_WORKLOAD}.",
@@ -181,7 +182,7 @@ def xid_error(_t: Any) -> dict:
     )
 
 
-def cuda_oom(_t: Any) -> dict:
+def cuda_oom(_t: Any) -> dict[str, Any]:
     target = "namespace, pod, container"
     oom = (f'kube_pod_container_status_last_terminated_reason{{reason="OOMKilled"}} == 1'
            f" and on ({target}) increase(kube_pod_container_status_restarts_total[{OOM_WINDOW}]) > 0")
@@ -199,7 +200,7 @@ def cuda_oom(_t: Any) -> dict:
     )
 
 
-def not_detected(t: Any) -> list[dict]:
+def not_detected(t: Any) -> list[dict[str, Any]]:
     """A GPU node whose GPUs are not there: by the device plugin's allocatable count on device-plugin pools,
     by dcgm-exporter's GPUs on DRA pools (where nothing is allocatable by design)."""
     advertised = f'sum by (node) (kube_node_status_allocatable{{resource=~"{GPU_RESOURCES_RE}"}}) > 0'
@@ -232,7 +233,7 @@ def not_detected(t: Any) -> list[dict]:
     ]
 
 
-def exporter_down(t: Any) -> dict:
+def exporter_down(t: Any) -> dict[str, Any]:
     up = f'up{{job=~"{EXPORTER_JOB}"}}'
     return _alert(
         "DcgmExporterDown", f"{up} == 0 or (absent({up}) and on () count({gpu_nodes()}) > 0)",
@@ -247,7 +248,7 @@ def exporter_down(t: Any) -> dict:
     )
 
 
-def devices_unhealthy(t: Any) -> dict:
+def devices_unhealthy(t: Any) -> dict[str, Any]:
     """GPUs the device plugin took out of the node's allocatable count (its health check failed)."""
     def per_node(metric: str) -> str:
         return f'sum by (node, resource) ({metric}{{resource=~"{GPU_RESOURCES_RE}"}})'
@@ -266,7 +267,7 @@ def devices_unhealthy(t: Any) -> dict:
     )
 
 
-def node_hardware_unhealthy(t: Any) -> dict:
+def node_hardware_unhealthy(t: Any) -> dict[str, Any]:
     """The EKS node monitoring agent's GPU fault condition, as kube-state-metrics exports node conditions."""
     return _alert(
         "GpuNodeHardwareUnhealthy",
@@ -281,7 +282,7 @@ def node_hardware_unhealthy(t: Any) -> dict:
     )
 
 
-def row_remap_failure(_t: Any) -> dict:
+def row_remap_failure(_t: Any) -> dict[str, Any]:
     return _alert(
         "GpuRowRemapFailure", f"{_with_node('DCGM_FI_DEV_ROW_REMAP_FAILURE')} > 0", 0, "critical",
         f"{_GPU} failed to remap a faulty memory row{_WORKLOAD}.",
@@ -291,7 +292,7 @@ def row_remap_failure(_t: Any) -> dict:
     )
 
 
-def ecc_uncorrectable(_t: Any) -> dict:
+def ecc_uncorrectable(_t: Any) -> dict[str, Any]:
     errors = f"increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL[{HEALTH_WINDOW}])"
     return _alert(
         "GpuEccUncorrectable", f"{_with_node(errors)} > 0", 0, "critical",
@@ -302,7 +303,7 @@ def ecc_uncorrectable(_t: Any) -> dict:
     )
 
 
-def nvlink_errors(_t: Any) -> dict:
+def nvlink_errors(_t: Any) -> dict[str, Any]:
     recoveries = f"increase(DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL[{HEALTH_WINDOW}])"
     return _alert(
         "GpuNvlinkErrors", f"{_with_node(recoveries)} > 0", 0, "warning",
@@ -313,7 +314,7 @@ def nvlink_errors(_t: Any) -> dict:
     )
 
 
-def cost_rules(gpu_hourly_cost: Mapping[str, float]) -> list[dict]:
+def cost_rules(gpu_hourly_cost: Mapping[str, float]) -> list[dict[str, Any]]:
     """One constant series per priced GPU model, keyed like the exporter's `modelName` label, and one per
     MIG profile of each priced MIG-capable model, at its share of the GPU (its compute slices of the GPU's)."""
     from gpu_platform.facts.catalog import GPU_MODELS, mig_compute_share
@@ -324,14 +325,16 @@ def cost_rules(gpu_hourly_cost: Mapping[str, float]) -> list[dict]:
     slices = []
     for model, usd in sorted(gpu_hourly_cost.items()):
         gpu = next((g for g in GPU_MODELS.values() if g.nvml_name == model), None)
-        for profile in sorted(gpu.mig_profiles) if gpu else ():
+        if gpu is None:
+            continue
+        for profile in sorted(gpu.mig_profiles):
             share = usd * mig_compute_share(gpu, profile)
             slices.append({"record": MIG_SLICE_COST, "expr": f"vector({round(share, 6)!r})",
                            "labels": {"modelName": model, "GPU_I_PROFILE": profile, COST_LABEL: f"{share:.2f}"}})
     return whole + slices
 
 
-def alert_rules(thresholds: Any) -> list[dict]:
+def alert_rules(thresholds: Any) -> list[dict[str, Any]]:
     t = thresholds
     return [
         *memory_near_limit(t), *temperature_high(t), *idle(t), xid_error(t), cuda_oom(t), *not_detected(t),
@@ -340,7 +343,7 @@ def alert_rules(thresholds: Any) -> list[dict]:
     ]
 
 
-def rule_groups(thresholds: Any, gpu_hourly_cost: Mapping[str, float]) -> list[dict]:
+def rule_groups(thresholds: Any, gpu_hourly_cost: Mapping[str, float]) -> list[dict[str, Any]]:
     """Prometheus rule groups: usable as a PrometheusRule's `spec.groups` and as a rules file.
 
     The price series are recorded at the head of the alert group: rules in one group run in order, while

@@ -42,7 +42,7 @@ def autoscaler_values(spec: "PlatformSpec", region: str) -> dict[str, Any]:
     }
 
 
-def autoscaler_policy(cluster: str) -> dict:
+def autoscaler_policy(cluster: str) -> dict[str, Any]:
     """Read anything needed to plan; change only Auto Scaling groups this cluster owns."""
     return {
         "Version": "2012-10-17",

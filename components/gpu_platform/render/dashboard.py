@@ -23,24 +23,24 @@ def dcgm(metric: str, *matchers: str) -> str:
     return " or ".join(f'{metric}{{{host}=~"$node",modelName=~"$model"{extra}}}' for host in ("Hostname", "hostname"))
 
 
-def _target(expr: str, legend: str = GPU_LEGEND, instant: bool = False) -> dict:
-    target = {"refId": "A", "datasource": DATASOURCE, "expr": expr, "legendFormat": legend}
+def _target(expr: str, legend: str = GPU_LEGEND, instant: bool = False) -> dict[str, Any]:
+    target: dict[str, Any] = {"refId": "A", "datasource": DATASOURCE, "expr": expr, "legendFormat": legend}
     if instant:
         target.update(instant=True, range=False, format="table")
     return target
 
 
-def _thresholds(red_at: float | None) -> dict:
-    steps = [{"color": "green", "value": None}]
+def _thresholds(red_at: float | None) -> dict[str, Any]:
+    steps: list[dict[str, Any]] = [{"color": "green", "value": None}]
     if red_at is not None:
         steps.append({"color": "red", "value": red_at})
     return {"mode": "absolute", "steps": steps}
 
 
 def _panel(kind: str, title: str, expr: str, grid: tuple[int, int, int, int], unit: str = "short",
-           red_at: float | None = None, description: str = "", **target: Any) -> dict:
+           red_at: float | None = None, description: str = "", **target: Any) -> dict[str, Any]:
     x, y, w, h = grid
-    panel = {
+    panel: dict[str, Any] = {
         "type": kind, "title": title, "description": description, "datasource": DATASOURCE,
         "gridPos": {"x": x, "y": y, "w": w, "h": h},
         "targets": [_target(expr, **target)],
@@ -51,7 +51,7 @@ def _panel(kind: str, title: str, expr: str, grid: tuple[int, int, int, int], un
     return panel
 
 
-def panels(t: Any) -> list[dict]:
+def panels(t: Any) -> list[dict[str, Any]]:
     idle_below = f"{t.idle_utilization_percent:g}"
     util = dcgm("DCGM_FI_DEV_GPU_UTIL")
     used, free = dcgm("DCGM_FI_DEV_FB_USED"), dcgm("DCGM_FI_DEV_FB_FREE")
@@ -90,7 +90,7 @@ def panels(t: Any) -> list[dict]:
     return out
 
 
-def _variables() -> list[dict]:
+def _variables() -> list[dict[str, Any]]:
     hosts = "query_result(count by (Hostname, hostname) (DCGM_FI_DEV_GPU_TEMP))"
     common = {"datasource": DATASOURCE, "refresh": 2, "includeAll": True, "multi": True, "allValue": ".*",
               "current": {"text": "All", "value": "$__all"}, "sort": 1}
@@ -105,7 +105,7 @@ def _variables() -> list[dict]:
     ]
 
 
-def dashboard(thresholds: Any) -> dict:
+def dashboard(thresholds: Any) -> dict[str, Any]:
     """The dashboard; threshold lines follow the stack file's alert thresholds."""
     return {
         "uid": UID,

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from gpu_platform.spec.models import FsxLustreSpec
 
 
-def controller_policy() -> dict:
+def controller_policy() -> dict[str, Any]:
     """The CSI controller may look at file systems, never create or delete one (static volumes only)."""
     return {"Version": "2012-10-17", "Statement": [{
         "Effect": "Allow", "Action": ["fsx:DescribeFileSystems", "fsx:DescribeDataRepositoryAssociations"],
@@ -39,9 +39,9 @@ def mount_source(mount_name: str, path: str) -> str:
     return mount_name + ("" if path == "/" else path)
 
 
-def _volume(fsx: "FsxLustreSpec", name: str, labels: dict, claim_ref: dict, handle: Any, dns_name: Any,
-            mount_name: Any, read_only: bool) -> dict:
-    csi: dict = {"driver": catalog.FSX_CSI_DRIVER, "volumeHandle": handle,
+def _volume(fsx: "FsxLustreSpec", name: str, labels: dict[str, Any], claim_ref: dict[str, Any], handle: Any, dns_name: Any,
+            mount_name: Any, read_only: bool) -> dict[str, Any]:
+    csi: dict[str, Any] = {"driver": catalog.FSX_CSI_DRIVER, "volumeHandle": handle,
                  "volumeAttributes": {"dnsname": dns_name, "mountname": mount_name}}
     if read_only:
         csi["readOnly"] = True
@@ -52,7 +52,7 @@ def _volume(fsx: "FsxLustreSpec", name: str, labels: dict, claim_ref: dict, hand
                      "mountOptions": ["flock"], "claimRef": claim_ref, "csi": csi}}
 
 
-def _claim(name: str, namespace: Any, labels: dict, volume: str, size: str, read_only: bool) -> dict:
+def _claim(name: str, namespace: Any, labels: dict[str, Any], volume: str, size: str, read_only: bool) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
             "metadata": {"name": name, "namespace": namespace, "labels": labels},
             "spec": {"accessModes": ["ReadOnlyMany" if read_only else "ReadWriteMany"], "storageClassName": "",
@@ -60,26 +60,26 @@ def _claim(name: str, namespace: Any, labels: dict, volume: str, size: str, read
 
 
 def persistent_volume(fsx: "FsxLustreSpec", team: str, namespace: Any, handle: Any, dns_name: Any,
-                      mount_name: Any) -> dict:
+                      mount_name: Any) -> dict[str, Any]:
     """The team's own directory, reserved for its `datasets` claim in `namespace` (`handle`: `volume_handle`;
     `mount_name`: `mount_source` of `team_path`); the driver mounts by `dnsname` and `mountname`."""
     return _volume(fsx, names.datasets_volume(team), _labels(team),
                    {"namespace": namespace, "name": names.DATASETS_PVC}, handle, dns_name, mount_name, False)
 
 
-def claim(fsx: "FsxLustreSpec", team: str, namespace: Any) -> dict:
+def claim(fsx: "FsxLustreSpec", team: str, namespace: Any) -> dict[str, Any]:
     """The team's claim, bound to its own volume (no dynamic provisioning: empty storage class)."""
     return _claim(names.DATASETS_PVC, namespace, _labels(team), names.datasets_volume(team), claim_size(fsx), False)
 
 
 def shared_volume(fsx: "FsxLustreSpec", team: str, namespace: Any, handle: Any, dns_name: Any,
-                  mount_name: Any) -> dict:
+                  mount_name: Any) -> dict[str, Any]:
     """The shared area for one team, read-only (the CSI `readOnly` flag: the driver mounts it `ro`)."""
     return _volume(fsx, names.datasets_shared_volume(team), _labels(team),
                    {"namespace": namespace, "name": names.DATASETS_SHARED_PVC}, handle, dns_name, mount_name, True)
 
 
-def shared_claim(team: str, namespace: Any) -> dict:
+def shared_claim(team: str, namespace: Any) -> dict[str, Any]:
     return _claim(names.DATASETS_SHARED_PVC, namespace, _labels(team), names.datasets_shared_volume(team),
                   SHARED_CLAIM_SIZE, True)
 
@@ -104,19 +104,19 @@ def setup_script(fsx: "FsxLustreSpec", teams: list[str]) -> str:
 ROOT_MOUNT = "/fsx"
 
 
-def setup_volume(fsx: "FsxLustreSpec", namespace: str, handle: Any, dns_name: Any, mount_name: Any) -> dict:
+def setup_volume(fsx: "FsxLustreSpec", namespace: str, handle: Any, dns_name: Any, mount_name: Any) -> dict[str, Any]:
     """The whole file system, bound only to the setup claim in `namespace` (a platform namespace)."""
     labels = {names.MANAGED_BY_LABEL: names.MANAGED_BY}
     return _volume(fsx, names.DATASETS_SETUP, labels, {"namespace": namespace, "name": names.DATASETS_SETUP},
                    handle, dns_name, mount_name, False)
 
 
-def setup_claim(namespace: str) -> dict:
+def setup_claim(namespace: str) -> dict[str, Any]:
     return _claim(names.DATASETS_SETUP, namespace, {names.MANAGED_BY_LABEL: names.MANAGED_BY}, names.DATASETS_SETUP,
                   SHARED_CLAIM_SIZE, False)
 
 
-def setup_job(fsx: "FsxLustreSpec", teams: list[str], namespace: str) -> dict:
+def setup_job(fsx: "FsxLustreSpec", teams: list[str], namespace: str) -> dict[str, Any]:
     """Runs the setup script once on a node that mounts Lustre (a GPU pool's: they install the client), as root
     with only the capabilities chown and chmod need. Named by Pulumi: a change of teams is a new Job."""
     container = {"name": "setup", "image": catalog.DATASETS_SETUP_IMAGE,

@@ -12,6 +12,8 @@ all three together.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import re
 from dataclasses import dataclass
 
@@ -126,7 +128,7 @@ def metrics_csv() -> str:
 
 
 def exporter_values(csv_configmap_name: str, service_monitor_enabled: bool,
-                    service_monitor_labels: dict[str, str]) -> dict:
+                    service_monitor_labels: dict[str, str]) -> dict[str, Any]:
     """The `dcgmExporter:` block of the GPU Operator chart values.
 
     The chart renders `config.data` into a ConfigMap named `config.name` in the release namespace

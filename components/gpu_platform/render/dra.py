@@ -11,8 +11,9 @@ those are on); the API version is pinned so Helm never picks an older one the se
 from __future__ import annotations
 
 import copy
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from functools import cache
+from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
 
 import yaml
 
@@ -28,12 +29,13 @@ if TYPE_CHECKING:
 DRIVER_ROOTS = {"ami": "/", "operator": "/run/nvidia/driver"}
 
 
-@lru_cache(maxsize=None)
-def _chart_defaults(chart_version: str) -> dict:
-    return yaml.safe_load((catalog.UPSTREAM / catalog.DRA_DRIVER_RELEASES[chart_version].values_file).read_text())
+@cache
+def _chart_defaults(chart_version: str) -> dict[str, Any]:
+    values: dict[str, Any] = yaml.safe_load((catalog.UPSTREAM / catalog.DRA_DRIVER_RELEASES[chart_version].values_file).read_text())
+    return values
 
 
-def chart_defaults(chart_version: str) -> dict:
+def chart_defaults(chart_version: str) -> dict[str, Any]:
     """The pinned chart's values.yaml (a private copy)."""
     return copy.deepcopy(_chart_defaults(chart_version))
 
@@ -61,5 +63,5 @@ def dra_driver_values(chart_version: str, pools: Sequence["GpuPool"], driver_sou
 FREE_FORM = ("controller.nodeSelector", "kubeletPlugin.nodeSelector")
 
 
-def unknown_dra_driver_keys(values: Mapping, chart_version: str) -> list[str]:
+def unknown_dra_driver_keys(values: Mapping[str, Any], chart_version: str) -> list[str]:
     return unknown_keys(values, _chart_defaults(chart_version), FREE_FORM)

@@ -3,7 +3,7 @@ pool's own taints; and the guard holding them to the pinned chart's values.yaml.
 from __future__ import annotations
 
 import copy
-from functools import lru_cache
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -16,12 +16,13 @@ if TYPE_CHECKING:
     from gpu_platform.spec.models import PlatformSpec, TaintSpec
 
 
-@lru_cache(maxsize=None)
-def _chart_defaults(chart_version: str) -> dict:
-    return yaml.safe_load((catalog.UPSTREAM / catalog.EFA_DEVICE_PLUGIN_VALUES[chart_version]).read_text())
+@cache
+def _chart_defaults(chart_version: str) -> dict[str, Any]:
+    values: dict[str, Any] = yaml.safe_load((catalog.UPSTREAM / catalog.EFA_DEVICE_PLUGIN_VALUES[chart_version]).read_text())
+    return values
 
 
-def chart_defaults(chart_version: str) -> dict:
+def chart_defaults(chart_version: str) -> dict[str, Any]:
     """The pinned chart's values.yaml (a private copy)."""
     return copy.deepcopy(_chart_defaults(chart_version))
 
@@ -36,7 +37,7 @@ def device_plugin_values(spec: "PlatformSpec") -> dict[str, Any]:
             "tolerations": with_tolerations(defaults["tolerations"] or [], taints)}
 
 
-def unknown_device_plugin_keys(values: dict, chart_version: str) -> list[str]:
+def unknown_device_plugin_keys(values: dict[str, Any], chart_version: str) -> list[str]:
     return unknown_keys(values, _chart_defaults(chart_version))
 
 

@@ -6,12 +6,14 @@ rendered beside that capability.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import json
 
 from gpu_platform.facts import catalog
 
 
-def trust_policy(service: str, tag_session: bool = False) -> dict:
+def trust_policy(service: str, tag_session: bool = False) -> dict[str, Any]:
     """A role only `service` may assume (EKS Pod Identity also needs sts:TagSession)."""
     actions = ["sts:AssumeRole", "sts:TagSession"] if tag_session else "sts:AssumeRole"
     return {"Version": "2012-10-17",

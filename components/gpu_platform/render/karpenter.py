@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 HOP_LIMIT = 2  # as on managed node groups: pods that still read instance metadata sit one hop away
 
 
-def pool_settings(pool: "NodePoolSpec"):
+def pool_settings(pool: "NodePoolSpec") -> KarpenterPoolSpec:
     """The pool's Karpenter settings. A Capacity Block is paid whether its nodes run or not, so by default its
     empty nodes are kept (`consolidateAfter: Never`, as AWS recommends for Capacity Block NodePools: EKS user
     guide, ml-node-pools)."""
@@ -139,7 +139,18 @@ def node_pool_object(ctx: "PoolContext", pool: "NodePoolSpec") -> dict[str, Any]
 # --- EC2NodeClass ---
 
 def ami_selector_terms(pool: "NodePoolSpec") -> list[dict[str, str]]:
-    return [{"alias": pool.ami.alias}] if pool.ami.alias else [{"id": pool.ami.image_id}]
+    if pool.ami.alias:
+        return [{"alias": pool.ami.alias}]
+    if pool.ami.image_id:
+        return [{"id": pool.ami.image_id}]
+    raise ValueError(f"pool {pool.name!r}: a Karpenter pool's ami needs an alias or an imageId")
+
+
+def _cluster_name(ctx: "PoolContext") -> str:
+    """The cluster's name, which a Karpenter pool's objects are rendered with (a component names it first)."""
+    if ctx.cluster_name is None:
+        raise ValueError("the cluster's name is needed to render a Karpenter pool's objects")
+    return ctx.cluster_name
 
 
 def block_device_mappings(pool: "NodePoolSpec") -> list[dict[str, Any]]:
@@ -157,7 +168,7 @@ def block_device_mappings(pool: "NodePoolSpec") -> list[dict[str, Any]]:
 def node_class_tags(ctx: "PoolContext", pool: "NodePoolSpec") -> dict[str, str]:
     """Tags on every instance, volume and launch template Karpenter makes for the pool: what the aws
     provider's default tags put on the stack's own resources, the pool, and its MIG layout."""
-    return {names.MANAGED_BY_TAG: names.MANAGED_BY, names.CLUSTER_TAG: ctx.cluster_name,
+    return {names.MANAGED_BY_TAG: names.MANAGED_BY, names.CLUSTER_TAG: _cluster_name(ctx),
             names.ENVIRONMENT_TAG: ctx.environment, names.POOL_LABEL: pool.name, **ctx.tags, **mig_layout_tag(pool)}
 
 
@@ -172,7 +183,7 @@ def node_class_spec(ctx: "PoolContext", pool: "NodePoolSpec", user_data: Optiona
         out["amiFamily"] = image.ami_family
     out.update({
         "amiSelectorTerms": ami_selector_terms(pool),
-        "role": role or node_role_name(ctx.cluster_name),
+        "role": role or node_role_name(_cluster_name(ctx)),
         "subnetSelectorTerms": discovery,
         "securityGroupSelectorTerms": discovery,
         "metadataOptions": {"httpEndpoint": "enabled", "httpProtocolIPv6": "disabled",
@@ -223,7 +234,7 @@ def custom_user_data(ctx: "PoolContext", pool: "NodePoolSpec", endpoint: str, ca
     `karpenter.sh/unregistered:NoExecute` taint, which Karpenter lifts once it has synced the node's
     labels and taints (karpenter.sh v1.14 NodeClasses, Custom user data)."""
     registering = [*node_taints(pool), (names.KARPENTER_UNREGISTERED_TAINT, "", "NoExecute")]
-    return lt.ubuntu_bootstrap_script(ctx.cluster_name, endpoint, ca_data, service_cidr, node_labels(pool), registering,
+    return lt.ubuntu_bootstrap_script(_cluster_name(ctx), endpoint, ca_data, service_cidr, node_labels(pool), registering,
                                       ubuntu_prelude(ctx, pool))
 
 

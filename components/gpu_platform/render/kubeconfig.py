@@ -5,12 +5,14 @@ caller's own identity, which the cluster's access entries then authorise.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import json
 
 EXEC_API_VERSION = "client.authentication.k8s.io/v1beta1"
 
 
-def kubeconfig(cluster_name: str, endpoint: str, certificate_authority: str, region: str) -> dict:
+def kubeconfig(cluster_name: str, endpoint: str, certificate_authority: str, region: str) -> dict[str, Any]:
     """A one-cluster kubeconfig; `certificate_authority` is the base64 PEM EKS returns."""
     user = {
         "exec": {

@@ -18,7 +18,7 @@ STORAGE_CLASS_PARAMETERS = {
 }
 
 
-def storage_class(file_system_id: Any) -> dict:
+def storage_class(file_system_id: Any) -> dict[str, Any]:
     """The StorageClass manifest; `file_system_id` may be an Output when registered."""
     return {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
             "metadata": {"name": names.MODEL_CACHE_STORAGE_CLASS,

@@ -13,7 +13,8 @@ ServiceMonitor on under the same condition as `prometheus_mode(spec) != "none"`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Optional
+from collections.abc import Mapping
 
 from gpu_platform.decisions.cost import gpu_hourly_cost_by_model
 from gpu_platform.facts import names
@@ -57,12 +58,12 @@ def scraping_namespace(monitoring: "MonitoringSpec") -> Optional[str]:
     return monitoring.prometheus.namespace if prometheus_mode(monitoring) != "none" else None
 
 
-def gpu_rule_groups(settings: MonitoringSettings) -> list[dict]:
+def gpu_rule_groups(settings: MonitoringSettings) -> list[dict[str, Any]]:
     """The rule groups for this stack: its thresholds and the hourly price of each of its GPU models."""
     return rule_groups(settings.monitoring.alerts, settings.gpu_prices)
 
 
-def stack_values(settings: MonitoringSettings) -> dict:
+def stack_values(settings: MonitoringSettings) -> dict[str, Any]:
     """kube-prometheus-stack chart values (every key checked against the chart: tests/resources/test_monitoring.py).
 
     Selection: Prometheus selects every PrometheusRule, and every ServiceMonitor and PodMonitor whatever

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
+from functools import cache
+from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Mapping, Sequence
 
 import yaml
 
@@ -22,6 +23,7 @@ from gpu_platform.render.dcgm_metrics import exporter_values
 from gpu_platform.render.sharing import device_plugin_configs, mig_parted_config
 
 if TYPE_CHECKING:
+    from gpu_platform.decisions.sharing import ImagePool
     from gpu_platform.spec.models import GpuOperatorSpec, GpuPool, PlatformSpec, TaintSpec, UpgradePolicySpec
 
 NFD = "node-feature-discovery"
@@ -40,7 +42,7 @@ FREE_FORM: tuple[str, ...] = ("operator.nodeSelector",)
 @dataclass(frozen=True)
 class OperatorSettings:
     operator: "GpuOperatorSpec"  # chart, namespace, driver and its upgrade policy
-    pools: Sequence["GpuPool"]  # the GPU pools it serves: their sharing files, MIG configs and taints
+    pools: Sequence["ImagePool"]  # the GPU pools it serves: their sharing files, MIG configs and taints
     mig_strategy: str = "none"  # cluster-wide
     service_monitor: bool = False  # Prometheus (and its CRDs) will be there to read one
     service_monitor_labels: Mapping[str, str] = field(default_factory=dict)  # what that Prometheus selects
@@ -55,18 +57,19 @@ class OperatorSettings:
                    system_node_selector=dict(spec.cluster.system_node_selector))
 
 
-@lru_cache(maxsize=None)
-def _chart_defaults(chart_version: str) -> dict:
+@cache
+def _chart_defaults(chart_version: str) -> dict[str, Any]:
     chart = catalog.GPU_OPERATOR_CHARTS[chart_version]
-    return yaml.safe_load((catalog.UPSTREAM / chart.values_file).read_text())
+    values: dict[str, Any] = yaml.safe_load((catalog.UPSTREAM / chart.values_file).read_text())
+    return values
 
 
-def chart_defaults(chart_version: str) -> dict:
+def chart_defaults(chart_version: str) -> dict[str, Any]:
     """The pinned chart's values.yaml (a private copy: callers may change it)."""
     return copy.deepcopy(_chart_defaults(chart_version))
 
 
-def operator_values(settings: OperatorSettings) -> dict:
+def operator_values(settings: OperatorSettings) -> dict[str, Any]:
     """Chart values: driver ownership, sharing files, MIG manager, tolerations, placement, exporter."""
     op = settings.operator
     defaults = chart_defaults(op.chart_version)
@@ -109,7 +112,7 @@ def operator_values(settings: OperatorSettings) -> dict:
     return values
 
 
-def toolkit_values(operator_owned: bool) -> dict:
+def toolkit_values(operator_owned: bool) -> dict[str, Any]:
     """The operator's container toolkit (operator-owned driver only): it ignores NVIDIA_VISIBLE_DEVICES in
     unprivileged containers, so a pod reaches only the GPUs the device plugin allocated it."""
     if not operator_owned:
@@ -117,7 +120,7 @@ def toolkit_values(operator_owned: bool) -> dict:
     return {"enabled": True, "env": [{"name": catalog.TOOLKIT_ENVVAR_WHEN_UNPRIVILEGED, "value": "false"}]}
 
 
-def driver_values(operator: "GpuOperatorSpec") -> dict:
+def driver_values(operator: "GpuOperatorSpec") -> dict[str, Any]:
     """AMI-owned: the operator installs no driver or toolkit. Operator-owned: the exact pinned driver."""
     drv = operator.driver
     if drv.source == "ami":
@@ -130,7 +133,7 @@ def driver_values(operator: "GpuOperatorSpec") -> dict:
     }
 
 
-def upgrade_policy_values(policy: "UpgradePolicySpec") -> dict:
+def upgrade_policy_values(policy: "UpgradePolicySpec") -> dict[str, Any]:
     wait, delete, drain = policy.wait_for_completion, policy.gpu_pod_deletion, policy.drain
     return {
         "autoUpgrade": policy.auto_upgrade,
@@ -153,7 +156,7 @@ def _extra_taints(pools: Sequence["GpuPool"]) -> Iterator["TaintSpec"]:
                 yield t
 
 
-def with_tolerations(defaults: list[dict], taints: list["TaintSpec"]) -> list[dict]:
+def with_tolerations(defaults: list[dict[str, Any]], taints: list["TaintSpec"]) -> list[dict[str, Any]]:
     """The chart's default tolerations, the platform's GPU taint, and every extra pool taint."""
     out = [dict(t) for t in defaults]
     if not tolerates(out, names.GPU_TAINT_KEY, names.GPU_TAINT_VALUE, "NoSchedule"):
@@ -164,7 +167,7 @@ def with_tolerations(defaults: list[dict], taints: list["TaintSpec"]) -> list[di
     return out
 
 
-def unknown_value_keys(values: Mapping, chart_version: str) -> list[str]:
+def unknown_value_keys(values: Mapping[str, Any], chart_version: str) -> list[str]:
     """Dotted paths in `values` that the pinned chart's values.yaml does not have (empty: all known).
 
     Maps are walked key by key; a list or scalar only needs its own key. Keys under a map the chart
@@ -173,13 +176,13 @@ def unknown_value_keys(values: Mapping, chart_version: str) -> list[str]:
     return unknown_keys(values, _chart_defaults(chart_version), (*ABSENT_BUT_READ, *FREE_FORM))
 
 
-def unknown_keys(values: Mapping, defaults: Mapping, exempt: tuple[str, ...] = ()) -> list[str]:
+def unknown_keys(values: Mapping[str, Any], defaults: Mapping[str, Any], exempt: tuple[str, ...] = ()) -> list[str]:
     """The same guard for any chart: dotted paths of `values` its values.yaml (`defaults`) lacks;
     `exempt` paths, and everything under them, are allowed."""
     return list(_unknown(values, defaults, "", exempt))
 
 
-def _unknown(values: Mapping, defaults: Any, prefix: str, exempt: tuple[str, ...]) -> Iterator[str]:
+def _unknown(values: Mapping[str, Any], defaults: Any, prefix: str, exempt: tuple[str, ...]) -> Iterator[str]:
     for key, value in values.items():
         path = f"{prefix}{key}"
         if path in exempt:
@@ -194,7 +197,7 @@ def _unknown(values: Mapping, defaults: Any, prefix: str, exempt: tuple[str, ...
             yield f"{path} (a map where the chart expects {type(default).__name__})"
 
 
-def driver_summary(settings: OperatorSettings) -> dict:
+def driver_summary(settings: OperatorSettings) -> dict[str, Any]:
     """Who owns the NVIDIA driver, and where it is pinned: stated in the stack outputs."""
     drv = settings.operator.driver
     if drv.source == "operator":

@@ -6,7 +6,8 @@ kubernetes-validate see is the object the program sends.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
 
 import yaml
 
@@ -25,38 +26,38 @@ HEALTH_PORT = 8081  # the chart's probes
 LEADER_ELECTION_ID = "c1f6bfd2.kueue.x-k8s.io"  # the chart's default lease name: replicas share one lease
 
 
-def _kueue(kind: str, metadata: dict, **fields) -> dict:
+def _kueue(kind: str, metadata: dict[str, Any], **fields: Any) -> dict[str, Any]:
     return {"apiVersion": catalog.KUEUE_API_VERSION, "kind": kind, "metadata": metadata, **fields}
 
 
-def _gpu_toleration() -> dict:
+def _gpu_toleration() -> dict[str, Any]:
     return {"key": names.GPU_TAINT_KEY, "operator": "Equal", "value": names.GPU_TAINT_VALUE, "effect": "NoSchedule"}
 
 
-def resource_flavor(flavor: GpuFlavor) -> dict:
+def resource_flavor(flavor: GpuFlavor) -> dict[str, Any]:
     """One pool's GPUs of one resource. Admitted pods get the pool's node selector and the GPU toleration;
     a pool's own taints stay taints, so only workloads tolerating them (selecting the pool) get its flavor."""
     labels = {names.POOL_LABEL: flavor.pool, names.GPU_MODEL_LABEL: flavor.gpu,
               names.CAPACITY_TYPE_LABEL: flavor.capacity_type}
     if flavor.mig_profile:
         labels[names.MIG_PROFILE_LABEL] = flavor.mig_profile.replace("+", ".")
-    spec: dict = {"nodeLabels": {names.POOL_LABEL: flavor.pool}}
+    spec: dict[str, Any] = {"nodeLabels": {names.POOL_LABEL: flavor.pool}}
     if flavor.taints:
         spec["nodeTaints"] = [{"key": k, "value": v, "effect": e} for k, v, e in flavor.taints]
     spec["tolerations"] = [_gpu_toleration()]
     return _kueue("ResourceFlavor", _meta(flavor.name, labels=labels), spec=spec)
 
 
-def cpu_memory_flavor() -> dict:
+def cpu_memory_flavor() -> dict[str, Any]:
     """CPU and memory are counted once per team, on whichever node a pod lands: no node labels."""
     return _kueue("ResourceFlavor", _meta(names.KUEUE_CPU_MEMORY_FLAVOR), spec={})
 
 
-def cohort() -> dict:
+def cohort() -> dict[str, Any]:
     return _kueue("Cohort", _meta(names.KUEUE_COHORT), spec={})
 
 
-def workload_priority_class(tier: str) -> dict:
+def workload_priority_class(tier: str) -> dict[str, Any]:
     """The tier's priority for Kueue's ordering and preemption, equal to its PriorityClass value."""
     t = PRIORITY_TIERS[tier]
     return _kueue("WorkloadPriorityClass", _meta(names.priority_class(tier), labels={names.PRIORITY_TIER_LABEL: tier}),
@@ -67,7 +68,7 @@ def _weight(weight: float) -> int | str:
     return int(weight) if float(weight).is_integer() else repr(float(weight))
 
 
-def cluster_queue(team: "TeamSpec", queue: TeamQueue) -> dict:
+def cluster_queue(team: "TeamSpec", queue: TeamQueue) -> dict[str, Any]:
     groups = []
     for covered, flavors in queue.groups:
         entries = []
@@ -95,7 +96,7 @@ def cluster_queue(team: "TeamSpec", queue: TeamQueue) -> dict:
     return _kueue("ClusterQueue", _meta(names.cluster_queue(team.name), labels=labels), spec=spec)
 
 
-def local_queue(team: "TeamSpec") -> dict:
+def local_queue(team: "TeamSpec") -> dict[str, Any]:
     return _kueue("LocalQueue", _team_meta(team, names.TEAM_LOCAL_QUEUE),
                   spec={"clusterQueue": names.cluster_queue(team.name)})
 
@@ -107,7 +108,7 @@ IS_QUEUED = (f"has(object.metadata.labels) && '{names.KUEUE_QUEUE_NAME_LABEL}' i
              f"object.metadata.labels['{names.KUEUE_QUEUE_NAME_LABEL}'] != ''")
 
 
-def queued_gpu_pods_policy() -> dict:
+def queued_gpu_pods_policy() -> dict[str, Any]:
     """Refuse a pod that asks for any nvidia.com/ resource or claims DRA devices in a team namespace unless it
     names a queue: such a pod would hold GPUs Kueue never counted. CPU-only pods are not matched."""
     return {"apiVersion": ADMISSION_API_VERSION, "kind": "ValidatingAdmissionPolicy",
@@ -126,18 +127,18 @@ def queued_gpu_pods_policy() -> dict:
             }}
 
 
-def queued_gpu_pods_binding() -> dict:
+def queued_gpu_pods_binding() -> dict[str, Any]:
     return binding(queued_gpu_pods_policy())
 
 
 # --- the controller: its Configuration and the chart values ---
 
-def manager_config(dra: bool = False) -> dict:
+def manager_config(dra: bool = False) -> dict[str, Any]:
     """The controller's Configuration (config.kueue.x-k8s.io/v1beta2). The chart takes it whole, so the
     listeners its Services and probes expect are set here too. With DRA pools, GPUs claimed through the
     driver's DeviceClass count as nvidia.com/gpu (Kueue 0.19 deviceClassMappings, read at start-up): one
     quota per team covers both allocation modes, and a claim of an unmapped class is inadmissible."""
-    resources: dict = {"excludeResourcePrefixes": list(catalog.KUEUE_EXCLUDED_RESOURCE_PREFIXES)}
+    resources: dict[str, Any] = {"excludeResourcePrefixes": list(catalog.KUEUE_EXCLUDED_RESOURCE_PREFIXES)}
     if dra:
         resources["deviceClassMappings"] = [{"name": names.GPU_RESOURCE, "deviceClassNames": [names.DRA_GPU_CLASS]}]
     return {
@@ -157,13 +158,13 @@ def manager_config(dra: bool = False) -> dict:
 
 
 def chart_values(prod: bool, system_node_selector: Mapping[str, str], prometheus_namespace: str | None,
-                 dra: bool = False) -> dict:
+                 dra: bool = False) -> dict[str, Any]:
     """Kueue chart values (every key checked against the chart: tests/render/test_queueing_objects.py)."""
-    manager: dict = {"replicas": 2 if prod else 1,  # leader election keeps one active; both serve webhooks
+    manager: dict[str, Any] = {"replicas": 2 if prod else 1,  # leader election keeps one active; both serve webhooks
                      "nodeSelector": dict(system_node_selector)}
     if prod:
         manager["podDisruptionBudget"] = {"enabled": True, "minAvailable": 1}
-    values: dict = {
+    values: dict[str, Any] = {
         "controllerManager": manager,
         "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(manager_config(dra), sort_keys=False)},
         "enablePrometheus": prometheus_namespace is not None,
@@ -173,7 +174,7 @@ def chart_values(prod: bool, system_node_selector: Mapping[str, str], prometheus
     return values
 
 
-def queueing_manifests(teams: Sequence["TeamSpec"], queues: dict[str, TeamQueue], flavors: list[GpuFlavor]) -> dict[str, dict]:
+def queueing_manifests(teams: Sequence["TeamSpec"], queues: dict[str, TeamQueue], flavors: list[GpuFlavor]) -> dict[str, dict[str, Any]]:
     """Every Kueue object and the admission policy, keyed by a stable logical name."""
     out = {f"flavor-{names.KUEUE_CPU_MEMORY_FLAVOR}": cpu_memory_flavor()}
     out.update({f"flavor-{f.name}": resource_flavor(f) for f in flavors})

@@ -8,7 +8,8 @@ mig-parted v1) so tests and the policy pack can hold any rendered file to them.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
 
 import yaml
 
@@ -16,6 +17,7 @@ from gpu_platform.decisions.sharing import mig_configs
 from gpu_platform.facts import names
 
 if TYPE_CHECKING:
+    from gpu_platform.decisions.sharing import ImagePool
     from gpu_platform.spec.models import GpuPool
 
 MIG_STRATEGIES = ("none", "single", "mixed")
@@ -40,7 +42,7 @@ def device_plugin_configs(pools: Sequence["GpuPool"], mig_strategy: str) -> dict
     return {key: _dump(doc) for key, doc in sorted(data.items())}
 
 
-def _device_plugin_doc(mig_strategy: str, replicas: int | None = None, fail_above_one: bool = True) -> dict:
+def _device_plugin_doc(mig_strategy: str, replicas: int | None = None, fail_above_one: bool = True) -> dict[str, Any]:
     doc: dict[str, Any] = {"version": "v1", "flags": {"migStrategy": mig_strategy}}
     if replicas:
         doc["sharing"] = {"timeSlicing": {
@@ -53,16 +55,16 @@ def _device_plugin_doc(mig_strategy: str, replicas: int | None = None, fail_abov
 
 # --- MIG manager (mig-parted config under the ConfigMap key `config.yaml`) ---
 
-def mig_parted_config(pools: Sequence["GpuPool"]) -> str:
+def mig_parted_config(pools: Sequence["ImagePool"]) -> str:
     """The MIG manager's file: `all-disabled` (the only accepted default) plus one config per pool."""
     disabled = [{"devices": "all", "mig-enabled": False}]
-    configs: dict[str, list[dict]] = {names.MIG_ALL_DISABLED: disabled}
+    configs: dict[str, list[dict[str, Any]]] = {names.MIG_ALL_DISABLED: disabled}
     for name, layout in mig_configs(pools).items():
         configs[name] = [{"devices": "all", "mig-enabled": True, "mig-devices": layout}] if layout else disabled
     return _dump({"version": "v1", "mig-configs": configs})
 
 
-def _dump(doc: dict) -> str:
+def _dump(doc: dict[str, Any]) -> str:
     return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False)
 
 
@@ -194,7 +196,7 @@ def _check_mig_devices(at: str, devices: Any) -> list[str]:
     return problems
 
 
-def _load(text: str) -> tuple[dict | None, list[str]]:
+def _load(text: str) -> tuple[dict[str, Any] | None, list[str]]:
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as err:

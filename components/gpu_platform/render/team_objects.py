@@ -8,7 +8,8 @@ the Kubernetes schema check validates is the object the program registers.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Optional
+from collections.abc import Iterable, Mapping
 
 from gpu_platform.decisions.capacity import largest_gpu_request, platform_capacity
 from gpu_platform.decisions.dra import ClaimShape, DomainShape, dra_pools, team_claim_shapes, team_domain_shapes
@@ -78,21 +79,21 @@ class TeamContext:
         return team.max_gpus_per_pod if team.max_gpus_per_pod is not None else self.largest_gpu_request
 
 
-def _meta(name: str, namespace: str | None = None, labels: dict[str, str] | None = None) -> dict:
-    meta: dict = {"name": name}
+def _meta(name: str, namespace: str | None = None, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name}
     if namespace is not None:
         meta["namespace"] = namespace
     meta["labels"] = {names.MANAGED_BY_LABEL: names.MANAGED_BY, **(labels or {})}
     return meta
 
 
-def _team_meta(team: "TeamSpec", name: str) -> dict:
+def _team_meta(team: "TeamSpec", name: str) -> dict[str, Any]:
     return _meta(name, names.team_namespace(team.name), {names.TEAM_LABEL: team.name})
 
 
 # --- cluster-wide ---
 
-def priority_class(tier: str) -> dict:
+def priority_class(tier: str) -> dict[str, Any]:
     t = PRIORITY_TIERS[tier]
     return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
             "metadata": _meta(names.priority_class(tier), labels={names.PRIORITY_TIER_LABEL: tier}),
@@ -102,7 +103,7 @@ def priority_class(tier: str) -> dict:
 
 # --- per team ---
 
-def namespace(ctx: TeamContext, team: "TeamSpec") -> dict:
+def namespace(ctx: TeamContext, team: "TeamSpec") -> dict[str, Any]:
     """Baseline Pod Security enforced, restricted warned and audited, pinned to the cluster's minor; the
     team and tier labels the admission policies read, and the label the platform's Prometheus selects
     monitors by."""
@@ -133,7 +134,7 @@ def quota_hard(ctx: TeamContext, team: "TeamSpec") -> dict[str, str]:
     return hard
 
 
-def resource_claim_template(team: "TeamSpec", shape: ClaimShape) -> dict:
+def resource_claim_template(team: "TeamSpec", shape: ClaimShape) -> dict[str, Any]:
     """`count` whole GPUs of one model on one node, for a pod's `resourceClaims` (resource.k8s.io/v1)."""
     request = {"name": "gpus", "exactly": {
         "deviceClassName": names.DRA_GPU_CLASS, "allocationMode": "ExactCount", "count": shape.count,
@@ -142,7 +143,7 @@ def resource_claim_template(team: "TeamSpec", shape: ClaimShape) -> dict:
             "metadata": _team_meta(team, shape.name), "spec": {"spec": {"devices": {"requests": [request]}}}}
 
 
-def compute_domain(team: "TeamSpec", shape: DomainShape) -> dict:
+def compute_domain(team: "TeamSpec", shape: DomainShape) -> dict[str, Any]:
     """A ComputeDomain for a job over `nodes` UltraServer nodes; the driver generates the channel's
     ResourceClaimTemplate, which each pod of the job claims. `numNodes` only reports readiness with the
     driver's default IMEXDaemonsWithDNSNames (the CRD's description); one IMEX channel per pod."""
@@ -152,12 +153,12 @@ def compute_domain(team: "TeamSpec", shape: DomainShape) -> dict:
                      "channel": {"resourceClaimTemplate": {"name": shape.channel_template}, "allocationMode": "Single"}}}
 
 
-def resource_quota(ctx: TeamContext, team: "TeamSpec") -> dict:
+def resource_quota(ctx: TeamContext, team: "TeamSpec") -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": _team_meta(team, names.TEAM_QUOTA),
             "spec": {"hard": quota_hard(ctx, team)}}
 
 
-def limit_range(ctx: TeamContext, team: "TeamSpec") -> dict:
+def limit_range(ctx: TeamContext, team: "TeamSpec") -> dict[str, Any]:
     """Default CPU and memory requests so every container counts against the quota; a GPU maximum
     per container and per pod. The LimitRanger refuses a maximum on a resource a container has no
     limit for, so containers without one get a GPU limit (and request) of 0."""
@@ -171,7 +172,7 @@ def limit_range(ctx: TeamContext, team: "TeamSpec") -> dict:
             "spec": {"limits": [container, {"type": "Pod", "max": {gpu: most}}]}}
 
 
-def _rule(groups: tuple[str, ...], resources: tuple[str, ...], verbs: tuple[str, ...]) -> dict:
+def _rule(groups: tuple[str, ...], resources: tuple[str, ...], verbs: tuple[str, ...]) -> dict[str, Any]:
     return {"apiGroups": list(groups), "resources": list(resources), "verbs": list(verbs)}
 
 
@@ -179,7 +180,7 @@ def _rule(groups: tuple[str, ...], resources: tuple[str, ...], verbs: tuple[str,
 # its pending workloads in order: Kueue's own workload, localqueue and pending-workloads viewer roles) and the
 # team's own metrics (ServiceMonitors and PodMonitors, picked up by the platform's Prometheus in team
 # namespaces only).
-def _queue_and_monitor_rules() -> list[dict]:
+def _queue_and_monitor_rules() -> list[dict[str, Any]]:
     return [
         _rule((KUEUE_API,), ("workloads", "workloads/status", "localqueues", "localqueues/status"), READ),
         _rule((f"visibility.{KUEUE_API}",), ("localqueues/pendingworkloads",), READ),
@@ -187,7 +188,7 @@ def _queue_and_monitor_rules() -> list[dict]:
     ]
 
 
-def developer_rules() -> list[dict]:
+def developer_rules() -> list[dict[str, Any]]:
     """Run and debug workloads, see why they wait, scrape them. No Secrets (admins manage them), no RBAC, no
     quota or policy edits."""
     return [
@@ -207,14 +208,14 @@ def developer_rules() -> list[dict]:
     ]
 
 
-def dra_read_rules() -> list[dict]:
+def dra_read_rules() -> list[dict[str, Any]]:
     """DRA objects are read-only for a team: the platform writes the claim templates and ComputeDomains, and the
     scheduler makes each pod's claims from them (a team writing claims could claim GPUs around its queue)."""
     return [_rule((names.RESOURCE_API_GROUP,), ("resourceclaims", "resourceclaimtemplates"), READ),
             _rule((names.COMPUTE_DOMAIN_API_GROUP,), ("computedomains",), READ)]
 
 
-def admin_rules() -> list[dict]:
+def admin_rules() -> list[dict[str, Any]]:
     """Everything a namespace owner needs, listed explicitly: RBAC has no deny, so `*` on all
     resources would include the quota and limits the platform sets. Those stay read-only."""
     return [
@@ -236,21 +237,21 @@ def admin_rules() -> list[dict]:
 ROLE_RULES = {"developers": developer_rules, "admins": admin_rules}
 
 
-def role(team: "TeamSpec", role_name: str) -> dict:
+def role(team: "TeamSpec", role_name: str) -> dict[str, Any]:
     return {"apiVersion": RBAC_API_VERSION, "kind": "Role", "metadata": _team_meta(team, names.team_role(role_name)),
             "rules": ROLE_RULES[role_name]()}
 
 
-def role_binding(team: "TeamSpec", role_name: str) -> dict:
+def role_binding(team: "TeamSpec", role_name: str) -> dict[str, Any]:
     return {"apiVersion": RBAC_API_VERSION, "kind": "RoleBinding",
             "metadata": _team_meta(team, names.team_role(role_name)),
             "roleRef": {"apiGroup": RBAC_API, "kind": "Role", "name": names.team_role(role_name)},
             "subjects": [{"apiGroup": RBAC_API, "kind": "Group", "name": names.team_group(team.name, role_name)}]}
 
 
-def network_policy(ctx: TeamContext, team: "TeamSpec") -> dict:
+def network_policy(ctx: TeamContext, team: "TeamSpec") -> dict[str, Any]:
     """Ingress from the team's own pods and from Prometheus only; egress is left open."""
-    peers: list[dict] = [{"podSelector": {}}]
+    peers: list[dict[str, Any]] = [{"podSelector": {}}]
     if ctx.scraping_namespace is not None:
         peers.append({"namespaceSelector": {"matchLabels": {names.NAMESPACE_NAME_LABEL: ctx.scraping_namespace}}})
     return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
@@ -258,13 +259,13 @@ def network_policy(ctx: TeamContext, team: "TeamSpec") -> dict:
             "spec": {"podSelector": {}, "policyTypes": ["Ingress"], "ingress": [{"from": peers}]}}
 
 
-def model_cache_claim(team: "TeamSpec", storage_class: str, size: str) -> dict:
+def model_cache_claim(team: "TeamSpec", storage_class: str, size: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": _team_meta(team, names.MODEL_CACHE_PVC),
             "spec": {"accessModes": ["ReadWriteMany"], "storageClassName": storage_class,
                      "resources": {"requests": {"storage": size}}}}
 
 
-def team_manifests(ctx: TeamContext, team: "TeamSpec") -> dict[str, dict]:
+def team_manifests(ctx: TeamContext, team: "TeamSpec") -> dict[str, dict[str, Any]]:
     """Every namespaced object of one team, keyed by a short stable role in the unit."""
     out = {"namespace": namespace(ctx, team), "quota": resource_quota(ctx, team),
            "limits": limit_range(ctx, team), "ingress": network_policy(ctx, team)}
@@ -286,7 +287,7 @@ def access_entries(teams: Iterable[tuple[str, "TeamAccessSpec"]]) -> dict[str, l
     gets one entry, all groups."""
     entries: dict[str, set[str]] = {}
     for name, access in teams:
-        for r, arns in zip(names.TEAM_ROLES, (access.developer_role_arns, access.admin_role_arns)):
+        for r, arns in zip(names.TEAM_ROLES, (access.developer_role_arns, access.admin_role_arns), strict=True):
             for arn in arns:
                 entries.setdefault(arn, set()).add(names.team_group(name, r))
     return {arn: sorted(groups) for arn, groups in sorted(entries.items())}

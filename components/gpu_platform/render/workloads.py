@@ -8,11 +8,12 @@ limits, and run at the team's priority tier (Kubernetes has no per-namespace def
 Job pods (`gpu_job`, or `job=True`) also carry what keeps a running job alive while the platform
 changes: the label the GPU Operator's driver upgrade waits for (`waitForCompletion.podSelector`),
 `cluster-autoscaler.kubernetes.io/safe-to-evict: "false"` so the autoscaler never drains their node to
-save money, and `karpenter.sh/do-not-disrupt: "true"` so Karpenter neither consolidates nor drifts it. Long-running services get neither: an upgrade must not wait for pods that never finish.
+save money, and `karpenter.sh/do-not-disrupt: "true"` so Karpenter neither consolidates nor drifts it.
+Long-running services get neither: an upgrade must not wait for pods that never finish.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from gpu_platform.decisions.capacity import max_gpus_per_pod, node_resources, platform_capacity
 from gpu_platform.decisions.datasets import MOUNT_PATH as DATASETS_PATH
@@ -66,7 +67,7 @@ def _gpu_resource(spec: "PlatformSpec", mig_profile: Optional[str]) -> str:
 
 
 def _placement(spec: "PlatformSpec", resource: str, gpus: int, pool: Optional[str],
-               gpu_product: Optional[str]) -> tuple[dict[str, str], list[dict], list["NodePoolSpec"]]:
+               gpu_product: Optional[str]) -> tuple[dict[str, str], list[dict[str, Any]], list["NodePoolSpec"]]:
     """Node selector, tolerations and the pools the pod may land in. Choosing a pool also tolerates that
     pool's own taints; choosing a product (or nothing) tolerates only the GPU taint, so pools reserved
     by an extra taint stay reserved. Refuses a placement no node can satisfy."""
@@ -125,7 +126,7 @@ def _sizes(spec: "PlatformSpec", landing: list["NodePoolSpec"], resource: str, g
 def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, pool: Optional[str] = None,
                  gpu_product: Optional[str] = None, mig_profile: Optional[str] = None,
                  shm_size: Optional[str] = None, cpu: Optional[str] = None, memory: Optional[str] = None,
-                 container: str = "main", command: Optional[list[str]] = None, nodes: int = 1) -> dict:
+                 container: str = "main", command: Optional[list[str]] = None, nodes: int = 1) -> dict[str, Any]:
     """A PodSpec for one GPU container of `team`, ready to put in a Deployment, Job or Pod template.
 
     `nodes` is the node count of the job the pod belongs to: on an UltraServer pool a multi-node job's pods
@@ -161,9 +162,9 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
         requests[names.EFA_RESOURCE] = limits[names.EFA_RESOURCE] = str(efa_devices)
     requests["cpu"] = cpu  # no CPU limit: limits only throttle
     requests["memory"] = limits["memory"] = memory  # memory limit = request: no OOM kill for using what was asked
-    mounts = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}]
-    volumes: list[dict] = [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": shm_size}}]
-    env: list[dict] = []
+    mounts: list[dict[str, Any]] = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}]
+    volumes: list[dict[str, Any]] = [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": shm_size}}]
+    env: list[dict[str, Any]] = []
     if spec.model_cache.enabled:
         mounts.append({"name": CACHE_VOLUME, "mountPath": BASE_PATH})
         volumes.append({"name": CACHE_VOLUME, "persistentVolumeClaim": {"claimName": names.MODEL_CACHE_PVC}})
@@ -171,7 +172,8 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
     if t.name in {c.name for c in claim_teams(spec)}:
         mounts.append({"name": DATASETS_VOLUME, "mountPath": DATASETS_PATH})
         volumes.append({"name": DATASETS_VOLUME, "persistentVolumeClaim": {"claimName": names.DATASETS_PVC}})
-        if spec.datasets.fsx_lustre.shared:  # read-only: the volume is, and the mount says so
+        fsx = spec.datasets.fsx_lustre
+        if fsx is not None and fsx.shared:  # read-only: the volume is, and the mount says so
             mounts.append({"name": SHARED_DATASETS_VOLUME, "mountPath": SHARED_MOUNT_PATH, "readOnly": True})
             volumes.append({"name": SHARED_DATASETS_VOLUME, "persistentVolumeClaim": {
                 "claimName": names.DATASETS_SHARED_PVC, "readOnly": True}})
@@ -180,17 +182,17 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
         volumes.append({"name": SCRATCH_VOLUME, "emptyDir": {}})
     if efa_devices:
         env += pod_env(landing)
-    main: dict = {"name": container, "image": image}
+    main: dict[str, Any] = {"name": container, "image": image}
     if command:
         main["command"] = list(command)
-    resources: dict = {"requests": requests, "limits": limits}
+    resources: dict[str, Any] = {"requests": requests, "limits": limits}
     if claim:  # a DRA pool: the team's ResourceClaimTemplate for this model and count (decisions/dra.py)
         resources["claims"] = [{"name": CLAIM}]
     main.update({"resources": resources, "volumeMounts": mounts,
                  "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}})
     if env:
         main["env"] = env
-    pod: dict = {"priorityClassName": names.priority_class(t.priority_tier), "tolerations": tolerations}
+    pod: dict[str, Any] = {"priorityClassName": names.priority_class(t.priority_tier), "tolerations": tolerations}
     if selector:
         pod["nodeSelector"] = selector
     pod.update({"securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
@@ -235,7 +237,7 @@ def _efa_devices(spec: "PlatformSpec", landing: list["NodePoolSpec"], resource: 
     return min(pod_devices(p, gpus, node_resources(p, spec.mig_strategy).get(resource, 0)) for p in landing)
 
 
-def gpu_pod_metadata(spec: "PlatformSpec", team: str, *, job: bool = False) -> dict:
+def gpu_pod_metadata(spec: "PlatformSpec", team: str, *, job: bool = False) -> dict[str, Any]:
     """Labels (and, for job pods, annotations) for a GPU pod or a pod template of `team`; with queueing on,
     the labels that queue it in the team's LocalQueue."""
     labels = {names.TEAM_LABEL: team, **queue_labels(spec, _team(spec, team))}
@@ -246,17 +248,17 @@ def gpu_pod_metadata(spec: "PlatformSpec", team: str, *, job: bool = False) -> d
                                               names.KARPENTER_DO_NOT_DISRUPT_ANNOTATION: "true"}}
 
 
-def gpu_pod(spec: "PlatformSpec", team: str, name: str, image: str, *, job: bool = False, **options) -> dict:
+def gpu_pod(spec: "PlatformSpec", team: str, name: str, image: str, *, job: bool = False, **options: Any) -> dict[str, Any]:
     """A complete Pod manifest in the team's namespace around `gpu_pod_spec` (for docs and checks)."""
     metadata = {"name": name, "namespace": names.team_namespace(team), **gpu_pod_metadata(spec, team, job=job)}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": gpu_pod_spec(spec, team, image, **options)}
 
 
 def gpu_job(spec: "PlatformSpec", team: str, name: str, image: str, *, backoff_limit: Optional[int] = None,
-            **options) -> dict:
+            **options: Any) -> dict[str, Any]:
     """A batch/v1 Job of `team` whose pods the driver upgrade waits for and the autoscaler never evicts."""
     pod_spec = {**gpu_pod_spec(spec, team, image, **options), "restartPolicy": "Never"}
-    job: dict = {"template": {"metadata": gpu_pod_metadata(spec, team, job=True), "spec": pod_spec}}
+    job: dict[str, Any] = {"template": {"metadata": gpu_pod_metadata(spec, team, job=True), "spec": pod_spec}}
     nodes = options.get("nodes", 1)
     if nodes > 1:  # one pod per node, each with its index (the rank of a multi-node job)
         job = {"parallelism": nodes, "completions": nodes, "completionMode": "Indexed", **job}
