@@ -61,7 +61,36 @@ def test_a_block_of_part_of_an_ultraserver_is_refused():
     i, pool = pool_of(platform)
     pool["reservation"]["instanceCount"] = 12
     pool.update(minSize=12, maxSize=12)
-    assert "multiple of 9" in only_spec_problem(platform, f"nodePools[{i}].reservation.instanceCount")
+    assert "one UltraServer" in only_spec_problem(platform, f"nodePools[{i}].reservation.instanceCount")
+
+
+@pytest.mark.parametrize("count", [27, 36])
+def test_a_block_of_several_ultraservers_is_refused(count):
+    platform = ultraserver()
+    i, pool = pool_of(platform)
+    pool["reservation"]["instanceCount"] = count
+    pool.update(minSize=count, maxSize=count)
+    msg = only_spec_problem(platform, f"nodePools[{i}].reservation.instanceCount")
+    assert "9 (u-p6e-gb200x36) or 18 (u-p6e-gb200x72)" in msg and "a block each" in msg
+
+
+def test_a_block_without_its_count_is_one_ultraserver_by_max_size():
+    platform = ultraserver()
+    i, pool = pool_of(platform)
+    del pool["reservation"]["instanceCount"]
+    platform["teams"] = []  # 9 nodes hold fewer GPUs than the example's teams ask
+    pool.update(minSize=9, maxSize=9)
+    assert spec_problems(platform) == []
+    pool.update(minSize=27, maxSize=27)
+    assert "one UltraServer" in only_spec_problem(platform, f"nodePools[{i}].maxSize")
+
+
+def test_two_ultraservers_are_two_pools_on_two_blocks():
+    platform = ultraserver()
+    _, pool = pool_of(platform)
+    second = {**pool, "name": "gb200-nvl-2", "reservation": {**pool["reservation"], "id": "cr-0a1b2c3d4e5f60718"}}
+    platform["nodePools"].append(second)
+    assert spec_problems(platform) == []
 
 
 def test_an_ultraserver_pool_without_efa_is_refused():

@@ -400,13 +400,27 @@ CAPACITY_BLOCK_DRAIN_MINUTES = 40
 CAPACITY_BLOCK_SCALE_DOWN_ACTION = "Amazon EKS Node Group Capacity Scaledown Before Reservation End"
 CAPACITY_RESERVATION_ID = r"^cr-[0-9a-z]+$"  # Karpenter's EC2NodeClass pattern for capacityReservationSelectorTerms[].id
 # Families Capacity Blocks are sold for (AWS PCS user guide, "Using Amazon EC2 Capacity Blocks for ML":
-# P6-B300, P6-B200, P5en, P5e, P5 and P4d; the EC2 user guide's list names the same GPU families; P6e-GB200
-# UltraServers are sold only so, ml-eks-nvidia-ultraserver). A block
-# holds at most 64 instances and lives in one Availability Zone, as a targeted reservation (EC2 user guide,
-# "Capacity Blocks for ML" and "Work with Capacity Blocks"). On-Demand Capacity Reservations cover every
-# family.
-CAPACITY_BLOCK_FAMILIES = ("p4d", "p5", "p5e", "p5en", "p6-b200", "p6-b300", "p6e-gb200")
+# P6-B300, P6-B200, P5en, P5e, P5 and P4d; the EC2 user guide, "Capacity Blocks for ML", also lists P4de;
+# P6e-GB200 UltraServers are sold only so, ml-eks-nvidia-ultraserver, one UltraServer per block: "each
+# UltraServer corresponds to one Capacity Block", EC2 user guide, how Capacity Blocks work). A block holds at
+# most 64 instances and lives in one zone, as a targeted reservation (EC2 user guide, "Capacity Blocks for ML"
+# and "Work with Capacity Blocks"). On-Demand Capacity Reservations cover every family.
+CAPACITY_BLOCK_FAMILIES = ("p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300", "p6e-gb200")
 CAPACITY_BLOCK_MAX_INSTANCES = 64
+# The windows AWS sells (EC2 user guide, "Find and purchase Capacity Blocks",
+# docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-purchase.html): durations "in 1-day increments up
+# to 14 days, and in 7-day increments up to 182 days", and "All Capacity Blocks end at 11:30AM UTC"; a block
+# starts at the same time of day, so its window is whole days.
+CAPACITY_BLOCK_DAILY_MAX_DAYS = 14
+CAPACITY_BLOCK_WEEKLY_STEP_DAYS = 7
+CAPACITY_BLOCK_MAX_DAYS = 182
+CAPACITY_BLOCK_BOUNDARY_UTC = (11, 30)  # hour, minute
+# A window's years are this close to the plan's date: a block is bought at most weeks ahead and lasts at most
+# 26 weeks, so a year far from today is a typo (year 1, 9999), never a block.
+CAPACITY_BLOCK_YEARS_AROUND = 2
+# A catalog block rate older than this (against the plan's date) is named when it prices a block: offerings
+# are priced per purchase and AWS reviews its rates quarterly.
+CAPACITY_BLOCK_RATE_MAX_AGE_DAYS = 90
 # Non-GPU instances the platform itself runs (system node group) and their prices.
 SYSTEM_INSTANCE_PRICES: Mapping[str, Price] = MappingProxyType({
     "m6i.large": _price(0.096), "m6i.xlarge": _price(0.192), "m6i.2xlarge": _price(0.384),

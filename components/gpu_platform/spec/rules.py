@@ -20,6 +20,7 @@ from gpu_platform.spec.alerting import alerting_rules
 from gpu_platform.spec.models import ADDON_VERSION, ClusterSpec, CreateClusterSpec, GpuOperatorSpec, GpuPool, NodePoolSpec, PlatformSpec
 from gpu_platform.spec.pool_context import PoolContext
 from gpu_platform.spec.repair import repair_rules
+from gpu_platform.spec.rules_capacity import platform_rules as reservation_rules
 from gpu_platform.spec.rules_capacity import pool_rules as capacity_rules
 from gpu_platform.spec.rules_dra import pool_rules as dra_rules
 from gpu_platform.spec.rules_karpenter import ami_rules as karpenter_ami_rules
@@ -42,10 +43,10 @@ class Findings:
 
 
 def check(spec: PlatformSpec, today: date) -> Findings:
-    problems = [*_cluster_rules(spec), *_duplicate_rules(spec), *_model_cache_rules(spec), *_access_rules(spec),
+    problems = [*_cluster_rules(spec), *_duplicate_rules(spec), *reservation_rules(spec), *_model_cache_rules(spec), *_access_rules(spec),
                 *_pricing_rules(spec), *repair_rules(spec), *alerting_rules(spec), *training.efa_rules(spec),
                 *training.datasets_rules(spec)]
-    pool_problems = [p for pool in spec.node_pools for p in pool_rules(PoolContext.of(spec, pool), pool)]
+    pool_problems = [p for pool in spec.node_pools for p in pool_rules(PoolContext.of(spec, pool, today), pool)]
     pool_problems += karpenter_rules(spec)
     problems += pool_problems
     if all(gpu_known(p) for p in spec.node_pools):  # rules below look each pool's GPU up

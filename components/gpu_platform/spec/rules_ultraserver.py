@@ -4,7 +4,8 @@ Each refuses what AWS or NVIDIA documents as unsupported there (AWS EKS user gui
 ml-eks-nvidia-ultraserver @00e3293d; next-gen-gpus.md §1.4, §1.6), with the field to edit:
 
 - the instances exist only inside UltraServers bought as EC2 Capacity Blocks: capacityType capacity-block,
-  for whole UltraServers (a block's instanceCount a multiple of the smallest UltraServer);
+  one UltraServer per block ("each UltraServer corresponds to one Capacity Block", EC2 user guide): a block's
+  instanceCount is 9 (u-p6e-gb200x36) or 18 (x72), and more UltraServers are more pools;
 - DRA is "a requirement to use the P6e-GB200 UltraServers with EKS" (IMEX channels are handed out by the DRA
   driver's ComputeDomains): gpuAllocation dra, so never Karpenter (no DRA, and not in its catalog);
 - no MIG: the AMI runs the GPUs with coherent driver-based memory, under which MIG is not supported;
@@ -39,12 +40,7 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
     if pool.capacity_type != "capacity-block":
         yield (f"{at}.capacityType", f"{us.instance_type} is sold only as UltraServers on EC2 Capacity Blocks: use "
                "capacityType capacity-block with the block's reservation {id, start, end}")
-    smallest = min(us.sizes.values())
-    count = pool.reservation.instance_count if pool.reservation else None
-    if count is not None and count % smallest:
-        sizes = ", ".join(f"{k} = {v}" for k, v in us.sizes.items())
-        yield (f"{at}.reservation.instanceCount", f"a block holds whole UltraServers ({sizes} instances): "
-               f"{count} is not a multiple of {smallest}")
+    yield from _one_ultraserver(at, pool, us)
     if pool.provisioner == KARPENTER:
         yield (f"{at}.provisioner", f"Karpenter has no {us.instance_type} in its catalog and does not provision for "
                "DRA claims: use managed-node-group")
@@ -60,6 +56,19 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
         yield (f"{at}.efa", "multi-node jobs reach GPUs outside their UltraServer over EFA (the AMI ships it): set "
                "efa: true")
     yield from _driver_rules(ctx, pool, us)
+
+
+def _one_ultraserver(at: str, pool: NodePoolSpec, us: catalog.UltraServer) -> Iterator[Problem]:
+    """A block is one UltraServer ("each UltraServer corresponds to one Capacity Block", EC2 user guide): its
+    instances are one UltraServer's, and more UltraServers are more blocks, one pool each."""
+    r = pool.reservation
+    if r is None or pool.capacity_type != "capacity-block":
+        return
+    count, field = (r.instance_count, "reservation.instanceCount") if r.instance_count else (pool.max_size, "maxSize")
+    if count not in us.sizes.values():
+        sizes = " or ".join(f"{v} ({k})" for k, v in us.sizes.items())
+        yield (f"{at}.{field}", f"a Capacity Block holds one UltraServer: {sizes} instances, not {count}; for more "
+               "UltraServers buy a block each and give each its own pool")
 
 
 def _driver_rules(ctx: PoolContext, pool: NodePoolSpec, us: catalog.UltraServer) -> Iterator[Problem]:
