@@ -340,3 +340,23 @@ def test_a_window_passes_exactly_when_aws_sells_it(days, minutes):
     end = start + timedelta(days=days, minutes=minutes)
     found = list(window_rules("p", start, end, TODAY))
     assert (found == []) == (minutes == 0 and days in SOLD), (days, minutes, found)
+
+
+# --- Local Zones: only where the catalog sells a type's blocks ---
+
+def test_a_local_zone_on_a_pool_whose_blocks_are_sold_in_azs_is_refused():
+    platform = dev_with(block_pool(zones=["us-east-1-dfw-2a"]))
+    platform["cluster"]["create"]["vpc"]["localZones"] = ["us-east-1-dfw-2a"]
+    assert "Capacity Blocks of p6e-gb200.36xlarge only" in only_problem(platform, "nodePools[0].zones")
+
+
+def test_a_local_zone_the_catalog_knows_no_blocks_in_is_refused():
+    platform = dev_with(block_pool())
+    platform["cluster"]["create"]["vpc"]["localZones"] = ["us-east-1-bos-1a"]
+    assert "us-east-1-dfw-2a only" in only_problem(platform, "cluster.create.vpc.localZones[0]")
+
+
+def test_a_local_zone_among_the_vpcs_zones_is_refused():
+    platform = dev_with(block_pool())
+    platform["cluster"]["create"]["vpc"].update(availabilityZones=2, zones=["us-east-1a", "us-east-1-dfw-2a"])
+    assert "localZones" in only_problem(platform, "cluster.create.vpc.zones[1]")

@@ -375,6 +375,20 @@ class UltraServer:
 ULTRASERVERS: Mapping[str, UltraServer] = MappingProxyType({u.instance_type: u for u in (
     UltraServer("p6e-gb200.36xlarge", MappingProxyType({"u-p6e-gb200x36": 9, "u-p6e-gb200x72": 18}), ("580",), 60),
 )})
+# Instance types whose Capacity Blocks are sold in a Local Zone, not the region's Availability Zones: type ->
+# parent region -> Local Zones. "To use P6e-GB200 UltraServer Capacity Blocks, you must be opted in to the
+# Dallas Local Zone", and an instance "can't launch in a subnet in a different Availability Zone from the
+# Capacity Block" (EC2 user guide, capacity-blocks-launch.html); the Dallas zone of us-east-1 is
+# us-east-1-dfw-2a (EC2 Capacity Blocks pricing page, "US East (Dallas) Local Zone").
+LOCAL_ZONE_BLOCKS: Mapping[str, Mapping[str, tuple[str, ...]]] = MappingProxyType({
+    "p6e-gb200.36xlarge": MappingProxyType({"us-east-1": ("us-east-1-dfw-2a",)}),
+})
+# What a Local Zone lacks that the platform would otherwise put in each zone: NAT gateways only in some Local
+# Zones (Local Zones user guide, local-zones-connectivity-nat.html, and the "AWS Local Zones features" list),
+# so a Local Zone subnet routes through the parent region's NAT gateway in its VPC; EFS mount targets and FSx
+# for Lustre file systems are made in Availability Zones (EFS user guide, "Managing mount targets": "one mount
+# target in each Availability Zone"; neither service is on the Local Zones features list), so the model cache
+# and the datasets file system stay in the region's zones, which Local Zone nodes reach through the VPC.
 ULTRASERVER_MIN_KUBERNETES = "1.33"  # AWS EKS user guide, ml-eks-nvidia-ultraserver (DRA's own floor is higher)
 
 # --- Reserved capacity: EC2 Capacity Blocks for ML and On-Demand Capacity Reservations ---
@@ -792,6 +806,17 @@ REPLACE_FORCING_INPUTS: Mapping[str, tuple[str, ...]] = MappingProxyType({
 })
 
 # --- Look-ups (errors list what is valid, so callers can pass them straight to users) ---
+
+def block_local_zones(instance_type: str) -> tuple[str, ...]:
+    """The Local Zones where the type's Capacity Blocks are sold, in every region (empty: its blocks are in
+    Availability Zones). A Local Zone's name carries its parent region."""
+    return tuple(z for zones in LOCAL_ZONE_BLOCKS.get(instance_type, {}).values() for z in zones)
+
+
+def local_zones_with_blocks() -> tuple[str, ...]:
+    """Every Local Zone the catalog knows blocks in."""
+    return tuple(sorted({z for t in LOCAL_ZONE_BLOCKS for z in block_local_zones(t)}))
+
 
 def instance_type(name: str) -> InstanceType:
     try:

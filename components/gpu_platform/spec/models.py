@@ -36,6 +36,9 @@ class VpcSpec(StrictModel):
     availability_zones: int = Field(3, ge=2, le=6)
     zones: Optional[list[Zone]] = None  # explicit zone names in the stack's region; default: <region>a, b, c...
     single_nat_gateway: Optional[bool] = None  # default: one per zone in prod, one otherwise
+    # Local Zones the VPC reaches (a Capacity Block sold there, e.g. us-east-1-dfw-2a): one private subnet each,
+    # for node groups only; its egress is the region's NAT gateway (docs/node-pools.md, Local Zones)
+    local_zones: Optional[list[Zone]] = Field(None, min_length=1, max_length=1)
 
     @field_validator("cidr")
     @classmethod

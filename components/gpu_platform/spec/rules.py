@@ -17,7 +17,7 @@ from gpu_platform.facts.lifecycle_calendar import ami_driver_era
 from gpu_platform.facts.mig import layout_problem
 from gpu_platform.spec import rules_training as training
 from gpu_platform.spec.alerting import alerting_rules
-from gpu_platform.spec.models import ADDON_VERSION, ClusterSpec, CreateClusterSpec, GpuOperatorSpec, GpuPool, NodePoolSpec, PlatformSpec
+from gpu_platform.spec.models import ADDON_VERSION, ClusterSpec, CreateClusterSpec, VpcSpec, GpuOperatorSpec, GpuPool, NodePoolSpec, PlatformSpec
 from gpu_platform.spec.pool_context import PoolContext
 from gpu_platform.spec.repair import repair_rules
 from gpu_platform.spec.rules_capacity import platform_rules as reservation_rules
@@ -119,7 +119,25 @@ def cluster_rules(c: ClusterSpec, at: str = "cluster.", prod: bool = False) -> I
     vpc = c.create.vpc
     if vpc is not None and vpc.zones is not None and len(vpc.zones) != vpc.availability_zones:
         yield f"{create_at}vpc.zones", f"lists {len(vpc.zones)} zones but availabilityZones is {vpc.availability_zones}"
+    if vpc is not None:
+        yield from local_zone_rules(vpc, f"{create_at}vpc.")
     yield from endpoint_rules(c.create, create_at, prod)
+
+
+def local_zone_rules(vpc: VpcSpec, at: str) -> Iterator[Problem]:
+    """The cluster's own subnets are in Availability Zones (EKS places no cluster subnet in a Local Zone); a
+    Local Zone is listed apart, and only one the catalog knows Capacity Blocks in."""
+    for j, z in enumerate(vpc.zones or []):
+        if syntax.is_local_zone(z):
+            yield (f"{at}zones[{j}]", f"{z} is a Local Zone, where EKS places no cluster subnet: list it under "
+                   f"{at}localZones (node groups only)")
+    known = catalog.local_zones_with_blocks()
+    for j, z in enumerate(vpc.local_zones or []):
+        if not syntax.is_local_zone(z):
+            yield f"{at}localZones[{j}]", f"{z} is an Availability Zone: list it under {at}zones"
+        elif z not in known:
+            yield (f"{at}localZones[{j}]", f"the catalog knows Capacity Blocks in {', '.join(known)} only: a "
+                   f"subnet in {z} would serve no pool")
 
 
 def endpoint_rules(create: CreateClusterSpec, create_at: str, prod: bool) -> Iterator[Problem]:
@@ -155,10 +173,14 @@ def region_rules(region: Any, zones: Iterable[tuple[str, str]]) -> Iterator[Prob
             yield path, problem
 
 
+_SNAKE = {"zones": "zones", "localZones": "local_zones"}
+
+
 def named_zones(spec: PlatformSpec) -> list[tuple[str, str]]:
     """(field path, zone) of every zone the stack file names: the VPC's and the pools'."""
     vpc = spec.cluster.create.vpc if spec.cluster.create else None
-    found = [(f"cluster.create.vpc.zones[{j}]", z) for j, z in enumerate(vpc.zones or [])] if vpc else []
+    found = [(f"cluster.create.vpc.{key}[{j}]", z) for key in ("zones", "localZones")
+             for j, z in enumerate(getattr(vpc, _SNAKE[key]) or [])] if vpc else []
     return found + [(f"nodePools[{i}].zones[{j}]", z) for i, p in enumerate(spec.node_pools) for j, z in enumerate(p.zones or [])]
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from typing import Iterator, Optional
 
-from gpu_platform.facts import catalog
+from gpu_platform.facts import catalog, syntax
 from gpu_platform.facts.karpenter import KARPENTER
 from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
 from gpu_platform.spec.pool_context import PoolContext
@@ -31,6 +31,7 @@ CAPACITY_BLOCK, ON_DEMAND, SPOT = "capacity-block", "on-demand", "spot"
 
 def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
     at, r = ctx.at, pool.reservation
+    yield from local_zone_rules(at, pool)
     if pool.capacity_type == CAPACITY_BLOCK:
         yield from _block_rules(ctx, at, pool)
     elif r is not None and pool.capacity_type == SPOT:
@@ -73,13 +74,49 @@ def _confined_rules(ctx: PoolContext, at: str, pool: NodePoolSpec, what: str) ->
         yield (f"{at}.instanceTypes", f"{what} reserves one instance type: list only it (the others could never "
                "launch into the reservation)")
     zones_known = ctx.vpc is not None or ctx.subnet_zones is not None
-    if pool.provisioner != KARPENTER and zones_known and (pool.zones is None or len(pool.zones) != 1):
+    if _sold_in_local_zones(pool):
+        yield from _local_zone_block_rules(at, pool, zones_known)
+    elif pool.provisioner != KARPENTER and zones_known and (pool.zones is None or len(pool.zones) != 1):
         yield (f"{at}.zones", f"{what} lives in one Availability Zone: list that zone alone, so the node group's "
                "subnets are all in it")
     count = pool.reservation.instance_count if pool.reservation else None
     if count is not None and pool.max_size > count:
         yield (f"{at}.maxSize", f"must be <= reservation.instanceCount ({count}): {what} has no room for more nodes "
                "and the launches beyond it fail")
+
+
+def _sold_in_local_zones(pool: NodePoolSpec) -> tuple[str, ...]:
+    """The Local Zones where this block pool's instance type is sold (empty: Availability Zones)."""
+    if pool.capacity_type != CAPACITY_BLOCK:
+        return ()
+    return tuple(z for t in pool.instance_types for z in catalog.block_local_zones(t))
+
+
+def _local_zone_block_rules(at: str, pool: NodePoolSpec, zones_known: bool) -> Iterator[Problem]:
+    """A block sold in a Local Zone launches only into a subnet there (EC2 user guide, capacity-blocks-launch)."""
+    sold = _sold_in_local_zones(pool)
+    where = " or ".join(sold)
+    if not zones_known:
+        yield (f"{at}.zones", f"{pool.instance_types[0]} Capacity Blocks live in the Local Zone {where}, and the "
+               "cluster's subnets are not known to reach it: create the VPC with cluster.create.vpc.localZones: "
+               f"[{sold[0]}] (a component: give the subnets' zones, one of them {sold[0]})")
+    elif pool.zones is None or len(pool.zones) != 1 or pool.zones[0] not in sold:
+        yield (f"{at}.zones", f"{pool.instance_types[0]} Capacity Blocks live in the Local Zone {where} (you must be "
+               f"opted in to it), and no instance launches in another zone: list zones: [{sold[0]}]")
+
+
+def local_zone_rules(at: str, pool: NodePoolSpec) -> Iterator[Problem]:
+    """A pool names a Local Zone only where the catalog sells its type's Capacity Blocks."""
+    sold = _sold_in_local_zones(pool)
+    for z in pool.zones or []:
+        if syntax.is_local_zone(z) and z not in sold:
+            yield (f"{at}.zones", f"{z} is a Local Zone, where the catalog knows Capacity Blocks of "
+                   f"{_types_in(z)} only, not this pool's {pool.capacity_type} {', '.join(pool.instance_types)}: use "
+                   "the region's Availability Zones")
+
+
+def _types_in(zone: str) -> str:
+    return ", ".join(t for t in catalog.LOCAL_ZONE_BLOCKS if zone in catalog.block_local_zones(t)) or "no type"
 
 
 def window_rules(at: str, start: datetime, end: datetime, today: date) -> Iterator[Problem]:
