@@ -360,3 +360,28 @@ def test_a_local_zone_among_the_vpcs_zones_is_refused():
     platform = dev_with(block_pool())
     platform["cluster"]["create"]["vpc"].update(availabilityZones=2, zones=["us-east-1a", "us-east-1-dfw-2a"])
     assert "localZones" in only_problem(platform, "cluster.create.vpc.zones[1]")
+
+
+# --- a block's quote ---
+
+def test_a_quote_with_its_day_passes():
+    pool = block_pool()
+    pool["reservation"].update(quotedUsdPerHour=98.84, quotedOn="2026-11-02")
+    assert problems(dev_with(pool)) == []
+
+
+@pytest.mark.parametrize("quote, path, words", [
+    ({"quotedOn": "2026-11-02"}, "quotedOn", "quotedUsdPerHour"),
+    ({"quotedUsdPerHour": 98.84, "quotedOn": "2026-11-20"}, "quotedOn", "after the block starts"),
+    ({"quotedUsdPerHour": 0}, "quotedUsdPerHour", "greater than 0"),
+])
+def test_a_quote_aws_never_gives_is_refused(quote, path, words):
+    pool = block_pool()
+    pool["reservation"].update(quote)
+    assert words in only_problem(dev_with(pool), f"nodePools[0].reservation.{path}")
+
+
+def test_a_quote_on_an_odcr_is_refused():
+    pool = odcr_pool()
+    pool["reservation"]["quotedUsdPerHour"] = 9.0
+    assert "onDemandUsdPerHour" in only_problem(dev_with(pool), "nodePools[0].reservation.quotedUsdPerHour")

@@ -397,9 +397,9 @@ ULTRASERVER_MIN_KUBERNETES = "1.33"  # AWS EKS user guide, ml-eks-nvidia-ultrase
 # when bought; these are planning figures from a snapshot of aws.amazon.com/ec2/capacityblocks/pricing
 # (2026-06-19, third-party copy: next-gen-gpus.md §1.2), not verified: set pricing.capacityBlockUsdPerHour to
 # the offering's UpfrontFee over its hours.
-_BLOCK_PAGE = "EC2 Capacity Blocks pricing page snapshot (third-party copy, US Regions; rates change quarterly)"
+CAPACITY_BLOCK_PRICE_SOURCE = "EC2 Capacity Blocks pricing page snapshot (third-party copy, US Regions; rates change quarterly)"
 CAPACITY_BLOCK_PRICES: Mapping[str, Price] = MappingProxyType({
-    t: Price(usd, _BLOCK_PAGE, "2026-06") for t, usd in (
+    t: Price(usd, CAPACITY_BLOCK_PRICE_SOURCE, "2026-06") for t, usd in (
         ("p5e.48xlarge", 39.799), ("p5en.48xlarge", 45.768), ("p6-b200.48xlarge", 82.368),
         ("p6-b300.48xlarge", 93.60), ("p6e-gb200.36xlarge", 42.328),  # u-p6e-gb200x72 761.904 / 18 (Dallas LZ)
     )

@@ -38,6 +38,10 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
         yield (f"{at}.reservation", "spot instances never launch into a capacity reservation: use capacityType "
                "on-demand to target an On-Demand Capacity Reservation, or capacity-block for a Capacity Block")
     elif r is not None:
+        if r.quoted_usd_per_hour is not None or r.quoted_on is not None:
+            yield (f"{at}.reservation.{'quotedUsdPerHour' if r.quoted_usd_per_hour is not None else 'quotedOn'}",
+                   "a Capacity Block's quote (capacityType capacity-block); an On-Demand Capacity Reservation is "
+                   "billed at the on-demand rate (pricing.onDemandUsdPerHour)")
         if r.start is not None or r.end is not None:
             yield (f"{at}.reservation.start", "start and end are a Capacity Block's window (capacityType "
                    "capacity-block); an On-Demand Capacity Reservation is given by its id alone")
@@ -54,6 +58,11 @@ def _block_rules(ctx: PoolContext, at: str, pool: NodePoolSpec) -> Iterator[Prob
         yield f"{at}.reservation.end", f"the window ends ({_iso(r.end)}) before it starts ({_iso(r.start)})"
     else:
         yield from window_rules(at, r.start, r.end, ctx.today or date.today())
+        if r.quoted_on is not None and r.quoted_on > r.start.date():
+            yield (f"{at}.reservation.quotedOn", f"{r.quoted_on} is after the block starts ({_iso(r.start)}): a block "
+                   "is quoted and bought before it starts, and its fee is charged then")
+    if r is not None and r.quoted_on is not None and r.quoted_usd_per_hour is None:
+        yield f"{at}.reservation.quotedOn", "the day of a quote: give the quoted rate too (quotedUsdPerHour)"
     other = sorted({it.family for it in pool.instances} - set(catalog.CAPACITY_BLOCK_FAMILIES))
     if other:
         yield (f"{at}.instanceTypes", f"Capacity Blocks are sold for {', '.join(catalog.CAPACITY_BLOCK_FAMILIES)} "
