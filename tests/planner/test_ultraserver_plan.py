@@ -101,3 +101,26 @@ def test_a_block_pool_on_existing_subnets_is_refused_naming_its_zones(tmp_path, 
     create["subnetIds"] = ["subnet-0a1b2c3d4e5f60718", "subnet-0a1b2c3d4e5f60719"]
     assert _plan_of(tmp_path, platform) == 2
     assert f"nodePools[{i}].zones: applies to a VPC this stack creates" in capsys.readouterr().err
+
+
+def test_on_the_device_plugin_it_plans_clean_and_the_plan_says_so(tmp_path):
+    platform = ultraserver()
+    _, pool = pool_of(platform)
+    pool["gpuAllocation"] = "device-plugin"
+    stack = write_stack(tmp_path / "Pulumi.ultraserver-device-plugin.yaml", platform)  # a new stack: no lock to roll
+    out = tmp_path / "plan.json"
+    assert main(["plan", "--config", str(stack), "--as-of", AS_OF, "--json", str(out)]) == 0
+    plan = json.loads(out.read_text())
+    assert plan["policy"]["violations"] == []
+    row = next(p for p in plan["capacity"]["pools"] if p["name"] == POOL)
+    assert (row["gpuAllocation"], row["computeDomains"]) == ("device-plugin", True)
+    driver = next(r for r in resources(plan, "kubernetes:helm.sh/v3:Release") if r["name"] == "dra-driver")
+    assert driver["inputs"]["values"]["resources"]["gpus"] == {"enabled": False}
+    assert resources(plan, "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain")
+
+
+def test_the_example_says_its_pool_allocates_by_dra_with_compute_domains(tmp_path):
+    out = tmp_path / "plan.json"
+    assert main(["plan", "--project-dir", str(ROOT), "--stack", STACK, "--as-of", AS_OF, "--json", str(out)]) == 0
+    row = next(p for p in json.loads(out.read_text())["capacity"]["pools"] if p["name"] == POOL)
+    assert (row["gpuAllocation"], row["computeDomains"]) == ("dra", True)

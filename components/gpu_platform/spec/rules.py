@@ -26,6 +26,7 @@ from gpu_platform.spec.rules_dra import pool_rules as dra_rules
 from gpu_platform.spec.rules_karpenter import ami_rules as karpenter_ami_rules
 from gpu_platform.spec.rules_karpenter import rules as karpenter_rules
 from gpu_platform.spec.rules_teams import ROLE_ARN, cache_claim_rules
+from gpu_platform.spec.rules_ultraserver import platform_rules as ultraserver_platform_rules
 from gpu_platform.spec.rules_ultraserver import pool_rules as ultraserver_rules
 
 # Label prefixes pool labels may not use: the platform's, NVIDIA's and EKS's own, and Kubernetes' reserved
@@ -43,7 +44,8 @@ class Findings:
 
 
 def check(spec: PlatformSpec, today: date) -> Findings:
-    problems = [*_cluster_rules(spec), *_duplicate_rules(spec), *reservation_rules(spec), *_model_cache_rules(spec), *_access_rules(spec),
+    problems = [*_cluster_rules(spec), *_duplicate_rules(spec), *reservation_rules(spec), *ultraserver_platform_rules(spec),
+                *_model_cache_rules(spec), *_access_rules(spec),
                 *_pricing_rules(spec), *repair_rules(spec), *alerting_rules(spec), *training.efa_rules(spec),
                 *training.datasets_rules(spec)]
     pool_problems = [p for pool in spec.node_pools for p in pool_rules(PoolContext.of(spec, pool, today), pool)]

@@ -6,8 +6,11 @@ ml-eks-nvidia-ultraserver @00e3293d; next-gen-gpus.md §1.4, §1.6), with the fi
 - the instances exist only inside UltraServers bought as EC2 Capacity Blocks: capacityType capacity-block,
   one UltraServer per block ("each UltraServer corresponds to one Capacity Block", EC2 user guide): a block's
   instanceCount is 9 (u-p6e-gb200x36) or 18 (x72), and more UltraServers are more pools;
-- DRA is "a requirement to use the P6e-GB200 UltraServers with EKS" (IMEX channels are handed out by the DRA
-  driver's ComputeDomains): gpuAllocation dra, so never Karpenter (no DRA, and not in its catalog);
+- IMEX channels are handed out by the DRA driver's ComputeDomains, which AWS requires ("DRA is a requirement
+  to use the P6e-GB200 UltraServers with EKS"), while its guide keeps the GPUs themselves on the device plugin:
+  either gpuAllocation works, the driver runs for ComputeDomains either way (so Kubernetes 1.34 for its API),
+  and never Karpenter (not in its catalog, and no DRA); the driver's GPU side is cluster-wide, so a
+  device-plugin UltraServer pool and a DRA pool do not share a cluster (`platform_rules`);
 - no MIG: the AMI runs the GPUs with coherent driver-based memory, under which MIG is not supported;
 - the AMI owns the driver, fabric manager and IMEX (the operator's driver, toolkit and MIG manager are off
   there), and the driver is R580: R595 breaks NCCL over EFA on P6e;
@@ -20,7 +23,7 @@ from typing import Iterator
 from gpu_platform.facts import catalog
 from gpu_platform.facts.karpenter import KARPENTER
 from gpu_platform.facts.lifecycle_calendar import ami_driver_era
-from gpu_platform.spec.models import NodePoolSpec
+from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
 from gpu_platform.spec.pool_context import PoolContext
 
 Problem = tuple[str, str]
@@ -44,18 +47,30 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
     if pool.provisioner == KARPENTER:
         yield (f"{at}.provisioner", f"Karpenter has no {us.instance_type} in its catalog and does not provision for "
                "DRA claims: use managed-node-group")
-    if pool.gpu_allocation != "dra":
-        yield (f"{at}.gpuAllocation", "an UltraServer's NVLink domain spans nodes only through IMEX channels, which "
-               "NVIDIA's DRA driver hands out (ComputeDomains); AWS requires DRA on P6e-GB200: set gpuAllocation dra")
+    k8s = ctx.kubernetes_version
+    if pool.gpu_allocation != "dra" and k8s and catalog.version_key(k8s) < catalog.version_key(catalog.DRA_MIN_KUBERNETES):
+        yield (f"{at}.gpuAllocation", f"an UltraServer's IMEX channels come from NVIDIA's DRA driver (ComputeDomains), "
+               f"which needs Kubernetes {catalog.DRA_MIN_KUBERNETES} or newer; the cluster runs {k8s}")
     if pool.sharing.mode == "mig":
         yield (f"{at}.sharing.mode", "MIG is not supported on GB200 here: the EKS AMI runs it with coherent driver-based "
                "memory (CDMM), under which MIG and vGPU are off; use sharing.mode none")
     elif pool.sharing.mode != "none":
-        yield (f"{at}.sharing.mode", "an UltraServer pool hands out whole GPUs by DRA: use sharing.mode none")
+        yield (f"{at}.sharing.mode", "an UltraServer pool hands out whole GPUs: use sharing.mode none")
     if not pool.efa:
         yield (f"{at}.efa", "multi-node jobs reach GPUs outside their UltraServer over EFA (the AMI ships it): set "
                "efa: true")
     yield from _driver_rules(ctx, pool, us)
+
+
+def platform_rules(spec: PlatformSpec) -> Iterator[Problem]:
+    """The DRA driver publishes GPUs on every node its kubelet plugin runs on, or on none: an UltraServer pool on
+    the device plugin (the plugin there for ComputeDomains only) cannot share a cluster with a DRA pool."""
+    dra = [i for i, p in enumerate(spec.node_pools) if p.gpu_allocation == "dra"]
+    for i, pool in enumerate(spec.node_pools):
+        if ultraservers(pool) and pool.gpu_allocation != "dra" and dra:
+            yield (f"nodePools[{i}].gpuAllocation", f"nodePools[{dra[0]}] allocates GPUs by DRA, so the DRA driver "
+                   "publishes GPUs on every node it runs on, and it runs on this UltraServer pool for ComputeDomains: "
+                   "the device plugin would hand out the same GPUs; set gpuAllocation dra here too")
 
 
 def _one_ultraserver(at: str, pool: NodePoolSpec, us: catalog.UltraServer) -> Iterator[Problem]:
