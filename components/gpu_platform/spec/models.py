@@ -327,7 +327,8 @@ class EfaDevicePluginSpec(StrictModel):
 
 
 class DraDriverSpec(StrictModel):
-    # NVIDIA's DRA driver chart (dra-driver-nvidia-gpu), installed only when a pool sets gpuAllocation dra
+    # NVIDIA's DRA driver chart (dra-driver-nvidia-gpu), installed only when a pool sets gpuAllocation dra or runs
+    # UltraServers (their ComputeDomains)
     chart_version: Literal[tuple(catalog.DRA_DRIVER_RELEASES)] = "0.4.1"  # type: ignore[valid-type]
 
 
