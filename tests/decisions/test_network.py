@@ -126,3 +126,21 @@ def test_a_local_zone_subnet_fits_beside_every_zone_subnet_without_moving_one(ar
     nets = [ipaddress.ip_network(c) for z in subnet_plan(cidr, zone_names) for c in (z.private_cidr, z.public_cidr)]
     assert zone == "eu-west-1-ham-1a" and local_net.subnet_of(vpc) and local_net.prefixlen <= AWS_SMALLEST_SUBNET
     assert not any(local_net.overlaps(n) for n in nets)
+
+
+def test_a_pool_without_zones_never_lands_in_a_local_zone():
+    """The Local Zone subnet comes after the zones' subnets in a pool's list: only a pool naming it uses it."""
+    from gpu_platform.decisions.placement import subnet_index, subnet_indices
+    from gpu_platform.spec.pool_context import PoolContext
+    from tests.support.ultraserver import ultraserver
+
+    platform = ultraserver()
+    platform["nodePools"].append({"name": "a10g", "instanceTypes": ["g5.xlarge"], "capacityType": "on-demand",
+                                  "minSize": 0, "maxSize": 2, "ami": {"type": "AL2023_x86_64_NVIDIA",
+                                                                      "releaseVersion": "1.35.7-20260917"}})
+    spec = parse_platform(platform)
+    names_ = ["us-east-1a", "us-east-1b", "us-east-1c", "us-east-1-dfw-2a"]
+    gb200, a10g = spec.node_pools
+    assert subnet_indices(PoolContext.of(spec, gb200), gb200, names_) == [3]
+    assert subnet_indices(PoolContext.of(spec, a10g), a10g, names_) == [0, 1, 2]
+    assert subnet_index(spec, names_) == 0  # FSx for Lustre makes no file system in a Local Zone
