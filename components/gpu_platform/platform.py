@@ -14,7 +14,7 @@ from typing import Any, Mapping, Optional
 
 import pulumi
 
-from gpu_platform.decisions.dra import compute_domains_on, dra_pools
+from gpu_platform.decisions.dra import compute_domains_on, driver_pools
 from gpu_platform.decisions.efa import efa_pools
 from gpu_platform.decisions.karpenter import karpenter_pools
 from gpu_platform.facts import names
@@ -103,7 +103,7 @@ class GpuPlatform(pulumi.ComponentResource):
         # Pools wait for the cluster, its node role and network add-ons, and the GPU Operator's release.
         after = [*self.cluster.nodes_prerequisites, self.gpu_operator.release]
         self.dra_driver = None
-        if dra_pools(spec.node_pools):  # the kubelet plugin is there before a DRA pool's first node
+        if driver_pools(spec.node_pools):  # the kubelet plugin is there before a DRA or UltraServer pool's first node
             from gpu_platform.resources.dra_driver import DraDriver
 
             self.dra_driver = DraDriver("dra-driver", spec, self.cluster.k8s_provider,

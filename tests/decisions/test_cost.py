@@ -509,3 +509,62 @@ def test_team_figures_use_a_blocks_rate():
 
     price = unit_prices(stack_spec("training-blackwell"))[names.GPU_RESOURCE]
     assert price.on_demand_usd_per_hour == price.spot_usd_per_hour == pytest.approx(82.368 / 8)
+
+
+# --- Capacity Blocks: one fee, charged up front, and its amortised share ---
+
+B200 = 82.368  # catalog Capacity Block rate of p6-b200.48xlarge, USD per instance-hour (2026-06)
+
+
+def block(window_hours=672.0, hours_in_month=348.5, month="2026-11", quote=None, name="blk"):
+    return PoolFacts(name, ("p6-b200.48xlarge",), "capacity-block", 0, 4, 4, hours_in_month, window_hours, month, quote)
+
+
+def test_a_block_is_shown_amortised_but_budgeted_at_its_whole_fee_in_its_charge_month():
+    est = estimate([block(), pool()], [], Pricing(), budget_monthly_usd=200000)
+    b = est.pools[0]
+    assert b.monthly_at_max == pytest.approx(B200 * 4 * 348.5)  # amortised: the window's hours in the month
+    assert b.block_fee == pytest.approx(B200 * 4 * 672)  # charged once, up front
+    assert est.charges == {"2026-11": pytest.approx(B200 * 4 * 672)} and est.charge_month == "2026-11"
+    assert est.charge_month_at_max == pytest.approx(B200 * 4 * 672 + 1.006 * 4 * 730)
+    assert est.budget.monthly_at_max == est.charge_month_at_max and not est.budget.within_budget
+
+
+def test_fees_of_blocks_charged_in_different_months_are_not_added():
+    est = estimate([block(month="2026-11"), block(month="2026-12", window_hours=168, name="b2")], [], Pricing())
+    assert est.charge_month == "2026-11" and est.charge_month_at_max == pytest.approx(B200 * 4 * 672)
+
+
+def test_a_quoted_rate_prices_the_block_with_its_date():
+    quote = Quote(98.84, "stack file (reservation cr-0 quotedUsdPerHour)", "2026-11-20")
+    b = estimate_pool(block(quote=quote), Pricing(capacity_block_usd_per_hour={"p6-b200.48xlarge": 1.0}))
+    assert b.quote == quote and b.block_fee == pytest.approx(98.84 * 4 * 672)
+
+
+def test_the_stack_gives_a_blocks_quote_and_its_charge_month():
+    platform = stack_platform("training-blackwell")
+    r = next(p for p in platform["nodePools"] if p["capacityType"] == "capacity-block")["reservation"]
+    r.update(quotedUsdPerHour=98.84, quotedOn="2026-10-30")
+    facts = next(f for f in pool_facts_from_spec(parse_platform(platform), DAY) if f.capacity_type == "capacity-block")
+    assert facts.quote == Quote(98.84, f"stack file (reservation {r['id']} quotedUsdPerHour)", "2026-10-30")
+    assert facts.charge_month == "2026-10" and facts.window_hours == 672
+    del r["quotedUsdPerHour"], r["quotedOn"]
+    facts = next(f for f in pool_facts_from_spec(parse_platform(platform), DAY) if f.capacity_type == "capacity-block")
+    assert facts.quote is None and facts.charge_month == "2026-11"  # the block's start month
+
+
+@pytest.mark.parametrize("as_of, warned", [(date(2026, 8, 30), False), (date(2026, 8, 31), True)])
+def test_a_catalog_block_rate_older_than_90_days_is_named(as_of, warned):
+    from gpu_platform.decisions.cost import stale_block_rates
+
+    found = stale_block_rates(estimate([block()], [], Pricing()), as_of)
+    assert bool(found) == warned
+    if warned:
+        assert found[0].startswith("blk: ") and "2026-06" in found[0] and "quotedUsdPerHour" in found[0]
+
+
+def test_a_quoted_block_rate_is_never_stale():
+    from gpu_platform.decisions.cost import stale_block_rates
+
+    quote = Quote(98.84, "stack file (reservation cr-0 quotedUsdPerHour)", "2025-01-01")
+    assert stale_block_rates(estimate([block(quote=quote)], [], Pricing()), date(2026, 11, 23)) == []

@@ -5,7 +5,7 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpu_platform.decisions.network import nat_gateway_count, subnet_plan, zones
+from gpu_platform.decisions.network import local_zone_plan, nat_gateway_count, subnet_plan, zones
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import names
 from tests.support.plans import plan, stack_plan
@@ -113,3 +113,34 @@ def test_existing_subnets_create_no_vpc():
     platform["cluster"]["create"]["subnetIds"] = ["subnet-0aaa1111bbbb2222c", "subnet-0ddd3333eeee4444f"]
     platform["modelCache"] = {"enabled": False}
     assert resources(plan(platform), "aws:ec2/vpc:Vpc") == []
+
+
+@given(vpcs())
+def test_a_local_zone_subnet_fits_beside_every_zone_subnet_without_moving_one(args):
+    """Every zone count leaves a public-sized block after the public subnets: the Local Zone's subnet is there,
+    inside the VPC, apart from the others, and the zones' own subnets are the plan without it."""
+    cidr, zone_names = args
+    vpc = ipaddress.ip_network(cidr)
+    [(zone, local)] = local_zone_plan(cidr, zone_names, ["eu-west-1-ham-1a"])
+    local_net = ipaddress.ip_network(local)
+    nets = [ipaddress.ip_network(c) for z in subnet_plan(cidr, zone_names) for c in (z.private_cidr, z.public_cidr)]
+    assert zone == "eu-west-1-ham-1a" and local_net.subnet_of(vpc) and local_net.prefixlen <= AWS_SMALLEST_SUBNET
+    assert not any(local_net.overlaps(n) for n in nets)
+
+
+def test_a_pool_without_zones_never_lands_in_a_local_zone():
+    """The Local Zone subnet comes after the zones' subnets in a pool's list: only a pool naming it uses it."""
+    from gpu_platform.decisions.placement import subnet_index, subnet_indices
+    from gpu_platform.spec.pool_context import PoolContext
+    from tests.support.ultraserver import ultraserver
+
+    platform = ultraserver()
+    platform["nodePools"].append({"name": "a10g", "instanceTypes": ["g5.xlarge"], "capacityType": "on-demand",
+                                  "minSize": 0, "maxSize": 2, "ami": {"type": "AL2023_x86_64_NVIDIA",
+                                                                      "releaseVersion": "1.35.7-20260917"}})
+    spec = parse_platform(platform)
+    names_ = ["us-east-1a", "us-east-1b", "us-east-1c", "us-east-1-dfw-2a"]
+    gb200, a10g = spec.node_pools
+    assert subnet_indices(PoolContext.of(spec, gb200), gb200, names_) == [3]
+    assert subnet_indices(PoolContext.of(spec, a10g), a10g, names_) == [0, 1, 2]
+    assert subnet_index(spec, names_) == 0  # FSx for Lustre makes no file system in a Local Zone

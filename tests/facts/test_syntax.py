@@ -34,8 +34,17 @@ def test_zones_belong_to_their_region():
     assert syntax.zone("us-east-1c", "us-east-1") is None
     assert syntax.zone("eu-west-1c", "us-east-1") == ("'eu-west-1c' is a zone of eu-west-1, not of the stack's region "
                                                       "us-east-1 (aws:region)")
-    for bad in ("us-east-1", "us-east-1-bos-1a", "us-east-1aa", "east", "", "us-east-1A"):
+    for bad in ("us-east-1", "us-east-1aa", "east", "", "us-east-1A", "us-east-1-dfw-a", "us-east-1-2a",
+                "us-east-1-dfw-2", "us-east-1-DFW-2a"):
         assert syntax.zone(bad), bad
+
+
+def test_a_local_zone_is_a_zone_of_its_parent_region():
+    # AWS Local Zones user guide, Local Zone names: <parent region>-<location>-<number><letter>
+    assert syntax.zone("us-east-1-dfw-2a", "us-east-1") is None and syntax.is_local_zone("us-east-1-dfw-2a")
+    assert syntax.local_zone_region("us-west-2-lax-1a") == "us-west-2"
+    assert "not of the stack's region us-west-2" in syntax.zone("us-east-1-dfw-2a", "us-west-2")
+    assert not syntax.is_local_zone("us-east-1a")
 
 
 def test_tag_limits_are_the_strictest_services():

@@ -236,3 +236,37 @@ def test_policy_budget_rule_sees_the_same_ceiling_as_the_plan(planned, stack):
     config = verdict.plan_derived_config(plan)["monthly-budget"]
     total, unpriced = monthly_at_max(StackValidationArgs(verdict.stack_resources(plan), config), config)
     assert (round(total, 2), unpriced) == (plan["cost"]["totals"]["monthlyUsdAtMax"], [])
+
+
+# --- Capacity Blocks: the up-front charge, the amortised share, and which rate priced them ---
+
+def _blackwell_block(**quote):
+    platform = stack_platform("training-blackwell")
+    pool = next(p for p in platform["nodePools"] if p["capacityType"] == "capacity-block")
+    pool["reservation"].update(quote)
+    section = cost_section.from_spec(parse_platform(platform), "us-east-1", date.fromisoformat(AS_OF))
+    return section, next(p for p in section["pools"] if p["name"] == pool["name"])
+
+
+def test_the_section_shows_a_blocks_fee_in_its_charge_month_beside_its_amortised_share():
+    section, pool = _blackwell_block()
+    r = pool["reservation"]
+    assert r["upfrontUsd"] == round(82.368 * 4 * 672, 2) and r["chargeMonth"] == "2026-11" and r["rate"] == "catalog"
+    assert pool["monthlyUsdAtMax"] == round(82.368 * 4 * r["hoursInMonth"], 2) < r["upfrontUsd"]
+    t = section["totals"]
+    assert t["upfrontCharges"] == {"2026-11": r["upfrontUsd"]} and t["chargeMonth"] == "2026-11"
+    assert t["monthlyUsdInChargeMonthAtMax"] == pytest.approx(t["monthlyUsdAtMax"] - pool["monthlyUsdAtMax"]
+                                                              + r["upfrontUsd"], abs=0.02)
+    assert section["budget"]["month"] == "2026-11"
+    assert section["budget"]["headroomAtMax"] == pytest.approx(250000 - t["monthlyUsdInChargeMonthAtMax"], abs=0.02)
+    assert "2026-11" in cost_section.text(section) and "fee $221,405.18 charged in 2026-11" in cost_section.text(section)
+
+
+def test_a_stale_catalog_rate_is_warned_and_a_quote_is_used_with_its_date():
+    section, _ = _blackwell_block()
+    assert len(section["warnings"]) == 1 and "b200-train" in section["warnings"][0]
+    assert "Warnings:" in cost_section.text(section)
+    section, pool = _blackwell_block(quotedUsdPerHour=98.84, quotedOn="2026-10-30")
+    assert "warnings" not in section
+    assert (pool["usdPerNodeHour"], pool["asOf"], pool["reservation"]["rate"]) == (98.84, "2026-10-30", "quoted")
+    assert pool["reservation"]["chargeMonth"] == "2026-10" and "2026-11" not in section["totals"]["upfrontCharges"]

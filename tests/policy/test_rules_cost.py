@@ -123,3 +123,31 @@ def test_the_plan_passes_its_fsx_price_to_the_budget_rule():
     plan = cached_plan(stack_platform("prod"))
     (fsx,) = [f for f in plan["cost"]["fixed"] if f["key"] == "fsxDatasets"]
     assert verdict.plan_derived_config(plan)["monthly-budget"]["fixedPrices"]["fsxLustre"] == fsx["usdPerUnit"] == 0.21
+
+
+# --- a Capacity Block's whole fee falls in one month: the budget holds that month ---
+
+B200 = catalog.CAPACITY_BLOCK_PRICES["p6-b200.48xlarge"].usd_per_hour
+
+
+def block_resources():
+    group = gpu_node_group("b200", instance_types=("p6-b200.48xlarge",), capacity="CAPACITY_BLOCK", max_size=4)
+    return [stack_resource(NODE_GROUP, group, "b200")]
+
+
+def test_the_budget_holds_the_month_a_blocks_fee_is_charged_in():
+    """A 28-day block of 4 instances bought in November: $221k charged then, though only 348.5 of its hours
+    fall in November. Amortised it would pass a $150,000 budget; up front it does not."""
+    blocks = {"b200": {"hours": 348.5, "instances": 4, "windowHours": 672, "chargeMonth": "2026-11"}}
+    config = with_defaults(BY_NAME["monthly-budget"], {"capacityBlocks": blocks})
+    total, _ = monthly_at_max(StackValidationArgs(block_resources(), config), config)
+    assert total == pytest.approx(B200 * 4 * 672, rel=1e-3)
+    found = run_stack("monthly-budget", block_resources(), config={"monthlyUsd": 150000, "capacityBlocks": blocks})
+    assert len(found) == 1 and "over the $150,000 budget" in found[0][0]
+
+
+def test_a_blocks_quoted_rate_reaches_the_budget():
+    blocks = {"b200": {"hours": 24, "instances": 4, "windowHours": 24, "chargeMonth": "2026-11", "usdPerHour": 100.0}}
+    config = with_defaults(BY_NAME["monthly-budget"], {"capacityBlocks": blocks})
+    total, _ = monthly_at_max(StackValidationArgs(block_resources(), config), config)
+    assert total == pytest.approx(100.0 * 4 * 24, rel=1e-3)

@@ -121,9 +121,13 @@ def _budget(config: dict) -> list:
     return run_stack("monthly-budget", resources, config)
 
 
-def test_the_budget_prices_a_block_for_the_hours_the_plan_gives():
-    config = {"monthlyUsd": 120000, "capacityBlocks": {"b200-train": {"hours": 348.5, "instances": 4}}}
-    assert _budget(config) == []  # 4 x 82.368 x 348.5 = 114,820.99
+def test_the_budget_holds_the_month_a_blocks_whole_fee_is_charged_in():
+    """AWS charges the block once, up front: its 348.5 hours in the month (4 x 82.368 x 348.5 = 114,820.99) are
+    the amortised share, but the month it is bought carries 4 x 82.368 x 672 = 221,405.18."""
+    block = {"hours": 348.5, "instances": 4, "windowHours": 672, "chargeMonth": "2026-11"}
+    (found,) = _budget({"monthlyUsd": 120000, "capacityBlocks": {"b200-train": block}})
+    assert "over the $120,000 budget" in found[0]
+    assert _budget({"monthlyUsd": 230000, "capacityBlocks": {"b200-train": block}}) == []
 
 
 def test_the_budget_prices_a_block_without_hours_for_a_whole_month():

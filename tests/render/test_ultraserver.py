@@ -91,3 +91,46 @@ def test_a_plain_dra_pool_keeps_the_operators_driver_and_toolkit():
     pool = next(p for p in spec.node_pools if p.gpu_allocation == "dra")
     labels = node_labels(pool)
     assert names.gpu_deploy_label("driver") not in labels and names.gpu_deploy_label("container-toolkit") not in labels
+
+
+# --- GPUs on the device plugin, IMEX by ComputeDomains (AWS's EKS setup) ---
+
+@pytest.fixture
+def device_plugin_spec():
+    platform = ultraserver()
+    next(p for p in platform["nodePools"] if p["name"] == POOL)["gpuAllocation"] = "device-plugin"
+    return parse_platform(platform)
+
+
+def test_on_the_device_plugin_the_driver_hands_out_imex_channels_only(device_plugin_spec):
+    spec = device_plugin_spec
+    values = dra_driver_values(spec.dra_driver.chart_version, spec.node_pools, spec.gpu_operator.driver.source,
+                               spec.cluster.system_node_selector, compute_domains_on(spec.node_pools))
+    assert values["resources"] == {"gpus": {"enabled": False}, "computeDomains": {"enabled": True}}
+    assert "gpuResourcesEnabledOverride" not in values
+    assert values["kubeletPlugin"]["nodeSelector"] == {names.COMPUTE_DOMAINS_LABEL: "true"}
+    assert unknown_dra_driver_keys(values, spec.dra_driver.chart_version) == []
+
+
+def test_device_plugin_ultraserver_nodes_keep_the_device_plugin_and_leave_the_rest_to_the_image(device_plugin_spec):
+    labels = node_labels(next(p for p in device_plugin_spec.node_pools if p.name == POOL))
+    assert labels[names.COMPUTE_DOMAINS_LABEL] == "true" and names.GPU_ALLOCATION_LABEL not in labels
+    assert names.gpu_deploy_label("device-plugin") not in labels
+    for operand in ("driver", "container-toolkit", "mig-manager"):
+        assert labels[names.gpu_deploy_label(operand)] == "false"
+
+
+def test_teams_get_compute_domains_on_the_device_plugin_too(device_plugin_spec):
+    objs = _team(device_plugin_spec)
+    assert any(k.startswith("domain-") for k in objs)
+
+
+def test_a_multi_node_job_requests_gpus_and_claims_its_imex_channel(device_plugin_spec):
+    from gpu_platform.render.workloads import gpu_job
+
+    job = gpu_job(device_plugin_spec, "research", "pretrain", "example.com/train:1", pool=POOL, gpus=4, nodes=8)
+    pod = job["spec"]["template"]["spec"]
+    main = pod["containers"][0]
+    assert main["resources"]["limits"][names.GPU_RESOURCE] == "4"
+    assert pod["resourceClaims"] == [{"name": "imex", "resourceClaimTemplateName": "nvl-8-nodes-channel"}]
+    assert main["resources"]["claims"] == [{"name": "imex"}]

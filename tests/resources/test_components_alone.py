@@ -429,3 +429,58 @@ def test_every_public_component_was_built_alone_here():
 
     source = inspect.getsource(sys.modules[__name__])
     assert [name for name in gpu_platform.COMPONENTS if f"{name}Args(" not in source] == []
+
+
+# --- Local Zones: a Capacity Block sold there, for library users ---
+
+def test_a_cluster_alone_reaches_a_local_zone_for_node_groups_only(tmp_path):
+    recording = run(tmp_path, """
+        from gpu_platform import Cluster, ClusterArgs
+
+        Cluster("gpus", ClusterArgs(
+            cluster_name="gpus", kubernetes_version="1.35", region="us-east-1",
+            vpc={"availability_zones": 2, "local_zones": ["us-east-1-dfw-2a"]},
+            addons={"vpc-cni": "v1.22.4-eksbuild.3", "coredns": "v1.13.2-eksbuild.31",
+                    "kube-proxy": "v1.35.3-eksbuild.29", "eks-pod-identity-agent": "v1.3.10-eksbuild.3"},
+            system_nodes={"release_version": "1.35.7-20260911"}))
+    """, region="us-east-1")
+    subnets = {r.inputs["availabilityZone"]: r for r in registered(recording, "aws:ec2/subnet:Subnet")
+               if "private" in r.name}
+    assert sorted(subnets) == ["us-east-1-dfw-2a", "us-east-1a", "us-east-1b"]
+    eks = one(recording, "aws:eks/cluster:Cluster")
+    assert len(eks.inputs["vpcConfig"]["subnetIds"]) == 2  # EKS places no cluster interface in a Local Zone
+
+
+def test_a_cluster_refuses_a_local_zone_of_another_region(tmp_path):
+    with pytest.raises(SpecError) as err:
+        run(tmp_path, """
+            from gpu_platform import Cluster, ClusterArgs
+
+            Cluster("gpus", ClusterArgs(
+                cluster_name="gpus", kubernetes_version="1.35", region="eu-west-1",
+                vpc={"local_zones": ["us-east-1-dfw-2a"]},
+                addons={"vpc-cni": "v1.22.4-eksbuild.3", "coredns": "v1.13.2-eksbuild.31",
+                        "kube-proxy": "v1.35.3-eksbuild.29", "eks-pod-identity-agent": "v1.3.10-eksbuild.3"},
+                system_nodes={"release_version": "1.35.7-20260911"}))
+        """)
+    assert any("vpc.localZones[0]" in p and "not of the stack's region eu-west-1" in p for p in err.value.problems)
+
+
+def test_a_block_pool_on_subnets_without_its_local_zone_is_refused_naming_zones(tmp_path):
+    with pytest.raises(SpecError) as err:
+        run(tmp_path, """
+            from gpu_platform import GpuNodePool, GpuNodePoolArgs
+
+            GpuNodePool("gb200", GpuNodePoolArgs(
+                cluster_name="gpus", node_role_arn="arn:aws:iam::123456789012:role/nodes",
+                subnet_ids=["subnet-0aaa1111bbbb2222c", "subnet-0ddd3333eeee4444f"],
+                subnet_zones=["us-east-1a", "us-east-1b"], zones=["us-east-1a"],
+                instance_types=["p6e-gb200.36xlarge"], capacity_type="capacity-block",
+                reservation={"id": "cr-0d4f6a8c0e2b4d6f8", "start": "2026-11-23T11:30:00Z",
+                             "end": "2026-12-07T11:30:00Z", "instance_count": 18},
+                min_size=18, max_size=18, gpu_allocation="dra", efa=True,
+                ami={"type": "AL2023_ARM_64_NVIDIA", "release_version": "1.35.7-20260917"},
+                kubernetes_version="1.35"))
+        """)
+    found = [p for p in err.value.problems if "zones: p6e-gb200.36xlarge Capacity Blocks live in the Local Zone" in p]
+    assert found, err.value.problems

@@ -250,3 +250,138 @@ def test_rtx_pro_6000_layouts_fit_four_slices():
     assert problems(dev_with(odcr_pool(sharing=mig({"1g.24gb": 4})))) == []
     msg = only_problem(dev_with(odcr_pool(sharing=mig({"2g.48gb": 2, "1g.24gb": 1}))), "nodePools[0].sharing.layout")
     assert "compute slices, a GPU has 4" in msg
+
+
+# --- windows as AWS sells them (EC2 user guide, Find and purchase Capacity Blocks) ---
+
+def _window(start: str, end: str) -> dict:
+    pool = block_pool()
+    pool["reservation"].update(start=start, end=end)
+    return dev_with(pool)
+
+
+def test_a_two_hour_window_is_refused_for_its_end():
+    msg = only_problem(_window("2026-11-16T11:30:00Z", "2026-11-16T13:30:00Z"), "nodePools[0].reservation.end")
+    assert "starts and ends at 11:30 UTC" in msg
+
+
+@pytest.mark.parametrize("end, length", [("2026-12-01T11:30:00Z", "15 days"),
+                                         ("2027-06-01T11:30:00Z", "197 days"), ("2027-05-24T11:30:00Z", "189 days")])
+def test_a_length_aws_never_sells_is_refused(end, length):
+    msg = only_problem(_window("2026-11-16T11:30:00Z", end), "nodePools[0].reservation.end")
+    assert f"a window of {length} is not sold" in msg and "1 to 14 days" in msg and "182" in msg
+
+
+@pytest.mark.parametrize("end", ["2026-11-17T11:30:00Z", "2026-11-30T11:30:00Z", "2026-12-14T11:30:00Z",
+                                 "2027-05-17T11:30:00Z"], ids=["1 day", "14 days", "4 weeks", "26 weeks"])
+def test_every_length_aws_sells_passes(end):
+    assert problems(_window("2026-11-16T11:30:00Z", end)) == []
+
+
+@pytest.mark.parametrize("field, start, end", [("end", "2026-11-16T11:30:00Z", "2026-11-23T12:00:00Z"),
+                                                ("start", "2026-11-16T12:00:00Z", "2026-11-23T12:00:00Z")])
+def test_a_block_away_from_11_30_utc_is_refused(field, start, end):
+    found = problems(_window(start, end))
+    assert any(p.startswith(f"nodePools[0].reservation.{field}: ") and "11:30 UTC" in p for p in found), found
+
+
+@pytest.mark.parametrize("start, end", [("0001-01-01T11:30:00Z", "0001-01-08T11:30:00Z"),
+                                        ("9999-01-01T11:30:00Z", "9999-01-08T11:30:00Z")], ids=["year 1", "year 9999"])
+def test_an_implausible_year_is_refused_naming_both_ends(start, end):
+    found = problems(_window(start, end))
+    assert [p.split(":")[0] for p in found] == ["nodePools[0].reservation.start", "nodePools[0].reservation.end"]
+    assert "2024 to 2028" in found[0]
+
+
+@pytest.mark.parametrize("value", [1763292600, "1763292600", 1763292600.0])
+def test_an_epoch_window_is_refused(value):
+    platform = _window("2026-11-16T11:30:00Z", "2026-11-23T11:30:00Z")
+    platform["nodePools"][0]["reservation"]["start"] = value
+    assert "ISO 8601" in only_problem(platform, "nodePools[0].reservation.start")
+
+
+def test_a_p4de_block_pool_is_valid():
+    assert problems(dev_with(block_pool(instance_type="p4de.24xlarge"))) == []
+
+
+# --- one reservation, one pool ---
+
+def test_one_block_on_two_pools_is_refused():
+    first, second = block_pool(), block_pool(name="b200-block-2")
+    second["reservation"].update(start="2026-12-14T11:30:00Z", end="2026-12-21T11:30:00Z")
+    assert "also nodePools[0]" in only_problem(dev_with(first, second), "nodePools[1].reservation.id")
+
+
+def test_a_blocks_id_on_an_odcr_pool_of_another_type_is_refused():
+    odcr = odcr_pool()
+    odcr["reservation"]["id"] = block_pool()["reservation"]["id"]
+    assert "serves one pool" in only_problem(dev_with(block_pool(), odcr), "nodePools[1].reservation.id")
+
+
+def test_two_pools_of_one_type_may_share_an_odcr():
+    assert problems(dev_with(odcr_pool(), odcr_pool(name="rtx-odcr-2"))) == []
+
+
+# --- property: a window is accepted exactly when AWS sells its length ---
+
+from datetime import datetime, timedelta, timezone  # noqa: E402
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from gpu_platform.spec.rules_capacity import window_rules  # noqa: E402
+
+SOLD = {*range(1, 15), *range(21, 183, 7)}
+
+
+@settings(max_examples=200, deadline=None)
+@given(days=st.integers(1, 400), minutes=st.sampled_from([0, 0, 0, 30, 90, 24 * 60 - 30]))
+def test_a_window_passes_exactly_when_aws_sells_it(days, minutes):
+    start = datetime(2026, 11, 16, 11, 30, tzinfo=timezone.utc)
+    end = start + timedelta(days=days, minutes=minutes)
+    found = list(window_rules("p", start, end, TODAY))
+    assert (found == []) == (minutes == 0 and days in SOLD), (days, minutes, found)
+
+
+# --- Local Zones: only where the catalog sells a type's blocks ---
+
+def test_a_local_zone_on_a_pool_whose_blocks_are_sold_in_azs_is_refused():
+    platform = dev_with(block_pool(zones=["us-east-1-dfw-2a"]))
+    platform["cluster"]["create"]["vpc"]["localZones"] = ["us-east-1-dfw-2a"]
+    assert "Capacity Blocks of p6e-gb200.36xlarge only" in only_problem(platform, "nodePools[0].zones")
+
+
+def test_a_local_zone_the_catalog_knows_no_blocks_in_is_refused():
+    platform = dev_with(block_pool())
+    platform["cluster"]["create"]["vpc"]["localZones"] = ["us-east-1-bos-1a"]
+    assert "us-east-1-dfw-2a only" in only_problem(platform, "cluster.create.vpc.localZones[0]")
+
+
+def test_a_local_zone_among_the_vpcs_zones_is_refused():
+    platform = dev_with(block_pool())
+    platform["cluster"]["create"]["vpc"].update(availabilityZones=2, zones=["us-east-1a", "us-east-1-dfw-2a"])
+    assert "localZones" in only_problem(platform, "cluster.create.vpc.zones[1]")
+
+
+# --- a block's quote ---
+
+def test_a_quote_with_its_day_passes():
+    pool = block_pool()
+    pool["reservation"].update(quotedUsdPerHour=98.84, quotedOn="2026-11-02")
+    assert problems(dev_with(pool)) == []
+
+
+@pytest.mark.parametrize("quote, path, words", [
+    ({"quotedOn": "2026-11-02"}, "quotedOn", "quotedUsdPerHour"),
+    ({"quotedUsdPerHour": 98.84, "quotedOn": "2026-11-20"}, "quotedOn", "after the block starts"),
+    ({"quotedUsdPerHour": 0}, "quotedUsdPerHour", "greater than 0"),
+])
+def test_a_quote_aws_never_gives_is_refused(quote, path, words):
+    pool = block_pool()
+    pool["reservation"].update(quote)
+    assert words in only_problem(dev_with(pool), f"nodePools[0].reservation.{path}")
+
+
+def test_a_quote_on_an_odcr_is_refused():
+    pool = odcr_pool()
+    pool["reservation"]["quotedUsdPerHour"] = 9.0
+    assert "onDemandUsdPerHour" in only_problem(dev_with(pool), "nodePools[0].reservation.quotedUsdPerHour")

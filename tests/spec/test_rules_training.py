@@ -92,8 +92,8 @@ def test_zones_must_be_the_vpcs(zones, message):
 
 def test_a_zone_that_is_not_a_zone_name_is_refused_where_it_is_written():
     found = problems(_prod(lambda p: p["nodePools"][0].update(zones=["east"])))
-    assert found == ["nodePools[0].zones[0]: 'east' is not an availability zone name such as us-east-1a (a region and "
-                     "one letter)"]
+    assert found == ["nodePools[0].zones[0]: 'east' is not a zone name such as us-east-1a (a region and one letter) "
+                     "or a Local Zone such as us-east-1-dfw-2a"]
 
 
 def test_named_vpc_zones_are_the_only_ones_a_pool_may_list():

@@ -39,11 +39,41 @@ def test_r595_from_the_operator_is_refused_naming_the_driver_version():
     assert any(p.startswith("gpuOperator.driver.source: ") for p in found), found
 
 
-def test_the_device_plugin_is_refused_naming_the_allocation():
+def test_the_device_plugin_is_taken_as_aws_sets_gpus_up():
+    """AWS's EKS guide keeps GPUs on the device plugin and needs DRA for ComputeDomains only."""
+    platform = ultraserver()
+    _, pool = pool_of(platform)
+    pool["gpuAllocation"] = "device-plugin"
+    assert spec_problems(platform) == []
+
+
+def test_a_device_plugin_ultraserver_beside_a_dra_pool_is_refused():
     platform = ultraserver()
     i, pool = pool_of(platform)
     pool["gpuAllocation"] = "device-plugin"
-    assert "requires DRA" in only_spec_problem(platform, f"nodePools[{i}].gpuAllocation")
+    platform["nodePools"].append({**pool, "name": "gb200-dra", "gpuAllocation": "dra",
+                                  "reservation": {**pool["reservation"], "id": "cr-0a1b2c3d4e5f60718"}})
+    msg = only_spec_problem(platform, f"nodePools[{i}].gpuAllocation")
+    assert f"nodePools[{len(platform['nodePools']) - 1}] allocates GPUs by DRA" in msg
+
+
+def test_a_device_plugin_ultraserver_still_needs_the_dra_drivers_kubernetes():
+    platform = ultraserver()
+    i, pool = pool_of(platform)
+    pool["gpuAllocation"] = "device-plugin"
+    found = [p for p in spec_problems_on(platform, "1.33") if p.startswith(f"nodePools[{i}].gpuAllocation: ")]
+    assert found and "ComputeDomains" in found[0] and "1.34" in found[0]
+
+
+def spec_problems_on(platform: dict, version: str) -> list[str]:
+    from gpu_platform.spec.pool_context import PoolContext
+    from gpu_platform.spec.rules_ultraserver import pool_rules
+    from gpu_platform.spec.parse import read_models
+
+    spec = read_models(platform)
+    i, _ = pool_of(platform)
+    ctx = PoolContext(at=f"nodePools[{i}]", cluster_name="c", kubernetes_version=version)
+    return [f"{path}: {msg}" for path, msg in pool_rules(ctx, spec.node_pools[i])]
 
 
 @pytest.mark.parametrize("capacity", ["on-demand", "spot"])
@@ -61,7 +91,36 @@ def test_a_block_of_part_of_an_ultraserver_is_refused():
     i, pool = pool_of(platform)
     pool["reservation"]["instanceCount"] = 12
     pool.update(minSize=12, maxSize=12)
-    assert "multiple of 9" in only_spec_problem(platform, f"nodePools[{i}].reservation.instanceCount")
+    assert "one UltraServer" in only_spec_problem(platform, f"nodePools[{i}].reservation.instanceCount")
+
+
+@pytest.mark.parametrize("count", [27, 36])
+def test_a_block_of_several_ultraservers_is_refused(count):
+    platform = ultraserver()
+    i, pool = pool_of(platform)
+    pool["reservation"]["instanceCount"] = count
+    pool.update(minSize=count, maxSize=count)
+    msg = only_spec_problem(platform, f"nodePools[{i}].reservation.instanceCount")
+    assert "9 (u-p6e-gb200x36) or 18 (u-p6e-gb200x72)" in msg and "a block each" in msg
+
+
+def test_a_block_without_its_count_is_one_ultraserver_by_max_size():
+    platform = ultraserver()
+    i, pool = pool_of(platform)
+    del pool["reservation"]["instanceCount"]
+    platform["teams"] = []  # 9 nodes hold fewer GPUs than the example's teams ask
+    pool.update(minSize=9, maxSize=9)
+    assert spec_problems(platform) == []
+    pool.update(minSize=27, maxSize=27)
+    assert "one UltraServer" in only_spec_problem(platform, f"nodePools[{i}].maxSize")
+
+
+def test_two_ultraservers_are_two_pools_on_two_blocks():
+    platform = ultraserver()
+    _, pool = pool_of(platform)
+    second = {**pool, "name": "gb200-nvl-2", "reservation": {**pool["reservation"], "id": "cr-0a1b2c3d4e5f60718"}}
+    platform["nodePools"].append(second)
+    assert spec_problems(platform) == []
 
 
 def test_an_ultraserver_pool_without_efa_is_refused():

@@ -8,11 +8,15 @@ registered). Conventions, explained to users in docs/cost.md:
   The others are fallbacks with the same GPUs; a pool running on a pricier fallback costs more.
 - Spot = on-demand x (1 - discount); the discount is per instance type if the stack gives one, else the
   stack's, else the catalog's default. Overridden on-demand prices are discounted the same way.
-- A Capacity Block is paid up front for every hour of its window, used or not: its pool costs the block's
-  rate x its instances x the hours of the window inside the month of the as-of day, the same at min and at
-  max size. Without a known window (a node group read back by the policy pack) it is priced for a whole
-  month. An On-Demand Capacity Reservation bills its instances at the on-demand rate whether nodes run or
-  not: a pool targeting one with a known instanceCount costs at least that many nodes.
+- A Capacity Block is paid up front for every hour of its window, used or not, once, when it is bought
+  (EC2 user guide, Capacity Blocks pricing and billing). Two figures: its fee (rate x instances x the
+  window's hours) in the month it is charged, which is what a monthly budget is held to; and its amortised
+  share, the rate over the window's hours inside the month of the as-of day, the pool's monthly figure. The
+  charge falls in the month of `reservation.quotedOn` (the day the offering was quoted and bought), else of
+  the block's start. The rate is the block's quote (`reservation.quotedUsdPerHour`), else the stack's
+  per-type rate, else the catalog's dated planning figure. Without a known window (a node group read back
+  by the policy pack without the plan's figures) it is priced for a whole month. An On-Demand Capacity
+  Reservation bills its instances at the on-demand rate whether nodes run or not: a pool targeting one with a known instanceCount costs at least that many nodes.
 - A month is catalog.HOURS_PER_MONTH hours. Storage is priced per GB-month (GiB, as AWS bills volumes).
 - A figure without a price is None ("unknown"), never a guess; totals add the known figures and name
   the unpriced items.
@@ -21,17 +25,17 @@ registered). Conventions, explained to users in docs/cost.md:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
-from typing import TYPE_CHECKING, Any, Optional
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Optional
 
 from gpu_platform.decisions.capacity import node_resources
 from gpu_platform.decisions.datasets import throughput
 from gpu_platform.decisions.karpenter import os_volume_gib
 from gpu_platform.decisions.lifecycle import control_plane_price
 from gpu_platform.decisions.network import nat_gateway_count as network_nat_count
-from gpu_platform.decisions.reservations import hours_in_month, is_block, reservation
+from gpu_platform.decisions.reservations import hours_in_month, is_block, reservation, window
 from gpu_platform.facts import catalog, names
 
 if TYPE_CHECKING:
@@ -43,6 +47,7 @@ FSX_DATASETS = "fsxDatasets"  # fixed item key
 SPOT, ON_DEMAND, CAPACITY_BLOCK = "spot", "on-demand", "capacity-block"
 OVERRIDE_SOURCE = "stack file (pricing)"
 OVERRIDE_AS_OF = "stack"
+QUOTED_SOURCE = "stack file (reservation {id} quotedUsdPerHour)"
 
 # What no figure here covers; printed with every estimate.
 EXCLUSIONS = (
@@ -145,6 +150,9 @@ class PoolFacts:
     max_size: int
     reserved: int = 0  # instances its reservation bills whether nodes run or not (0: none known)
     block_hours: Optional[float] = None  # a Capacity Block's hours in the priced month (None: a whole month)
+    window_hours: Optional[float] = None  # a Capacity Block's whole window (None: a month)
+    charge_month: Optional[str] = None  # YYYY-MM its fee is charged in (None: the priced month)
+    quote: Optional[Quote] = None  # the rate the block was quoted at (None: the stack's or the catalog's)
 
     @property
     def priced_type(self) -> str:
@@ -155,8 +163,17 @@ def pool_facts(pool: "NodePoolSpec", as_of: date) -> PoolFacts:
     """A stack file pool's bill facts; a Capacity Block's hours are those of its window in `as_of`'s month."""
     r = pool.reservation
     reserved = (reservation(pool).instance_count or pool.max_size) if is_block(pool) else (r.instance_count or 0) if r else 0
-    return PoolFacts(pool.name, tuple(pool.instance_types), pool.capacity_type, pool.min_size, pool.max_size,
-                     reserved, hours_in_month(pool, as_of) if is_block(pool) else None)
+    facts = PoolFacts(pool.name, tuple(pool.instance_types), pool.capacity_type, pool.min_size, pool.max_size, reserved)
+    if not is_block(pool):
+        return facts
+    block = reservation(pool)
+    start, end = window(pool)
+    quote = None
+    if block.quoted_usd_per_hour is not None:
+        quote = Quote(block.quoted_usd_per_hour, QUOTED_SOURCE.format(id=block.id),
+                      block.quoted_on.isoformat() if block.quoted_on else OVERRIDE_AS_OF)
+    return replace(facts, block_hours=hours_in_month(pool, as_of), window_hours=(end - start).total_seconds() / 3600,
+                   charge_month=f"{block.quoted_on or start:%Y-%m}", quote=quote)
 
 
 def pool_facts_from_spec(spec: "PlatformSpec", as_of: Optional[date] = None) -> list[PoolFacts]:
@@ -183,9 +200,13 @@ def pool_facts_from_node_group_inputs(inputs: Mapping[str, Any], template_types:
     capacity = NODE_GROUP_CAPACITY.get(str(inputs.get("capacityType", "ON_DEMAND")).upper(), ON_DEMAND)
     max_size = int(scaling.get("maxSize", 0))
     block = (blocks or {}).get(name) or {} if capacity == CAPACITY_BLOCK else {}
+    quote = Quote(float(block["usdPerHour"]), str(block.get("source", OVERRIDE_SOURCE)),
+                  str(block.get("asOf", OVERRIDE_AS_OF))) if "usdPerHour" in block else None
     return PoolFacts(name, tuple(types), capacity, int(scaling.get("minSize", 0)), max_size,
                      int(block.get("instances", max_size)) if capacity == CAPACITY_BLOCK else 0,
-                     float(block["hours"]) if "hours" in block else None)
+                     float(block["hours"]) if "hours" in block else None,
+                     float(block["windowHours"]) if "windowHours" in block else None,
+                     str(block["chargeMonth"]) if "chargeMonth" in block else None, quote)
 
 
 @dataclass(frozen=True)
@@ -234,6 +255,13 @@ class PoolEstimate:
         return None if rate is None else rate * self.facts.reserved * self.block_hours
 
     @property
+    def block_fee(self) -> Optional[float]:
+        """A Capacity Block's whole fee, charged once, up front: every reserved instance for its whole window."""
+        rate = self.usd_per_node_hour
+        hours = HOURS if self.facts.window_hours is None else self.facts.window_hours
+        return None if rate is None or not self.is_block else rate * self.facts.reserved * hours
+
+    @property
     def hourly_at_min(self) -> Optional[float]:
         return _hourly(self.block_monthly) if self.is_block else self.hourly(self.facts.min_size)
 
@@ -257,7 +285,7 @@ class PoolEstimate:
 
 def estimate_pool(facts: PoolFacts, pricing: Pricing) -> PoolEstimate:
     gpu_type = catalog.INSTANCE_TYPES.get(facts.priced_type)
-    block = pricing.capacity_block(facts.priced_type) if facts.capacity_type == CAPACITY_BLOCK else None
+    block = (facts.quote or pricing.capacity_block(facts.priced_type)) if facts.capacity_type == CAPACITY_BLOCK else None
     return PoolEstimate(facts, pricing.on_demand(facts.priced_type),
                         pricing.discount(facts.priced_type, facts.capacity_type),
                         gpu_type.gpu_count if gpu_type else 0, gpu_type.gpu if gpu_type else None, block)
@@ -423,6 +451,30 @@ class CostEstimate:
         return self._sum("monthly_at_max")
 
     @property
+    def charges(self) -> dict[str, float]:
+        """Capacity Block fees by the month they are charged in (YYYY-MM; "" for a month not known)."""
+        out: dict[str, float] = {}
+        for p in self.pools:
+            if p.is_block and p.block_fee is not None:
+                month = p.facts.charge_month or ""
+                out[month] = out.get(month, 0.0) + p.block_fee
+        return out
+
+    @property
+    def charge_month(self) -> Optional[str]:
+        """The month carrying the most Capacity Block fees (None without blocks)."""
+        charges = self.charges
+        return max(sorted(charges), key=charges.get) if charges else None
+
+    @property
+    def charge_month_at_max(self) -> float:
+        """What a monthly budget is held to: the month the heaviest up-front block fees fall in, every other
+        item at max size (blocks' amortised shares replaced by the fees charged that month)."""
+        amortised = sum(p.monthly_at_max or 0.0 for p in self.pools if p.is_block)
+        fees = self.charges.get(self.charge_month, 0.0) if self.charge_month is not None else 0.0
+        return self.monthly_at_max - amortised + fees
+
+    @property
     def hourly_at_min(self) -> float:
         return self._sum("hourly_at_min")
 
@@ -455,7 +507,7 @@ def estimate(pools: list[PoolFacts], fixed: list[FixedItem], pricing: Pricing,
     partial = CostEstimate(pool_estimates, list(fixed), None, pricing.spot_discount)
     if budget_monthly_usd is None:
         return partial
-    return CostEstimate(pool_estimates, list(fixed), Budget(budget_monthly_usd, partial.monthly_at_max),
+    return CostEstimate(pool_estimates, list(fixed), Budget(budget_monthly_usd, partial.charge_month_at_max),
                         pricing.spot_discount)
 
 
@@ -582,6 +634,27 @@ def gpu_hourly_cost_by_model(spec: "PlatformSpec") -> dict[str, float]:
             name = pool.gpu.nvml_name
             out[name] = max(out.get(name, 0.0), gpu_hour)
     return out
+
+
+def stale_block_rates(est: CostEstimate, as_of: date) -> list[str]:
+    """Blocks priced by a catalog rate older than catalog.CAPACITY_BLOCK_RATE_MAX_AGE_DAYS on `as_of`."""
+    out = []
+    for p in est.pools:
+        quote = p.block if p.is_block else None
+        dated = _month_start(quote.as_of) if quote and quote.source == catalog.CAPACITY_BLOCK_PRICE_SOURCE else None
+        if dated is not None and (as_of - dated).days > catalog.CAPACITY_BLOCK_RATE_MAX_AGE_DAYS:
+            out.append(f"{p.name}: the block is priced at the catalog's {p.facts.priced_type} rate of {quote.as_of} "
+                       f"(${quote.usd:g}/instance-hour), {(as_of - dated).days} days old on {as_of}: AWS prices each "
+                       "offering when it is bought and reviews its rates quarterly; set the pool's "
+                       "reservation.quotedUsdPerHour and quotedOn to the offering's UpfrontFee over its instance-hours")
+    return out
+
+
+def _month_start(as_of: str) -> Optional[date]:
+    try:
+        return date.fromisoformat(as_of + "-01" if len(as_of) == 7 else as_of)
+    except ValueError:
+        return None
 
 
 def _monthly(hourly: Optional[float]) -> Optional[float]:

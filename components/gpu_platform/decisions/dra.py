@@ -49,12 +49,26 @@ ULTRASERVER_OPERANDS_OFF = ("driver", "container-toolkit", "mig-manager")
 
 
 def allocation_labels(pool: "GpuPool") -> dict[str, str]:
-    """Node labels of a DRA pool: where the DRA kubelet plugin runs, and the operator's device plugin off (on
-    UltraServers also the operands the AMI replaces)."""
-    if not is_dra(pool):
+    """Node labels of a DRA pool (where the DRA kubelet plugin runs, the operator's device plugin off) and of an
+    UltraServer pool (the operands the AMI replaces off; on the device plugin, where the kubelet plugin runs for
+    ComputeDomains only)."""
+    off = ULTRASERVER_OPERANDS_OFF if is_ultraserver(pool) else ()
+    if is_dra(pool):
+        return {names.GPU_ALLOCATION_LABEL: DRA, **{names.gpu_deploy_label(op): "false" for op in ("device-plugin", *off)}}
+    if not off:
         return {}
-    off = ("device-plugin", *(ULTRASERVER_OPERANDS_OFF if is_ultraserver(pool) else ()))
-    return {names.GPU_ALLOCATION_LABEL: DRA, **{names.gpu_deploy_label(op): "false" for op in off}}
+    return {names.COMPUTE_DOMAINS_LABEL: "true", **{names.gpu_deploy_label(op): "false" for op in off}}
+
+
+def driver_pools(pools: Iterable["GpuPool"]) -> list["GpuPool"]:
+    """The pools NVIDIA's DRA driver runs on: DRA pools, and UltraServer pools for their ComputeDomains."""
+    return [p for p in pools if is_dra(p) or is_ultraserver(p)]
+
+
+def kubelet_plugin_selector(pools: Sequence["GpuPool"]) -> dict[str, str]:
+    """Where the driver's kubelet plugin runs: DRA pools' nodes, else (GPUs on the device plugin, the plugin
+    for ComputeDomains only) the UltraServer nodes. The stack file never mixes the two (rules_ultraserver)."""
+    return {names.GPU_ALLOCATION_LABEL: DRA} if dra_pools(pools) else {names.COMPUTE_DOMAINS_LABEL: "true"}
 
 
 def claim_counts(gpus_per_node: int) -> tuple[int, ...]:
@@ -126,13 +140,13 @@ class DomainShape:
 def team_domain_shapes(pools: Sequence["NodePoolSpec | QueuePoolSpec"], team: "TeamSpec") -> list[DomainShape]:
     """Multi-node shapes (2, 4, ... nodes, and the whole pool) of the UltraServer pools the team may use. One
     domain serves one job at a time (AWS: a ComputeDomain per workload job)."""
-    sizes = {n for p in ultraserver_pools(team_dra_pools(pools, team)) for n in claim_counts(p.max_size) if n > 1}
+    sizes = {n for p in ultraserver_pools(pools) if team_may_use(team, p) for n in claim_counts(p.max_size) if n > 1}
     return [DomainShape(n) for n in sorted(sizes)]
 
 
 def compute_domains_on(pools: Sequence["GpuPool"]) -> bool:
-    """The driver's ComputeDomain side runs when a DRA pool is an UltraServer pool."""
-    return bool(ultraserver_pools(dra_pools(pools)))
+    """The driver's ComputeDomain side runs when a pool is an UltraServer pool, whichever its GPU allocation."""
+    return bool(ultraserver_pools(pools))
 
 
 def devices_quota(pools: Sequence["GpuPool"], team: "TeamSpec", gpus: str) -> dict[str, str]:

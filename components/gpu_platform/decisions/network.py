@@ -1,5 +1,7 @@
 """The cluster's network, decided from the spec: which zones it spans, the address plan, how many NAT
-gateways, and how many private subnets (one per zone) pools, mount targets and file systems use.
+gateways, and how many private subnets (one per zone) pools, mount targets and file systems use. A Local
+Zone gets one private subnet for node groups only (EKS places no cluster subnet there, EFS and FSx make no
+mount target there), routed through the region's NAT gateway (not every Local Zone has one).
 
 The address plan is pure and deterministic (`subnet_plan`): the same CIDR and zones always give the
 same subnets, so a plan never moves a subnet by surprise. Private subnets get the large blocks because
@@ -12,6 +14,7 @@ import math
 import string
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import CreateClusterSpec, PlatformSpec, VpcSpec
@@ -38,6 +41,22 @@ def subnet_plan(cidr: str, zone_names: list[str]) -> list[ZoneSubnets]:
     blocks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = list(net.subnets(prefixlen_diff=bits))
     public = list(blocks[n].subnets(prefixlen_diff=math.ceil(math.log2(n)) if n > 1 else 0))
     return [ZoneSubnets(z, str(blocks[i]), str(public[i])) for i, z in enumerate(zone_names)]
+
+
+def local_zone_plan(cidr: str, zone_names: list[str], local_zones: Sequence[str]) -> list[tuple[str, str]]:
+    """(Local Zone, private CIDR) for each Local Zone: the public-sized blocks after the last public subnet,
+    which `subnet_plan` leaves unused for every zone count, so adding a Local Zone never moves a subnet."""
+    net = ipaddress.ip_network(cidr)
+    plan = subnet_plan(cidr, zone_names)
+    last = ipaddress.ip_network(plan[-1].public_cidr)
+    spare = [s for s in net.subnets(new_prefix=last.prefixlen) if s.network_address > last.network_address]
+    return [(z, str(spare[i])) for i, z in enumerate(local_zones)]
+
+
+def all_zones(region: str, vpc: "VpcSpec") -> list[str]:
+    """The zones pools may run in: the VPC's Availability Zones, then its Local Zones (the order of the subnets
+    a pool is given)."""
+    return [*zones(region, vpc), *(vpc.local_zones or [])]
 
 
 def nat_gateway_count(vpc: "VpcSpec", prod: bool, zone_count: int) -> int:

@@ -5,7 +5,9 @@ creates. An EFA pool launches into one cluster placement group, and a cluster pl
 one availability zone (AWS EC2 user guide, "Placement groups"): it gets exactly one subnet, the zone it
 lists or else the cluster's first. So does a node group confined to a reservation, which lives in one zone
 (a created VPC's pool must name it: spec/rules_capacity.py). Existing subnets are used in the order the
-stack file lists them. The datasets file system sits in the first EFA pool's subnet.
+stack file lists them. A Local Zone's subnet (after the Availability Zones' in the list) serves only the
+pools that name it. The datasets file system sits in the first EFA pool's subnet when that is in an
+Availability Zone (FSx for Lustre makes no file system in a Local Zone), else the cluster's first.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING, Optional
 from collections.abc import Sequence
 
 from gpu_platform.decisions.reservations import single_zone
+from gpu_platform.facts.syntax import is_local_zone
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.pool_context import PoolContext
 
@@ -36,7 +39,10 @@ def subnet_indices(ctx: "PoolContext", pool: "NodePoolSpec",
             raise SpecError([f"{at}: {', '.join(missing)} is not a zone of the cluster's VPC; "
                              f"its zones: {', '.join(known) or 'unknown (existing subnets)'}"])
         return [known.index(z) for z in pool.zones]
-    return [0] if pool.efa or single_zone(pool) else None
+    if pool.efa or single_zone(pool):
+        return [0]
+    regional = [i for i, z in enumerate(zone_names or []) if not is_local_zone(z)]
+    return regional if len(regional) != len(zone_names or []) else None
 
 
 def pool_zone(ctx: "PoolContext", pool: "NodePoolSpec", zone_names: Optional[Sequence[str]]) -> Optional[str]:
@@ -51,6 +57,6 @@ def subnet_index(spec: "PlatformSpec", zone_names: Optional[Sequence[str]]) -> i
     """The datasets file system's subnet: the first EFA pool's (training nodes read it without crossing
     zones), else the cluster's first."""
     for pool in spec.node_pools:
-        if pool.efa:
+        if pool.efa and not any(is_local_zone(z) for z in pool.zones or []):
             return (subnet_indices(PoolContext.of(spec, pool), pool, zone_names) or [0])[0]
     return 0

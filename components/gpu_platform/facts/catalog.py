@@ -382,6 +382,20 @@ class UltraServer:
 ULTRASERVERS: Mapping[str, UltraServer] = MappingProxyType({u.instance_type: u for u in (
     UltraServer("p6e-gb200.36xlarge", MappingProxyType({"u-p6e-gb200x36": 9, "u-p6e-gb200x72": 18}), ("580",), 60),
 )})
+# Instance types whose Capacity Blocks are sold in a Local Zone, not the region's Availability Zones: type ->
+# parent region -> Local Zones. "To use P6e-GB200 UltraServer Capacity Blocks, you must be opted in to the
+# Dallas Local Zone", and an instance "can't launch in a subnet in a different Availability Zone from the
+# Capacity Block" (EC2 user guide, capacity-blocks-launch.html); the Dallas zone of us-east-1 is
+# us-east-1-dfw-2a (EC2 Capacity Blocks pricing page, "US East (Dallas) Local Zone").
+LOCAL_ZONE_BLOCKS: Mapping[str, Mapping[str, tuple[str, ...]]] = MappingProxyType({
+    "p6e-gb200.36xlarge": MappingProxyType({"us-east-1": ("us-east-1-dfw-2a",)}),
+})
+# What a Local Zone lacks that the platform would otherwise put in each zone: NAT gateways only in some Local
+# Zones (Local Zones user guide, local-zones-connectivity-nat.html, and the "AWS Local Zones features" list),
+# so a Local Zone subnet routes through the parent region's NAT gateway in its VPC; EFS mount targets and FSx
+# for Lustre file systems are made in Availability Zones (EFS user guide, "Managing mount targets": "one mount
+# target in each Availability Zone"; neither service is on the Local Zones features list), so the model cache
+# and the datasets file system stay in the region's zones, which Local Zone nodes reach through the VPC.
 ULTRASERVER_MIN_KUBERNETES = "1.33"  # AWS EKS user guide, ml-eks-nvidia-ultraserver (DRA's own floor is higher)
 
 # --- Reserved capacity: EC2 Capacity Blocks for ML and On-Demand Capacity Reservations ---
@@ -390,9 +404,9 @@ ULTRASERVER_MIN_KUBERNETES = "1.33"  # AWS EKS user guide, ml-eks-nvidia-ultrase
 # when bought; these are planning figures from a snapshot of aws.amazon.com/ec2/capacityblocks/pricing
 # (2026-06-19, a third-party copy of that page), not verified: set pricing.capacityBlockUsdPerHour to
 # the offering's UpfrontFee over its hours.
-_BLOCK_PAGE = "EC2 Capacity Blocks pricing page snapshot (third-party copy, US Regions; rates change quarterly)"
+CAPACITY_BLOCK_PRICE_SOURCE = "EC2 Capacity Blocks pricing page snapshot (third-party copy, US Regions; rates change quarterly)"
 CAPACITY_BLOCK_PRICES: Mapping[str, Price] = MappingProxyType({
-    t: Price(usd, _BLOCK_PAGE, "2026-06") for t, usd in (
+    t: Price(usd, CAPACITY_BLOCK_PRICE_SOURCE, "2026-06") for t, usd in (
         ("p5e.48xlarge", 39.799), ("p5en.48xlarge", 45.768), ("p6-b200.48xlarge", 82.368),
         ("p6-b300.48xlarge", 93.60), ("p6e-gb200.36xlarge", 42.328),  # u-p6e-gb200x72 761.904 / 18 (Dallas LZ)
     )
@@ -407,13 +421,27 @@ CAPACITY_BLOCK_DRAIN_MINUTES = 40
 CAPACITY_BLOCK_SCALE_DOWN_ACTION = "Amazon EKS Node Group Capacity Scaledown Before Reservation End"
 CAPACITY_RESERVATION_ID = r"^cr-[0-9a-z]+$"  # Karpenter's EC2NodeClass pattern for capacityReservationSelectorTerms[].id
 # Families Capacity Blocks are sold for (AWS PCS user guide, "Using Amazon EC2 Capacity Blocks for ML":
-# P6-B300, P6-B200, P5en, P5e, P5 and P4d; the EC2 user guide's list names the same GPU families; P6e-GB200
-# UltraServers are sold only so, ml-eks-nvidia-ultraserver). A block
-# holds at most 64 instances and lives in one Availability Zone, as a targeted reservation (EC2 user guide,
-# "Capacity Blocks for ML" and "Work with Capacity Blocks"). On-Demand Capacity Reservations cover every
-# family.
-CAPACITY_BLOCK_FAMILIES = ("p4d", "p5", "p5e", "p5en", "p6-b200", "p6-b300", "p6e-gb200")
+# P6-B300, P6-B200, P5en, P5e, P5 and P4d; the EC2 user guide, "Capacity Blocks for ML", also lists P4de;
+# P6e-GB200 UltraServers are sold only so, ml-eks-nvidia-ultraserver, one UltraServer per block: "each
+# UltraServer corresponds to one Capacity Block", EC2 user guide, how Capacity Blocks work). A block holds at
+# most 64 instances and lives in one zone, as a targeted reservation (EC2 user guide, "Capacity Blocks for ML"
+# and "Work with Capacity Blocks"). On-Demand Capacity Reservations cover every family.
+CAPACITY_BLOCK_FAMILIES = ("p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300", "p6e-gb200")
 CAPACITY_BLOCK_MAX_INSTANCES = 64
+# The windows AWS sells (EC2 user guide, "Find and purchase Capacity Blocks",
+# docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-purchase.html): durations "in 1-day increments up
+# to 14 days, and in 7-day increments up to 182 days", and "All Capacity Blocks end at 11:30AM UTC"; a block
+# starts at the same time of day, so its window is whole days.
+CAPACITY_BLOCK_DAILY_MAX_DAYS = 14
+CAPACITY_BLOCK_WEEKLY_STEP_DAYS = 7
+CAPACITY_BLOCK_MAX_DAYS = 182
+CAPACITY_BLOCK_BOUNDARY_UTC = (11, 30)  # hour, minute
+# A window's years are this close to the plan's date: a block is bought at most weeks ahead and lasts at most
+# 26 weeks, so a year far from today is a typo (year 1, 9999), never a block.
+CAPACITY_BLOCK_YEARS_AROUND = 2
+# A catalog block rate older than this (against the plan's date) is named when it prices a block: offerings
+# are priced per purchase and AWS reviews its rates quarterly.
+CAPACITY_BLOCK_RATE_MAX_AGE_DAYS = 90
 # Non-GPU instances the platform itself runs (system node group) and their prices.
 SYSTEM_INSTANCE_PRICES: Mapping[str, Price] = MappingProxyType({
     "m6i.large": _price(0.096), "m6i.xlarge": _price(0.192), "m6i.2xlarge": _price(0.384),
@@ -809,6 +837,17 @@ REPLACE_FORCING_INPUTS: Mapping[str, tuple[str, ...]] = MappingProxyType({
 })
 
 # --- Look-ups (errors list what is valid, so callers can pass them straight to users) ---
+
+def block_local_zones(instance_type: str) -> tuple[str, ...]:
+    """The Local Zones where the type's Capacity Blocks are sold, in every region (empty: its blocks are in
+    Availability Zones). A Local Zone's name carries its parent region."""
+    return tuple(z for zones in LOCAL_ZONE_BLOCKS.get(instance_type, {}).values() for z in zones)
+
+
+def local_zones_with_blocks() -> tuple[str, ...]:
+    """Every Local Zone the catalog knows blocks in."""
+    return tuple(sorted({z for t in LOCAL_ZONE_BLOCKS for z in block_local_zones(t)}))
+
 
 def instance_type(name: str) -> InstanceType:
     try:

@@ -34,6 +34,9 @@ PRIORITY_TIER_LABEL = f"{DOMAIN}/priority-tier"
 CRITICAL_LABEL = f"{DOMAIN}/critical"  # node label "true" on pools marked critical (policies require on-demand)
 WAIT_FOR_COMPLETION_LABEL = f"{DOMAIN}/wait-for-completion"  # job pods a driver upgrade waits for
 GPU_ALLOCATION_LABEL = f"{DOMAIN}/gpu-allocation"  # node label: device-plugin | dra (the DRA driver runs on dra)
+# Node label of an UltraServer pool whose GPUs stay on the device plugin: the DRA driver's kubelet plugin runs
+# there for ComputeDomains (IMEX channels) only, with its GPU side off.
+COMPUTE_DOMAINS_LABEL = f"{DOMAIN}/compute-domains"
 EFA_LABEL = f"{DOMAIN}/efa"  # node label "true" on EFA pools: where the EFA device plugin runs
 ENVIRONMENT_TAG = "gpu-platform/environment"  # aws provider default tag policies read the environment from
 CLUSTER_TAG = "gpu-platform/cluster"

@@ -26,7 +26,9 @@ AWS:
   prefix is reserved for AWS (in any case).
 - region: `<area>-<place>-<number>` such as us-east-1, us-gov-west-1 or eusc-de-east-1 (every region of
   every partition in botocore's endpoints data has this form); an availability zone is its region and one
-  letter (us-east-1a). Local Zones and Wavelength Zones are not where EKS places a cluster's subnets.
+  letter (us-east-1a); a Local Zone is its parent region, its location and group number, and one letter
+  (us-east-1-dfw-2a: AWS Local Zones user guide, "Local Zone names"). EKS places no cluster subnet in a Local
+  Zone, but a node group's subnets may be there (EKS user guide, local-zones.html).
 - resource ids: `subnet-`, `sg-`, `ami-` and `cr-` (capacity reservations) and 8 or 17 hexadecimal digits.
 - CIDR blocks: an IPv4 or IPv6 network with no host bits set.
 Every pattern is matched against the whole value (`fullmatch`: `$` would let a trailing newline through).
@@ -59,6 +61,7 @@ TAG_PUNCTUATION = "_.:/=+-@"
 RESERVED_TAG_PREFIX = "aws:"
 REGION = re.compile(r"[a-z]{2,4}(-[a-z]+)+-[0-9]{1,2}")
 ZONE_LETTER = re.compile(r"[a-z]")
+LOCAL_ZONE_SUFFIX = re.compile(r"-[a-z]{3,}-[0-9]{1,2}[a-z]")  # after the parent region: -dfw-2a
 _ID = "([0-9a-f]{8}|[0-9a-f]{17})"
 SUBNET_ID = re.compile(rf"subnet-{_ID}")
 SECURITY_GROUP_ID = re.compile(rf"sg-{_ID}")
@@ -226,11 +229,27 @@ def region(value: str) -> Problem:
     return None
 
 
+def local_zone_region(value: str) -> Optional[str]:
+    """The parent region of a Local Zone name (`us-east-1-dfw-2a` -> us-east-1), None for any other name."""
+    found = LOCAL_ZONE_SUFFIX.search(value)
+    if found is None or found.end() != len(value) or REGION.fullmatch(value[:found.start()]) is None:
+        return None
+    return value[:found.start()]
+
+
+def is_local_zone(value: str) -> bool:
+    return local_zone_region(value) is not None
+
+
 def zone(value: str, in_region: Optional[str] = None) -> Problem:
-    """An availability zone: a region and one letter; in `in_region` when given."""
+    """An availability zone (a region and one letter) or a Local Zone (us-east-1-dfw-2a); in `in_region` when
+    given."""
     area, letter = value[:-1], value[-1:]
-    if not value or REGION.fullmatch(area) is None or not ZONE_LETTER.fullmatch(letter):
-        return f"{value[:40]!r} is not an availability zone name such as us-east-1a (a region and one letter)"
+    if value and is_local_zone(value):
+        area = local_zone_region(value)
+    elif not value or REGION.fullmatch(area) is None or not ZONE_LETTER.fullmatch(letter):
+        return (f"{value[:40]!r} is not a zone name such as us-east-1a (a region and one letter) or a Local Zone "
+                "such as us-east-1-dfw-2a")
     if in_region is not None and area != in_region:
         return f"{value!r} is a zone of {area}, not of the stack's region {in_region} (aws:region)"
     return None

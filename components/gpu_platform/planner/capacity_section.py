@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from gpu_platform.decisions.capacity import platform_capacity, team_quota_totals
+from gpu_platform.decisions.dra import is_dra, is_ultraserver
 from gpu_platform.decisions.launch_template import efa_interface_count
 from gpu_platform.decisions.local_storage import pool_local_storage
 from gpu_platform.planner.sections import PlanContext, Section, register
@@ -33,7 +34,7 @@ def from_spec(spec: PlatformSpec) -> dict[str, Any]:
             "minSize": pool.min_size, "maxSize": pool.max_size, "sharing": _sharing(pool),
             "physicalGpusPerNode": pool.gpus_per_node, "physicalGpusAtMax": pc.physical_gpus_max,
             "perNode": pc.per_node, "atMax": pc.at_max, **_training(pool),
-            **({"gpuAllocation": pool.gpu_allocation} if pool.gpu_allocation == "dra" else {}),
+            **_allocation(pool),
         })
     ratio = spec.quota_overcommit_ratio
     resources = []
@@ -78,11 +79,24 @@ def short(resource: str) -> str:
     return resource.split("/", 1)[-1]
 
 
+def _allocation(pool: NodePoolSpec) -> dict[str, Any]:
+    """How the pool's GPUs are handed out, on DRA pools and UltraServer pools (which use ComputeDomains either
+    way); nothing on the others, whose GPUs are the device plugin's."""
+    if not is_dra(pool) and not is_ultraserver(pool):
+        return {}
+    return {"gpuAllocation": pool.gpu_allocation, **({"computeDomains": True} if is_ultraserver(pool) else {})}
+
+
+def _allocation_text(p: dict[str, Any]) -> str:
+    how = {"dra": " (DRA claims", "device-plugin": " (device plugin"}.get(p.get("gpuAllocation", ""), "")
+    return how + ("; IMEX by ComputeDomains)" if p.get("computeDomains") else ")" if how else "")
+
+
 def text(section: dict[str, Any]) -> str:
     rows = []
     for p in section["pools"]:
         for i, (res, per_node) in enumerate(p["perNode"].items()):
-            shared = sharing_text(p["sharing"]) + (" (DRA claims)" if p.get("gpuAllocation") == "dra" else "")
+            shared = sharing_text(p["sharing"]) + _allocation_text(p)
             head = [p["name"], p["gpu"], shared, span(p["minSize"], p["maxSize"]),
                     count(p["physicalGpusPerNode"]), count(p["physicalGpusAtMax"]), scratch(p)] if i == 0 else [""] * 7
             rows.append([*head, res, count(per_node), count(p["atMax"][res])])

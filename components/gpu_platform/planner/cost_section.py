@@ -10,7 +10,8 @@ from datetime import date, datetime
 from typing import Any, Optional
 
 from gpu_platform.decisions import lifecycle, reservations
-from gpu_platform.decisions.cost import EXCLUSIONS, HOURS, SPOT, CostEstimate, FixedItem, PoolEstimate, TeamCost, estimate_spec, team_costs
+from gpu_platform.decisions.cost import (EXCLUSIONS, HOURS, SPOT, CostEstimate, FixedItem, PoolEstimate, TeamCost,
+                                         estimate_spec, stale_block_rates, team_costs)
 from gpu_platform.facts import catalog
 from gpu_platform.planner.capacity_section import short
 from gpu_platform.planner.sections import PlanContext, Section, register
@@ -34,7 +35,8 @@ def from_spec(spec: PlatformSpec, region: Optional[str] = None, as_of: Optional[
     budget = None
     if est.budget is not None:
         budget = {"monthlyUsd": est.budget.monthly_usd, "headroomAtMax": _m(est.budget.headroom_at_max),
-                  "withinBudget": est.budget.within_budget}
+                  "withinBudget": est.budget.within_budget,
+                  **({"month": est.charge_month} if est.charge_month is not None else {})}
     return {
         "version": VERSION, "currency": CURRENCY, "estimate": True, "hoursPerMonth": HOURS,
         "prices": {"asOf": est.prices_as_of, "region": catalog.PRICE_REGION, "spotDiscount": est.spot_discount,
@@ -43,12 +45,22 @@ def from_spec(spec: PlatformSpec, region: Optional[str] = None, as_of: Optional[
         "fixed": [_fixed(f) for f in est.fixed],
         "totals": {"hourlyUsdAtMin": _h(est.hourly_at_min), "hourlyUsdAtMax": _h(est.hourly_at_max),
                    "monthlyUsdAtMin": _m(est.monthly_at_min), "monthlyUsdAtMax": _m(est.monthly_at_max),
-                   "unpriced": est.unpriced},
+                   "unpriced": est.unpriced, **_charges(est)},
         "budget": budget,
         "teams": [_team(t) for t in team_costs(spec)],
         "exclusions": list(EXCLUSIONS),
         "notes": _notes(est, region) + _support_notes(spec, as_of),
+        **({"warnings": stale} if (stale := stale_block_rates(est, as_of)) else {}),
     }
+
+
+def _charges(est: CostEstimate) -> dict[str, Any]:
+    """Capacity Block fees by the month they are charged in, and that month's total at max size (what the
+    budget is held to); nothing without blocks."""
+    if not est.charges:
+        return {}
+    return {"upfrontCharges": {m: _m(v) for m, v in sorted(est.charges.items())},
+            "chargeMonth": est.charge_month, "monthlyUsdInChargeMonthAtMax": _m(est.charge_month_at_max)}
 
 
 def _pool(p: PoolEstimate, pool: NodePoolSpec, as_of: date) -> dict[str, Any]:
@@ -77,7 +89,9 @@ def _reservation(p: PoolEstimate, pool: NodePoolSpec, as_of: date) -> Optional[d
         start, end = reservations.window(pool)
         out.update(start=_iso(start), end=_iso(end), month=f"{as_of:%Y-%m}",
                    hoursInMonth=round(p.block_hours, 2), state=reservations.state(pool, as_of),
-                   paidUpFront=True)
+                   paidUpFront=True, windowHours=round(p.facts.window_hours or 0, 2),
+                   upfrontUsd=_m(p.block_fee), chargeMonth=p.facts.charge_month,
+                   rate="quoted" if p.facts.quote else "stack" if p.quote and p.quote.as_of == "stack" else "catalog")
     return out
 
 
@@ -109,9 +123,11 @@ def _team(t: TeamCost) -> dict[str, Any]:
 
 def _notes(est: CostEstimate, region: Optional[str]) -> list[str]:
     blocks = [p for p in est.pools if p.is_block]
-    notes = [f"Capacity Blocks ({', '.join(p.name for p in blocks)}) are paid up front for every hour of their window, "
-             "used or not: each is priced at its block rate x its instances x the window's hours in this month, the "
-             "same at min and at max size (set pricing.capacityBlockUsdPerHour to your offering's rate)."] if blocks else []
+    notes = [f"Capacity Blocks ({', '.join(p.name for p in blocks)}) are paid once, up front, when bought, for every "
+             "hour of their window, used or not: each pool's monthly figure is the fee amortised (its rate x its "
+             "instances x the window's hours in this month); the whole fee falls in its charge month (the month of "
+             "reservation.quotedOn, else of its start), and the budget is held to that month "
+             "(set reservation.quotedUsdPerHour to your offering's rate)."] if blocks else []
     notes += ["Each pool is priced at its first instance type (the type managed node groups launch first and the "
              "Cluster Autoscaler sizes from); a pool running on a pricier fallback type costs more.",
              f"Spot = on-demand x (1 - discount); default discount {est.spot_discount:g}, per type in "
@@ -164,7 +180,9 @@ def _heading(section: dict[str, Any]) -> str:
 def _pool_label(p: dict[str, Any]) -> str:
     r = p.get("reservation")
     if r and r["kind"] == reservations.CAPACITY_BLOCK:
-        return f"{p['pricedInstanceType']} capacity block, {r['instances']} x {r['hoursInMonth']:g} h in {r['month']}"
+        return (f"{p['pricedInstanceType']} capacity block at the {r['rate']} rate of {p['asOf']}, {r['instances']} x "
+                f"{r['hoursInMonth']:g} h in {r['month']} amortised; fee ${money(r['upfrontUsd'])} charged in "
+                f"{r['chargeMonth']}")
     spot = f" at {p['discount'] * 100:g}% off" if p["capacityType"] == SPOT else ""
     odcr = f" in {r['id']}" if r else ""
     return f"{p['pricedInstanceType']} {p['capacityType']}{spot}{odcr}"
@@ -183,7 +201,8 @@ def _budget_line(section: dict[str, Any]) -> Optional[str]:
     b = section["budget"]
     if b is None:
         return None
-    head = f"Budget ${money(b['monthlyUsd'])}/month: "
+    month = f" in {b['month']}, with the Capacity Block fees charged then" if b.get("month") else ""
+    head = f"Budget ${money(b['monthlyUsd'])}/month{month}: "
     if b["withinBudget"]:
         return head + f"headroom at max size ${money(b['headroomAtMax'])} (within budget)"
     return head + f"max size exceeds it by ${money(-b['headroomAtMax'])} (OVER BUDGET)"
@@ -211,6 +230,7 @@ def text(section: dict[str, Any]) -> str:
         lines += ["", "  Team quotas, if fully used for a month"]
         lines += text_table(["Team", "Resource", "Quota", "Share", "$/unit-hour", "On-demand", "Spot"],
                             _team_rows(section), right=(2, 3, 4, 5, 6), indent="    ")
+    lines += ["", "  Warnings:", *(f"    - {w}" for w in section["warnings"])] if section.get("warnings") else []
     lines += ["", "  Notes:", *(f"    - {n}" for n in section["notes"])]
     lines += ["  Not included:", *(f"    - {x}" for x in section["exclusions"])]
     lines += ["  Price sources:", *(f"    - {s['source']} ({s['asOf']})" for s in section["prices"]["sources"])]
@@ -244,6 +264,7 @@ def markdown(section: dict[str, Any]) -> str:
     if budget:
         mark = "✅" if section["budget"]["withinBudget"] else "⚠️"
         lines += ["", f"{mark} **{budget}**"]
+    lines += ["", *(f"⚠️ {w}" for w in section["warnings"])] if section.get("warnings") else []
     if t["unpriced"]:
         lines += ["", f"⚠️ No price known for {', '.join(t['unpriced'])}: left out of the totals."]
     lines += ["", "<details><summary>Platform items, team quotas and what the estimate leaves out</summary>", ""]

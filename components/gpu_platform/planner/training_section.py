@@ -41,9 +41,9 @@ def _zone_names(spec: PlatformSpec, region: Optional[str]) -> Optional[list[str]
     create = spec.cluster.create
     if region is None or create is None or create.vpc is None:
         return None
-    from gpu_platform.decisions.network import zones
+    from gpu_platform.decisions.network import all_zones
 
-    return zones(region, create.vpc)
+    return all_zones(region, create.vpc)
 
 
 def from_spec(spec: PlatformSpec, region: Optional[str] = None) -> dict[str, Any]:

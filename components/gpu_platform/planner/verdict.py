@@ -98,6 +98,16 @@ def _parse_entry(name: str, value: Any) -> tuple[Optional[str], dict[str, Any]]:
     return level, props
 
 
+def _block(pool: Mapping[str, Any], r: Mapping[str, Any]) -> dict[str, Any]:
+    """A block as the budget rule prices it: hours and instances in the month, its window, charge month and rate."""
+    out = {"hours": r["hoursInMonth"], "instances": r["instances"]}
+    if r.get("windowHours"):
+        out.update(windowHours=r["windowHours"], chargeMonth=r["chargeMonth"])
+    if pool.get("usdPerNodeHour") is not None:
+        out.update(usdPerHour=pool["usdPerNodeHour"], source=pool["source"], asOf=pool["asOf"])
+    return out
+
+
 def plan_derived_config(plan: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Policy properties the stack file decides, read from the plan's cost and capacity sections."""
     derived: dict[str, dict[str, Any]] = {}
@@ -112,7 +122,7 @@ def plan_derived_config(plan: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             "spotDiscounts": {p["pricedInstanceType"]: p["discount"] for p in pools if p.get("capacityType") == "spot"},
             "capacityBlockUsdPerHour": {p["pricedInstanceType"]: p["usdPerNodeHour"] for p in pools
                                         if p.get("capacityType") == "capacity-block" and p.get("usdPerNodeHour") is not None},
-            "capacityBlocks": {p["name"]: {"hours": r["hoursInMonth"], "instances": r["instances"]} for p in pools
+            "capacityBlocks": {p["name"]: _block(p, r) for p in pools
                                if (r := p.get("reservation")) and r.get("kind") == "capacity-block"},
         }
         fixed = {f["key"]: f for f in cost.get("fixed") or []}

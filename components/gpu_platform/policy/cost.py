@@ -2,8 +2,9 @@
 
 Priced by decisions/cost.py, the same model behind the plan's cost section, from what the program
 registered: each node group (GPU pools and system nodes) and Karpenter NodePool (limits.nodes as max
-size) at its first instance type (a Capacity Block group's, named in its launch template, at the block's rate
-for the hours the plan gives, else a whole month), the EKS control plane, NAT gateways, EBS volumes (launch-template or
+size) at its first instance type (a Capacity Block group's, named in its launch template, at the block's rate:
+the budget holds the month its whole fee is charged in, for the window the plan gives, else a whole month,
+since AWS charges a block once, up front), the EKS control plane, NAT gateways, EBS volumes (launch-template or
 EC2NodeClass volumes, or the node group's disk size, times max size), EFS storage (`efsStorageGiB`: a
 file system's size is not an input) and FSx for Lustre storage (its provisioned capacity is). Policies
 cannot read the stack
@@ -76,13 +77,14 @@ def control_planes(clusters: list, config: Mapping[str, Any], pricing: Pricing) 
 
 
 def monthly_at_max(args: StackValidationArgs, config: Mapping[str, Any]) -> tuple[float, list[str]]:
-    """USD per month with every node group at max size, and the items that have no price."""
+    """USD per month with every node group at max size, in the month a Capacity Block's whole fee is charged
+    (AWS charges it once, up front), and the items that have no price."""
     pricing = pricing_from_config(config)
     pools = [pool_facts_from_node_group_inputs({k: v for k in POOL_FACT_INPUTS if (v := get(ng.props, k)) is not None},
                                                blocks=config.get("capacityBlocks"))
              for ng in pool_resources(args)]
     est = estimate(pools, fixed_items(args, config, pricing), pricing)
-    return est.monthly_at_max, est.unpriced
+    return est.charge_month_at_max, est.unpriced
 
 
 def within_budget(args: StackValidationArgs, config: Mapping[str, Any]) -> Iterator[tuple[str, Optional[str]]]:
@@ -118,8 +120,10 @@ BUDGET_SCHEMA = PolicyConfigSchema({
     "capacityBlockUsdPerHour": {"type": "object", "default": {},
                                 "description": "Per instance type Capacity Block rates (USD per instance-hour)."},
     "capacityBlocks": {"type": "object", "default": {},
-                       "description": "Per pool, a Capacity Block's {hours, instances} in the priced month (the plan "
-                                      "sets them); a block without is priced for a whole month at max size."},
+                       "description": "Per pool, a Capacity Block's {hours, instances} in the priced month, its "
+                                      "{windowHours, chargeMonth} and its {usdPerHour, source, asOf} (the plan sets "
+                                      "them); the budget holds the month its whole fee is charged in. A block "
+                                      "without is priced for a whole month at max size."},
     "fixedPrices": {"type": "object", "default": {},
                     "description": "Overrides of eksControlPlane, natGateway (USD/hour), efsStandard, ebsGp3, "
                                    "fsxLustre (USD/GB-month)."},

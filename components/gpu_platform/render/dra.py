@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 
 import yaml
 
-from gpu_platform.decisions.dra import DRA, dra_pools
-from gpu_platform.facts import catalog, names
+from gpu_platform.decisions.dra import dra_pools, driver_pools, kubelet_plugin_selector
+from gpu_platform.facts import catalog
 from gpu_platform.render.operator_values import unknown_keys, with_tolerations
 
 if TYPE_CHECKING:
@@ -42,19 +42,22 @@ def chart_defaults(chart_version: str) -> dict[str, Any]:
 
 def dra_driver_values(chart_version: str, pools: Sequence["GpuPool"], driver_source: str,
                       system_node_selector: Mapping[str, str], compute_domains: bool = False) -> dict[str, Any]:
-    """The kubelet plugin on DRA pools only (tolerating their taints), the controller on the system nodes."""
+    """The kubelet plugin on DRA pools (and UltraServer pools, for ComputeDomains), tolerating their taints; the
+    controller on the system nodes. Without a DRA pool the driver's GPU side is off: the device plugin keeps
+    the GPUs and the driver hands out IMEX channels only (AWS's UltraServer setup)."""
     defaults = chart_defaults(chart_version)
     taints: list["TaintSpec"] = []
-    for pool in dra_pools(pools):
+    for pool in driver_pools(pools):
         taints += [t for t in pool.taints if t not in taints]
+    gpus = bool(dra_pools(pools))
     return {
         "nvidiaDriverRoot": DRIVER_ROOTS[driver_source],
         "resourceApiVersion": catalog.RESOURCE_API_VERSION,
-        "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": compute_domains}},
-        # The device plugin is off on every node the kubelet plugin runs on (decisions/dra.py labels).
-        "gpuResourcesEnabledOverride": True,
+        "resources": {"gpus": {"enabled": gpus}, "computeDomains": {"enabled": compute_domains}},
+        # The device plugin is off on every node the kubelet plugin publishes GPUs on (decisions/dra.py labels).
+        **({"gpuResourcesEnabledOverride": True} if gpus else {}),
         "controller": {"nodeSelector": dict(system_node_selector)},
-        "kubeletPlugin": {"nodeSelector": {names.GPU_ALLOCATION_LABEL: DRA},
+        "kubeletPlugin": {"nodeSelector": kubelet_plugin_selector(pools),
                           "tolerations": with_tolerations(defaults["kubeletPlugin"]["tolerations"], taints)},
     }
 

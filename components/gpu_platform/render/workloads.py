@@ -186,8 +186,6 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
     if command:
         main["command"] = list(command)
     resources: dict[str, Any] = {"requests": requests, "limits": limits}
-    if claim:  # a DRA pool: the team's ResourceClaimTemplate for this model and count (decisions/dra.py)
-        resources["claims"] = [{"name": CLAIM}]
     main.update({"resources": resources, "volumeMounts": mounts,
                  "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}})
     if env:
@@ -197,12 +195,13 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
         pod["nodeSelector"] = selector
     pod.update({"securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
                 "containers": [main], "volumes": volumes})
-    if claim:
-        pod["resourceClaims"] = [{"name": CLAIM, "resourceClaimTemplateName": claim}]
-        channel = _channel(t, landing, nodes)
-        if channel:
-            pod["resourceClaims"].append({"name": CHANNEL, "resourceClaimTemplateName": channel})
-            resources["claims"].append({"name": CHANNEL})
+    claims = [{"name": CLAIM, "resourceClaimTemplateName": claim}] if claim else []
+    channel = _channel(t, landing, nodes) if resource == names.GPU_RESOURCE else None
+    if channel:  # IMEX across an UltraServer's nodes, whether GPUs come by claim or by the device plugin
+        claims.append({"name": CHANNEL, "resourceClaimTemplateName": channel})
+    if claims:
+        pod["resourceClaims"] = claims
+        resources["claims"] = [{"name": c["name"]} for c in claims]
     return pod
 
 

@@ -51,6 +51,9 @@ class VpcArgs(TypedDict, total=False):
     """Explicit zone names (default: <region>a, b, c...)."""
     single_nat_gateway: bool
     """One NAT gateway for all zones (default: one per zone in prod, one elsewhere)."""
+    local_zones: list[str]
+    """A Local Zone to reach (e.g. us-east-1-dfw-2a, where GB200 UltraServer blocks are sold): a private subnet
+    for node groups, routed through the region's NAT gateway."""
 
 
 class SystemNodesArgs(TypedDict, total=False):
@@ -148,6 +151,8 @@ class Cluster(ClusterBase):
                                    discovery_tag(c.name) if settings.karpenter_discovery else {}, opts=child)
             subnet_ids = self.network.private_subnet_ids
             self.zone_names = zones(settings.region, create.vpc)  # the private subnets' zones, in order
+            self.local_zone_names = tuple(create.vpc.local_zones or ())
+            self.local_zone_subnet_ids = self.network.local_zone_subnet_ids
             network_config = eks.ClusterKubernetesNetworkConfigArgs(
                 ip_family="ipv4", service_ipv4_cidr=service_cidr_for(create.vpc.cidr))
         else:
@@ -287,7 +292,9 @@ def cluster_settings(name: str, args: Mapping[str, Any]) -> ClusterSettings:
         taints = [read_part(TaintSpec, t, f"gpuTaints[{i}].") for i, t in enumerate(args.get("gpu_taints") or [])]
     except SpecError as err:
         raise SpecError(list(dict.fromkeys(where + _flat(p) for p in [*problems, *err.problems]))) from None
-    zones = [(f"vpc.zones[{j}]", z) for j, z in enumerate(cluster.create.vpc.zones or [])] if cluster.create.vpc else []
+    vpc = cluster.create.vpc
+    zones = [(f"vpc.{k}[{j}]", z) for k, found in (("zones", vpc.zones), ("localZones", vpc.local_zones))
+             for j, z in enumerate(found or [])] if vpc else []
     found = [*cluster_rules(cluster, at="", prod=args.get("environment") == "prod"), *region_rules(args.get("region"), zones)]
     problems += [f"{path}: {message}" for path, message in found if path != "aws:region"]  # the region: above
     if problems:

@@ -49,12 +49,22 @@ class ClusterBase(pulumi.ComponentResource):
             k8s_provider = Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=options.child(self, opts))
         self.k8s_provider = k8s_provider
 
+    # Local Zone subnets the VPC made (node groups only: never the control plane's or a mount target's); not
+    # annotated, for the schema reads annotations as outputs.
+    local_zone_names = ()
+    local_zone_subnet_ids = None
+
     def pool_args(self, cluster_name: Optional[str] = None) -> dict:
         """What a GPU pool component needs from this cluster (GpuNodePoolArgs and KarpenterNodePoolArgs).
-        `cluster_name` is the name as a plain string when it is known, so physical names need no Output."""
+        `cluster_name` is the name as a plain string when it is known, so physical names need no Output.
+        Pools get the Local Zone subnets after the private ones; only a pool naming a Local Zone uses its."""
+        subnets, zones = self.private_subnet_ids, self.zone_names
+        if self.local_zone_names and zones is not None:
+            subnets = pulumi.Output.all(subnets, self.local_zone_subnet_ids).apply(lambda a: [*a[0], *a[1]])
+            zones = [*zones, *self.local_zone_names]
         return {"cluster_name": cluster_name if cluster_name is not None else self.cluster_name,
-                "node_role_arn": self.node_role_arn, "subnet_ids": self.private_subnet_ids,
-                "subnet_zones": self.zone_names, "node_security_group_id": self.node_security_group_id,
+                "node_role_arn": self.node_role_arn, "subnet_ids": subnets,
+                "subnet_zones": zones, "node_security_group_id": self.node_security_group_id,
                 "security_group_ids": list(self.extra_node_security_group_ids), "vpc_id": self.vpc_id,
                 "cluster_endpoint": self.endpoint, "cluster_certificate_authority": self.certificate_authority,
                 "service_cidr": self.service_cidr}

@@ -1,12 +1,13 @@
-"""The cluster's VPC: one private and one public subnet per zone, NAT egress, load-balancer subnet tags
-(the zones, the address plan and the NAT count are decided in decisions/network.py)."""
+"""The cluster's VPC: one private and one public subnet per zone, NAT egress, load-balancer subnet tags, and a
+private subnet per Local Zone for node groups, routed through the region's first NAT gateway (the zones, the
+address plan and the NAT count are decided in decisions/network.py)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Mapping, Optional
 
 import pulumi
 
-from gpu_platform.decisions.network import nat_gateway_count, subnet_plan, zones
+from gpu_platform.decisions.network import local_zone_plan, nat_gateway_count, subnet_plan, zones
 from gpu_platform.facts import names
 
 if TYPE_CHECKING:
@@ -60,7 +61,20 @@ class Network(pulumi.ComponentResource):
                       nat_gateway_id=nats[i % len(nats)].id, opts=child)
             ec2.RouteTableAssociation(f"{name}-private-{z.zone}", subnet_id=priv.id, route_table_id=rt.id, opts=child)
 
+        local = []
+        for zone, cidr in local_zone_plan(vpc_spec.cidr, [z.zone for z in plan], vpc_spec.local_zones or []):
+            # No Karpenter discovery tag: only the node groups that name the zone launch there.
+            subnet = ec2.Subnet(f"{name}-private-{zone}", vpc_id=self.vpc.id, cidr_block=cidr, availability_zone=zone,
+                                tags={"Name": f"{cluster}-private-{zone}"}, opts=child)
+            rt = ec2.RouteTable(f"{name}-private-{zone}", vpc_id=self.vpc.id, tags={"Name": f"{cluster}-private-{zone}"},
+                                opts=child)
+            ec2.Route(f"{name}-private-{zone}-default", route_table_id=rt.id, destination_cidr_block="0.0.0.0/0",
+                      nat_gateway_id=nats[0].id, opts=child)
+            ec2.RouteTableAssociation(f"{name}-private-{zone}", subnet_id=subnet.id, route_table_id=rt.id, opts=child)
+            local.append(subnet)
+
         self.vpc_id = self.vpc.id
+        self.local_zone_subnet_ids = pulumi.Output.all(*[s.id for s in local])
         self.private_subnet_ids = pulumi.Output.all(*[s.id for s in private])
         self.public_subnet_ids = pulumi.Output.all(*[s.id for s in public])
         self.register_outputs({"vpcId": self.vpc_id, "privateSubnetIds": self.private_subnet_ids,

@@ -342,8 +342,8 @@ def team_args(spec: "PlatformSpec", team: TeamSpec, k8s_provider: Any, model_cac
     if ctx.dra:
         args["dra"] = True
         args["gpu_claims"] = [TeamGpuClaimArgs(gpu=s.gpu, count=s.count) for s in ctx.claim_shapes]
-        if ctx.domain_shapes:
-            args["compute_domains"] = [d.nodes for d in ctx.domain_shapes]
+    if ctx.domain_shapes:  # UltraServer pools get ComputeDomains whichever their GPU allocation
+        args["compute_domains"] = [d.nodes for d in ctx.domain_shapes]
     if ctx.scraping_namespace is not None:
         args["prometheus_namespace"] = ctx.scraping_namespace
     if model_cache is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Literal, Optional, Sequence, Union
 
 from pydantic import Field, field_validator
@@ -36,6 +36,9 @@ class VpcSpec(StrictModel):
     availability_zones: int = Field(3, ge=2, le=6)
     zones: Optional[list[Zone]] = None  # explicit zone names in the stack's region; default: <region>a, b, c...
     single_nat_gateway: Optional[bool] = None  # default: one per zone in prod, one otherwise
+    # Local Zones the VPC reaches (a Capacity Block sold there, e.g. us-east-1-dfw-2a): one private subnet each,
+    # for node groups only; its egress is the region's NAT gateway (docs/node-pools.md, Local Zones)
+    local_zones: Optional[list[Zone]] = Field(None, min_length=1, max_length=1)
 
     @field_validator("cidr")
     @classmethod
@@ -210,6 +213,27 @@ class ReservationSpec(StrictModel):
     start: Optional[datetime] = None  # capacity blocks: when the block starts, ISO 8601 in UTC
     end: Optional[datetime] = None  # capacity blocks: when it ends (EC2 terminates its instances 30 minutes before)
     instance_count: Optional[int] = Field(None, ge=1)  # the instances reserved (default: the pool's maxSize)
+    # capacity blocks: the rate the offering was quoted at (its UpfrontFee over its instance-hours) and the day
+    # of the quote; the plan prices the block with it instead of the catalog's list rate
+    quoted_usd_per_hour: Optional[float] = Field(None, gt=0)
+    quoted_on: Optional[date] = None
+
+    @field_validator("start", "end", mode="before")
+    @classmethod
+    def _text(cls, v: object) -> object:
+        """A window is ISO 8601 text (or a YAML timestamp): a number would be read as seconds since 1970."""
+        iso = isinstance(v, datetime) or isinstance(v, str) and re.match(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}", v)
+        if v is not None and not iso:
+            raise ValueError(f"must be an ISO 8601 date and time in UTC such as 2026-12-07T11:30:00Z, as `aws ec2 "
+                             f"describe-capacity-blocks` prints it, not {str(v)[:30]!r} (epoch seconds are not taken)")
+        return v
+
+    @field_validator("quoted_on", mode="before")
+    @classmethod
+    def _day(cls, v: object) -> object:
+        if v is not None and not isinstance(v, (str, date)):
+            raise ValueError("must be the quote's day as ISO 8601 text such as 2026-11-20")
+        return v
 
     @field_validator("start", "end")
     @classmethod
@@ -304,7 +328,8 @@ class EfaDevicePluginSpec(StrictModel):
 
 
 class DraDriverSpec(StrictModel):
-    # NVIDIA's DRA driver chart (dra-driver-nvidia-gpu), installed only when a pool sets gpuAllocation dra
+    # NVIDIA's DRA driver chart (dra-driver-nvidia-gpu), installed only when a pool sets gpuAllocation dra or runs
+    # UltraServers (their ComputeDomains)
     chart_version: Literal[tuple(catalog.DRA_DRIVER_RELEASES)] = "0.4.1"  # type: ignore[valid-type]
 
 

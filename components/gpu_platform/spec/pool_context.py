@@ -7,6 +7,7 @@ arguments, so a node pool can be validated and built without a stack file.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 from typing import TYPE_CHECKING, Mapping, Optional, Union
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ class PoolContext:
     vpc: Optional["VpcSpec"] = None  # the VPC the platform creates: pool zones are its zones
     subnet_zones: Optional[tuple[str, ...]] = None  # else the zones of the pool's subnets, in order, when known
     disruption_window: Optional["DisruptionWindowSpec"] = None  # when Karpenter may disrupt pool nodes
+    today: Optional[date] = None  # the plan's day (reservation windows are judged against it); None: today
 
     @property
     def prod(self) -> bool:
@@ -42,7 +44,7 @@ class PoolContext:
         return 1 if self.prod else "25%"
 
     @classmethod
-    def of(cls, spec: "PlatformSpec", pool: "NodePoolSpec") -> "PoolContext":
+    def of(cls, spec: "PlatformSpec", pool: "NodePoolSpec", today: Optional[date] = None) -> "PoolContext":
         """The context of one of the stack file's pools."""
         index = next(i for i, p in enumerate(spec.node_pools) if p is pool)
         driver = spec.gpu_operator.driver
@@ -52,4 +54,4 @@ class PoolContext:
             driver_source=driver.source, driver_version=driver.version, mig_strategy=spec.mig_strategy,
             lustre_client=spec.datasets.fsx_lustre is not None,
             vpc=spec.cluster.create.vpc if spec.cluster.create else None,
-            disruption_window=spec.karpenter.disruption_window)
+            disruption_window=spec.karpenter.disruption_window, today=today)

@@ -17,14 +17,16 @@ from gpu_platform.facts.lifecycle_calendar import ami_driver_era
 from gpu_platform.facts.mig import layout_problem
 from gpu_platform.spec import rules_training as training
 from gpu_platform.spec.alerting import alerting_rules
-from gpu_platform.spec.models import ADDON_VERSION, ClusterSpec, CreateClusterSpec, GpuOperatorSpec, GpuPool, NodePoolSpec, PlatformSpec
+from gpu_platform.spec.models import ADDON_VERSION, ClusterSpec, CreateClusterSpec, VpcSpec, GpuOperatorSpec, GpuPool, NodePoolSpec, PlatformSpec
 from gpu_platform.spec.pool_context import PoolContext
 from gpu_platform.spec.repair import repair_rules
+from gpu_platform.spec.rules_capacity import platform_rules as reservation_rules
 from gpu_platform.spec.rules_capacity import pool_rules as capacity_rules
 from gpu_platform.spec.rules_dra import pool_rules as dra_rules
 from gpu_platform.spec.rules_karpenter import ami_rules as karpenter_ami_rules
 from gpu_platform.spec.rules_karpenter import rules as karpenter_rules
 from gpu_platform.spec.rules_teams import ROLE_ARN, cache_claim_rules
+from gpu_platform.spec.rules_ultraserver import platform_rules as ultraserver_platform_rules
 from gpu_platform.spec.rules_ultraserver import pool_rules as ultraserver_rules
 
 # Label prefixes pool labels may not use: the platform's, NVIDIA's and EKS's own, and Kubernetes' reserved
@@ -42,10 +44,11 @@ class Findings:
 
 
 def check(spec: PlatformSpec, today: date) -> Findings:
-    problems = [*_cluster_rules(spec), *_duplicate_rules(spec), *_model_cache_rules(spec), *_access_rules(spec),
+    problems = [*_cluster_rules(spec), *_duplicate_rules(spec), *reservation_rules(spec), *ultraserver_platform_rules(spec),
+                *_model_cache_rules(spec), *_access_rules(spec),
                 *_pricing_rules(spec), *repair_rules(spec), *alerting_rules(spec), *training.efa_rules(spec),
                 *training.datasets_rules(spec)]
-    pool_problems = [p for pool in spec.node_pools for p in pool_rules(PoolContext.of(spec, pool), pool)]
+    pool_problems = [p for pool in spec.node_pools for p in pool_rules(PoolContext.of(spec, pool, today), pool)]
     pool_problems += karpenter_rules(spec)
     problems += pool_problems
     if all(gpu_known(p) for p in spec.node_pools):  # rules below look each pool's GPU up
@@ -118,7 +121,25 @@ def cluster_rules(c: ClusterSpec, at: str = "cluster.", prod: bool = False) -> I
     vpc = c.create.vpc
     if vpc is not None and vpc.zones is not None and len(vpc.zones) != vpc.availability_zones:
         yield f"{create_at}vpc.zones", f"lists {len(vpc.zones)} zones but availabilityZones is {vpc.availability_zones}"
+    if vpc is not None:
+        yield from local_zone_rules(vpc, f"{create_at}vpc.")
     yield from endpoint_rules(c.create, create_at, prod)
+
+
+def local_zone_rules(vpc: VpcSpec, at: str) -> Iterator[Problem]:
+    """The cluster's own subnets are in Availability Zones (EKS places no cluster subnet in a Local Zone); a
+    Local Zone is listed apart, and only one the catalog knows Capacity Blocks in."""
+    for j, z in enumerate(vpc.zones or []):
+        if syntax.is_local_zone(z):
+            yield (f"{at}zones[{j}]", f"{z} is a Local Zone, where EKS places no cluster subnet: list it under "
+                   f"{at}localZones (node groups only)")
+    known = catalog.local_zones_with_blocks()
+    for j, z in enumerate(vpc.local_zones or []):
+        if not syntax.is_local_zone(z):
+            yield f"{at}localZones[{j}]", f"{z} is an Availability Zone: list it under {at}zones"
+        elif z not in known:
+            yield (f"{at}localZones[{j}]", f"the catalog knows Capacity Blocks in {', '.join(known)} only: a "
+                   f"subnet in {z} would serve no pool")
 
 
 def endpoint_rules(create: CreateClusterSpec, create_at: str, prod: bool) -> Iterator[Problem]:
@@ -154,10 +175,14 @@ def region_rules(region: Any, zones: Iterable[tuple[str, str]]) -> Iterator[Prob
             yield path, problem
 
 
+_SNAKE = {"zones": "zones", "localZones": "local_zones"}
+
+
 def named_zones(spec: PlatformSpec) -> list[tuple[str, str]]:
     """(field path, zone) of every zone the stack file names: the VPC's and the pools'."""
     vpc = spec.cluster.create.vpc if spec.cluster.create else None
-    found = [(f"cluster.create.vpc.zones[{j}]", z) for j, z in enumerate(vpc.zones or [])] if vpc else []
+    found = [(f"cluster.create.vpc.{key}[{j}]", z) for key in ("zones", "localZones")
+             for j, z in enumerate(getattr(vpc, _SNAKE[key]) or [])] if vpc else []
     return found + [(f"nodePools[{i}].zones[{j}]", z) for i, p in enumerate(spec.node_pools) for j, z in enumerate(p.zones or [])]
 
 

@@ -38,13 +38,20 @@ def _zone_rules(ctx: PoolContext, at: str, pool: NodePoolSpec) -> Iterator[Probl
         if unknown:
             yield f"{at}.zones", f"{', '.join(unknown)} not among the subnets' zones ({', '.join(known)})"
         return
+    local = [z for z in pool.zones if syntax.is_local_zone(z)]
+    for z in local:
+        if z not in (vpc.local_zones or []):
+            yield (f"{at}.zones", f"{z} is a Local Zone the VPC does not reach: list it in "
+                   "cluster.create.vpc.localZones, which gives the VPC a subnet there")
     if vpc.zones is not None:
-        unknown = [z for z in pool.zones if z not in vpc.zones]
+        unknown = [z for z in pool.zones if z not in vpc.zones and z not in local]
         if unknown:
             yield f"{at}.zones", f"{', '.join(unknown)} not in cluster.create.vpc.zones ({', '.join(vpc.zones)})"
         return
     letters = string.ascii_lowercase[:vpc.availability_zones]
     for z in pool.zones:
+        if z in local:
+            continue
         if syntax.zone(z) or z[-1] not in letters:
             yield (f"{at}.zones", f"{z!r} is not one of the VPC's zones: <region>{letters[0]} to "
                    f"<region>{letters[-1]} ({vpc.availability_zones} availabilityZones)")
