@@ -16,7 +16,8 @@ registered). Conventions, explained to users in docs/cost.md:
   the block's start. The rate is the block's quote (`reservation.quotedUsdPerHour`), else the stack's
   per-type rate, else the catalog's dated planning figure. Without a known window (a node group read back
   by the policy pack without the plan's figures) it is priced for a whole month. An On-Demand Capacity
-  Reservation bills its instances at the on-demand rate whether nodes run or not: a pool targeting one with a known instanceCount costs at least that many nodes.
+  Reservation bills its instances at the on-demand rate whether nodes run or not: a pool targeting one with a
+  known instanceCount costs at least that many nodes.
 - A month is catalog.HOURS_PER_MONTH hours. Storage is priced per GB-month (GiB, as AWS bills volumes).
 - A figure without a price is None ("unknown"), never a guess; totals add the known figures and name
   the unpriced items.
@@ -464,7 +465,7 @@ class CostEstimate:
     def charge_month(self) -> Optional[str]:
         """The month carrying the most Capacity Block fees (None without blocks)."""
         charges = self.charges
-        return max(sorted(charges), key=charges.get) if charges else None
+        return max(sorted(charges), key=lambda month: charges[month]) if charges else None
 
     @property
     def charge_month_at_max(self) -> float:
@@ -641,7 +642,9 @@ def stale_block_rates(est: CostEstimate, as_of: date) -> list[str]:
     out = []
     for p in est.pools:
         quote = p.block if p.is_block else None
-        dated = _month_start(quote.as_of) if quote and quote.source == catalog.CAPACITY_BLOCK_PRICE_SOURCE else None
+        if quote is None or quote.source != catalog.CAPACITY_BLOCK_PRICE_SOURCE:
+            continue
+        dated = _month_start(quote.as_of)
         if dated is not None and (as_of - dated).days > catalog.CAPACITY_BLOCK_RATE_MAX_AGE_DAYS:
             out.append(f"{p.name}: the block is priced at the catalog's {p.facts.priced_type} rate of {quote.as_of} "
                        f"(${quote.usd:g}/instance-hour), {(as_of - dated).days} days old on {as_of}: AWS prices each "

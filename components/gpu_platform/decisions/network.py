@@ -46,9 +46,9 @@ def subnet_plan(cidr: str, zone_names: list[str]) -> list[ZoneSubnets]:
 def local_zone_plan(cidr: str, zone_names: list[str], local_zones: Sequence[str]) -> list[tuple[str, str]]:
     """(Local Zone, private CIDR) for each Local Zone: the public-sized blocks after the last public subnet,
     which `subnet_plan` leaves unused for every zone count, so adding a Local Zone never moves a subnet."""
-    net = ipaddress.ip_network(cidr)
+    net = ipaddress.IPv4Network(cidr)
     plan = subnet_plan(cidr, zone_names)
-    last = ipaddress.ip_network(plan[-1].public_cidr)
+    last = ipaddress.IPv4Network(plan[-1].public_cidr)
     spare = [s for s in net.subnets(new_prefix=last.prefixlen) if s.network_address > last.network_address]
     return [(z, str(spare[i])) for i, z in enumerate(local_zones)]
 

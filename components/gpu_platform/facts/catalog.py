@@ -430,8 +430,9 @@ CAPACITY_BLOCK_FAMILIES = ("p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b3
 CAPACITY_BLOCK_MAX_INSTANCES = 64
 # The windows AWS sells (EC2 user guide, "Find and purchase Capacity Blocks",
 # docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-purchase.html): durations "in 1-day increments up
-# to 14 days, and in 7-day increments up to 182 days", and "All Capacity Blocks end at 11:30AM UTC"; a block
-# starts at the same time of day, so its window is whole days.
+# to 14 days, and in 7-day increments up to 182 days", and "All Capacity Blocks end at 11:30AM UTC". A block
+# bought to start at once starts when bought, so its first day may be short (EC2 API reference,
+# CapacityBlockOffering: "if a Capacity Block starts at 04:55 and ends at 11:30, the hours field would be 6").
 CAPACITY_BLOCK_DAILY_MAX_DAYS = 14
 CAPACITY_BLOCK_WEEKLY_STEP_DAYS = 7
 CAPACITY_BLOCK_MAX_DAYS = 182

@@ -245,8 +245,9 @@ def zone(value: str, in_region: Optional[str] = None) -> Problem:
     """An availability zone (a region and one letter) or a Local Zone (us-east-1-dfw-2a); in `in_region` when
     given."""
     area, letter = value[:-1], value[-1:]
-    if value and is_local_zone(value):
-        area = local_zone_region(value)
+    parent = local_zone_region(value) if value else None
+    if parent is not None:
+        area = parent
     elif not value or REGION.fullmatch(area) is None or not ZONE_LETTER.fullmatch(letter):
         return (f"{value[:40]!r} is not a zone name such as us-east-1a (a region and one letter) or a Local Zone "
                 "such as us-east-1-dfw-2a")

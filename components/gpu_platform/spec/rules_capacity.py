@@ -10,8 +10,10 @@ Reservation (`reservation: {id}`). Each rule refuses what AWS refuses, with the 
   (Karpenter falls back to on-demand for them, so its pools may list more);
 - spot instances never run in a reservation; a window ends after it starts; a pool cannot outgrow the
   reservation it is confined to; a critical pool does not run on capacity that ends on a date;
-- a block's window is one AWS sells: 1 to 14 days in 1-day steps, then up to 182 days in 7-day steps, from
-  and to 11:30 UTC (EC2 user guide, capacity-blocks-purchase.html), in a year near the plan's;
+- a block's window is one AWS sells: 1 to 14 days in 1-day steps, then up to 182 days in 7-day steps, to
+  11:30 UTC (EC2 user guide, capacity-blocks-purchase.html), in a year near the plan's. A block bought to
+  start at once starts when it is bought ("if a Capacity Block starts at 04:55 and ends at 11:30, the hours
+  field would be 6", EC2 API reference, CapacityBlockOffering), so its first day may be short;
 - one reservation, one pool: two windows for one block, or a block's id targeted as an ODCR of another type,
   compete for one reservation at apply (`platform_rules`).
 """
@@ -139,9 +141,9 @@ def window_rules(at: str, start: datetime, end: datetime, today: date) -> Iterat
             yield (f"{at}.reservation.{name}", f"{_iso(moment)} is not a Capacity Block's time: blocks are bought "
                    f"weeks ahead for at most 26 weeks, so a window lies in {years[0]} to {years[-1]} (the plan is of "
                    f"{today.isoformat()})")
-        elif (moment.hour, moment.minute, moment.second, moment.microsecond) != (hour, minute, 0, 0):
+        elif name == "end" and (moment.hour, moment.minute, moment.second, moment.microsecond) != (hour, minute, 0, 0):
             off = True
-            yield (f"{at}.reservation.{name}", f"{_iso(moment)}: every Capacity Block starts and ends at "
+            yield (f"{at}.reservation.{name}", f"{_iso(moment)}: every Capacity Block ends at "
                    f"{hour:02}:{minute:02} UTC (EC2 user guide, Find and purchase Capacity Blocks)")
     if not off:
         problem = duration_problem(end - start)
@@ -150,11 +152,14 @@ def window_rules(at: str, start: datetime, end: datetime, today: date) -> Iterat
 
 
 def duration_problem(length: timedelta) -> Optional[str]:
-    """What is wrong with a block's length (None when AWS sells it): 1-14 days, or 7-day steps up to 182."""
+    """What is wrong with a block's length (None when AWS sells it): 1-14 days, or 7-day steps up to 182. A
+    window that ends at 11:30 UTC but started at another time began when it was bought: its short first day
+    counts as a day of the offering."""
     days, rest = divmod(length, timedelta(days=1))
+    days += 1 if rest else 0
     weekly = catalog.CAPACITY_BLOCK_WEEKLY_STEP_DAYS
-    if not rest and (1 <= days <= catalog.CAPACITY_BLOCK_DAILY_MAX_DAYS or
-                     (days % weekly == 0 and days <= catalog.CAPACITY_BLOCK_MAX_DAYS)):
+    if length > timedelta(0) and (1 <= days <= catalog.CAPACITY_BLOCK_DAILY_MAX_DAYS or
+                                  (days % weekly == 0 and days <= catalog.CAPACITY_BLOCK_MAX_DAYS)):
         return None
     return (f"a window of {_length(length)} is not sold: Capacity Blocks last 1 to "
             f"{catalog.CAPACITY_BLOCK_DAILY_MAX_DAYS} days in 1-day steps, or {weekly}-day steps up to "
