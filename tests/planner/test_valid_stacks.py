@@ -1,0 +1,113 @@
+"""Valid stacks are a property: every stack file generated across the product of what a pool can be
+(tests/support/valid_stacks.py) plans through the real `gpu-platform plan` with exit 0 and the policy passed,
+or is refused (exit 2) only by rules the docs name as refusing that combination (REFUSALS below).
+
+A fixed seed and a modest number of examples in CI; a longer campaign raises GPU_PLATFORM_PROPERTY_EXAMPLES
+(docs/planner.md, "Valid stacks as a property").
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+
+from gpu_platform.planner.cli import main
+from tests.support.stacks import AS_OF, ROOT, write_stack
+from tests.support.valid_stacks import valid_platform
+
+EXAMPLES = int(os.environ.get("GPU_PLATFORM_PROPERTY_EXAMPLES", "30"))
+# Each example is a full plan (about a second): no shrinking, the failing stack is printed as drawn.
+CAMPAIGN = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
+                    phases=[Phase.explicit, Phase.generate],
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+# The only refusals a generated stack may meet: combinations the docs name as refused (field, message start).
+REFUSALS = {
+    # docs/dra.md, "What the stack file refuses": provisioner: karpenter
+    "DRA on Karpenter": (r"nodePools\[0\]\.gpuAllocation", "Karpenter v1.14 does not provision for ResourceClaims"),
+    # docs/dra.md, "What the stack file refuses": sharing.mode: mig (and "Not supported yet, and why": MIG under DRA)
+    "DRA with MIG": (r"nodePools\[0\]\.gpuAllocation", "MIG slices on DRA pools (mig.nvidia.com claims) are not supported"),
+    # docs/dra.md, "What the stack file refuses": sharing.mode: time-slicing
+    "DRA with time-slicing": (r"nodePools\[0\]\.gpuAllocation", "time-slicing is a device-plugin setting"),
+    # docs/dra.md, "What the stack file refuses": Bottlerocket
+    "DRA on Bottlerocket": (r"nodePools\[0\]\.ami\.type", "BOTTLEROCKET_x86_64_NVIDIA runs its own device plugin, which "
+                                                          "the GPU Operator cannot switch off"),
+    # docs/gpu-operator.md, "Who owns the NVIDIA driver": time-slicing or MIG on Bottlerocket
+    "sharing on Bottlerocket": (r"nodePools\[0\]\.sharing\.mode", "BOTTLEROCKET_x86_64_NVIDIA runs its own device plugin; "
+                                                                  "GPU sharing is configured"),
+    # docs/training.md, "EFA end to end": an EFA pool on Karpenter
+    "EFA on Karpenter": (r"nodePools\[0\]\.efa", "EFA pools use managed node groups"),
+    # docs/karpenter.md, "Sharing on Karpenter pools": MIG pools on Karpenter need strategy: single
+    "mixed MIG on Karpenter": (r"nodePools\[0\]\.sharing\.strategy", "Karpenter knows GPUs only as nvidia.com/gpu"),
+}
+ERROR = re.compile(r"error: (?P<file>[^:]+): (?P<field>[^:]+): (?P<message>.*)")
+
+
+def plan(tmp: Path, platform: dict[str, Any]) -> tuple[int, str, str]:
+    path = write_stack(tmp / "Pulumi.generated.yaml", platform)  # no lock: nothing to compare with
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["plan", "--config", str(path), "--project-dir", str(ROOT), "--as-of", AS_OF])
+    return code, out.getvalue(), err.getvalue()
+
+
+def documented_refusal(line: str) -> str | None:
+    """The REFUSALS entry an `error:` line is, or None."""
+    found = ERROR.fullmatch(line)
+    if found is None:
+        return None
+    return next((name for name, (field, start) in REFUSALS.items()
+                 if re.fullmatch(field, found["field"]) and found["message"].startswith(start)), None)
+
+
+def assert_planned_or_refused_as_documented(tmp: Path, platform: dict[str, Any]) -> None:
+    code, out, err = plan(tmp, platform)
+    assert "Traceback" not in out + err, err
+    if code == 0:
+        assert "Policy: passed, no violations." in out, out
+        return
+    lines = err.splitlines()
+    assert code == 2 and lines, f"exit {code}:\n{err}\n{out[-2000:]}"
+    undocumented = [line for line in lines if documented_refusal(line) is None]
+    if undocumented and all(SLICES_ONLY_REFUSED.search(line) for line in undocumented):
+        raise SlicesOnlyTeamRefused(undocumented[0])
+    assert not undocumented, f"a generated valid stack was refused:\n{chr(10).join(undocumented)}"
+
+
+class SlicesOnlyTeamRefused(AssertionError):
+    """The one known refusal of a valid stack: a team holding MIG slices only, refused by its component's
+    arguments. Only this is expected to fail (below); any other refusal fails as itself."""
+
+
+SLICES_ONLY_REFUSED = re.compile(r"TeamNamespace '[^']+': maxGpusPerPod: Input should be greater than or equal to 1")
+
+
+@CAMPAIGN
+@given(platform=valid_platform())
+def test_a_generated_stack_plans_clean_or_is_refused_as_documented(tmp_path_factory, platform):
+    assert_planned_or_refused_as_documented(tmp_path_factory.mktemp("valid"), platform)
+
+
+@pytest.mark.xfail(strict=True, raises=SlicesOnlyTeamRefused, reason="a team holding MIG slices only (quota gpus: 0 with migSlices) is valid in the "
+                                       "stack file but refused by the team component's arguments (maxGpusPerPod >= 1)")
+@CAMPAIGN
+@given(platform=valid_platform(slices=True))
+def test_a_generated_stack_with_a_slices_only_team_plans_clean_or_is_refused_as_documented(tmp_path_factory, platform):
+    assert_planned_or_refused_as_documented(tmp_path_factory.mktemp("valid"), platform)
+
+
+@pytest.mark.parametrize("line, name", [
+    ("error: /x/Pulumi.generated.yaml: nodePools[0].efa: EFA pools use managed node groups (one placement group ...)",
+     "EFA on Karpenter"),
+    ("error: /x/Pulumi.generated.yaml: nodePools[0].efa: g6.2xlarge have no EFA", None),
+    ("error: /x/Pulumi.generated.yaml: teams[0].quota: EFA pools use managed node groups", None),
+    ("error: /x/Pulumi.generated.yaml: TeamNamespace 'team-research': maxGpusPerPod: Input should be greater", None),
+])
+def test_only_a_documented_refusal_is_allowed(line, name):
+    assert documented_refusal(line) == name
