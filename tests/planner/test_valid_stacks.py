@@ -43,6 +43,9 @@ REFUSALS = {
                                                                   "GPU sharing is configured"),
     # docs/training.md, "EFA end to end": an EFA pool on Karpenter
     "EFA on Karpenter": (r"nodePools\[0\]\.efa", "EFA pools use managed node groups"),
+    # docs/training.md, "Datasets on FSx for Lustre": pools whose nodes cannot mount Lustre (Bottlerocket)
+    "datasets on Bottlerocket": (r"nodePools\[\d\]\.ami\.type", "BOTTLEROCKET_x86_64_NVIDIA nodes cannot mount the "
+                                                                 "datasets file system"),
     # docs/karpenter.md, "Sharing on Karpenter pools": MIG pools on Karpenter need strategy: single
     "mixed MIG on Karpenter": (r"nodePools\[0\]\.sharing\.strategy", "Karpenter knows GPUs only as nvidia.com/gpu"),
 }

@@ -5,6 +5,7 @@ refused are judged by the property test against its allow-list (tests/planner/te
 """
 from __future__ import annotations
 
+import re
 from datetime import datetime, time, timedelta, timezone
 from typing import Any
 
@@ -125,18 +126,47 @@ def team(draw: st.DrawFn, pool: dict[str, Any]) -> dict[str, Any]:
     return {"name": "research", "quota": quota}
 
 
+# S3 bucket names S3 creates (S3 user guide, "General purpose bucket naming rules"): drawn from the allowed
+# characters, then kept only when no listed rule forbids them.
+BUCKETS = st.from_regex(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]", fullmatch=True).filter(
+    lambda n: ".." not in n and not re.fullmatch(r"[0-9]+(\.[0-9]+){3}", n)
+    and not n.startswith(("xn--", "sthree-", "amzn-s3-demo-"))
+    and not n.endswith(("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3")))
+CLAIM_SIZES = st.sampled_from(["1", "1Gi", "500Gi", "1Ti", "1200Gi", "1e9", "0.5Ti"])
+
+
+@st.composite
+def datasets(draw: st.DrawFn) -> dict[str, Any]:
+    """An FSx for Lustre file system linked to S3 under a valid bucket, with a claim size above zero."""
+    prefix = draw(st.sampled_from(["", "/", "/training", "/a/b/c"]))
+    fsx: dict[str, Any] = {"addonVersion": "v1.7.0-eksbuild.1", "claimSize": draw(CLAIM_SIZES),
+                           "dataRepository": {"s3Path": f"s3://{draw(BUCKETS)}{prefix}",
+                                              "fileSystemPath": draw(st.sampled_from(["/", "/ns1", "/data set/x"]))}}
+    return {"fsxLustre": fsx}
+
+
 @st.composite
 def valid_platform(draw: st.DrawFn, slices: bool = False) -> dict[str, Any]:
-    """The dev example with one generated pool and team (holding MIG slices only when `slices`), the driver
-    owned as the pool's image requires, queueing on or off, and no budget (a generated pool of eight-GPU nodes
-    outspends dev's on purpose)."""
+    """The dev example with one generated pool (maybe beside a plain on-demand pool of the same image) and team
+    (holding MIG slices only when `slices`), the driver owned as the pool's image requires, queueing on or off,
+    maybe datasets on FSx, and no budget (a generated pool of eight-GPU nodes outspends dev's on purpose)."""
     platform = stack_platform("dev")
     pool = draw(gpu_pool(slices))
     platform["nodePools"] = [pool]
+    if draw(st.booleans()):
+        platform["nodePools"].append({
+            "name": "l4-serve", "provisioner": pool["provisioner"], "instanceTypes": ["g6.xlarge", "g6.2xlarge"],
+            "capacityType": "on-demand", "minSize": 0, "maxSize": 2, "ami": _ami(pool["ami"]["type"], pool["provisioner"]),
+            "repair": pool["repair"]})  # Karpenter's repair is one switch for all its pools
     platform["teams"] = [draw(team(pool))]
     platform.pop("budget")
     if pool["ami"]["type"].startswith("UBUNTU"):
         platform["gpuOperator"]["driver"] = {"source": "operator", "version": OPERATOR_DRIVER}
     if draw(st.booleans()):
         platform["queueing"] = {"mode": "kueue", "chartVersion": "0.19.2"}
+        if draw(st.booleans()):
+            platform["teams"][0]["queue"] = {"pools": [pool["name"]]}
+    if draw(st.booleans()):
+        platform["datasets"] = draw(datasets())
+        platform["teams"][0]["quota"]["storage"] = "4Ti"  # the datasets claim and the model-cache claim
     return platform
