@@ -150,11 +150,11 @@ def associations(fsx: "FsxLustreSpec", teams: Sequence[str]) -> list[Association
     return out
 
 
-def link_path_problems(fsx: "FsxLustreSpec", teams: Sequence[str]) -> Iterator[tuple[str, str]]:
+def link_path_problems(fsx: "FsxLustreSpec", teams: Sequence[str],
+                       at: str = "datasets.fsxLustre.dataRepository") -> Iterator[tuple[str, str]]:
     """(field, message) for each association whose paths FSx would refuse: the team's directory (or the shared
     area) appended to `fileSystemPath` and to `s3Path` may pass FSx's length limits though both fields fit
     (facts/syntax.py), which leaves the file system built and the link failing at apply."""
-    at = "datasets.fsxLustre.dataRepository"
     for link in associations(fsx, teams):
         whose = "the shared area's link" if link.key == "shared" else f"the link of team {link.key!r}"
         for field, problem in (("fileSystemPath", syntax.fsx_file_system_path(link.file_system_path)),
