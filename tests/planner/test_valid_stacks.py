@@ -29,6 +29,14 @@ CAMPAIGN = settings(max_examples=EXAMPLES, deadline=None, database=None, derando
 
 # The only refusals a generated stack may meet: combinations the docs name as refused (field, message start).
 REFUSALS = {
+    # docs/dra.md, "What the stack file refuses": Kubernetes below 1.34
+    "DRA below Kubernetes 1.34": (r"nodePools\[0\]\.gpuAllocation", "DRA needs Kubernetes"),
+    # docs/gpu-operator.md, "Who owns the NVIDIA driver": an operator driver on a Kubernetes version NVIDIA does not
+    # support for EKS + Ubuntu
+    "operator driver off NVIDIA's versions": (r"cluster\.kubernetesVersion", "operator-owned drivers on EKS are "
+                                                                           "supported on Kubernetes"),
+    # docs/karpenter.md, "What the stack builds": the Kubernetes versions each Karpenter release supports
+    "Karpenter off its versions": (r"cluster\.kubernetesVersion", r"Karpenter 1.14.1 supports Kubernetes"),
     # docs/dra.md, "What the stack file refuses": provisioner: karpenter
     "DRA on Karpenter": (r"nodePools\[0\]\.gpuAllocation", "Karpenter v1.14 does not provision for ResourceClaims"),
     # docs/dra.md, "What the stack file refuses": sharing.mode: mig (and "Not supported yet, and why": MIG under DRA)
@@ -49,6 +57,11 @@ REFUSALS = {
     # docs/karpenter.md, "Sharing on Karpenter pools": MIG pools on Karpenter need strategy: single
     "mixed MIG on Karpenter": (r"nodePools\[0\]\.sharing\.strategy", "Karpenter knows GPUs only as nvidia.com/gpu"),
 }
+# The only advisories a generated stack may draw (exit 0, policy passed): the support window of an older
+# Kubernetes version of the catalog, on the planning day (docs/policies.md, the rules table:
+# lifecycle-support-window; docs/lifecycle.md, "EKS Kubernetes versions").
+ADVISORIES = {"lifecycle-support-window": "cluster.kubernetesVersion: Kubernetes "}
+ADVISORY = re.compile(r"  advisory +(?P<policy>\S+) +\S+: (?P<message>.*)")
 ERROR = re.compile(r"error: (?P<file>[^:]+): (?P<field>[^:]+): (?P<message>.*)")
 
 
@@ -69,11 +82,22 @@ def documented_refusal(line: str) -> str | None:
                  if re.fullmatch(field, found["field"]) and found["message"].startswith(start)), None)
 
 
+def undocumented_advisory(line: str) -> str | None:
+    """`line` of the verdict unless it is an advisory ADVISORIES allows."""
+    found = ADVISORY.fullmatch(line)
+    if found and found["message"].startswith(ADVISORIES.get(found["policy"], "\0")):
+        return None
+    return line
+
+
 def assert_planned_or_refused_as_documented(tmp: Path, platform: dict[str, Any]) -> None:
     code, out, err = plan(tmp, platform)
     assert "Traceback" not in out + err, err
     if code == 0:
-        assert "Policy: passed, no violations." in out, out
+        verdict = out[out.index("Policy: "):].split("\n\n")[0].splitlines()  # the verdict, up to a blank line
+        assert re.fullmatch(r"Policy: passed(, no violations| \(\d+ advisory\))\.", verdict[0]), verdict[0]
+        advisories = [line for line in verdict[1:] if line.startswith("  ")]
+        assert all(undocumented_advisory(line) is None for line in advisories), advisories
         return
     lines = err.splitlines()
     assert code == 2 and lines, f"exit {code}:\n{err}\n{out[-2000:]}"
@@ -114,3 +138,13 @@ def test_a_generated_stack_with_a_slices_only_team_plans_clean(tmp_path_factory,
 ])
 def test_only_a_documented_refusal_is_allowed(line, name):
     assert documented_refusal(line) == name
+
+
+@pytest.mark.parametrize("line, allowed", [
+    ("  advisory   lifecycle-support-window  aws:eks/cluster:Cluster::cluster: cluster.kubernetesVersion: Kubernetes "
+     "1.33 is in EKS extended support on 2026-11-23", True),
+    ("  advisory   lifecycle-support-window  aws:eks/cluster:Cluster::cluster: gpuOperator.driver.version: R570", False),
+    ("  mandatory  monthly-budget  stack: the plan costs more than the budget", False),
+])
+def test_only_a_documented_advisory_is_allowed(line, allowed):
+    assert (undocumented_advisory(line) is None) == allowed

@@ -15,11 +15,11 @@ from gpu_platform.facts import catalog
 from gpu_platform.facts.mig import fits
 from tests.support.stacks import AS_OF, stack_platform
 
-KUBERNETES = "1.35"
-RELEASE = "1.35.7-20260917"  # an AL2023/Bottlerocket NVIDIA release of the example stacks (driver R580)
+RELEASE_DAY = "20260917"  # the example stacks' newest AL2023/Bottlerocket NVIDIA release (driver R580)
 ALIASES = {"AL2023_x86_64_NVIDIA": "al2023@v20260917", "BOTTLEROCKET_x86_64_NVIDIA": "bottlerocket@v1.50.0"}
 UBUNTU_IMAGE = "ami-0e2f8c4d7a1b3f596"  # the prod example's Ubuntu image id
-IMAGES = ("AL2023_x86_64_NVIDIA", "BOTTLEROCKET_x86_64_NVIDIA", "UBUNTU_24_04")
+IMAGES = ("AL2023_x86_64_NVIDIA", "BOTTLEROCKET_x86_64_NVIDIA", "UBUNTU_24_04", "UBUNTU_22_04")
+MIG_MANAGED = tuple(i for i in IMAGES if catalog.NODE_IMAGES[i].operator_mig)  # the operator's MIG manager runs there
 OPERATOR_DRIVER = "580.173.02"  # the prod example's pinned R580 driver (supported by gpu-operator v26.7.0)
 ZONE = "us-east-1a"
 # Reserved-capacity windows as EC2 sells Capacity Blocks: 1-14 days in 1-day steps, or up to 182 days in 7-day
@@ -38,6 +38,10 @@ def _instance_types(capacity: str, efa: bool, sharing: str, image: str) -> list[
             and image in catalog.INSTANCE_TYPES[name].ami_types]
 
 
+def _shape(name: str) -> tuple[str, int]:
+    return catalog.INSTANCE_TYPES[name].gpu, catalog.INSTANCE_TYPES[name].gpu_count
+
+
 @st.composite
 def mig_layout(draw: st.DrawFn, gpu: catalog.GpuModel, single: bool) -> dict[str, int]:
     """A layout that fits one `gpu` (facts/mig.py placement), one profile only under the single strategy."""
@@ -54,11 +58,15 @@ def mig_layout(draw: st.DrawFn, gpu: catalog.GpuModel, single: bool) -> dict[str
     return layout
 
 
-def _ami(image: str, provisioner: str) -> dict[str, str]:
+def release(kubernetes: str) -> str:
+    return f"{kubernetes}.7-{RELEASE_DAY}"
+
+
+def _ami(image: str, provisioner: str, kubernetes: str) -> dict[str, str]:
     if image.startswith("UBUNTU"):
         return {"type": image, "imageId": UBUNTU_IMAGE}
-    return {"type": image, "alias": ALIASES[image]} if provisioner == "karpenter" else {"type": image,
-                                                                                       "releaseVersion": RELEASE}
+    return {"type": image, "alias": ALIASES[image]} if provisioner == "karpenter" else {
+        "type": image, "releaseVersion": release(kubernetes)}
 
 
 @st.composite
@@ -79,7 +87,7 @@ def _reservation(draw: st.DrawFn, capacity: str, size: int) -> dict[str, Any] | 
 
 
 @st.composite
-def gpu_pool(draw: st.DrawFn, slices: bool = False) -> dict[str, Any]:
+def gpu_pool(draw: st.DrawFn, kubernetes: str, slices: bool = False) -> dict[str, Any]:
     """One pool across provisioner, capacity, reservation, image (and so driver owner), sharing, allocation,
     EFA and repair; instance types that carry what was drawn. MIG is `single` (slices counted as whole GPUs),
     or `mixed` (slices per profile) when the pool is for teams holding `slices`."""
@@ -87,7 +95,7 @@ def gpu_pool(draw: st.DrawFn, slices: bool = False) -> dict[str, Any]:
     # device plugin, and the operator's MIG manager (not Bottlerocket's): docs/karpenter.md, docs/dra.md.
     provisioner = draw(st.sampled_from(["managed-node-group"] if slices else ["managed-node-group", "karpenter"]))
     capacity = draw(st.sampled_from(["spot", "on-demand", "capacity-block"]))
-    image = draw(st.sampled_from(IMAGES[::2] if slices else IMAGES + IMAGES[::2]))  # Bottlerocket less often
+    image = draw(st.sampled_from(MIG_MANAGED if slices else IMAGES + IMAGES[::2]))  # Bottlerocket less often
     sharing_mode = "mig" if slices else draw(st.sampled_from(["none", "time-slicing", "mig"]))
     efa = draw(st.booleans())
     allocation = draw(st.sampled_from(["device-plugin"] if slices else ["device-plugin", "device-plugin", "dra"]))
@@ -95,10 +103,15 @@ def gpu_pool(draw: st.DrawFn, slices: bool = False) -> dict[str, Any]:
     instance_type = draw(st.sampled_from(names))
     gpu = catalog.INSTANCE_TYPES[instance_type].gpu_model
     size = draw(st.integers(1, 4))
+    reserved = draw(_reservation(capacity, size))
+    # A pool may list several instance types of one GPU model and count; a reservation holds one type.
+    alike = [n for n in names if _shape(n) == _shape(instance_type) and n != instance_type]
+    more = [] if reserved or not alike else draw(st.lists(st.sampled_from(alike), max_size=2, unique=True))
     fixed = allocation == "dra" and provisioner == "managed-node-group"  # a DRA node group has a fixed size
     pool: dict[str, Any] = {
-        "name": "gpu-pool", "provisioner": provisioner, "instanceTypes": [instance_type], "capacityType": capacity,
-        "minSize": size if fixed else 0, "maxSize": size, "ami": _ami(image, provisioner), "efa": efa,
+        "name": "gpu-pool", "provisioner": provisioner, "instanceTypes": [instance_type, *more],
+        "capacityType": capacity,
+        "minSize": size if fixed else 0, "maxSize": size, "ami": _ami(image, provisioner, kubernetes), "efa": efa,
         "gpuAllocation": allocation, "repair": {"enabled": draw(st.booleans())}}
     if sharing_mode == "time-slicing":
         pool["sharing"] = {"mode": "time-slicing", "replicas": draw(st.integers(2, 8))}
@@ -106,10 +119,9 @@ def gpu_pool(draw: st.DrawFn, slices: bool = False) -> dict[str, Any]:
         single = not slices
         pool["sharing"] = {"mode": "mig", "strategy": "single" if single else "mixed",
                            "layout": draw(mig_layout(gpu, single))}
-    reservation = draw(_reservation(capacity, size))
-    if reservation is not None:
-        pool["reservation"] = reservation
-    if (reservation is not None and provisioner == "managed-node-group") or efa:
+    if reserved is not None:
+        pool["reservation"] = reserved
+    if (reserved is not None and provisioner == "managed-node-group") or efa:
         pool["zones"] = [ZONE]  # a reservation lives in one zone; an EFA pool in one placement group
     return pool
 
@@ -147,16 +159,20 @@ def datasets(draw: st.DrawFn) -> dict[str, Any]:
 
 @st.composite
 def valid_platform(draw: st.DrawFn, slices: bool = False) -> dict[str, Any]:
-    """The dev example with one generated pool (maybe beside a plain on-demand pool of the same image) and team
+    """The dev example on a Kubernetes version of the catalog with one generated pool (maybe beside a plain on-demand pool of the same image) and team
     (holding MIG slices only when `slices`), the driver owned as the pool's image requires, queueing on or off,
     maybe datasets on FSx, and no budget (a generated pool of eight-GPU nodes outspends dev's on purpose)."""
     platform = stack_platform("dev")
-    pool = draw(gpu_pool(slices))
+    kubernetes = draw(st.sampled_from(catalog.KUBERNETES_VERSIONS))
+    platform["cluster"]["kubernetesVersion"] = kubernetes
+    platform["cluster"]["create"]["systemNodes"]["releaseVersion"] = release(kubernetes)
+    pool = draw(gpu_pool(kubernetes, slices))
     platform["nodePools"] = [pool]
     if draw(st.booleans()):
         platform["nodePools"].append({
             "name": "l4-serve", "provisioner": pool["provisioner"], "instanceTypes": ["g6.xlarge", "g6.2xlarge"],
-            "capacityType": "on-demand", "minSize": 0, "maxSize": 2, "ami": _ami(pool["ami"]["type"], pool["provisioner"]),
+            "capacityType": "on-demand", "minSize": 0, "maxSize": 2,
+            "ami": _ami(pool["ami"]["type"], pool["provisioner"], kubernetes),
             "repair": pool["repair"]})  # Karpenter's repair is one switch for all its pools
     platform["teams"] = [draw(team(pool))]
     platform.pop("budget")
