@@ -60,17 +60,32 @@ REFUSALS = {
 # The only advisories a generated stack may draw (exit 0, policy passed): the support window of an older
 # Kubernetes version of the catalog, on the planning day (docs/policies.md, the rules table:
 # lifecycle-support-window; docs/lifecycle.md, "EKS Kubernetes versions").
-ADVISORIES = {"lifecycle-support-window": "cluster.kubernetesVersion: Kubernetes "}
-ADVISORY = re.compile(r"  advisory +(?P<policy>\S+) +\S+: (?P<message>.*)")
+ADVISORIES = {"lifecycle-support-window": r"cluster\.kubernetesVersion: Kubernetes "}
+# The only mandatory violation (exit 1): prod forbids time-slicing (docs/policies.md, the rules table:
+# time-slicing-forbidden; docs/gpu-operator.md, "Sharing: time-slicing and MIG, per pool").
+MANDATORY = {"time-slicing-forbidden": r"(node group|NodePool) '[^']+' \(pool [^)]+\) time-slices each GPU"}
+VIOLATION = re.compile(r"  (?P<level>advisory|mandatory) +(?P<policy>\S+) +\S+: (?P<message>.*)")
 ERROR = re.compile(r"error: (?P<file>[^:]+): (?P<field>[^:]+): (?P<message>.*)")
 
 
-def plan(tmp: Path, platform: dict[str, Any]) -> tuple[int, str, str]:
-    path = write_stack(tmp / "Pulumi.generated.yaml", platform)  # no lock: nothing to compare with
+def cli(*argv: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["plan", "--config", str(path), "--project-dir", str(ROOT), "--as-of", AS_OF])
+        code = main(list(argv))
+    assert "Traceback" not in out.getvalue() + err.getvalue(), err.getvalue()
     return code, out.getvalue(), err.getvalue()
+
+
+def plan(tmp: Path, platform: dict[str, Any], locked: bool = False) -> tuple[int, str, str]:
+    """`gpu-platform plan` of `platform`; `locked`: then held to a lock of that plan (`gpu-platform lock`), as a
+    prod stack is once its pools were reviewed (without one the disruption gate fails closed)."""
+    path = write_stack(tmp / "Pulumi.generated.yaml", platform)
+    argv = ("plan", "--config", str(path), "--project-dir", str(ROOT), "--as-of", AS_OF)
+    code, out, err = cli(*argv, "--json", str(tmp / "plan.json"))
+    if code == 2 or not locked:
+        return code, out, err
+    assert cli("lock", "--plan", str(tmp / "plan.json"), "--out", str(tmp / "lock.json"))[0] == 0
+    return cli(*argv, "--lock", str(tmp / "lock.json"))
 
 
 def documented_refusal(line: str) -> str | None:
@@ -82,22 +97,22 @@ def documented_refusal(line: str) -> str | None:
                  if re.fullmatch(field, found["field"]) and found["message"].startswith(start)), None)
 
 
-def undocumented_advisory(line: str) -> str | None:
-    """`line` of the verdict unless it is an advisory ADVISORIES allows."""
-    found = ADVISORY.fullmatch(line)
-    if found and found["message"].startswith(ADVISORIES.get(found["policy"], "\0")):
-        return None
-    return line
+def undocumented_violation(line: str) -> str | None:
+    """`line` of the verdict unless it is an advisory ADVISORIES or a mandatory violation MANDATORY allows (each a
+    pattern of the message's start)."""
+    found = VIOLATION.fullmatch(line)
+    allowed = (ADVISORIES if found and found["level"] == "advisory" else MANDATORY).get(found["policy"]) if found \
+        else None
+    return None if allowed is not None and re.match(allowed, found["message"]) else line
 
 
-def assert_planned_or_refused_as_documented(tmp: Path, platform: dict[str, Any]) -> None:
-    code, out, err = plan(tmp, platform)
-    assert "Traceback" not in out + err, err
-    if code == 0:
+def assert_planned_or_refused_as_documented(tmp: Path, platform: dict[str, Any], locked: bool = False) -> None:
+    code, out, err = plan(tmp, platform, locked)
+    if code in (0, 1):
         verdict = out[out.index("Policy: "):].split("\n\n")[0].splitlines()  # the verdict, up to a blank line
-        assert re.fullmatch(r"Policy: passed(, no violations| \(\d+ advisory\))\.", verdict[0]), verdict[0]
-        advisories = [line for line in verdict[1:] if line.startswith("  ")]
-        assert all(undocumented_advisory(line) is None for line in advisories), advisories
+        assert re.fullmatch(r"Policy: (passed|FAILED)(, no violations| \(.*\))\.", verdict[0]), verdict[0]
+        violations = [line for line in verdict[1:] if line.startswith("  ")]
+        assert [v for v in violations if undocumented_violation(v)] == [], violations
         return
     lines = err.splitlines()
     assert code == 2 and lines, f"exit {code}:\n{err}\n{out[-2000:]}"
@@ -119,6 +134,12 @@ SLICES_ONLY_REFUSED = re.compile(r"TeamNamespace '[^']+': maxGpusPerPod: Input s
 @given(platform=valid_platform())
 def test_a_generated_stack_plans_clean_or_is_refused_as_documented(tmp_path_factory, platform):
     assert_planned_or_refused_as_documented(tmp_path_factory.mktemp("valid"), platform)
+
+
+@CAMPAIGN
+@given(platform=valid_platform(prod=True))
+def test_a_generated_prod_stack_plans_clean_or_is_refused_as_documented(tmp_path_factory, platform):
+    assert_planned_or_refused_as_documented(tmp_path_factory.mktemp("valid"), platform, locked=True)
 
 
 @pytest.mark.xfail(strict=True, raises=SlicesOnlyTeamRefused, reason="a team holding MIG slices only (quota gpus: 0 with migSlices) is valid in the "
@@ -145,6 +166,9 @@ def test_only_a_documented_refusal_is_allowed(line, name):
      "1.33 is in EKS extended support on 2026-11-23", True),
     ("  advisory   lifecycle-support-window  aws:eks/cluster:Cluster::cluster: gpuOperator.driver.version: R570", False),
     ("  mandatory  monthly-budget  stack: the plan costs more than the budget", False),
+    ("  mandatory  time-slicing-forbidden  aws:eks/nodeGroup:NodeGroup::gpu-pool: node group 'gpu-pool' (pool "
+     "gpu-pool) time-slices each GPU 4 ways but environment prod forbids it", True),
+    ("  advisory   time-slicing-forbidden  aws:eks/nodeGroup:NodeGroup::gpu-pool: node group 'gpu-pool'", False),
 ])
-def test_only_a_documented_advisory_is_allowed(line, allowed):
-    assert (undocumented_advisory(line) is None) == allowed
+def test_only_a_documented_violation_is_allowed(line, allowed):
+    assert (undocumented_violation(line) is None) == allowed

@@ -158,9 +158,9 @@ def datasets(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @st.composite
-def valid_platform(draw: st.DrawFn, slices: bool = False) -> dict[str, Any]:
+def valid_platform(draw: st.DrawFn, slices: bool = False, prod: bool = False) -> dict[str, Any]:
     """The dev example on a Kubernetes version of the catalog with one generated pool (maybe beside a plain on-demand pool of the same image) and team
-    (holding MIG slices only when `slices`), the driver owned as the pool's image requires, queueing on or off,
+    (holding MIG slices only when `slices`), in prod when `prod`, the driver owned as the pool's image requires, queueing on or off,
     maybe datasets on FSx, and no budget (a generated pool of eight-GPU nodes outspends dev's on purpose)."""
     platform = stack_platform("dev")
     kubernetes = draw(st.sampled_from(catalog.KUBERNETES_VERSIONS))
@@ -182,6 +182,10 @@ def valid_platform(draw: st.DrawFn, slices: bool = False) -> dict[str, Any]:
         platform["queueing"] = {"mode": "kueue", "chartVersion": "0.19.2"}
         if draw(st.booleans()):
             platform["teams"][0]["queue"] = {"pools": [pool["name"]]}
+    if prod:  # what prod asks beyond dev: an API endpoint open to listed networks, a Karpenter window
+        platform["environment"] = "prod"
+        platform["cluster"]["create"]["publicAccessCidrs"] = ["203.0.113.0/24"]
+        platform["karpenter"] = {"disruptionWindow": {"schedule": "0 2 * * sun", "duration": "4h"}}
     if draw(st.booleans()):
         platform["datasets"] = draw(datasets())
         platform["teams"][0]["quota"]["storage"] = "4Ti"  # the datasets claim and the model-cache claim
