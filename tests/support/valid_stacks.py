@@ -91,8 +91,9 @@ def gpu_pool(draw: st.DrawFn, kubernetes: str, slices: bool = False) -> dict[str
     """One pool across provisioner, capacity, reservation, image (and so driver owner), sharing, allocation,
     EFA and repair; instance types that carry what was drawn. MIG is `single` (slices counted as whole GPUs),
     or `mixed` (slices per profile) when the pool is for teams holding `slices`."""
-    # Slices per profile need what serves them: a node group (the autoscaler learns slices from its tags), the
-    # device plugin, and the operator's MIG manager (not Bottlerocket's): docs/karpenter.md, docs/dra.md.
+    # Slices per profile need what serves them: a node group (the autoscaler learns slices from its tags; Karpenter
+    # knows only nvidia.com/gpu), the device plugin, and the operator's MIG manager (not Bottlerocket's):
+    # docs/karpenter.md "Sharing on Karpenter pools", docs/dra.md, docs/gpu-operator.md.
     provisioner = draw(st.sampled_from(["managed-node-group"] if slices else ["managed-node-group", "karpenter"]))
     capacity = draw(st.sampled_from(["spot", "on-demand", "capacity-block"]))
     image = draw(st.sampled_from(MIG_MANAGED if slices else IMAGES + IMAGES[::2]))  # Bottlerocket less often
