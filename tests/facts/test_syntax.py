@@ -7,6 +7,8 @@ from fractions import Fraction
 
 import botocore.loaders
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpu_platform.facts import syntax
 
@@ -173,3 +175,69 @@ def test_quantities_kubernetes_refuses(text):
                                           (True, True), ("1Gi", "1Gi")])
 def test_a_yaml_number_given_for_a_quantity_is_its_text(number, text):
     assert syntax.quantity_text(number) == text
+
+
+# --- storage: S3 bucket names (S3 user guide, "General purpose bucket naming rules"), FSx paths, claims ---
+
+_BUCKET_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789.-"
+
+
+def _s3_refuses(name: str) -> bool:
+    """The S3 rules as the user guide lists them, one by one (independent of the implementation's order)."""
+    return (not 3 <= len(name) <= 63 or any(c not in _BUCKET_CHARS for c in name) or not name[0].isalnum()
+            or not name[-1].isalnum() or ".." in name or bool(re.fullmatch(r"\d+\.\d+\.\d+\.\d+", name))
+            or name.startswith(("xn--", "sthree-", "amzn-s3-demo-"))
+            or name.endswith(("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3")))
+
+
+@given(st.one_of(st.text(_BUCKET_CHARS, max_size=70), st.text(max_size=70),
+                 st.builds("".join, st.lists(st.sampled_from(["xn--", "sthree-", "amzn-s3-demo-", "-s3alias", "--ol-s3",
+                                                              ".mrap", "--x-s3", "--table-s3", "..", "10", ".", "a", "-"]),
+                                             max_size=6))))
+@settings(max_examples=400, derandomize=True, database=None)
+def test_a_bucket_name_is_refused_exactly_when_s3_refuses_it(name):
+    assert bool(syntax.s3_bucket(name)) == _s3_refuses(name), name
+
+
+@pytest.mark.parametrize("name, words", [
+    ("gpu..x", "two adjacent periods"), ("192.168.5.4", "formatted as an IP address"), ("ab", "has 2 characters"),
+    ("b" * 64, "has 64 characters"), ("Gpu-data", "lowercase letters"), ("-data", "starting and ending"),
+    ("xn--data", "the prefix 'xn--'"), ("sthree-configurator-x", "the prefix 'sthree-'"),
+    ("amzn-s3-demo-bucket", "the prefix 'amzn-s3-demo-'"), ("data-s3alias", "the suffix '-s3alias'"),
+    ("data--ol-s3", "the suffix '--ol-s3'"), ("data.mrap", "the suffix '.mrap'"), ("data--x-s3", "the suffix '--x-s3'"),
+    ("data--table-s3", "the suffix '--table-s3'"),
+])
+def test_bucket_names_s3_refuses_are_named_with_the_rule(name, words):
+    assert words in syntax.s3_bucket(name)
+
+
+@pytest.mark.parametrize("name", ["gpu-prod-datasets", "a.b.c", "abc", "b" * 63, "192.168.5", "1.2.3.4.5", "my-s3alias-x"])
+def test_bucket_names_s3_takes(name):
+    assert syntax.s3_bucket(name) is None
+
+
+def test_fsx_path_limits_are_the_fsx_api_shapes():
+    shapes = {n: _shape("fsx", n) for n in ("Namespace", "ArchivePath")}
+    assert (shapes["Namespace"]["min"], shapes["Namespace"]["max"]) == (1, syntax.FSX_FILE_SYSTEM_PATH_MAX)
+    assert (shapes["ArchivePath"]["min"], shapes["ArchivePath"]["max"]) == (syntax.FSX_DATA_REPOSITORY_PATH_MIN,
+                                                                          syntax.FSX_DATA_REPOSITORY_PATH_MAX)
+    for shape in shapes.values():  # both patterns forbid the same characters
+        forbidden = re.fullmatch(r"\^\[\^(.*)\]\{\d+,\d+\}\$", shape["pattern"]).group(1)
+        assert forbidden.encode().decode("unicode_escape") == syntax.FSX_PATH_FORBIDDEN
+
+
+@pytest.mark.parametrize("check, good, bad", [
+    (syntax.fsx_file_system_path, ["/", "/ns1/", "/data set/x", "/" + "d" * 4095], ["", "ns1", "/" + "d" * 4096, "/a\x00b",
+                                                                                 "/a\nb", "/a\u2028b"]),
+    (syntax.s3_uri, ["s3://gpu-prod-datasets", "s3://gpu-prod-datasets/training/", "s3://abc/" + "k" * 4347],
+     ["s3://gpu..x/a", "s3://192.168.5.4", "gpu-prod/x", "s3://", "s3://abc/" + "k" * 4349, "s3://abc/a\rb",
+      "s3://Abc/x"]),
+])
+def test_fsx_link_paths(check, good, bad):
+    assert [g for g in good if check(g)] == [] and [b for b in bad if not check(b)] == []
+
+
+@pytest.mark.parametrize("text, ok", [("1Ti", True), ("1", True), ("1m", True), ("0", False), ("0Ti", False),
+                                      ("0.0", False), ("0e3", False), ("-1Gi", False), ("x", False)])
+def test_a_storage_request_is_a_quantity_above_zero(text, ok):
+    assert (syntax.storage_request(text) is None) == ok

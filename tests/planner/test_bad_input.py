@@ -160,6 +160,29 @@ SLIPS = [
      "gpuOperator.upgradePolicy.drain.podSelector:"),
     ("dev", _set("cluster", "create", "systemNodes", "instanceTypes", value=["m6i.large; reboot"]),
      "cluster.create.systemNodes.instanceTypes[0]: 'm6i.large; reboot' is not an EC2 instance type"),
+    # storage AWS and Kubernetes refuse
+    ("prod", _set("datasets", "fsxLustre", "dataRepository", "s3Path", value="s3://gpu..x/training"),
+     "datasets.fsxLustre.dataRepository.s3Path: S3 bucket name 'gpu..x' holds two adjacent periods"),
+    ("prod", _set("datasets", "fsxLustre", "dataRepository", "s3Path", value="s3://10.0.0.1/training"),
+     "datasets.fsxLustre.dataRepository.s3Path: S3 bucket name '10.0.0.1' is formatted as an IP address"),
+    ("prod", _set("datasets", "fsxLustre", "dataRepository", "s3Path", value="s3://data--x-s3/training"),
+     "datasets.fsxLustre.dataRepository.s3Path: S3 bucket name 'data--x-s3' uses the suffix '--x-s3'"),
+    ("prod", _set("datasets", "fsxLustre", "dataRepository", "fileSystemPath", value="/" + "d" * 4090),
+     "datasets.fsxLustre.dataRepository.fileSystemPath: the link of team 'research': file system path"),
+    ("prod", _set("datasets", "fsxLustre", "dataRepository", "s3Path", value="s3://gpu-prod-datasets/" + "k" * 4325),
+     "datasets.fsxLustre.dataRepository.s3Path: the link of team 'research': data repository path"),
+    ("prod", _set("datasets", "fsxLustre", "claimSize", value="0"),
+     "datasets.fsxLustre.claimSize: '0': a claim's storage request must be above zero"),
+    ("prod", _set("datasets", "fsxLustre", "claimSize", value=0),
+     "datasets.fsxLustre.claimSize: '0': a claim's storage request must be above zero"),
+    ("dev", _set("modelCache", "pvcSize", value="0Gi"), "modelCache.pvcSize: '0Gi': a claim's storage request"),
+    # a number written as text
+    ("dev", _set("nodePools", 0, "maxSize", value="4"), "nodePools[0].maxSize: must be a number, not the text '4'"),
+    ("dev", _set("nodePools", 0, "sharing", "replicas", value="4"), "nodePools[0].sharing.replicas: must be a number"),
+    ("dev", _set("teams", 0, "quota", "gpus", value="8"), "teams[0].quota.gpus: must be a number, not the text '8'"),
+    ("dev", _set("budget", "monthlyUsd", value="4000"), "budget.monthlyUsd: must be a number, not the text '4000'"),
+    ("prod", _set("nodePools", 0, "sharing", "layout", value={"3g.40gb": "1", "2g.20gb": 1, "1g.10gb": 2}),
+     "nodePools[0].sharing.layout: ['3g.40gb'] must be a number, not the text '1'"),
 ]
 
 

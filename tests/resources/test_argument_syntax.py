@@ -68,3 +68,34 @@ def test_a_node_pool_refuses_labels_taints_and_ids_as_the_stack_file_does():
     found = problems(pool_from_args, GpuNodePoolArgs, "p", args, "managed-node-group")
     assert [p.split(": ")[1] for p in found] == ["subnetIds[0]", "minSize", "taints[0].value", "labels.a"], found
     assert found[1] == "GpuNodePool 'p': minSize: must be a number, not false"
+
+
+def _datasets(**fsx) -> dict:
+    return {"cluster_name": "c", "vpc_id": "vpc-0a1b2c3d", "subnet_id": "subnet-0a1b2c3d",
+            "node_security_group_id": "sg-0a1b2c3d",
+            "team_namespaces": {"research": "research"},
+            "fsx_lustre": {"addon_version": "v1.7.0-eksbuild.1", **fsx}}
+
+
+@pytest.mark.parametrize("fsx, words", [
+    ({"data_repository": {"s3_path": "s3://gpu..x/training"}},
+     "Datasets 'd': fsxLustre.dataRepository.s3Path: S3 bucket name 'gpu..x' holds two adjacent periods"),
+    ({"data_repository": {"s3_path": "s3://192.168.5.4"}},
+     "Datasets 'd': fsxLustre.dataRepository.s3Path: S3 bucket name '192.168.5.4' is formatted as an IP address"),
+    ({"claim_size": "0"}, "Datasets 'd': fsxLustre.claimSize: '0': a claim's storage request must be above zero"),
+    ({"storage_capacity_gib": "1200"}, "Datasets 'd': fsxLustre.storageCapacityGiB: must be a number, not the text"),
+    ({"data_repository": {"s3_path": "s3://gpu-data", "file_system_path": "/" + "d" * 4090}},
+     "Datasets 'd': fsxLustre.dataRepository.fileSystemPath: the link of team 'research': file system path"),
+])
+def test_datasets_refuse_storage_aws_and_kubernetes_refuse(fsx, words):
+    from gpu_platform.resources.datasets import _file_system
+
+    found = problems(_file_system, "d", _datasets(**fsx))
+    assert len(found) == 1 and found[0].startswith(words), found
+
+
+def test_datasets_take_a_valid_link():
+    from gpu_platform.resources.datasets import _file_system
+
+    config = _file_system("d", _datasets(data_repository={"s3_path": "s3://gpu.prod-data/a", "file_system_path": "/ns1"}))
+    assert config.data_repository.s3_path == "s3://gpu.prod-data/a"

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Optional
-from collections.abc import Sequence
 
-from gpu_platform.facts import catalog, names
+from gpu_platform.facts import catalog, names, syntax
 
 if TYPE_CHECKING:
     from gpu_platform.facts.catalog import NodeImage
@@ -149,6 +149,19 @@ def associations(fsx: "FsxLustreSpec", teams: Sequence[str]) -> list[Association
     if shared:
         out.append(Association("shared", shared, s3(shared), True, False))
     return out
+
+
+def link_path_problems(fsx: "FsxLustreSpec", teams: Sequence[str],
+                       at: str = "datasets.fsxLustre.dataRepository") -> Iterator[tuple[str, str]]:
+    """(field, message) for each association whose paths FSx would refuse: the team's directory (or the shared
+    area) appended to `fileSystemPath` and to `s3Path` may pass FSx's length limits though both fields fit
+    (facts/syntax.py), which leaves the file system built and the link failing at apply."""
+    for link in associations(fsx, teams):
+        whose = "the shared area's link" if link.key == "shared" else f"the link of team {link.key!r}"
+        for field, problem in (("fileSystemPath", syntax.fsx_file_system_path(link.file_system_path)),
+                               ("s3Path", syntax.fsx_data_repository_path(link.s3_path))):
+            if problem:
+                yield f"{at}.{field}", f"{whose}: {problem}; shorten {field}"
 
 
 def association_count(fsx: "FsxLustreSpec", teams: Sequence[str]) -> int:

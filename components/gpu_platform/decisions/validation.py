@@ -13,7 +13,7 @@ from typing import Any
 from collections.abc import Iterator, Mapping
 
 from gpu_platform.decisions.capacity import platform_capacity, team_quota_totals
-from gpu_platform.decisions.datasets import SHARED_CLAIM_SIZE, claim_size, claim_teams, claims_per_team
+from gpu_platform.decisions.datasets import SHARED_CLAIM_SIZE, claim_size, claim_teams, claims_per_team, link_path_problems
 from gpu_platform.decisions.queueing import queueing_rules
 from gpu_platform.facts import names
 from gpu_platform.spec.errors import SpecError
@@ -38,6 +38,8 @@ def rules(spec: PlatformSpec, today: date) -> Iterator[Problem]:
     findings = check(spec, today)
     yield from findings.problems
     yield from _claim_quota_rules(spec)
+    if spec.datasets.fsx_lustre is not None:
+        yield from link_path_problems(spec.datasets.fsx_lustre, [t.name for t in claim_teams(spec)])
     if findings.pools_valid:  # capacity is only meaningful once every pool is valid
         yield from _team_rules(spec)
         yield from queueing_rules(spec)

@@ -31,6 +31,13 @@ AWS:
   Zone, but a node group's subnets may be there (EKS user guide, local-zones.html).
 - resource ids: `subnet-`, `sg-`, `ami-` and `cr-` (capacity reservations) and 8 or 17 hexadecimal digits.
 - CIDR blocks: an IPv4 or IPv6 network with no host bits set.
+- S3 bucket names (S3 user guide, "General purpose bucket naming rules",
+  https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html): 3-63 lowercase letters,
+  digits, `.` and `-`, starting and ending with a letter or digit, no two adjacent periods, not an IP
+  address, none of the prefixes and suffixes S3 reserves (below).
+- FSx for Lustre data repository association paths (FSx API reference, CreateDataRepositoryAssociation;
+  botocore's `fsx` service model, shapes `Namespace` and `ArchivePath`): a file system path of 1-4096 and a
+  data repository path of 3-4357 characters, neither holding NUL, NEL, a line or paragraph separator, CR or LF.
 Every pattern is matched against the whole value (`fullmatch`: `$` would let a trailing newline through).
 """
 from __future__ import annotations
@@ -293,6 +300,68 @@ def instance_type(value: str) -> Problem:
     return None
 
 
+# --- storage: S3 buckets, FSx for Lustre links ---
+
+S3_BUCKET_MIN, S3_BUCKET_MAX = 3, 63
+S3_BUCKET = re.compile(r"[a-z0-9]([a-z0-9.-]*[a-z0-9])?")
+S3_IP_FORM = re.compile(r"[0-9]+(\.[0-9]+){3}")  # "formatted as an IP address (for example, 192.168.5.4)"
+# sthree-configurator is covered by sthree-; the suffixes belong to access point, Object Lambda, Multi-Region
+# access point, directory bucket and table bucket names.
+S3_RESERVED_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
+S3_RESERVED_SUFFIXES = ("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3")
+S3_URI = re.compile(r"s3://(?P<bucket>[^/]*)(?P<prefix>/.*)?", re.DOTALL)
+FSX_FILE_SYSTEM_PATH_MAX = 4096  # CreateDataRepositoryAssociation FileSystemPath (shape Namespace)
+FSX_DATA_REPOSITORY_PATH_MIN, FSX_DATA_REPOSITORY_PATH_MAX = 3, 4357  # DataRepositoryPath (shape ArchivePath)
+FSX_PATH_FORBIDDEN = "\x00\x85\u2028\u2029\r\n"  # both shapes' pattern ^[^\u0000\u0085\u2028\u2029\r\n]
+
+
+def s3_bucket(name: str) -> Problem:
+    what = f"S3 bucket name {name[:70]!r}"
+    if not S3_BUCKET_MIN <= len(name) <= S3_BUCKET_MAX:
+        return f"{what} has {len(name)} characters; S3 takes {S3_BUCKET_MIN} to {S3_BUCKET_MAX}"
+    if not S3_BUCKET.fullmatch(name):
+        return (f"{what} may hold only lowercase letters, digits, '.' and '-', starting and ending with a letter or "
+                "digit")
+    if ".." in name:
+        return f"{what} holds two adjacent periods, which S3 refuses"
+    if S3_IP_FORM.fullmatch(name):
+        return f"{what} is formatted as an IP address, which S3 refuses"
+    reserved = next((f"the prefix {p!r}" for p in S3_RESERVED_PREFIXES if name.startswith(p)), None) or next(
+        (f"the suffix {s!r}" for s in S3_RESERVED_SUFFIXES if name.endswith(s)), None)
+    if reserved:
+        return (f"{what} uses {reserved}, which S3 reserves (prefixes {', '.join(S3_RESERVED_PREFIXES)}; suffixes "
+                f"{', '.join(S3_RESERVED_SUFFIXES)})")
+    return None
+
+
+def s3_uri(value: str) -> Problem:
+    """`s3://<bucket>[/<prefix>]`: a bucket S3 would create, and a path FSx can link (fsx_data_repository_path)."""
+    found = S3_URI.fullmatch(value)
+    if found is None:
+        return f"{value[:70]!r} is not an S3 path such as s3://my-datasets/training"
+    return s3_bucket(found.group("bucket")) or fsx_data_repository_path(value)
+
+
+def _fsx_path(what: str, value: str, low: int, high: int) -> Problem:
+    if not low <= len(value) <= high:
+        return f"{what} {value[:40]!r}... has {len(value)} characters; FSx takes {low} to {high}"
+    bad = next((c for c in value if c in FSX_PATH_FORBIDDEN), None)
+    if bad is not None:
+        return f"{what} {value[:70]!r} holds {bad!r}, which FSx refuses in a path"
+    return None
+
+
+def fsx_file_system_path(value: str) -> Problem:
+    """Where a data repository association links in the file system: absolute, within FSx's length limit."""
+    if not value.startswith("/"):
+        return f"file system path {value[:70]!r} must start with '/' (FSx requires the leading slash)"
+    return _fsx_path("file system path", value, 1, FSX_FILE_SYSTEM_PATH_MAX)
+
+
+def fsx_data_repository_path(value: str) -> Problem:
+    return _fsx_path("data repository path", value, FSX_DATA_REPOSITORY_PATH_MIN, FSX_DATA_REPOSITORY_PATH_MAX)
+
+
 # --- quantities ---
 
 def quantity(value: str) -> Problem:
@@ -305,6 +374,15 @@ def quantity(value: str) -> Problem:
     if quantity_fraction(value) > QUANTITY_MAX:
         return f"{value[:40]!r} is larger than Kubernetes' largest quantity (2^63-1)"
     return None
+
+
+def storage_request(value: str) -> Problem:
+    """A claim's storage request: a quantity above zero (Kubernetes' ValidatePersistentVolumeClaimSpec,
+    k8s.io/kubernetes pkg/apis/core/validation, refuses spec.resources.requests.storage <= 0)."""
+    problem = quantity(value)
+    if problem is None and quantity_fraction(value) <= 0:
+        return f"{value[:40]!r}: a claim's storage request must be above zero (Kubernetes refuses 0), e.g. 1Ti"
+    return problem
 
 
 def quantity_fraction(value: str) -> Fraction:

@@ -26,7 +26,8 @@ import pulumi
 import pulumi_kubernetes
 
 from gpu_platform.decisions.datasets import (
-    associations, claim_teams, deployment, final_backup, fsx_lustre, protected, shared_path, team_path, throughput,
+    associations, claim_teams, deployment, final_backup, fsx_lustre, link_path_problems, protected, shared_path,
+    team_path, throughput,
 )
 from gpu_platform.decisions.placement import subnet_index
 from gpu_platform.facts import catalog, names
@@ -260,6 +261,8 @@ def _file_system(name: str, args: Mapping[str, Any]) -> FsxLustreSpec:
         raise SpecError([where + p for p in [*problems, *err.problems]]) from None
     problems += [f"{path}: {message}" for path, message in
                  file_system_rules(config, args.get("environment") == "prod", "fsxLustre")]
+    problems += [f"{path}: {message}" for path, message in  # each team's link, made from the paths given
+                 link_path_problems(config, list(args.get("team_namespaces") or {}), "fsxLustre.dataRepository")]
     if problems:
         raise SpecError([where + p for p in problems])
     return config

@@ -18,8 +18,8 @@ from pydantic import Field, field_validator
 from gpu_platform.facts import catalog, names, syntax
 from gpu_platform.spec.alerting import AlertingSpec, SeverityRoutesSpec
 from gpu_platform.spec.fields import (
-    AmiId, CapacityReservationId, DnsLabel, EqualitySelector, InstanceType, Ipv4Cidr, LabelKey, Labels, Quantity,
-    SecurityGroupId, Selector, SubnetId, Tags, TaintKey, TaintValue, Zone,
+    AmiId, CapacityReservationId, DnsLabel, EqualitySelector, FsxFileSystemPath, InstanceType, Ipv4Cidr, LabelKey,
+    Labels, Quantity, S3Uri, SecurityGroupId, Selector, StorageRequest, SubnetId, Tags, TaintKey, TaintValue, Zone,
 )
 from gpu_platform.spec.repair import NodeRepairSpec
 from gpu_platform.spec.strict import StrictModel
@@ -336,8 +336,8 @@ class DraDriverSpec(StrictModel):
 class DataRepositorySpec(StrictModel):
     """An S3 prefix linked to the file system (a data repository association)."""
 
-    s3_path: str = Field(pattern=r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/\S*)?$")
-    file_system_path: str = Field("/", pattern=r"^/\S*$")  # where the prefix appears in the file system
+    s3_path: S3Uri  # s3://<bucket>[/<prefix>]
+    file_system_path: FsxFileSystemPath = "/"  # where the prefix appears in the file system
     auto_import: bool = True  # new, changed and deleted S3 objects show up in the file system
     auto_export: bool = False  # files written in the linked directory (checkpoints) are copied to S3
 
@@ -357,7 +357,7 @@ class FsxLustreSpec(StrictModel):
     addon_version: Optional[str] = Field(None, pattern=ADDON_VERSION)  # aws-fsx-csi-driver, pinned
     data_repository: Optional[DataRepositorySpec] = None
     teams: Optional[list[str]] = None  # teams that get a claim; default: every team
-    claim_size: Quantity = "1Ti"  # what each team's claim asks (its storage quota counts it)
+    claim_size: StorageRequest = "1Ti"  # what each team's claim asks (its storage quota counts it)
     protect: Optional[bool] = None  # default: protected and retained on delete in prod
     shared: Optional[DnsLabel] = None  # a directory every claiming team mounts read-only
     owner: DatasetsOwnerSpec = Field(default_factory=DatasetsOwnerSpec)  # of each directory the platform makes
@@ -387,7 +387,7 @@ class ModelCacheSpec(StrictModel):
     enabled: bool = False
     addon_version: Optional[str] = Field(None, pattern=ADDON_VERSION)  # aws-efs-csi-driver, pinned
     storage_gib_estimate: int = Field(500, ge=1, alias="storageGiBEstimate")  # for the cost estimate only: EFS grows as written
-    pvc_size: Quantity = "1Ti"
+    pvc_size: StorageRequest = "1Ti"
 
 
 class AlertThresholds(StrictModel):

@@ -1,0 +1,194 @@
+"""Valid stack files, generated: a GPU pool drawn across the product of what a pool can be, with teams and
+queueing, on the dev example stack. Instance types, images, drivers and MIG layouts come from the catalog
+(facts/catalog.py) and MIG placement (facts/mig.py), so each part is real; combinations the docs name as
+refused are judged by the property test against its allow-list (tests/planner/test_valid_stacks.py).
+"""
+from __future__ import annotations
+
+import re
+from datetime import datetime, time, timedelta, timezone
+from typing import Any
+
+from hypothesis import strategies as st
+
+from gpu_platform.facts import catalog
+from gpu_platform.facts.mig import fits
+from tests.support.stacks import AS_OF, stack_platform
+
+RELEASE_DAY = "20260917"  # the example stacks' newest AL2023/Bottlerocket NVIDIA release (driver R580)
+ALIASES = {"AL2023_x86_64_NVIDIA": "al2023@v20260917", "BOTTLEROCKET_x86_64_NVIDIA": "bottlerocket@v1.50.0"}
+UBUNTU_IMAGE = "ami-0e2f8c4d7a1b3f596"  # the prod example's Ubuntu image id
+IMAGES = ("AL2023_x86_64_NVIDIA", "BOTTLEROCKET_x86_64_NVIDIA", "UBUNTU_24_04", "UBUNTU_22_04")
+MIG_MANAGED = tuple(i for i in IMAGES if catalog.NODE_IMAGES[i].operator_mig)  # the operator's MIG manager runs there
+OPERATOR_DRIVER = "580.173.02"  # the prod example's pinned R580 driver (supported by gpu-operator v26.7.0)
+ZONE = "us-east-1a"
+# Reserved-capacity windows as EC2 sells Capacity Blocks: 1-14 days in 1-day steps, or up to 182 days in 7-day
+# steps, each starting and ending at 11:30 UTC (EC2 user guide, "Capacity Blocks for ML").
+BLOCK_DAYS = (*range(1, 15), *range(21, 183, 7))
+BLOCK_TIME = time(11, 30, tzinfo=timezone.utc)
+# UltraServers (GB200 NVL72) have their own example stack and rules: whole UltraServers on a block, DRA only.
+INSTANCE_TYPES = tuple(name for name, it in catalog.INSTANCE_TYPES.items() if it.family not in catalog.ULTRASERVERS)
+
+
+def _instance_types(capacity: str, efa: bool, sharing: str, image: str) -> list[str]:
+    return [name for name in INSTANCE_TYPES if
+            (capacity != "capacity-block" or catalog.INSTANCE_TYPES[name].family in catalog.CAPACITY_BLOCK_FAMILIES)
+            and (not efa or catalog.INSTANCE_TYPES[name].efa_interfaces > 0)
+            and (sharing != "mig" or catalog.INSTANCE_TYPES[name].gpu_model.mig_capable)
+            and image in catalog.INSTANCE_TYPES[name].ami_types]
+
+
+def _shape(name: str) -> tuple[str, int]:
+    return catalog.INSTANCE_TYPES[name].gpu, catalog.INSTANCE_TYPES[name].gpu_count
+
+
+@st.composite
+def mig_layout(draw: st.DrawFn, gpu: catalog.GpuModel, single: bool) -> dict[str, int]:
+    """A layout that fits one `gpu` (facts/mig.py placement), one profile only under the single strategy."""
+    profiles = sorted(gpu.mig_profiles)
+    if single:
+        profile = draw(st.sampled_from(profiles))
+        most = max(n for n in range(1, 8) if fits(gpu, {profile: n}))
+        return {profile: draw(st.integers(1, most))}
+    layout: dict[str, int] = {}
+    for profile in draw(st.lists(st.sampled_from(profiles), min_size=1, max_size=8)):
+        trial = {**layout, profile: layout.get(profile, 0) + 1}
+        if fits(gpu, trial):
+            layout = trial
+    return layout
+
+
+def release(kubernetes: str) -> str:
+    return f"{kubernetes}.7-{RELEASE_DAY}"
+
+
+def _ami(image: str, provisioner: str, kubernetes: str) -> dict[str, str]:
+    if image.startswith("UBUNTU"):
+        return {"type": image, "imageId": UBUNTU_IMAGE}
+    return {"type": image, "alias": ALIASES[image]} if provisioner == "karpenter" else {
+        "type": image, "releaseVersion": release(kubernetes)}
+
+
+@st.composite
+def _reservation(draw: st.DrawFn, capacity: str, size: int) -> dict[str, Any] | None:
+    """A Capacity Block (with a window holding the planning day) or an On-Demand Capacity Reservation."""
+    reserved = capacity == "capacity-block" or (capacity == "on-demand" and draw(st.booleans()))
+    if not reserved:
+        return None
+    found: dict[str, Any] = {"id": "cr-0" + draw(st.text("0123456789abcdef", min_size=16, max_size=16)),
+                             "instanceCount": size}
+    if capacity == "capacity-block":
+        days = draw(st.sampled_from(BLOCK_DAYS))
+        start = datetime.combine(datetime.fromisoformat(AS_OF).date(), BLOCK_TIME) - timedelta(
+            days=draw(st.integers(0, days - 1)))
+        found.update(start=start.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                     end=(start + timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    return found
+
+
+@st.composite
+def gpu_pool(draw: st.DrawFn, kubernetes: str, slices: bool = False) -> dict[str, Any]:
+    """One pool across provisioner, capacity, reservation, image (and so driver owner), sharing, allocation,
+    EFA and repair; instance types that carry what was drawn. MIG is `single` (slices counted as whole GPUs),
+    or `mixed` (slices per profile) when the pool is for teams holding `slices`."""
+    # Slices per profile need what serves them: a node group (the autoscaler learns slices from its tags; Karpenter
+    # knows only nvidia.com/gpu), the device plugin, and the operator's MIG manager (not Bottlerocket's):
+    # docs/karpenter.md "Sharing on Karpenter pools", docs/dra.md, docs/gpu-operator.md.
+    provisioner = draw(st.sampled_from(["managed-node-group"] if slices else ["managed-node-group", "karpenter"]))
+    capacity = draw(st.sampled_from(["spot", "on-demand", "capacity-block"]))
+    image = draw(st.sampled_from(MIG_MANAGED if slices else IMAGES + IMAGES[::2]))  # Bottlerocket less often
+    sharing_mode = "mig" if slices else draw(st.sampled_from(["none", "time-slicing", "mig"]))
+    efa = draw(st.booleans())
+    allocation = draw(st.sampled_from(["device-plugin"] if slices else ["device-plugin", "device-plugin", "dra"]))
+    names = _instance_types(capacity, efa, sharing_mode, image)
+    instance_type = draw(st.sampled_from(names))
+    gpu = catalog.INSTANCE_TYPES[instance_type].gpu_model
+    size = draw(st.integers(1, 4))
+    reserved = draw(_reservation(capacity, size))
+    # A pool may list several instance types of one GPU model and count; a reservation holds one type.
+    alike = [n for n in names if _shape(n) == _shape(instance_type) and n != instance_type]
+    more = [] if reserved or not alike else draw(st.lists(st.sampled_from(alike), max_size=2, unique=True))
+    fixed = allocation == "dra" and provisioner == "managed-node-group"  # a DRA node group has a fixed size
+    pool: dict[str, Any] = {
+        "name": "gpu-pool", "provisioner": provisioner, "instanceTypes": [instance_type, *more],
+        "capacityType": capacity,
+        "minSize": size if fixed else 0, "maxSize": size, "ami": _ami(image, provisioner, kubernetes), "efa": efa,
+        "gpuAllocation": allocation, "repair": {"enabled": draw(st.booleans())}}
+    if sharing_mode == "time-slicing":
+        pool["sharing"] = {"mode": "time-slicing", "replicas": draw(st.integers(2, 8))}
+    elif sharing_mode == "mig":
+        single = not slices
+        pool["sharing"] = {"mode": "mig", "strategy": "single" if single else "mixed",
+                           "layout": draw(mig_layout(gpu, single))}
+    if reserved is not None:
+        pool["reservation"] = reserved
+    if (reserved is not None and provisioner == "managed-node-group") or efa:
+        pool["zones"] = [ZONE]  # a reservation lives in one zone; an EFA pool in one placement group
+    return pool
+
+
+@st.composite
+def team(draw: st.DrawFn, pool: dict[str, Any]) -> dict[str, Any]:
+    """A team holding whole GPUs, or MIG slices only on a pool that offers slices (mixed strategy: such a pool
+    has no whole GPUs left, every GPU is partitioned)."""
+    sharing = pool.get("sharing", {})
+    quota: dict[str, Any] = {"gpus": 1, "cpu": "16", "memory": "64Gi"}
+    if sharing.get("strategy") == "mixed":
+        profiles = draw(st.lists(st.sampled_from(sorted(sharing["layout"])), min_size=1, unique=True))
+        quota = {"gpus": 0, "migSlices": dict.fromkeys(profiles, 1), "cpu": "16", "memory": "64Gi"}
+    return {"name": "research", "quota": quota}
+
+
+# S3 bucket names S3 creates (S3 user guide, "General purpose bucket naming rules"): drawn from the allowed
+# characters, then kept only when no listed rule forbids them.
+BUCKETS = st.from_regex(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]", fullmatch=True).filter(
+    lambda n: ".." not in n and not re.fullmatch(r"[0-9]+(\.[0-9]+){3}", n)
+    and not n.startswith(("xn--", "sthree-", "amzn-s3-demo-"))
+    and not n.endswith(("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3")))
+CLAIM_SIZES = st.sampled_from(["1", "1Gi", "500Gi", "1Ti", "1200Gi", "1e9", "0.5Ti"])
+
+
+@st.composite
+def datasets(draw: st.DrawFn) -> dict[str, Any]:
+    """An FSx for Lustre file system linked to S3 under a valid bucket, with a claim size above zero."""
+    prefix = draw(st.sampled_from(["", "/", "/training", "/a/b/c"]))
+    fsx: dict[str, Any] = {"addonVersion": "v1.7.0-eksbuild.1", "claimSize": draw(CLAIM_SIZES),
+                           "dataRepository": {"s3Path": f"s3://{draw(BUCKETS)}{prefix}",
+                                              "fileSystemPath": draw(st.sampled_from(["/", "/ns1", "/data set/x"]))}}
+    return {"fsxLustre": fsx}
+
+
+@st.composite
+def valid_platform(draw: st.DrawFn, slices: bool = False, prod: bool = False) -> dict[str, Any]:
+    """The dev example on a Kubernetes version of the catalog with one generated pool (maybe beside a plain
+    on-demand pool of the same image) and team (holding MIG slices only when `slices`), in prod when `prod`,
+    the driver owned as the pool's image requires, queueing on or off, maybe datasets on FSx, and no budget
+    (a generated pool of eight-GPU nodes outspends dev's on purpose)."""
+    platform = stack_platform("dev")
+    kubernetes = draw(st.sampled_from(catalog.KUBERNETES_VERSIONS))
+    platform["cluster"]["kubernetesVersion"] = kubernetes
+    platform["cluster"]["create"]["systemNodes"]["releaseVersion"] = release(kubernetes)
+    pool = draw(gpu_pool(kubernetes, slices))
+    platform["nodePools"] = [pool]
+    if draw(st.booleans()):
+        platform["nodePools"].append({
+            "name": "l4-serve", "provisioner": pool["provisioner"], "instanceTypes": ["g6.xlarge", "g6.2xlarge"],
+            "capacityType": "on-demand", "minSize": 0, "maxSize": 2,
+            "ami": _ami(pool["ami"]["type"], pool["provisioner"], kubernetes),
+            "repair": pool["repair"]})  # Karpenter's repair is one switch for all its pools
+    platform["teams"] = [draw(team(pool))]
+    platform.pop("budget")
+    if pool["ami"]["type"].startswith("UBUNTU"):
+        platform["gpuOperator"]["driver"] = {"source": "operator", "version": OPERATOR_DRIVER}
+    if draw(st.booleans()):
+        platform["queueing"] = {"mode": "kueue", "chartVersion": "0.19.2"}
+        if draw(st.booleans()):
+            platform["teams"][0]["queue"] = {"pools": [pool["name"]]}
+    if prod:  # what prod asks beyond dev: an API endpoint open to listed networks, a Karpenter window
+        platform["environment"] = "prod"
+        platform["cluster"]["create"]["publicAccessCidrs"] = ["203.0.113.0/24"]
+        platform["karpenter"] = {"disruptionWindow": {"schedule": "0 2 * * sun", "duration": "4h"}}
+    if draw(st.booleans()):
+        platform["datasets"] = draw(datasets())
+        platform["teams"][0]["quota"]["storage"] = "4Ti"  # the datasets claim and the model-cache claim
+    return platform
