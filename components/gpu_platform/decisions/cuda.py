@@ -7,11 +7,11 @@ the plan (from the spec), the stack-file rule and the pack (from registered reso
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Optional
 
 from gpu_platform.decisions.lifecycle import pool_driver
-from gpu_platform.decisions.pinned import PoolPin
-from gpu_platform.facts import catalog, cuda
+from gpu_platform.decisions.pinned import Pinned, PoolPin
+from gpu_platform.facts import catalog, cuda, names
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import NodePoolSpec, PlatformSpec, TeamSpec
@@ -124,3 +124,42 @@ def team_min_cuda(spec: "PlatformSpec", team: "TeamSpec") -> Optional[tuple[str,
     if not team.min_cuda:
         return None
     return team.min_cuda, [p.name for p in team_pools(spec, team)]
+
+
+# --- what the lock records, and the pack's gate ---
+
+NAMESPACE = "kubernetes:core/v1:Namespace"
+
+
+def team_minimums(resources: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """Each team namespace's CUDA minimum and the pools held to it, read from its annotations (the lock's
+    `teams` section): {team: {"minCuda": "12.8", "pools": [...]}}, `pools` absent when every pool is."""
+    out: dict[str, dict[str, Any]] = {}
+    for type_, inputs in resources:
+        meta = inputs.get("metadata") if type_ == NAMESPACE else None
+        notes = (meta or {}).get("annotations") or {}
+        if not isinstance(notes, Mapping) or names.MIN_CUDA_ANNOTATION not in notes:
+            continue
+        team = ((meta.get("labels") or {}).get(names.TEAM_LABEL)) or meta.get("name")
+        entry: dict[str, Any] = {"minCuda": notes[names.MIN_CUDA_ANNOTATION]}
+        pools = notes.get(names.MIN_CUDA_POOLS_ANNOTATION)
+        if pools is not None:
+            entry["pools"] = [p for p in str(pools).split(",") if p]
+        out[str(team)] = entry
+    return dict(sorted(out.items()))
+
+
+def below_minimums(teams: Mapping[str, Any], pins: Pinned) -> list[tuple[str, str]]:
+    """(pool, message) for each pool whose driver cannot run the CUDA minimum of a team held to it."""
+    found = []
+    for pin in pins.pools:
+        pc = pin_cuda(pin, pins.operator_driver)
+        for team, entry in sorted(teams.items()):
+            version, pools = entry.get("minCuda"), entry.get("pools")
+            if not isinstance(version, str) or cuda.version_problem(version) or (pools is not None and pin.name not in pools):
+                continue
+            for driver, certain in pc.shortfalls(version):
+                found.append((pin.name, f"team {team} needs CUDA {version} (the lock's teams.{team}.minCuda), but "
+                                        f"{pc.describe(driver, certain)}, which cannot run it (its ceiling: "
+                                        f"{cuda.ceiling_text(cuda.ceiling(driver))})"))
+    return found
