@@ -86,7 +86,7 @@ def lock_from_plan(plan: dict[str, Any]) -> dict[str, Any]:
     from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
     from gpu_platform.decisions import disruption, disruption_model
-    from gpu_platform.decisions.cuda import team_minimums
+    from gpu_platform.decisions.cuda_drivers import team_minimums
     from gpu_platform.planner.verdict import _engine_value
 
     replacement = _replacement()

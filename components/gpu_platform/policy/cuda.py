@@ -14,7 +14,7 @@ from typing import Any, Iterator, Mapping, Optional
 from pulumi_policy import PolicyConfigSchema, Severity, StackValidationArgs
 from pulumi_policy.proxy import UnknownValueError
 
-from gpu_platform.decisions.cuda import below_minimums
+from gpu_platform.decisions.cuda_drivers import below_minimums
 from gpu_platform.facts import names
 from gpu_platform.policy.common import NODE_GROUP, get, stack_policy
 from gpu_platform.policy.lifecycle import pins
