@@ -2,8 +2,8 @@
 
 Data and look-ups only (docs/cuda.md explains the rules). Three of NVIDIA's rules, each with its source:
 - a toolkit release runs natively on a driver at or above its GA minimum (CUDA Toolkit release notes,
-  "CUDA Toolkit and Corresponding Driver Versions", Linux x86_64; the aarch64 (arm64-sbsa) driver of the
-  same version is the same release);
+  "CUDA Toolkit and Corresponding Driver Versions", Linux column; NVIDIA's data-center drivers carry one
+  version number for x86_64 and aarch64, docs.nvidia.com/datacenter/tesla/drivers);
 - minor-version compatibility: from CUDA 11, an application built with any toolkit of a major family
   runs on a driver at or above that family's floor, without the features that need a newer driver and
   without JIT-compiling PTX newer than the driver's (CUDA Compatibility guide, "Minor Version
