@@ -3,8 +3,9 @@
 `parse_platform` is the one call the program and the planner share. It reads the object into the models
 (spec/parse.py), runs the rules decidable from the file and the facts (spec/rules.py), and then the rules
 that can only be checked above a decision: each team's datasets claim against its storage quota (which
-teams get a claim), team quotas against what the pools provide at max size (capacity), and Kueue's nominal
-quotas placed on the pools (queueing). Every problem is reported at once, each naming its field.
+teams get a claim), team quotas against what the pools provide at max size (capacity), Kueue's nominal quotas
+placed on the pools (queueing), and CUDA minimums against the drivers of the pools they reach (cuda). Every
+problem is reported at once, each naming its field.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from datetime import date
 from typing import Any
 from collections.abc import Iterator, Mapping
 
+from gpu_platform.decisions.cuda import min_cuda_rules
 from gpu_platform.decisions.capacity import platform_capacity, team_quota_totals
 from gpu_platform.decisions.datasets import SHARED_CLAIM_SIZE, claim_size, claim_teams, claims_per_team, link_path_problems
 from gpu_platform.decisions.queueing import queueing_rules
@@ -43,6 +45,7 @@ def rules(spec: PlatformSpec, today: date) -> Iterator[Problem]:
     if findings.pools_valid:  # capacity is only meaningful once every pool is valid
         yield from _team_rules(spec)
         yield from queueing_rules(spec)
+        yield from min_cuda_rules(spec)
 
 
 def _claim_quota_rules(spec: PlatformSpec) -> Iterator[Problem]:

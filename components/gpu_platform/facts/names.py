@@ -75,6 +75,9 @@ INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 ARCH_LABEL = "kubernetes.io/arch"
 OS_LABEL = "kubernetes.io/os"
 # On a NodePool (not its template): the window outside which no node is drifted or consolidated.
+# A team namespace's CUDA minimum and the pools it reaches: what the pack's cuda gate reads through the lock.
+MIN_CUDA_ANNOTATION = f"{DOMAIN}/min-cuda"
+MIN_CUDA_POOLS_ANNOTATION = f"{DOMAIN}/min-cuda-pools"  # comma-separated pool names; absent: every pool
 DISRUPTION_WINDOW_SCHEDULE_ANNOTATION = f"{DOMAIN}/disruption-window-schedule"
 DISRUPTION_WINDOW_DURATION_ANNOTATION = f"{DOMAIN}/disruption-window-duration"
 

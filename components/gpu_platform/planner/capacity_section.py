@@ -9,6 +9,7 @@ from typing import Any, Optional
 
 from gpu_platform.decisions.capacity import platform_capacity, team_quota_totals
 from gpu_platform.decisions.dra import is_dra, is_ultraserver
+from gpu_platform.decisions.cuda import spec_pool_cuda
 from gpu_platform.decisions.launch_template import efa_interface_count
 from gpu_platform.decisions.local_storage import pool_local_storage
 from gpu_platform.planner.sections import PlanContext, Section, register
@@ -35,6 +36,7 @@ def from_spec(spec: PlatformSpec) -> dict[str, Any]:
             "physicalGpusPerNode": pool.gpus_per_node, "physicalGpusAtMax": pc.physical_gpus_max,
             "perNode": pc.per_node, "atMax": pc.at_max, **_training(pool),
             **_allocation(pool),
+            "cudaCeiling": _cuda(spec, pool),
         })
     ratio = spec.quota_overcommit_ratio
     resources = []
@@ -55,6 +57,27 @@ def _training(pool: NodePoolSpec) -> dict[str, Any]:
     scratch = pool_local_storage(pool)
     return {"localScratchGBPerNode": scratch.gb_per_node if scratch.mount else 0,
             "efaInterfacesPerNode": efa_interface_count(pool)}
+
+
+def _cuda(spec: PlatformSpec, pool: NodePoolSpec) -> dict[str, Any]:
+    """The drivers the pool's nodes run and the newest CUDA they run natively and by minor-version
+    compatibility (docs/cuda.md); nulls when the calendar does not know the pool's driver."""
+    found = spec_pool_cuda(spec, pool)
+    c = found.ceiling()
+    return {"drivers": [{"driver": d, "certain": certain} for d, certain in found.drivers],
+            "native": c.native if c else None,
+            "minorVersionCompatibility": f"{c.minor_version_major}.x" if c and c.minor_version_major else None}
+
+
+def cuda_text(pool: dict[str, Any]) -> str:
+    """`13.0 (13.x)`: the native ceiling and, in brackets, the family minor-version compatibility reaches; `?`
+    when the pool's driver is not known; `~` marks a driver the AMI only may pick."""
+    c = pool.get("cudaCeiling")
+    if not c or not c["drivers"]:
+        return "?"
+    mvc = c["minorVersionCompatibility"]
+    text = f"{c['native'] or '-'}" + (f" ({mvc})" if mvc else "")
+    return text + ("" if all(d["certain"] for d in c["drivers"]) else " ~")
 
 
 def _sharing(pool: NodePoolSpec) -> dict[str, Any]:
@@ -98,10 +121,11 @@ def text(section: dict[str, Any]) -> str:
         for i, (res, per_node) in enumerate(p["perNode"].items()):
             shared = sharing_text(p["sharing"]) + _allocation_text(p)
             head = [p["name"], p["gpu"], shared, span(p["minSize"], p["maxSize"]),
-                    count(p["physicalGpusPerNode"]), count(p["physicalGpusAtMax"]), scratch(p)] if i == 0 else [""] * 7
+                    count(p["physicalGpusPerNode"]), count(p["physicalGpusAtMax"]), scratch(p), cuda_text(p)] \
+                if i == 0 else [""] * 8
             rows.append([*head, res, count(per_node), count(p["atMax"][res])])
-    lines = text_table(["Pool", "GPU", "Sharing", "Nodes", "GPUs/node", "GPUs at max", "Scratch/node", "Resource",
-                        "Per node", "At max"], rows, right=(3, 4, 5, 6, 8, 9))
+    lines = text_table(["Pool", "GPU", "Sharing", "Nodes", "GPUs/node", "GPUs at max", "Scratch/node", "CUDA",
+                        "Resource", "Per node", "At max"], rows, right=(3, 4, 5, 6, 9, 10))
     lines.append("")
     res_rows = [[r["resource"], count(r["capacityAtMax"]), count(r["teamQuota"]), percent(r["quotaToCapacity"]),
                  "OVERCOMMITTED" if r["overcommitted"] else ""] for r in section["resources"]]
@@ -127,15 +151,17 @@ def _verdict(section: dict[str, Any]) -> str:
 
 def markdown(section: dict[str, Any]) -> str:
     rows = [[p["name"], span(p["minSize"], p["maxSize"]), f"{count(p['physicalGpusAtMax'])} x {p['gpu']}",
-             sharing_text(p["sharing"]), scratch(p), ", ".join(f"{count(n)} {short(r)}" for r, n in p["atMax"].items())]
+             sharing_text(p["sharing"]), scratch(p), cuda_text(p),
+             ", ".join(f"{count(n)} {short(r)}" for r, n in p["atMax"].items())]
             for p in section["pools"]]
-    rows.append(["**Total**", "", f"**{count(section['total']['physicalGpusAtMax'])} GPUs**", "", "",
+    rows.append(["**Total**", "", f"**{count(section['total']['physicalGpusAtMax'])} GPUs**", "", "", "",
                  ", ".join(f"{count(n)} {short(r)}" for r, n in section["total"]["atMax"].items())])
     quota = ", ".join(f"{count(r['teamQuota'])} {short(r['resource'])} ({percent(r['quotaToCapacity'])})"
                       for r in section["resources"] if r["teamQuota"])
     if quota:
-        rows.append(["Team quotas", "", "", "", "", quota])
-    headers = ["Pool", "Nodes", "GPUs at max", "Sharing", "Scratch/node", "Schedulable at max (nvidia.com/...)"]
+        rows.append(["Team quotas", "", "", "", "", "", quota])
+    headers = ["Pool", "Nodes", "GPUs at max", "Sharing", "Scratch/node", "CUDA ceiling",
+               "Schedulable at max (nvidia.com/...)"]
     lines = [*md_table(headers, rows)]
     if section["overcommitted"]:
         lines += ["", f"⚠️ {_verdict(section)}"]

@@ -86,6 +86,7 @@ def lock_from_plan(plan: dict[str, Any]) -> dict[str, Any]:
     from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
     from gpu_platform.decisions import disruption, disruption_model
+    from gpu_platform.decisions.cuda_drivers import team_minimums
     from gpu_platform.planner.verdict import _engine_value
 
     replacement = _replacement()
@@ -100,10 +101,14 @@ def lock_from_plan(plan: dict[str, Any]) -> dict[str, Any]:
     if unknown:
         raise PlannerError(f"cannot lock: pool(s) {', '.join(unknown)} have inputs the plan does not know; lock "
                            "from a plan whose node-group, launch-template and GPU Operator inputs are known")
+    teams = team_minimums((r["type"], r.get("inputs") or {}) for r in resources)
     try:
-        return replacement.new_lock(plan["stack"], groups, entries, node_pools)
+        doc = replacement.new_lock(plan["stack"], groups, entries, node_pools)
     except UnknownValueError as err:
         raise PlannerError(f"cannot lock: {err.message} in the plan; lock from a plan whose node-group inputs are known") from None
+    if teams:  # the CUDA minimums the pack holds the pools' drivers to (policy/cuda.py)
+        doc["teams"] = teams
+    return doc
 
 
 def changes(old: Optional[dict[str, Any]], new: dict[str, Any]) -> list[str]:
@@ -120,7 +125,14 @@ def changes(old: Optional[dict[str, Any]], new: dict[str, Any]) -> list[str]:
                 if before[name].get(key) != after[name].get(key):
                     lines.append(f"~ {name}.{key}: {json.dumps(before[name].get(key))} -> {json.dumps(after[name].get(key))}"
                                  f" (replaces the {what})")
-    return (lines + pool_changes(old.get("pools"), new["pools"])) or ["(unchanged)"]
+    return (lines + pool_changes(old.get("pools"), new["pools"])
+            + team_changes(old.get("teams") or {}, new.get("teams") or {})) or ["(unchanged)"]
+
+
+def team_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """The CUDA minimums the new lock holds pools to, where they changed."""
+    return [f"~ team {name}: minCuda {json.dumps(before.get(name))} -> {json.dumps(after.get(name))}"
+            for name in sorted(set(before) | set(after)) if before.get(name) != after.get(name)]
 
 
 def pool_changes(before: Optional[dict[str, Any]], after: dict[str, Any]) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pulumi_policy import EnforcementLevel
 
 from gpu_platform.policy import (
-    cost, disruption, driver, endpoint, karpenter, lifecycle, node_groups, pinning, queueing, replacement, reservations,
+    cost, cuda, disruption, driver, endpoint, karpenter, lifecycle, node_groups, pinning, queueing, replacement, reservations,
     sharing, storage, teams,
 )
 
@@ -35,6 +35,7 @@ POLICIES = [
     *lifecycle.POLICIES,
     *replacement.POLICIES,
     *disruption.POLICIES,
+    *cuda.POLICIES,
 ]
 
 BY_NAME = {p.name: p for p in POLICIES}

@@ -78,7 +78,7 @@ def checked(doc: Any, where: str) -> dict[str, Any]:
 
 # Each section of a lock: name -> an object (what a node group, pool or NodePool is locked to).
 SECTIONS = {"nodeGroups": "the node group's locked inputs", "pools": "the pool's node group and fingerprint",
-            "nodePools": "the NodePool's locked inputs"}
+            "nodePools": "the NodePool's locked inputs", "teams": "the team's minCuda and the pools held to it"}
 
 
 def _shape_problem(doc: Mapping[str, Any]) -> Optional[str]:
@@ -94,6 +94,9 @@ def _shape_problem(doc: Mapping[str, Any]) -> Optional[str]:
             if section == "pools" and not (isinstance(entry.get("nodeGroup", ""), str)
                                            and isinstance(entry.get("fingerprint", {}), dict)):
                 return f"`pools.{name}` must hold a `nodeGroup` name and a `fingerprint` object"
+            if section == "teams" and not (isinstance(entry.get("minCuda"), str)
+                                           and isinstance(entry.get("pools", []), list)):
+                return f"`teams.{name}` must hold a `minCuda` version and, optionally, a `pools` list"
     return None
 
 

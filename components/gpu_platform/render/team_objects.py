@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from collections.abc import Iterable, Mapping
 
 from gpu_platform.decisions.capacity import largest_gpu_request, platform_capacity
+from gpu_platform.decisions.cuda import team_min_cuda
 from gpu_platform.decisions.dra import ClaimShape, DomainShape, dra_pools, team_claim_shapes, team_domain_shapes
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.monitoring import scraping_namespace
@@ -59,6 +60,7 @@ class TeamContext:
     dra: bool = False  # the cluster has DRA pools: claimed GPUs are bounded in every team's quota
     claim_shapes: tuple[ClaimShape, ...] = ()  # the team's ResourceClaimTemplates (the DRA pools it may use)
     domain_shapes: tuple[DomainShape, ...] = ()  # the team's ComputeDomains (the UltraServer pools it may use)
+    cuda_pools: Optional[tuple[str, ...]] = None  # the pools held to the team's minCuda; None: every pool
 
     @classmethod
     def of(cls, spec: "PlatformSpec", team: "TeamSpec", storage_class: Optional[str] = None) -> "TeamContext":
@@ -73,10 +75,16 @@ class TeamContext:
                    tuple(r for r in offered if r.startswith(names.MIG_RESOURCE_PREFIX)),
                    largest_gpu_request(spec), scraping_namespace(spec.monitoring), ceiling,
                    storage_class, spec.model_cache.pvc_size, bool(dra_pools(spec.node_pools)),
-                   tuple(team_claim_shapes(spec.node_pools, team)), tuple(team_domain_shapes(spec.node_pools, team)))
+                   tuple(team_claim_shapes(spec.node_pools, team)), tuple(team_domain_shapes(spec.node_pools, team)),
+                   _cuda_pools(spec, team))
 
     def max_gpus_per_pod(self, team: "TeamSpec") -> int:
         return team.max_gpus_per_pod if team.max_gpus_per_pod is not None else self.largest_gpu_request
+
+
+def _cuda_pools(spec: "PlatformSpec", team: "TeamSpec") -> Optional[tuple[str, ...]]:
+    found = team_min_cuda(spec, team)
+    return tuple(found[1]) if found else None
 
 
 def _meta(name: str, namespace: str | None = None, labels: dict[str, str] | None = None) -> dict[str, Any]:
@@ -114,7 +122,12 @@ def namespace(ctx: TeamContext, team: "TeamSpec") -> dict[str, Any]:
         psa[names.pod_security_label(f"{mode}-version")] = version
     labels = {names.TEAM_LABEL: team.name, names.PRIORITY_TIER_LABEL: team.priority_tier,
               names.SCRAPE_LABEL: names.SCRAPE_VALUE, **psa}
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(names.team_namespace(team.name), labels=labels)}
+    meta = _meta(names.team_namespace(team.name), labels=labels)
+    if team.min_cuda:  # read back by `gpu-platform lock` for the pack's cuda gate (docs/cuda.md)
+        meta["annotations"] = {names.MIN_CUDA_ANNOTATION: team.min_cuda}
+        if ctx.cuda_pools is not None:
+            meta["annotations"][names.MIN_CUDA_POOLS_ANNOTATION] = ",".join(ctx.cuda_pools)
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": meta}
 
 
 def quota_hard(ctx: TeamContext, team: "TeamSpec") -> dict[str, str]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional
 
 from gpu_platform.decisions.capacity import max_gpus_per_pod, node_resources, platform_capacity
+from gpu_platform.decisions.cuda import spec_pool_cuda
 from gpu_platform.decisions.datasets import MOUNT_PATH as DATASETS_PATH
 from gpu_platform.decisions.datasets import SHARED_MOUNT_PATH, claim_teams
 from gpu_platform.decisions.dra import ClaimShape, DomainShape, claim_counts, is_dra, is_ultraserver, team_domain_shapes
@@ -25,6 +26,7 @@ from gpu_platform.decisions.pod_sizing import pod_size
 from gpu_platform.decisions.pod_sizing import shm_size as default_shm
 from gpu_platform.decisions.queueing import queue_labels
 from gpu_platform.facts import catalog, names
+from gpu_platform.facts import cuda as cuda_facts
 from gpu_platform.render.model_cache import BASE_PATH
 from gpu_platform.spec.models import quantity_value, selector_labels
 
@@ -126,8 +128,13 @@ def _sizes(spec: "PlatformSpec", landing: list["NodePoolSpec"], resource: str, g
 def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, pool: Optional[str] = None,
                  gpu_product: Optional[str] = None, mig_profile: Optional[str] = None,
                  shm_size: Optional[str] = None, cpu: Optional[str] = None, memory: Optional[str] = None,
-                 container: str = "main", command: Optional[list[str]] = None, nodes: int = 1) -> dict[str, Any]:
+                 container: str = "main", command: Optional[list[str]] = None, nodes: int = 1,
+                 cuda: Optional[str] = None) -> dict[str, Any]:
     """A PodSpec for one GPU container of `team`, ready to put in a Deployment, Job or Pod template.
+
+    `cuda` is the CUDA version ("major.minor") the image is built with: the pod lands only on pools whose
+    driver runs it, natively or by minor-version compatibility (docs/cuda.md), through a node affinity on the
+    pool label, which the autoscalers know before a node exists.
 
     `nodes` is the node count of the job the pod belongs to: on an UltraServer pool a multi-node job's pods
     also claim an IMEX channel of the team's ComputeDomain of that many nodes, so they share GPU memory
@@ -149,6 +156,8 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
     if resource == names.GPU_RESOURCE and gpus > max_gpus_per_pod(spec, t):
         raise ValueError(f"team {team} pods may use at most {max_gpus_per_pod(spec, t)} {resource}; asked for {gpus}")
     selector, tolerations, landing = _placement(spec, resource, gpus, pool, gpu_product)
+    cuda_pools = _cuda_landing(spec, landing, cuda) if cuda is not None else None
+    landing = cuda_pools if cuda_pools is not None else landing
     claim = _claim(landing, gpus) if resource == names.GPU_RESOURCE else None
     if claim is None and any(is_dra(p) for p in landing):  # requests never land on DRA nodes
         landing = [p for p in landing if not is_dra(p)]
@@ -193,6 +202,9 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
     pod: dict[str, Any] = {"priorityClassName": names.priority_class(t.priority_tier), "tolerations": tolerations}
     if selector:
         pod["nodeSelector"] = selector
+    if cuda_pools is not None and pool is None:
+        pod["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": names.POOL_LABEL, "operator": "In", "values": [p.name for p in landing]}]}]}}}
     pod.update({"securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
                 "containers": [main], "volumes": volumes})
     claims = [{"name": CLAIM, "resourceClaimTemplateName": claim}] if claim else []
@@ -203,6 +215,22 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
         pod["resourceClaims"] = claims
         resources["claims"] = [{"name": c["name"]} for c in claims]
     return pod
+
+
+def _cuda_landing(spec: "PlatformSpec", landing: list["NodePoolSpec"], version: str) -> list["NodePoolSpec"]:
+    """The landing pools whose driver runs CUDA `version`; refuses naming `cuda` when none does."""
+    problem = cuda_facts.version_problem(version)
+    if problem:
+        raise ValueError(f"cuda: {problem}")
+    found = {p.name: spec_pool_cuda(spec, p) for p in landing}
+    fit = [p for p in landing if found[p.name].known and not found[p.name].shortfalls(version)]
+    if not fit:
+        ceilings = {name: pc.ceiling() for name, pc in found.items()}
+        reach = "; ".join(f"{name}: " + (cuda_facts.ceiling_text(c) if c else "driver not known")
+                          for name, c in ceilings.items())
+        raise ValueError(f"cuda={version!r}: no pool this pod may land on runs CUDA {version} ({reach}); pin a newer "
+                         "driver (docs/cuda.md) or build the image with an older CUDA")
+    return fit
 
 
 def _channel(team: "TeamSpec", landing: list["NodePoolSpec"], nodes: int) -> Optional[str]:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 import pulumi
 
+from gpu_platform.decisions.cuda import pool_min_cuda_rules
 from gpu_platform.facts.karpenter_window import window_problem
 from gpu_platform.resources.typed_args import ENVIRONMENTS, Required, TypedDict, camel, syntax_problems
 from gpu_platform.spec.errors import SpecError
@@ -139,6 +140,9 @@ class PoolArgs(TypedDict, total=False):
     """Node labels besides the platform's own (pool, GPU model, sharing config)."""
     disk_size_gib: int
     """The volume container images live on (default 200)."""
+    min_cuda: str
+    """A CUDA version, "major.minor", the pool's driver must run (natively or by minor-version compatibility):
+    refused when its AMI release's driver branch or the operator's driver cannot (docs/cuda.md)."""
     critical: bool
     """A critical pool must be on-demand; policies hold it there."""
     max_unavailable: int
@@ -202,6 +206,8 @@ def _pool_problems(ctx: PoolContext, pool: NodePoolSpec) -> list[str]:
     found = [*pool_rules(ctx, pool), *karpenter_pool_rules(ctx, pool), *pool_repair_rules(".repair", pool.repair)]
     if ctx.driver_source == "operator" and ctx.driver_version and gpu_known(pool):
         found += [("driverVersion", need) for need in driver_shortfalls(pool, ctx.driver_version)]
+    operator = ctx.driver_version if ctx.driver_source == "operator" else None
+    found += list(pool_min_cuda_rules("minCuda", pool, operator, None))
     window = ctx.disruption_window
     problem = window_problem(window.schedule, window.duration) if window else None
     if problem:

@@ -140,6 +140,11 @@ class TeamNamespaceArgs(TypedDict, total=False):
     compute_domains: list[int]
     """ComputeDomains for multi-node jobs on the UltraServer pools the team may use, by node count (the DRA
     driver's ComputeDomain CRD must be installed: its chart with resources.computeDomains.enabled)."""
+    min_cuda: str
+    """The CUDA version the team's images are built with, "major.minor" (e.g. "12.8"): recorded on the namespace,
+    where `gpu-platform lock` reads it for the pack, which refuses a driver change below it (docs/cuda.md)."""
+    cuda_pools: list[str]
+    """The pools whose driver must run `min_cuda` (default: every pool)."""
     k8s_provider: pulumi_kubernetes.Provider
     """The cluster's Kubernetes provider (default: the provider the resource options give)."""
 
@@ -214,7 +219,8 @@ def team_settings(name: str, args: Mapping[str, Any]) -> tuple[TeamSpec, TeamCon
     version = args.get("kubernetes_version")
     if version is not None and not re.fullmatch(KUBERNETES_MINOR, str(version)):
         problems.append(f"kubernetesVersion: must be a Kubernetes minor such as 1.35, not {version!r}")
-    fields = {k: args[k] for k in ("quota", "priority_tier", "max_gpus_per_pod", "container_defaults") if k in args}
+    fields = {k: args[k] for k in ("quota", "priority_tier", "max_gpus_per_pod", "container_defaults", "min_cuda")
+              if k in args}
     try:
         team = read_part(TeamSpec, {"name": args.get("team"), **fields})
     except SpecError as err:
@@ -254,7 +260,8 @@ def team_settings(name: str, args: Mapping[str, Any]) -> tuple[TeamSpec, TeamCon
         team.max_gpus_per_pod if team.max_gpus_per_pod is not None else team.quota.gpus,
         args.get("prometheus_namespace"), dict(args.get("quota_ceiling") or {}),
         cache["storage_class"] if cache is not None else None, size,
-        bool(args.get("dra", bool(shapes))), tuple(dict.fromkeys(shapes)), tuple(dict.fromkeys(domains)))
+        bool(args.get("dra", bool(shapes))), tuple(dict.fromkeys(shapes)), tuple(dict.fromkeys(domains)),
+        tuple(args["cuda_pools"]) if args.get("cuda_pools") is not None else None)
     return team, ctx
 
 
@@ -339,6 +346,9 @@ def team_args(spec: "PlatformSpec", team: TeamSpec, k8s_provider: Any, model_cac
         container_defaults=team.container_defaults.model_dump(),
         mig_profiles=[r.removeprefix(names.MIG_RESOURCE_PREFIX) for r in ctx.mig_resources],
         quota_ceiling=dict(ctx.quota_ceiling), k8s_provider=k8s_provider)
+    if team.min_cuda:
+        args["min_cuda"] = team.min_cuda
+        args["cuda_pools"] = list(ctx.cuda_pools or ())
     if ctx.dra:
         args["dra"] = True
         args["gpu_claims"] = [TeamGpuClaimArgs(gpu=s.gpu, count=s.count) for s in ctx.claim_shapes]

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Callable
 
 from pydantic import AfterValidator, BeforeValidator
 
-from gpu_platform.facts import syntax
+from gpu_platform.facts import cuda, syntax
 from gpu_platform.facts.syntax import Problem
 
 
@@ -41,6 +41,7 @@ SecurityGroupId = Annotated[str, _checked(syntax.security_group_id)]
 AmiId = Annotated[str, _checked(syntax.ami_id)]
 CapacityReservationId = Annotated[str, _checked(syntax.capacity_reservation_id)]
 InstanceType = Annotated[str, _checked(syntax.instance_type)]
+CudaVersion = Annotated[str, _checked(cuda.version_problem)]  # "major.minor", e.g. "12.8"
 Quantity = Annotated[str, BeforeValidator(syntax.quantity_text), _checked(syntax.quantity)]
 S3Uri = Annotated[str, _checked(syntax.s3_uri)]
 FsxFileSystemPath = Annotated[str, _checked(syntax.fsx_file_system_path)]

@@ -18,8 +18,9 @@ from pydantic import Field, field_validator
 from gpu_platform.facts import catalog, names, syntax
 from gpu_platform.spec.alerting import AlertingSpec, SeverityRoutesSpec
 from gpu_platform.spec.fields import (
-    AmiId, CapacityReservationId, DnsLabel, EqualitySelector, FsxFileSystemPath, InstanceType, Ipv4Cidr, LabelKey,
-    Labels, Quantity, S3Uri, SecurityGroupId, Selector, StorageRequest, SubnetId, Tags, TaintKey, TaintValue, Zone,
+    AmiId, CapacityReservationId, CudaVersion, DnsLabel, EqualitySelector, FsxFileSystemPath, InstanceType, Ipv4Cidr,
+    LabelKey, Labels, Quantity, S3Uri, SecurityGroupId, Selector, StorageRequest, SubnetId, Tags, TaintKey, TaintValue,
+    Zone,
 )
 from gpu_platform.spec.repair import NodeRepairSpec
 from gpu_platform.spec.strict import StrictModel
@@ -276,6 +277,7 @@ class NodePoolSpec(StrictModel, _GpuShape):
     taints: list[TaintSpec] = Field(default_factory=list)
     labels: Labels = Field(default_factory=dict)
     disk_size_gib: int = Field(200, ge=100, le=16384, alias="diskSizeGiB")
+    min_cuda: Optional[CudaVersion] = None  # the pool's driver must run this CUDA version (docs/cuda.md)
     efa: bool = False
     critical: bool = False
     protect: Optional[bool] = None  # default: protected in prod
@@ -462,6 +464,8 @@ class TeamSpec(StrictModel):
     queue: TeamQueueSpec = Field(default_factory=TeamQueueSpec)
     container_defaults: ContainerDefaultsSpec = Field(default_factory=ContainerDefaultsSpec)
     alerting: Optional[SeverityRoutesSpec] = None  # receivers for alerts from the team's namespace
+    # The CUDA version the team's images are built with: every pool the team reaches must run it (docs/cuda.md)
+    min_cuda: Optional[CudaVersion] = None
 
 
 class QueueingSpec(StrictModel):
