@@ -7,7 +7,7 @@ both groups. Each component takes its own arguments, so it serves any EKS cluste
 """
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from typing import Any, Mapping, Optional
 
 import pulumi
 import pulumi_kubernetes
@@ -23,9 +23,6 @@ from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import TeamAccessSpec, TeamSpec
 from gpu_platform.spec.parse import read_part
 from gpu_platform.spec.rules_teams import RESERVED_NAMESPACES, cache_claim_rules, mig_slice_rules, name_rules, role_arn_rules
-
-if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec
 
 KUBERNETES_MINOR = r"^1\.\d{1,2}$"
 
@@ -152,15 +149,25 @@ class TeamNamespace(pulumi.ComponentResource):
     """The PriorityClass of the team's tier (made by PriorityTiers)."""
 
     def __init__(self, name: str, args: TeamNamespaceArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        self._build(name, team_settings(name, args), opts)
+
+    @classmethod
+    def of(cls, name: str, settings: "TeamSettings", opts: Optional[pulumi.ResourceOptions] = None) -> "TeamNamespace":
+        """A team the stack file's rules already validated (GpuPlatform's), built as it is: not checked again."""
+        component = cls.__new__(cls)
+        component._build(name, settings, opts)
+        return component
+
+    def _build(self, name: str, settings: "TeamSettings", opts: Optional[pulumi.ResourceOptions]) -> None:
         super().__init__(options.public_type("TeamNamespace"), name, None,
                          options.formerly(opts, "gpu-platform:team:TeamNamespace"))
         from pulumi_kubernetes.core.v1 import LimitRange, Namespace, PersistentVolumeClaim, ResourceQuota
         from pulumi_kubernetes.networking.v1 import NetworkPolicy
         from pulumi_kubernetes.rbac.v1 import Role, RoleBinding
 
-        team, ctx = team_settings(name, args)
+        team, ctx = settings.team, settings.context
         m = objects.team_manifests(ctx, team)
-        provider = options.kubernetes(args)
+        provider = options.kubernetes({"k8s_provider": settings.k8s_provider})
         self.namespace = Namespace(name, metadata=m["namespace"]["metadata"], opts=options.child(self, opts, **provider))
 
         def inside(*after: pulumi.Resource) -> pulumi.ResourceOptions:
@@ -206,7 +213,16 @@ class TeamNamespace(pulumi.ComponentResource):
         self.register_outputs({"namespace": self.namespace_name, "priorityTier": team.priority_tier})
 
 
-def team_settings(name: str, args: Mapping[str, Any]) -> tuple[TeamSpec, TeamContext]:
+@dataclass(frozen=True)
+class TeamSettings:
+    """What a TeamNamespace builds: the team, validated, and what it reads of its cluster."""
+
+    team: TeamSpec
+    context: TeamContext
+    k8s_provider: Optional[pulumi.ProviderResource] = None
+
+
+def team_settings(name: str, args: Mapping[str, Any]) -> TeamSettings:
     """The team and its cluster context from a TeamNamespace's arguments, checked with the stack file's
     team rules; SpecError names each argument that is wrong."""
     args = dict(args)
@@ -255,7 +271,7 @@ def team_settings(name: str, args: Mapping[str, Any]) -> tuple[TeamSpec, TeamCon
         args.get("prometheus_namespace"), dict(args.get("quota_ceiling") or {}),
         cache["storage_class"] if cache is not None else None, size,
         bool(args.get("dra", bool(shapes))), tuple(dict.fromkeys(shapes)), tuple(dict.fromkeys(domains)))
-    return team, ctx
+    return TeamSettings(team, ctx, args.get("k8s_provider"))
 
 
 class TeamRolesArgs(TypedDict, total=False):
@@ -318,48 +334,3 @@ def access_settings(name: str, args: Mapping[str, Any]) -> list[tuple[str, TeamA
     if problems:
         raise SpecError([f"TeamAccess {name!r}: {p}" for p in problems])
     return teams
-
-
-# --- the stack file's teams ---
-
-@dataclass
-class Tenancy:
-    priority_tiers: PriorityTiers
-    admission: TeamAdmission  # the policies every team namespace is held to
-    teams: list[TeamNamespace]
-    access: TeamAccess
-
-
-def team_args(spec: "PlatformSpec", team: TeamSpec, k8s_provider: Any, model_cache: Any) -> TeamNamespaceArgs:
-    """A stack-file team as TeamNamespace's arguments: the pools' GPUs, Prometheus, Kueue and the cache."""
-    ctx = TeamContext.of(spec, team)
-    args = TeamNamespaceArgs(
-        team=team.name, quota=team.quota.model_dump(), kubernetes_version=spec.cluster.kubernetes_version,
-        priority_tier=team.priority_tier, max_gpus_per_pod=ctx.max_gpus_per_pod(team),
-        container_defaults=team.container_defaults.model_dump(),
-        mig_profiles=[r.removeprefix(names.MIG_RESOURCE_PREFIX) for r in ctx.mig_resources],
-        quota_ceiling=dict(ctx.quota_ceiling), k8s_provider=k8s_provider)
-    if ctx.dra:
-        args["dra"] = True
-        args["gpu_claims"] = [TeamGpuClaimArgs(gpu=s.gpu, count=s.count) for s in ctx.claim_shapes]
-        if ctx.domain_shapes:
-            args["compute_domains"] = [d.nodes for d in ctx.domain_shapes]
-    if ctx.scraping_namespace is not None:
-        args["prometheus_namespace"] = ctx.scraping_namespace
-    if model_cache is not None:
-        args["model_cache"] = TeamModelCacheArgs(storage_class=model_cache.storage_class_name,
-                                                 size=spec.model_cache.pvc_size)
-    return args
-
-
-def build_tenancy(spec: "PlatformSpec", cluster: Any, model_cache: Any, opts: pulumi.ResourceOptions) -> Tenancy:
-    """Priority tiers, the team admission policies, every team's unit and the access entries. `cluster` is the
-    platform's Cluster; `model_cache` its ModelCache or None."""
-    provider = cluster.k8s_provider
-    roles = [TeamRolesArgs(name=t.name, **t.access.model_dump()) for t in spec.teams]
-    return Tenancy(
-        priority_tiers=PriorityTiers("priority-tiers", PriorityTiersArgs(k8s_provider=provider), opts=opts),
-        admission=TeamAdmission("team-admission", TeamAdmissionArgs(k8s_provider=provider), opts=opts),
-        teams=[TeamNamespace(f"team-{t.name}", team_args(spec, t, provider, model_cache), opts=opts) for t in spec.teams],
-        access=TeamAccess("team-access", TeamAccessArgs(cluster_name=cluster.cluster_name, teams=roles), opts=opts),
-    )

@@ -33,7 +33,9 @@ from gpu_platform.resources.monitoring import GpuMonitoring, GpuMonitoringArgs
 from gpu_platform.resources.node_pool import GpuNodePool, GpuNodePoolArgs
 from gpu_platform.resources.options import caller_provider
 from gpu_platform.resources.pool_args import pool_args, pool_options
-from gpu_platform.resources.team import build_tenancy
+from gpu_platform.platform import mapping
+from gpu_platform.resources.admission import TeamAdmission, TeamAdmissionArgs
+from gpu_platform.resources.team import PriorityTiers, PriorityTiersArgs, TeamAccess, TeamAccessArgs, TeamNamespace
 from gpu_platform.resources.typed_args import Required, TypedDict
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import PlatformSpec
@@ -151,9 +153,7 @@ class GpuPlatform(pulumi.ComponentResource):
         if self.dra_driver is not None and compute_domains_on(spec.node_pools):  # teams' ComputeDomains need its CRD
             aws_child = pulumi.ResourceOptions.merge(
                 aws_child, pulumi.ResourceOptions(depends_on=[self.dra_driver.release]))
-        tenancy = build_tenancy(spec, self.cluster, self.model_cache, aws_child)
-        self.priority_tiers, self.teams, self.team_access = tenancy.priority_tiers, tenancy.teams, tenancy.access
-        self.team_admission = tenancy.admission
+        self._teams(spec, aws_child)
         self._exports["teamNamespaces"] = [t.namespace_name for t in self.teams]
         self.datasets = build_datasets(spec, self.cluster, self.teams, aws_child)
         if self.datasets is not None:
@@ -167,6 +167,18 @@ class GpuPlatform(pulumi.ComponentResource):
         if self.model_cache is not None:
             self._exports["modelCache"] = {"fileSystemId": self.model_cache.file_system.id,
                                            "storageClass": self.model_cache.storage_class_name}
+
+
+    def _teams(self, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> None:
+        """Priority tiers, the team admission policies, every team's unit and the access entries."""
+        provider = self.cluster.k8s_provider
+        storage_class = self.model_cache.storage_class_name if self.model_cache is not None else None
+        self.priority_tiers = PriorityTiers("priority-tiers", PriorityTiersArgs(k8s_provider=provider), opts=opts)
+        self.team_admission = TeamAdmission("team-admission", TeamAdmissionArgs(k8s_provider=provider), opts=opts)
+        self.teams = [TeamNamespace.of(f"team-{t.name}", mapping.team_settings(spec, t, provider, storage_class), opts)
+                      for t in spec.teams]
+        self.team_access = TeamAccess("team-access", TeamAccessArgs(cluster_name=self.cluster.cluster_name,
+                                                                    teams=mapping.team_roles(spec)), opts=opts)
 
 
 def _spec(args: Mapping[str, Any]) -> PlatformSpec:
