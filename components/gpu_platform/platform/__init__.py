@@ -10,6 +10,7 @@ GPU node groups wait for the GPU Operator's release, not the other way round: th
 sharing configs (MIG layouts, time-slicing) nodes select by label, so on an update the configs change
 before any node boots with, or is relabelled to, a config that needs them.
 """
+from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 import pulumi
@@ -27,18 +28,23 @@ from gpu_platform.resources.cluster import build_cluster
 from gpu_platform.resources.datasets import build_datasets
 from gpu_platform.resources.efa import EfaDevicePlugin
 from gpu_platform.resources.gpu_operator import GpuOperator, GpuOperatorArgs, OperatorPoolArgs
-from gpu_platform.resources.karpenter_pool import build_karpenter
 from gpu_platform.resources.model_cache import build_model_cache
 from gpu_platform.resources.monitoring import GpuMonitoring, GpuMonitoringArgs
-from gpu_platform.resources.node_pool import GpuNodePool, GpuNodePoolArgs
+from gpu_platform.resources.node_pool import GpuNodePool
 from gpu_platform.resources.options import caller_provider
-from gpu_platform.resources.pool_args import pool_args, pool_options
 from gpu_platform.platform import mapping
 from gpu_platform.resources.admission import TeamAdmission, TeamAdmissionArgs
 from gpu_platform.resources.team import PriorityTiers, PriorityTiersArgs, TeamAccess, TeamAccessArgs, TeamNamespace
 from gpu_platform.resources.typed_args import Required, TypedDict
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import PlatformSpec
+from gpu_platform.spec.pool_context import PoolContext
+
+
+@dataclass
+class KarpenterPools:
+    controller: Any  # KarpenterController, imported only when a pool uses Karpenter
+    pools: list[Any]  # KarpenterNodePool
 
 
 class GpuPlatformArgs(TypedDict, total=False):
@@ -114,10 +120,10 @@ class GpuPlatform(pulumi.ComponentResource):
             after.append(self.dra_driver.release)
         cluster = self.cluster.pool_args(spec.cluster.name)
         self.node_pools = [
-            GpuNodePool(p.name, GpuNodePoolArgs(**cluster, **pool_args(spec, p, GpuNodePoolArgs)),
-                        opts=pulumi.ResourceOptions.merge(aws_child, pool_options(p, after, self._protect)))
+            GpuNodePool.of(p.name, p, PoolContext.of(spec, p), cluster,
+                           opts=pulumi.ResourceOptions.merge(aws_child, mapping.pool_options(p, after, self._protect)))
             for p in spec.node_pools if p.provisioner != KARPENTER]
-        self.karpenter = build_karpenter(spec, region, self.cluster, after, aws_child)
+        self.karpenter = self._karpenter(spec, region, after, aws_child)
         self.efa_device_plugin = None
         if efa_pools(spec):
             self.efa_device_plugin = EfaDevicePlugin("efa-device-plugin", spec, self.cluster.k8s_provider,
@@ -130,6 +136,25 @@ class GpuPlatform(pulumi.ComponentResource):
                              nodePools=[p.node_group.node_group_name for p in self.node_pools])
         if self.karpenter is not None:
             self._exports["karpenterNodePools"] = [p.name for p in karpenter_pools(spec)]
+
+    def _karpenter(self, spec: PlatformSpec, region: str, after: list[pulumi.Resource],
+                   opts: pulumi.ResourceOptions) -> Optional[KarpenterPools]:
+        """The controller and every Karpenter pool (None when no pool uses Karpenter); the pools wait for
+        `after` (what node groups wait for) and the controller."""
+        pools = karpenter_pools(spec)
+        if not pools:
+            return None
+        from gpu_platform.resources.karpenter_controller import KarpenterController
+        from gpu_platform.resources.karpenter_pool import KarpenterNodePool
+
+        controller = KarpenterController("karpenter", spec, region, self.cluster, depends_on=self.cluster.system_ready,
+                                         opts=opts)
+        cluster = mapping.karpenter_cluster(self.cluster, spec.cluster.name)
+        own = pulumi.ResourceOptions(parent=opts.parent, depends_on=opts.depends_on)
+        return KarpenterPools(controller, [
+            KarpenterNodePool.of(p.name, p, PoolContext.of(spec, p), cluster, opts=pulumi.ResourceOptions.merge(
+                own, mapping.pool_options(p, [*after, *controller.ready], opts.protect)))
+            for p in pools])
 
     def _monitoring(self, spec: PlatformSpec, aws_child: pulumi.ResourceOptions, alert_secrets: Mapping[str, Any]) -> None:
         # SNS receivers publish through Pod Identity: the association exists before Alertmanager starts.

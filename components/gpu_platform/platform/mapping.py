@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+import pulumi
+
 from gpu_platform.render.team_objects import TeamContext
 from gpu_platform.resources.team import TeamRolesArgs, TeamSettings
-from gpu_platform.spec.models import PlatformSpec, TeamSpec
+from gpu_platform.spec.models import NodePoolSpec, PlatformSpec, TeamSpec
 
 
 def team_settings(spec: PlatformSpec, team: TeamSpec, k8s_provider: Any, storage_class: Optional[Any]) -> TeamSettings:
@@ -20,3 +22,18 @@ def team_settings(spec: PlatformSpec, team: TeamSpec, k8s_provider: Any, storage
 def team_roles(spec: PlatformSpec) -> list[TeamRolesArgs]:
     """Every team's IAM roles, as TeamAccess takes them."""
     return [TeamRolesArgs(name=t.name, **t.access.model_dump()) for t in spec.teams]
+
+
+def pool_options(pool: NodePoolSpec, depends_on: list, caller_protect: Optional[bool] = None) -> pulumi.ResourceOptions:
+    """What the pool waits for, and its protection: the program's `protect` when it set one, else the stack
+    file's for this pool, else the library's default (prod)."""
+    return pulumi.ResourceOptions(depends_on=depends_on,
+                                  protect=caller_protect if caller_protect is not None else pool.protect)
+
+
+def karpenter_cluster(cluster: Any, cluster_name: str) -> dict[str, Any]:
+    """What a KarpenterNodePool reads of the platform's cluster: its name, what an Ubuntu node's bootstrap
+    joins, and the Kubernetes provider."""
+    base = cluster.pool_args(cluster_name)
+    keys = ("cluster_name", "cluster_endpoint", "cluster_certificate_authority", "service_cidr")
+    return {**{k: base[k] for k in keys}, "k8s_provider": cluster.k8s_provider}

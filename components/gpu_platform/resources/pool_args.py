@@ -5,9 +5,7 @@ A pool component reads its arguments into the stack file's own pool model and ru
 stack file's pools pass (spec/rules.py), so a MIG layout that does not fit is refused by the node pool
 alone, naming the argument. Field paths in problems use the schema's (camelCase) names.
 """
-from typing import TYPE_CHECKING, Any, Mapping, Optional
-
-import pulumi
+from typing import Any, Mapping
 
 from gpu_platform.facts.karpenter_window import window_problem
 from gpu_platform.resources.typed_args import ENVIRONMENTS, Required, TypedDict, camel, syntax_problems
@@ -18,9 +16,6 @@ from gpu_platform.spec.pool_context import PoolContext
 from gpu_platform.spec.repair import pool_repair_rules
 from gpu_platform.spec.rules import driver_shortfalls, gpu_known, pool_rules
 from gpu_platform.spec.rules_karpenter import pool_rules as karpenter_pool_rules
-
-if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec
 
 DRIVER_SOURCES = ("ami", "operator")
 MIG_STRATEGIES = ("none", "single", "mixed")
@@ -217,32 +212,3 @@ def _context_problems(args: Mapping[str, Any]) -> list[str]:
 
 def _own_strategy(pool: NodePoolSpec) -> str:
     return (pool.sharing.strategy or "mixed") if pool.sharing.mode == "mig" else "none"
-
-
-def pool_args(spec: "PlatformSpec", pool: NodePoolSpec, args_type: type) -> dict:
-    """The stack file's pool as a pool component's arguments (`args_type` names the ones it takes)."""
-    ctx = PoolContext.of(spec, pool)
-    args = pool.model_dump(exclude_none=True, exclude={"name", "provisioner", "protect", "max_unavailable"})
-    if pool.gpu_allocation == "device-plugin":  # the default, left out as before the field existed
-        del args["gpu_allocation"]
-    if pool.reservation is not None:  # times as the ISO strings the Args declare
-        args["reservation"] = pool.reservation.model_dump(mode="json", exclude_none=True)
-    limit = pool.max_unavailable
-    if limit is not None:
-        args["max_unavailable_percent" if isinstance(limit, str) else "max_unavailable"] = (
-            int(limit.rstrip("%")) if isinstance(limit, str) else limit)
-    args.update(environment=ctx.environment, kubernetes_version=ctx.kubernetes_version, tags=dict(ctx.tags),
-                driver_source=ctx.driver_source, mig_strategy=ctx.mig_strategy, lustre_client=ctx.lustre_client)
-    if ctx.driver_version:
-        args["driver_version"] = ctx.driver_version
-    if ctx.disruption_window is not None:
-        args["disruption_window"] = ctx.disruption_window.model_dump()
-    allowed = set(args_type.__annotations__)
-    return {k: v for k, v in args.items() if k in allowed}
-
-
-def pool_options(pool: NodePoolSpec, depends_on: list, caller_protect: Optional[bool] = None) -> pulumi.ResourceOptions:
-    """What the pool waits for, and its protection: the program's `protect` when it set one, else the stack
-    file's for this pool, else the library's default (prod)."""
-    return pulumi.ResourceOptions(depends_on=depends_on,
-                                  protect=caller_protect if caller_protect is not None else pool.protect)
