@@ -21,13 +21,14 @@ from gpu_platform.decisions.karpenter import karpenter_pools
 from gpu_platform.facts import names
 from gpu_platform.facts.karpenter import KARPENTER
 from gpu_platform.render.monitoring import MonitoringSettings
+from gpu_platform.render.operator_values import OperatorSettings
 from gpu_platform.resources import options
 from gpu_platform.resources.alert_sns import build_alert_publishing
 from gpu_platform.resources.autoscaler import ClusterAutoscaler
 from gpu_platform.resources.cluster import build_cluster
 from gpu_platform.resources.datasets import build_datasets
 from gpu_platform.resources.efa import EfaDevicePlugin
-from gpu_platform.resources.gpu_operator import GpuOperator, GpuOperatorArgs, OperatorPoolArgs
+from gpu_platform.resources.gpu_operator import GpuOperator
 from gpu_platform.resources.model_cache import build_model_cache
 from gpu_platform.resources.monitoring import GpuMonitoring, GpuMonitoringArgs
 from gpu_platform.resources.node_pool import GpuNodePool
@@ -71,10 +72,21 @@ class GpuPlatform(pulumi.ComponentResource):
     """A kubeconfig (secret) that gets a token from `aws eks get-token` with the caller's identity."""
 
     def __init__(self, name: str, args: GpuPlatformArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        self._build(name, _spec(args), args["region"], args.get("alert_secrets") or {}, opts)
+
+    @classmethod
+    def of(cls, name: str, spec: PlatformSpec, region: str, alert_secrets: Optional[Mapping[str, Any]] = None,
+           opts: Optional[pulumi.ResourceOptions] = None) -> "GpuPlatform":
+        """The platform of a stack file already validated by `parse_platform` (with this `region`), built as
+        it is: not validated again."""
+        component = cls.__new__(cls)
+        component._build(name, spec, region, alert_secrets or {}, opts)
+        return component
+
+    def _build(self, name: str, spec: PlatformSpec, region: str, alert_secrets: Mapping[str, Any],
+               opts: Optional[pulumi.ResourceOptions]) -> None:
         super().__init__(options.public_type("GpuPlatform"), name, None,
                          options.formerly(opts, "gpu-platform:platform:GpuPlatform"))
-        spec = _spec(args)
-        region = args["region"]
         self.spec = spec
         self._exports: dict[str, Any] = {"environment": spec.environment}
         self._protect = opts.protect if opts is not None else None
@@ -83,7 +95,7 @@ class GpuPlatform(pulumi.ComponentResource):
         self.aws_provider = aws if aws is not None else self._aws_provider(spec, region)
         aws_child = pulumi.ResourceOptions.merge(self._base, pulumi.ResourceOptions(provider=self.aws_provider))
         self.cluster = build_cluster(spec, region, caller_provider(opts, "kubernetes"), aws_child)
-        self._monitoring(spec, aws_child, args.get("alert_secrets") or {})
+        self._monitoring(spec, aws_child, alert_secrets)
         self._gpu_operator(spec)
         self._compute(spec, region, aws_child)
         self._tenancy(spec, aws_child)
@@ -167,8 +179,8 @@ class GpuPlatform(pulumi.ComponentResource):
 
     def _gpu_operator(self, spec: PlatformSpec) -> None:
         # The operator creates dcgm-exporter's ServiceMonitor only if the Prometheus CRDs exist at start.
-        self.gpu_operator = GpuOperator("gpu-operator", operator_args(spec, self.cluster.k8s_provider),
-                                        opts=self._after(*self.cluster.system_ready, *self.monitoring.crds_ready))
+        self.gpu_operator = GpuOperator.of("gpu-operator", OperatorSettings.of(spec), self.cluster.k8s_provider,
+                                           opts=self._after(*self.cluster.system_ready, *self.monitoring.crds_ready))
         self._exports["gpuOperator"] = {"namespace": self.gpu_operator.namespace.metadata.name,
                                         "chartVersion": spec.gpu_operator.chart_version,
                                         "driver": self.gpu_operator.driver}
@@ -185,9 +197,12 @@ class GpuPlatform(pulumi.ComponentResource):
             self._exports["datasets"] = {"fileSystemId": self.datasets.file_system.id,
                                          "dnsName": self.datasets.file_system.dns_name}
         if spec.queueing.enabled:  # Kueue and its objects are imported only when a stack queues
-            from gpu_platform.resources.kueue import build_queueing
+            from gpu_platform.resources.kueue import KueueQueueing
 
-            self.queueing = build_queueing(spec, self.cluster, self.teams, self.monitoring, aws_child)
+            self.queueing = KueueQueueing.of(
+                "kueue", mapping.fleet(spec), mapping.queueing_cluster(spec, self.cluster, self.teams),
+                opts=pulumi.ResourceOptions.merge(aws_child, pulumi.ResourceOptions(
+                    depends_on=[*self.cluster.system_ready, *self.monitoring.crds_ready])))
             self._exports["queueing"] = self.queueing.outputs
         if self.model_cache is not None:
             self._exports["modelCache"] = {"fileSystemId": self.model_cache.file_system.id,
@@ -214,20 +229,6 @@ def _spec(args: Mapping[str, Any]) -> PlatformSpec:
     if platform is None:
         raise SpecError(["GpuPlatform: platform: required (the stack file's gpu-platform:platform object)"])
     return parse_platform(platform, region=args.get("region"))
-
-
-def operator_args(spec: PlatformSpec, k8s_provider: Any) -> GpuOperatorArgs:
-    """The stack file's operator block, and every pool it serves, as the GpuOperator's arguments."""
-    op, mon = spec.gpu_operator, spec.monitoring
-    pools = [OperatorPoolArgs(**p.model_dump(include={"name", "instance_types", "ami", "sharing", "taints"},
-                                             exclude_none=True)) for p in spec.node_pools]
-    return GpuOperatorArgs(
-        chart_version=op.chart_version, namespace=op.namespace, driver=op.driver.model_dump(exclude_none=True),
-        upgrade_policy=op.upgrade_policy.model_dump(), pools=pools, mig_strategy=spec.mig_strategy,
-        k8s_provider=k8s_provider, service_monitor=mon.enabled and mon.prometheus.mode != "none",
-        service_monitor_labels=dict(mon.prometheus.selector_labels),
-        system_node_selector=dict(spec.cluster.system_node_selector),
-        kubernetes_version=spec.cluster.kubernetes_version, environment=spec.environment)
 
 
 def monitoring_args(spec: PlatformSpec, k8s_provider: Any, receiver_secrets: Mapping[str, Any]) -> GpuMonitoringArgs:

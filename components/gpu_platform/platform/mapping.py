@@ -4,13 +4,19 @@ context (`X.of(name, settings)`) or as plain Args. Nothing here validates: `pars
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import pulumi
 
+from gpu_platform.decisions.queueing import Fleet
+from gpu_platform.facts import names
+from gpu_platform.render.monitoring import scraping_namespace
 from gpu_platform.render.team_objects import TeamContext
 from gpu_platform.resources.team import TeamRolesArgs, TeamSettings
 from gpu_platform.spec.models import NodePoolSpec, PlatformSpec, TeamSpec
+
+if TYPE_CHECKING:
+    from gpu_platform.resources.kueue import QueueingCluster
 
 
 def team_settings(spec: PlatformSpec, team: TeamSpec, k8s_provider: Any, storage_class: Optional[Any]) -> TeamSettings:
@@ -37,3 +43,19 @@ def karpenter_cluster(cluster: Any, cluster_name: str) -> dict[str, Any]:
     base = cluster.pool_args(cluster_name)
     keys = ("cluster_name", "cluster_endpoint", "cluster_certificate_authority", "service_cidr")
     return {**{k: base[k] for k in keys}, "k8s_provider": cluster.k8s_provider}
+
+
+def fleet(spec: PlatformSpec) -> Fleet:
+    """The pools, teams and queueing block Kueue is built from."""
+    return Fleet(spec.node_pools, spec.teams, spec.queueing, spec.mig_strategy)
+
+
+def queueing_cluster(spec: PlatformSpec, cluster: Any, teams: list[Any]) -> "QueueingCluster":
+    """What Kueue reads of the platform's cluster: each team's namespace (its TeamNamespace's, so a LocalQueue
+    waits for it), the environment, the system nodes, Prometheus and the Kubernetes provider."""
+    from gpu_platform.resources.kueue import QueueingCluster  # Kueue's module loads only when a stack queues
+
+    namespaces = {t.namespace_name: t.namespace.metadata.name for t in teams}
+    return QueueingCluster({t.name: namespaces[names.team_namespace(t.name)] for t in spec.teams},
+                           spec.environment == "prod", dict(spec.cluster.system_node_selector),
+                           scraping_namespace(spec.monitoring), cluster.k8s_provider)

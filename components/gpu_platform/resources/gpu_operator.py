@@ -125,16 +125,28 @@ class GpuOperator(pulumi.ComponentResource):
     """The Helm release's name."""
 
     def __init__(self, name: str, args: GpuOperatorArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        self._build(name, operator_settings(name, args), args.get("k8s_provider"), opts)
+
+    @classmethod
+    def of(cls, name: str, settings: OperatorSettings, k8s_provider: Optional[pulumi.ProviderResource] = None,
+           opts: Optional[pulumi.ResourceOptions] = None) -> "GpuOperator":
+        """An operator whose settings the stack file's rules already validated (GpuPlatform's), built as they
+        are: not checked again."""
+        component = cls.__new__(cls)
+        component._build(name, settings, k8s_provider, opts)
+        return component
+
+    def _build(self, name: str, settings: OperatorSettings, k8s_provider: Optional[pulumi.ProviderResource],
+               opts: Optional[pulumi.ResourceOptions]) -> None:
         super().__init__(options.public_type("GpuOperator"), name, None,
                          options.formerly(opts, "gpu-platform:gpu_operator:GpuOperator"))
         from pulumi_kubernetes.core.v1 import Namespace
         from pulumi_kubernetes.helm.v3 import Release, RepositoryOptsArgs
         from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 
-        settings = operator_settings(name, args)
         op = settings.operator
         chart = catalog.GPU_OPERATOR_CHARTS[op.chart_version]
-        provider = options.kubernetes(args)
+        provider = options.kubernetes({"k8s_provider": k8s_provider})
         self.namespace = Namespace(
             name,
             metadata=ObjectMetaArgs(name=op.namespace, labels=names.platform_namespace_labels(POD_SECURITY_LEVEL)),
