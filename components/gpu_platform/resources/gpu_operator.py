@@ -85,6 +85,8 @@ class OperatorPoolArgs(TypedDict, total=False):
     ami: Required[PoolAmiArgs]
     sharing: PoolSharingArgs
     taints: list[PoolTaintArgs]
+    gpu_allocation: str
+    """device-plugin (default) or dra: the pool's GPUs are allocated by NVIDIA's DRA driver."""
 
 
 class GpuOperatorArgs(TypedDict, total=False):
