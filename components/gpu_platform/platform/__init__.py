@@ -15,6 +15,7 @@ from typing import Any, Mapping, Optional
 
 import pulumi
 
+from gpu_platform.facts import component_types
 from gpu_platform.decisions.dra import compute_domains_on, dra_pools
 from gpu_platform.decisions.efa import efa_pools
 from gpu_platform.decisions.karpenter import karpenter_pools
@@ -85,8 +86,8 @@ class GpuPlatform(pulumi.ComponentResource):
 
     def _build(self, name: str, spec: PlatformSpec, region: str, alert_secrets: Mapping[str, Any],
                opts: Optional[pulumi.ResourceOptions]) -> None:
-        super().__init__(options.public_type("GpuPlatform"), name, None,
-                         options.formerly(opts, "gpu-platform:platform:GpuPlatform"))
+        super().__init__(component_types.public("GpuPlatform"), name, None,
+                         options.formerly(opts, "GpuPlatform"))
         self.spec = spec
         self._exports: dict[str, Any] = {"environment": spec.environment}
         self._protect = opts.protect if opts is not None else None

@@ -11,6 +11,7 @@ from typing import Optional
 import pulumi
 import pulumi_kubernetes
 
+from gpu_platform.facts import component_types
 from gpu_platform.render.admission import admission_manifests
 from gpu_platform.resources import options
 from gpu_platform.resources.typed_args import TypedDict, argument_problems
@@ -34,7 +35,7 @@ class TeamAdmission(pulumi.ComponentResource):
     """The ValidatingAdmissionPolicies (each binding has its policy's name)."""
 
     def __init__(self, name: str, args: TeamAdmissionArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(options.public_type("TeamAdmission"), name, None, opts)
+        super().__init__(component_types.public("TeamAdmission"), name, None, opts)
         from pulumi_kubernetes.admissionregistration.v1 import ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding
 
         args = dict(args or {})

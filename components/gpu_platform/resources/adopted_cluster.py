@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 import pulumi
 import pulumi_kubernetes
 
+from gpu_platform.facts import component_types
 from gpu_platform.resources import options
 from gpu_platform.resources.cluster_base import ClusterBase
 from gpu_platform.resources.node_iam import node_role
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
 
 # Adopted clusters were registered as Cluster before this component had a type of its own: the alias keeps
 # an existing stack's adopted cluster, and everything parented to it, in place.
-CLUSTER_TYPE = "gpu-platform:cluster:Cluster"
 
 
 class AdoptedClusterArgs(TypedDict, total=False):
@@ -45,7 +45,7 @@ class AdoptedCluster(ClusterBase):
     """An existing EKS cluster, read by name: the same outputs as Cluster, nothing of the cluster changed."""
 
     def __init__(self, name: str, args: AdoptedClusterArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(options.public_type("AdoptedCluster"), name, None, options.formerly(opts, CLUSTER_TYPE))
+        super().__init__(component_types.public("AdoptedCluster"), name, None, options.formerly(opts, "AdoptedCluster"))
         from pulumi_aws import eks
 
         _check(name, args)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Optional, Sequence
 
 import pulumi
 
+from gpu_platform.facts import component_types
 from gpu_platform.facts import names
 from gpu_platform.render.alert_routing import delivered_alerting, sns_topics
 
@@ -30,7 +31,7 @@ class AlertPublishing(pulumi.ComponentResource):
 
     def __init__(self, name: str, spec: "PlatformSpec", cluster_name: pulumi.Input[str],
                  depends_on: Sequence[pulumi.Resource] = (), opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__("gpu-platform:alerting:AlertPublishing", name, None, opts)
+        super().__init__(component_types.INTERNAL["AlertPublishing"], name, None, opts)
         from pulumi_aws import eks, iam
 
         from gpu_platform.render.iam import pod_identity_trust_policy

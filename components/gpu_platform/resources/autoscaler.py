@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Optional
 
 import pulumi
 
+from gpu_platform.facts import component_types
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.autoscaler import autoscaler_policy, autoscaler_values
 from gpu_platform.render.iam import pod_identity_trust_policy
@@ -25,7 +26,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
     def __init__(self, name: str, spec: "PlatformSpec", region: str, cluster_name: pulumi.Input[str],
                  k8s_provider: pulumi.ProviderResource, depends_on: list[pulumi.Resource],
                  opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__("gpu-platform:autoscaler:ClusterAutoscaler", name, None, opts)
+        super().__init__(component_types.INTERNAL["ClusterAutoscaler"], name, None, opts)
         from pulumi_aws import eks, iam
         from pulumi_kubernetes.helm.v3 import Release, RepositoryOptsArgs
 

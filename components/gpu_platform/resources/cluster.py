@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 import pulumi
 
+from gpu_platform.facts import component_types
 from gpu_platform.decisions import node_repair
 from gpu_platform.decisions.karpenter import discovery_tag, uses_karpenter
 from gpu_platform.decisions.launch_template import image_volume, metadata_options, service_cidr_for
@@ -120,8 +121,8 @@ class Cluster(ClusterBase):
     subnets, an on-demand system node group and cluster-admin access entries."""
 
     def __init__(self, name: str, args: ClusterArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(options.public_type("Cluster"), name, None,
-                         options.formerly(opts, "gpu-platform:cluster:Cluster"))
+        super().__init__(component_types.public("Cluster"), name, None,
+                         options.formerly(opts, "Cluster"))
         settings = cluster_settings(name, args)
         c = settings.cluster
         role, attachments = node_role(f"{name}-nodes", c.name, options.child(self, opts))

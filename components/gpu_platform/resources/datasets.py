@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 import pulumi
 import pulumi_kubernetes
 
+from gpu_platform.facts import component_types
 from gpu_platform.decisions.datasets import (
     associations, claim_teams, deployment, final_backup, fsx_lustre, protected, shared_path, team_path, throughput,
 )
@@ -108,8 +109,8 @@ class Datasets(pulumi.ComponentResource):
     mount_name: pulumi.Output[str]
 
     def __init__(self, name: str, args: DatasetsArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(options.public_type("Datasets"), name, None,
-                         options.formerly(opts, "gpu-platform:datasets:Datasets"))
+        super().__init__(component_types.public("Datasets"), name, None,
+                         options.formerly(opts, "Datasets"))
         from pulumi_aws import fsx as aws_fsx
 
         config = _file_system(name, args)

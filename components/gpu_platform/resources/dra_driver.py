@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Optional, Sequence
 
 import pulumi
 
+from gpu_platform.facts import component_types
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.dra import dra_driver_values
 
@@ -21,7 +22,7 @@ class DraDriver(pulumi.ComponentResource):
     def __init__(self, name: str, spec: "PlatformSpec", k8s_provider: pulumi.ProviderResource,
                  compute_domains: bool = False, depends_on: Sequence[pulumi.Resource] = (),
                  opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__("gpu-platform:dra:DraDriver", name, None, opts)
+        super().__init__(component_types.INTERNAL["DraDriver"], name, None, opts)
         from pulumi_kubernetes.helm.v3 import Release
 
         version = spec.dra_driver.chart_version

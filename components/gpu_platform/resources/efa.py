@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Optional, Sequence
 
 import pulumi
 
+from gpu_platform.facts import component_types
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.efa import device_plugin_values
 from gpu_platform.resources.options import named
@@ -36,7 +37,7 @@ class EfaDevicePlugin(pulumi.ComponentResource):
 
     def __init__(self, name: str, spec: "PlatformSpec", k8s_provider: pulumi.ProviderResource,
                  depends_on: Sequence[pulumi.Resource] = (), opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__("gpu-platform:efa:EfaDevicePlugin", name, None, opts)
+        super().__init__(component_types.INTERNAL["EfaDevicePlugin"], name, None, opts)
         from pulumi_kubernetes.helm.v3 import Release, RepositoryOptsArgs
 
         repo, chart = catalog.EFA_DEVICE_PLUGIN_CHART

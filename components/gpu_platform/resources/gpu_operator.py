@@ -11,6 +11,7 @@ from typing import Any, Mapping, Optional
 import pulumi
 import pulumi_kubernetes
 
+from gpu_platform.facts import component_types
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.operator_values import OperatorSettings, driver_summary, operator_values
 from gpu_platform.resources import options
@@ -140,8 +141,8 @@ class GpuOperator(pulumi.ComponentResource):
 
     def _build(self, name: str, settings: OperatorSettings, k8s_provider: Optional[pulumi.ProviderResource],
                opts: Optional[pulumi.ResourceOptions]) -> None:
-        super().__init__(options.public_type("GpuOperator"), name, None,
-                         options.formerly(opts, "gpu-platform:gpu_operator:GpuOperator"))
+        super().__init__(component_types.public("GpuOperator"), name, None,
+                         options.formerly(opts, "GpuOperator"))
         from pulumi_kubernetes.core.v1 import Namespace
         from pulumi_kubernetes.helm.v3 import Release, RepositoryOptsArgs
         from pulumi_kubernetes.meta.v1 import ObjectMetaArgs

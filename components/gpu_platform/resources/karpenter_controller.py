@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import pulumi
 
+from gpu_platform.facts import component_types
 from gpu_platform.decisions.karpenter import node_role_name, untagged_subnets
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.iam import pod_identity_trust_policy
@@ -36,7 +37,7 @@ class KarpenterController(pulumi.ComponentResource):
 
     def __init__(self, name: str, spec: "PlatformSpec", region: str, cluster: "Cluster",
                  depends_on: Sequence[pulumi.Resource], opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__("gpu-platform:karpenter:KarpenterController", name, None, opts)
+        super().__init__(component_types.INTERNAL["KarpenterController"], name, None, opts)
         from pulumi_aws import eks
 
         from gpu_platform.resources.node_iam import service_role

@@ -12,6 +12,7 @@ from typing import Any, Mapping, Optional
 import pulumi
 import pulumi_kubernetes
 
+from gpu_platform.facts import component_types
 from gpu_platform.decisions.karpenter import needs_user_data
 from gpu_platform.render.karpenter import custom_user_data, node_class_head, node_class_object, node_pool_object
 from gpu_platform.resources import options
@@ -72,8 +73,8 @@ class KarpenterNodePool(pulumi.ComponentResource):
 
     def _build(self, name: str, pool: NodePoolSpec, ctx: PoolContext, args: Mapping[str, Any],
                opts: Optional[pulumi.ResourceOptions]) -> None:
-        super().__init__(options.public_type("KarpenterNodePool"), name, None,
-                         options.formerly(opts, "gpu-platform:karpenter:KarpenterNodePool"))
+        super().__init__(component_types.public("KarpenterNodePool"), name, None,
+                         options.formerly(opts, "KarpenterNodePool"))
         provider = options.kubernetes(args)
         k8s = options.child(self, opts, protect=options.protect(opts, ctx.protected(pool)), **provider)
         self.node_class = _custom_resource(f"{name}-class", node_class_head(pool), self._class_spec(args, ctx, pool), k8s)

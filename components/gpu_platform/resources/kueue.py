@@ -13,6 +13,7 @@ import pulumi
 import pulumi_kubernetes
 from pulumi_kubernetes.apiextensions import CustomResource
 
+from gpu_platform.facts import component_types
 from gpu_platform.decisions.dra import dra_pools
 from gpu_platform.decisions.queueing import Fleet, gpu_flavors, placement, queueing_rules, quota_ceiling, team_queue
 from gpu_platform.facts import catalog, names
@@ -136,8 +137,8 @@ class KueueQueueing(pulumi.ComponentResource):
         return component
 
     def _build(self, name: str, fleet: Fleet, cluster: "QueueingCluster", opts: Optional[pulumi.ResourceOptions]) -> None:
-        super().__init__(options.public_type("KueueQueueing"), name, None,
-                         options.formerly(opts, "gpu-platform:kueue:KueueQueueing"))
+        super().__init__(component_types.public("KueueQueueing"), name, None,
+                         options.formerly(opts, "KueueQueueing"))
         from pulumi_kubernetes.admissionregistration.v1 import ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding
         from pulumi_kubernetes.core.v1 import Namespace
         from pulumi_kubernetes.helm.v3 import Release

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 import pulumi
 import pulumi_kubernetes
 
+from gpu_platform.facts import component_types
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.iam import pod_identity_trust_policy
 from gpu_platform.render.model_cache import storage_class
@@ -51,8 +52,8 @@ class ModelCache(pulumi.ComponentResource):
     """The StorageClass team claims name (ReadWriteMany, one access point per claim)."""
 
     def __init__(self, name: str, args: ModelCacheArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(options.public_type("ModelCache"), name, None,
-                         options.formerly(opts, "gpu-platform:model_cache:ModelCache"))
+        super().__init__(component_types.public("ModelCache"), name, None,
+                         options.formerly(opts, "ModelCache"))
         from pulumi_aws import efs
 
         count = _checked(name, args)

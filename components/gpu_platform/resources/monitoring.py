@@ -10,6 +10,7 @@ from typing import Any, Mapping, Optional
 import pulumi
 import pulumi_kubernetes
 
+from gpu_platform.facts import component_types
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.dashboard import FILE_NAME as DASHBOARD_FILE
 from gpu_platform.render.dashboard import dashboard
@@ -128,8 +129,8 @@ class GpuMonitoring(pulumi.ComponentResource):
     """install, existing or none."""
 
     def __init__(self, name: str, args: GpuMonitoringArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(options.public_type("GpuMonitoring"), name, None,
-                         options.formerly(opts, "gpu-platform:monitoring:GpuMonitoring"))
+        super().__init__(component_types.public("GpuMonitoring"), name, None,
+                         options.formerly(opts, "GpuMonitoring"))
         settings = monitoring_settings(name, args)
         prom = settings.monitoring.prometheus
         mode = prometheus_mode(settings.monitoring)

@@ -10,6 +10,7 @@ from typing import Any, Mapping, Optional
 
 import pulumi
 
+from gpu_platform.facts import component_types
 from gpu_platform.decisions import launch_template as lt
 from gpu_platform.decisions import node_boot, reservations
 from gpu_platform.decisions.node_pool import NodeGroupInputs, node_group_inputs, node_taints, node_template_tags
@@ -110,8 +111,8 @@ class GpuNodePool(pulumi.ComponentResource):
     def _build(self, name: str, pool: NodePoolSpec, ctx: PoolContext, args: Mapping[str, Any],
                opts: Optional[pulumi.ResourceOptions]) -> None:
         """`args`: what the pool reads of its cluster (GpuNodePoolArgs' cluster keys); the pool is `pool`."""
-        super().__init__(options.public_type("GpuNodePool"), name, None,
-                         options.formerly(opts, "gpu-platform:node_pool:GpuNodePool"))
+        super().__init__(component_types.public("GpuNodePool"), name, None,
+                         options.formerly(opts, "GpuNodePool"))
         from pulumi_aws import eks
 
         cluster_name = args["cluster_name"]

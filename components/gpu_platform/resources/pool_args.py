@@ -8,7 +8,8 @@ alone, naming the argument. Field paths in problems use the schema's (camelCase)
 from typing import Any, Mapping
 
 from gpu_platform.facts.karpenter_window import window_problem
-from gpu_platform.resources.typed_args import ENVIRONMENTS, Required, TypedDict, camel, syntax_problems
+from gpu_platform.facts.names import DRIVER_SOURCES, ENVIRONMENTS, MIG_STRATEGIES
+from gpu_platform.resources.typed_args import Required, TypedDict, camel, syntax_problems
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import DisruptionWindowSpec, NodePoolSpec
 from gpu_platform.spec.parse import read_part
@@ -17,8 +18,6 @@ from gpu_platform.spec.repair import pool_repair_rules
 from gpu_platform.spec.rules import driver_shortfalls, gpu_known, pool_rules
 from gpu_platform.spec.rules_karpenter import pool_rules as karpenter_pool_rules
 
-DRIVER_SOURCES = ("ami", "operator")
-MIG_STRATEGIES = ("none", "single", "mixed")
 
 
 class PoolAmiArgs(TypedDict, total=False):

@@ -12,6 +12,7 @@ from typing import Any, Mapping, Optional
 import pulumi
 import pulumi_kubernetes
 
+from gpu_platform.facts import component_types
 from gpu_platform.decisions.dra import ClaimShape, DomainShape
 from gpu_platform.facts import catalog, names, syntax
 from gpu_platform.render import team_objects as objects
@@ -42,8 +43,8 @@ class PriorityTiers(pulumi.ComponentResource):
     """The PriorityClasses, highest tier first."""
 
     def __init__(self, name: str, args: PriorityTiersArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(options.public_type("PriorityTiers"), name, None,
-                         options.formerly(opts, "gpu-platform:team:PriorityTiers"))
+        super().__init__(component_types.public("PriorityTiers"), name, None,
+                         options.formerly(opts, "PriorityTiers"))
         from pulumi_kubernetes.scheduling.v1 import PriorityClass
 
         args = dict(args or {})
@@ -159,8 +160,8 @@ class TeamNamespace(pulumi.ComponentResource):
         return component
 
     def _build(self, name: str, settings: "TeamSettings", opts: Optional[pulumi.ResourceOptions]) -> None:
-        super().__init__(options.public_type("TeamNamespace"), name, None,
-                         options.formerly(opts, "gpu-platform:team:TeamNamespace"))
+        super().__init__(component_types.public("TeamNamespace"), name, None,
+                         options.formerly(opts, "TeamNamespace"))
         from pulumi_kubernetes.core.v1 import LimitRange, Namespace, PersistentVolumeClaim, ResourceQuota
         from pulumi_kubernetes.networking.v1 import NetworkPolicy
         from pulumi_kubernetes.rbac.v1 import Role, RoleBinding
@@ -299,8 +300,8 @@ class TeamAccess(pulumi.ComponentResource):
     """The IAM role ARNs with an access entry."""
 
     def __init__(self, name: str, args: TeamAccessArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(options.public_type("TeamAccess"), name, None,
-                         options.formerly(opts, "gpu-platform:team:TeamAccess"))
+        super().__init__(component_types.public("TeamAccess"), name, None,
+                         options.formerly(opts, "TeamAccess"))
         from pulumi_aws import eks
 
         teams = access_settings(name, args)

@@ -12,6 +12,7 @@ import sys
 from typing import Any, Mapping
 
 from gpu_platform.facts import syntax
+from gpu_platform.facts.names import ENVIRONMENTS
 from gpu_platform.spec.parse import quoted
 
 if sys.version_info >= (3, 11):
@@ -19,9 +20,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - the published schema needs 3.11; Python programs run on 3.10 as well
     from typing_extensions import NotRequired, Required, TypedDict
 
-__all__ = ["NotRequired", "Required", "TypedDict", "ENVIRONMENTS", "camel", "argument_problems", "syntax_problems"]
+__all__ = ["NotRequired", "Required", "TypedDict", "camel", "argument_problems", "syntax_problems"]
 
-ENVIRONMENTS = ("dev", "staging", "prod")
 
 
 def camel(key: str) -> str:
