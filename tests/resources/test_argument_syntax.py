@@ -6,7 +6,7 @@ import pytest
 
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.resources.adopted_cluster import _check as adopted_check
-from gpu_platform.resources.cluster import cluster_args, cluster_settings
+from gpu_platform.resources.cluster import ClusterArgs, cluster_settings
 from gpu_platform.resources.node_pool import GpuNodePoolArgs
 from gpu_platform.resources.pool_args import pool_from_args
 from gpu_platform.spec.errors import SpecError
@@ -14,9 +14,13 @@ from tests.support.stacks import stack_platform
 
 
 def _cluster(**changes) -> dict:
-    args = dict(cluster_args(parse_platform(stack_platform("dev")), "us-east-1"))
-    args.update(changes)
-    return args
+    """The dev stack's cluster as Cluster's arguments, with `changes`."""
+    spec = parse_platform(stack_platform("dev"))
+    c, create = spec.cluster, spec.cluster.create
+    args = ClusterArgs(cluster_name=c.name, kubernetes_version=c.kubernetes_version, region="us-east-1",
+                       addons=dict(create.addons), system_nodes=create.system_nodes.model_dump(),
+                       vpc=create.vpc.model_dump(exclude_none=True), environment=spec.environment)
+    return {**args, **changes}
 
 
 def problems(check, *args) -> list[str]:

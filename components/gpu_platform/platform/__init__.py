@@ -15,22 +15,22 @@ from typing import Any, Mapping, Optional
 
 import pulumi
 
-from gpu_platform.facts import component_types
 from gpu_platform.decisions.dra import compute_domains_on, dra_pools
 from gpu_platform.decisions.efa import efa_pools
 from gpu_platform.decisions.karpenter import karpenter_pools
-from gpu_platform.facts import names
+from gpu_platform.facts import component_types, names
 from gpu_platform.facts.karpenter import KARPENTER
 from gpu_platform.render.monitoring import MonitoringSettings
 from gpu_platform.render.operator_values import OperatorSettings
 from gpu_platform.resources import options
 from gpu_platform.resources.alert_sns import build_alert_publishing
 from gpu_platform.resources.autoscaler import ClusterAutoscaler
-from gpu_platform.resources.cluster import build_cluster
-from gpu_platform.resources.datasets import build_datasets
+from gpu_platform.resources.cluster import Cluster
+from gpu_platform.resources.cluster_base import ClusterBase
+from gpu_platform.resources.datasets import Datasets
 from gpu_platform.resources.efa import EfaDevicePlugin
 from gpu_platform.resources.gpu_operator import GpuOperator
-from gpu_platform.resources.model_cache import build_model_cache
+from gpu_platform.resources.model_cache import ModelCache
 from gpu_platform.resources.monitoring import GpuMonitoring, GpuMonitoringArgs
 from gpu_platform.resources.node_pool import GpuNodePool
 from gpu_platform.resources.options import caller_provider
@@ -95,7 +95,7 @@ class GpuPlatform(pulumi.ComponentResource):
         aws = caller_provider(opts, "aws")
         self.aws_provider = aws if aws is not None else self._aws_provider(spec, region)
         aws_child = pulumi.ResourceOptions.merge(self._base, pulumi.ResourceOptions(provider=self.aws_provider))
-        self.cluster = build_cluster(spec, region, caller_provider(opts, "kubernetes"), aws_child)
+        self.cluster = self._cluster(spec, region, caller_provider(opts, "kubernetes"), aws_child)
         self._monitoring(spec, aws_child, alert_secrets)
         self._gpu_operator(spec)
         self._compute(spec, region, aws_child)
@@ -108,6 +108,10 @@ class GpuPlatform(pulumi.ComponentResource):
         """Stack outputs: cluster name, kubeconfig (secret), pool names, team namespaces, model-cache ids."""
         return dict(self._exports)
 
+    @staticmethod
+    def _waiting(opts: pulumi.ResourceOptions, *waits: Any) -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=list(waits)))
+
     def _after(self, *waits: Any) -> pulumi.ResourceOptions:
         """Options of a direct child: the caller's options as given to every child, then `waits`."""
         return pulumi.ResourceOptions.merge(self._base, pulumi.ResourceOptions(depends_on=list(waits)))
@@ -119,6 +123,19 @@ class GpuPlatform(pulumi.ComponentResource):
                 names.ENVIRONMENT_TAG: spec.environment, **spec.tags}
         return Provider("aws", region=region, default_tags=ProviderDefaultTagsArgs(tags=tags),
                         opts=pulumi.ResourceOptions(parent=self))
+
+    @staticmethod
+    def _cluster(spec: PlatformSpec, region: str, k8s_provider: Any, opts: pulumi.ResourceOptions) -> ClusterBase:
+        """The stack file's cluster: created from `cluster.create`, or adopted from `cluster.existing`."""
+        if spec.cluster.create is not None:
+            if k8s_provider is not None:
+                raise SpecError(["cluster.create: a Kubernetes provider cannot be given for a cluster this stack "
+                                 "creates (its kubeconfig comes from the new cluster); adopt the cluster with "
+                                 "cluster.existing"])
+            return Cluster.of("cluster", mapping.cluster_settings(spec, region), opts=opts)
+        from gpu_platform.resources.adopted_cluster import AdoptedCluster
+
+        return AdoptedCluster("cluster", mapping.adopted_args(spec, region, k8s_provider), opts=opts)
 
     def _compute(self, spec: PlatformSpec, region: str, aws_child: pulumi.ResourceOptions) -> None:
         # Pools wait for the cluster, its node role and network add-ons, and the GPU Operator's release.
@@ -187,13 +204,21 @@ class GpuPlatform(pulumi.ComponentResource):
                                         "driver": self.gpu_operator.driver}
 
     def _tenancy(self, spec: PlatformSpec, aws_child: pulumi.ResourceOptions) -> None:
-        self.model_cache = build_model_cache(spec, self.cluster, aws_child)
+        self.model_cache = None
+        if spec.model_cache.enabled:
+            self.model_cache = ModelCache("model-cache", mapping.model_cache_args(spec, self.cluster),
+                                          opts=self._waiting(aws_child, *self.cluster.system_ready))
         if self.dra_driver is not None and compute_domains_on(spec.node_pools):  # teams' ComputeDomains need its CRD
             aws_child = pulumi.ResourceOptions.merge(
                 aws_child, pulumi.ResourceOptions(depends_on=[self.dra_driver.release]))
         self._teams(spec, aws_child)
         self._exports["teamNamespaces"] = [t.namespace_name for t in self.teams]
-        self.datasets = build_datasets(spec, self.cluster, self.teams, aws_child)
+        self.datasets = None
+        fsx = spec.datasets.fsx_lustre
+        if fsx is not None:
+            self.datasets = Datasets.of("datasets", fsx, mapping.datasets_cluster(spec, self.cluster, self.teams),
+                                        opts=pulumi.ResourceOptions.merge(aws_child, pulumi.ResourceOptions(
+                                            depends_on=list(self.cluster.system_ready), protect=fsx.protect)))
         if self.datasets is not None:
             self._exports["datasets"] = {"fileSystemId": self.datasets.file_system.id,
                                          "dnsName": self.datasets.file_system.dns_name}

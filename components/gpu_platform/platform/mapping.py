@@ -8,10 +8,18 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import pulumi
 
+from gpu_platform.decisions import node_repair
+from gpu_platform.decisions.datasets import claim_teams
+from gpu_platform.decisions.karpenter import uses_karpenter
+from gpu_platform.decisions.network import subnet_count
+from gpu_platform.decisions.placement import subnet_index
 from gpu_platform.decisions.queueing import Fleet
 from gpu_platform.facts import names
 from gpu_platform.render.monitoring import scraping_namespace
 from gpu_platform.render.team_objects import TeamContext
+from gpu_platform.resources.adopted_cluster import AdoptedClusterArgs
+from gpu_platform.resources.cluster import ClusterSettings
+from gpu_platform.resources.model_cache import ModelCacheArgs
 from gpu_platform.resources.team import TeamRolesArgs, TeamSettings
 from gpu_platform.spec.models import NodePoolSpec, PlatformSpec, TeamSpec
 
@@ -59,3 +67,43 @@ def queueing_cluster(spec: PlatformSpec, cluster: Any, teams: list[Any]) -> "Que
     return QueueingCluster({t.name: namespaces[names.team_namespace(t.name)] for t in spec.teams},
                            spec.environment == "prod", dict(spec.cluster.system_node_selector),
                            scraping_namespace(spec.monitoring), cluster.k8s_provider)
+
+
+def cluster_settings(spec: PlatformSpec, region: str) -> ClusterSettings:
+    """The stack file's `cluster.create` block, and what the pools need of it, as Cluster builds it."""
+    return ClusterSettings(spec.cluster, region, spec.environment == "prod", dict(spec.tags),
+                           tuple(node_repair.gpu_taints(spec)), uses_karpenter(spec))
+
+
+def adopted_args(spec: PlatformSpec, region: str, k8s_provider: Any = None) -> AdoptedClusterArgs:
+    """The stack file's `cluster.existing` block as AdoptedCluster's arguments."""
+    existing = spec.cluster.existing
+    assert existing is not None  # parse_platform: exactly one of create and existing
+    args = AdoptedClusterArgs(cluster_name=spec.cluster.name, subnet_ids=list(existing.subnet_ids),
+                              node_security_group_ids=list(existing.node_security_group_ids), region=region)
+    if k8s_provider is not None:
+        args["k8s_provider"] = k8s_provider
+    return args
+
+
+def model_cache_args(spec: PlatformSpec, cluster: Any) -> ModelCacheArgs:
+    """The model cache's add-on and the platform's cluster (one mount target per private subnet)."""
+    return ModelCacheArgs(cluster_name=spec.cluster.name, vpc_id=cluster.vpc_id, subnet_ids=cluster.private_subnet_ids,
+                          subnet_count=subnet_count(spec), node_security_group_id=cluster.node_security_group_id,
+                          addon_version=spec.model_cache.addon_version, k8s_provider=cluster.k8s_provider)
+
+
+def datasets_cluster(spec: PlatformSpec, cluster: Any, teams: list[Any]) -> dict[str, Any]:
+    """What Datasets reads of the platform besides its file system: the cluster, the subnet of the first EFA
+    pool, and each claiming team's namespace, resolved once its quota and limits exist (the claim is counted)."""
+    by_name = {t.namespace_name: t for t in teams}
+    namespaces = {}
+    for team in claim_teams(spec):
+        unit = by_name[names.team_namespace(team.name)]
+        namespaces[team.name] = pulumi.Output.all(unit.namespace.metadata.name, unit.quota.id, unit.limits.id).apply(
+            lambda parts: parts[0])
+    subnet = pulumi.Output.from_input(cluster.private_subnet_ids).apply(
+        lambda ids, i=subnet_index(spec, cluster.zone_names): ids[i])
+    return {"cluster_name": spec.cluster.name, "vpc_id": cluster.vpc_id, "subnet_id": subnet,
+            "node_security_group_id": cluster.node_security_group_id, "team_namespaces": namespaces,
+            "k8s_provider": cluster.k8s_provider, "environment": spec.environment}

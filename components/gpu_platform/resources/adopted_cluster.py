@@ -5,7 +5,7 @@ Nothing of the cluster itself is created or changed: the component reads the end
 security group and service CIDR from EKS, and makes the GPU nodes' IAM role unless one is given. What the
 cluster must already provide is in docs/library.md ("An adopted cluster").
 """
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from typing import Any, Mapping, Optional
 
 import pulumi
 import pulumi_kubernetes
@@ -16,9 +16,6 @@ from gpu_platform.resources.cluster_base import ClusterBase
 from gpu_platform.resources.node_iam import node_role
 from gpu_platform.resources.typed_args import Required, TypedDict, argument_problems
 from gpu_platform.spec.errors import SpecError
-
-if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec
 
 # Adopted clusters were registered as Cluster before this component had a type of its own: the alias keeps
 # an existing stack's adopted cluster, and everything parented to it, in place.
@@ -81,13 +78,3 @@ def _check(name: str, args: Mapping[str, Any]) -> None:
         problems.append("subnetIds: list at least one private subnet")
     if problems:
         raise SpecError([f"AdoptedCluster {name!r}: {p}" for p in problems])
-
-
-def adopted_args(spec: "PlatformSpec", region: str, k8s_provider: Any = None) -> AdoptedClusterArgs:
-    """The stack file's `cluster.existing` block as AdoptedCluster's arguments."""
-    existing = spec.cluster.existing
-    args = AdoptedClusterArgs(cluster_name=spec.cluster.name, subnet_ids=list(existing.subnet_ids),
-                              node_security_group_ids=list(existing.node_security_group_ids), region=region)
-    if k8s_provider is not None:
-        args["k8s_provider"] = k8s_provider
-    return args

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Optional, Sequence
 
 import pulumi
 
-from gpu_platform.facts import component_types
-from gpu_platform.facts import names
+from gpu_platform.facts import component_types, names
 from gpu_platform.render.alert_routing import delivered_alerting, sns_topics
 
 if TYPE_CHECKING:

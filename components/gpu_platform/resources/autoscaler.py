@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Optional
 
 import pulumi
 
-from gpu_platform.facts import component_types
-from gpu_platform.facts import catalog, names
+from gpu_platform.facts import catalog, component_types, names
 from gpu_platform.render.autoscaler import autoscaler_policy, autoscaler_values
 from gpu_platform.render.iam import pod_identity_trust_policy
 

@@ -6,8 +6,7 @@ from typing import TYPE_CHECKING, Optional, Sequence
 
 import pulumi
 
-from gpu_platform.facts import component_types
-from gpu_platform.facts import catalog, names
+from gpu_platform.facts import catalog, component_types, names
 from gpu_platform.render.dra import dra_driver_values
 
 if TYPE_CHECKING:

@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import pulumi
 
-from gpu_platform.facts import component_types
 from gpu_platform.decisions.karpenter import node_role_name, untagged_subnets
-from gpu_platform.facts import catalog, names
+from gpu_platform.facts import catalog, component_types, names
 from gpu_platform.render.iam import pod_identity_trust_policy
 from gpu_platform.render.karpenter import controller_values
 from gpu_platform.render.karpenter_iam import controller_policies, interruption_rules, queue_policy

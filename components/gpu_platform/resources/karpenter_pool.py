@@ -12,8 +12,8 @@ from typing import Any, Mapping, Optional
 import pulumi
 import pulumi_kubernetes
 
-from gpu_platform.facts import component_types
 from gpu_platform.decisions.karpenter import needs_user_data
+from gpu_platform.facts import component_types
 from gpu_platform.render.karpenter import custom_user_data, node_class_head, node_class_object, node_pool_object
 from gpu_platform.resources import options
 from gpu_platform.resources.pool_args import DisruptionWindowArgs, KarpenterSettingsArgs, PoolArgs, pool_from_args

@@ -6,13 +6,12 @@ model. Teams get per-claim directories through access points (`efs-ap`) under `/
 `ModelCache` takes its own arguments, so it serves any EKS cluster.
 """
 import re
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from typing import Any, Mapping, Optional
 
 import pulumi
 import pulumi_kubernetes
 
-from gpu_platform.facts import component_types
-from gpu_platform.facts import catalog, names
+from gpu_platform.facts import catalog, component_types, names
 from gpu_platform.render.iam import pod_identity_trust_policy
 from gpu_platform.render.model_cache import storage_class
 from gpu_platform.resources import options
@@ -20,9 +19,6 @@ from gpu_platform.resources.options import named
 from gpu_platform.resources.typed_args import Required, TypedDict, argument_problems
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import ADDON_VERSION
-
-if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec
 
 
 class ModelCacheArgs(TypedDict, total=False):
@@ -137,16 +133,3 @@ def _checked(name: str, args: Mapping[str, Any]) -> int:
     if problems:
         raise SpecError([f"ModelCache {name!r}: {p}" for p in problems])
     return count
-
-
-def build_model_cache(spec: "PlatformSpec", cluster: Any, opts: pulumi.ResourceOptions) -> "ModelCache | None":
-    """The cache when the spec enables it; `cluster` is the platform's Cluster."""
-    if not spec.model_cache.enabled:
-        return None
-    from gpu_platform.decisions.network import subnet_count
-
-    args = ModelCacheArgs(cluster_name=spec.cluster.name, vpc_id=cluster.vpc_id, subnet_ids=cluster.private_subnet_ids,
-                          subnet_count=subnet_count(spec), node_security_group_id=cluster.node_security_group_id,
-                          addon_version=spec.model_cache.addon_version, k8s_provider=cluster.k8s_provider)
-    return ModelCache("model-cache", args, opts=pulumi.ResourceOptions.merge(
-        opts, pulumi.ResourceOptions(depends_on=list(cluster.system_ready))))

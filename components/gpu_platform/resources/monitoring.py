@@ -10,8 +10,7 @@ from typing import Any, Mapping, Optional
 import pulumi
 import pulumi_kubernetes
 
-from gpu_platform.facts import component_types
-from gpu_platform.facts import catalog, names
+from gpu_platform.facts import catalog, component_types, names
 from gpu_platform.render.dashboard import FILE_NAME as DASHBOARD_FILE
 from gpu_platform.render.dashboard import dashboard
 from gpu_platform.render.monitoring import (

@@ -6,9 +6,8 @@ from typing import TYPE_CHECKING, Mapping, Optional
 
 import pulumi
 
-from gpu_platform.facts import component_types
 from gpu_platform.decisions.network import nat_gateway_count, subnet_plan, zones
-from gpu_platform.facts import names
+from gpu_platform.facts import component_types, names
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import VpcSpec

@@ -10,13 +10,12 @@ from typing import Any, Mapping, Optional
 
 import pulumi
 
-from gpu_platform.facts import component_types
 from gpu_platform.decisions import launch_template as lt
 from gpu_platform.decisions import node_boot, reservations
 from gpu_platform.decisions.node_pool import NodeGroupInputs, node_group_inputs, node_taints, node_template_tags
 from gpu_platform.decisions.placement import subnet_indices
 from gpu_platform.decisions.sharing import mig_layout_tag
-from gpu_platform.facts import names
+from gpu_platform.facts import component_types, names
 from gpu_platform.resources import options
 from gpu_platform.resources.options import named
 from gpu_platform.resources.pool_args import PoolArgs, pool_from_args

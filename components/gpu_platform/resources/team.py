@@ -12,13 +12,11 @@ from typing import Any, Mapping, Optional
 import pulumi
 import pulumi_kubernetes
 
-from gpu_platform.facts import component_types
 from gpu_platform.decisions.dra import ClaimShape, DomainShape
-from gpu_platform.facts import catalog, names, syntax
+from gpu_platform.facts import catalog, component_types, names, syntax
 from gpu_platform.render import team_objects as objects
 from gpu_platform.render.team_objects import TeamContext
 from gpu_platform.resources import options
-from gpu_platform.resources.admission import TeamAdmission, TeamAdmissionArgs
 from gpu_platform.resources.typed_args import Required, TypedDict, argument_problems
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import TeamAccessSpec, TeamSpec
