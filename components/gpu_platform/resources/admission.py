@@ -14,8 +14,7 @@ import pulumi_kubernetes
 from gpu_platform.facts import component_types
 from gpu_platform.render.admission import admission_manifests
 from gpu_platform.resources import options
-from gpu_platform.resources.typed_args import TypedDict, argument_problems
-from gpu_platform.spec.errors import SpecError
+from gpu_platform.resources.typed_args import ArgumentsError, TypedDict, argument_problems
 
 
 class TeamAdmissionArgs(TypedDict, total=False):
@@ -41,7 +40,7 @@ class TeamAdmission(pulumi.ComponentResource):
         args = dict(args or {})
         problems = argument_problems(args, TeamAdmissionArgs)
         if problems:
-            raise SpecError([f"TeamAdmission {name!r}: {p}" for p in problems])
+            raise ArgumentsError(f"TeamAdmission {name!r}: ", problems)
         provider = options.kubernetes(args)
         m = admission_manifests()
         self.policies, self.bindings = {}, {}

@@ -14,8 +14,7 @@ from gpu_platform.facts import component_types
 from gpu_platform.resources import options
 from gpu_platform.resources.cluster_base import ClusterBase
 from gpu_platform.resources.node_iam import node_role
-from gpu_platform.resources.typed_args import Required, TypedDict, argument_problems
-from gpu_platform.spec.errors import SpecError
+from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems
 
 # Adopted clusters were registered as Cluster before this component had a type of its own: the alias keeps
 # an existing stack's adopted cluster, and everything parented to it, in place.
@@ -77,4 +76,4 @@ def _check(name: str, args: Mapping[str, Any]) -> None:
     if isinstance(subnets, (list, tuple)) and not subnets:
         problems.append("subnetIds: list at least one private subnet")
     if problems:
-        raise SpecError([f"AdoptedCluster {name!r}: {p}" for p in problems])
+        raise ArgumentsError(f"AdoptedCluster {name!r}: ", problems)

@@ -18,7 +18,7 @@ from gpu_platform.resources import options
 from gpu_platform.resources.cluster_base import ClusterBase
 from gpu_platform.resources.node_iam import control_plane_role, node_role
 from gpu_platform.resources.pool_args import PoolTaintArgs
-from gpu_platform.resources.typed_args import Required, TypedDict, argument_problems
+from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import ClusterSpec, TaintSpec
 from gpu_platform.spec.parse import read_part
@@ -295,12 +295,12 @@ def cluster_settings(name: str, args: Mapping[str, Any]) -> ClusterSettings:
         cluster = read_part(ClusterSpec, data)
         taints = [read_part(TaintSpec, t, f"gpuTaints[{i}].") for i, t in enumerate(args.get("gpu_taints") or [])]
     except SpecError as err:
-        raise SpecError(list(dict.fromkeys(where + _flat(p) for p in [*problems, *err.problems]))) from None
+        raise ArgumentsError(where, [_flat(p) for p in [*problems, *err.problems]]) from None
     zones = [(f"vpc.zones[{j}]", z) for j, z in enumerate(cluster.create.vpc.zones or [])] if cluster.create.vpc else []
     found = [*cluster_rules(cluster, at="", prod=args.get("environment") == "prod"), *region_rules(args.get("region"), zones)]
     problems += [f"{path}: {message}" for path, message in found if path != "aws:region"]  # the region: above
     if problems:
-        raise SpecError([where + _flat(p) for p in problems])
+        raise ArgumentsError(where, [_flat(p) for p in problems])
     return ClusterSettings(cluster, str(args["region"]), args.get("environment") == "prod", dict(args.get("tags") or {}),
                            tuple(taints), bool(args.get("karpenter_discovery")))
 

@@ -36,7 +36,7 @@ from gpu_platform.render.datasets import (
 from gpu_platform.render.iam import pod_identity_trust_policy
 from gpu_platform.resources import options
 from gpu_platform.resources.options import named
-from gpu_platform.resources.typed_args import Required, TypedDict, argument_problems
+from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import FsxLustreSpec
 from gpu_platform.spec.parse import read_part
@@ -265,9 +265,9 @@ def _file_system(name: str, args: Mapping[str, Any]) -> FsxLustreSpec:
     try:
         config = read_part(FsxLustreSpec, args.get("fsx_lustre") or {}, "fsxLustre.")
     except SpecError as err:
-        raise SpecError([where + p for p in [*problems, *err.problems]]) from None
+        raise ArgumentsError(where, [*problems, *err.problems]) from None
     problems += [f"{path}: {message}" for path, message in
                  file_system_rules(config, args.get("environment") == "prod", "fsxLustre")]
     if problems:
-        raise SpecError([where + p for p in problems])
+        raise ArgumentsError(where, problems)
     return config

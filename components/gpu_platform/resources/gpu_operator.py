@@ -16,7 +16,7 @@ from gpu_platform.facts import catalog, names
 from gpu_platform.render.operator_values import OperatorSettings, driver_summary, operator_values
 from gpu_platform.resources import options
 from gpu_platform.resources.pool_args import PoolAmiArgs, PoolSharingArgs, PoolTaintArgs
-from gpu_platform.resources.typed_args import Required, TypedDict, argument_problems
+from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import GpuOperatorSpec, OperatorPoolSpec, mig_strategy_of
 from gpu_platform.spec.parse import read_part
@@ -189,7 +189,7 @@ def operator_settings(name: str, args: Mapping[str, Any], today: Optional[date] 
         operator = read_part(GpuOperatorSpec, fields)
         pools = [read_part(OperatorPoolSpec, p, f"pools[{i}].") for i, p in enumerate(args.get("pools") or [])]
     except SpecError as err:
-        raise SpecError([where + p for p in [*problems, *err.problems]]) from None
+        raise ArgumentsError(where, [*problems, *err.problems]) from None
     found = [p for i, pool in enumerate(pools) for p in gpu_shape_rules(f"pools[{i}]", pool)]
     if not found:
         found += [p for i, pool in enumerate(pools) for p in sharing_rules(f"pools[{i}]", pool)]
@@ -198,7 +198,7 @@ def operator_settings(name: str, args: Mapping[str, Any], today: Optional[date] 
         found += mig_strategy_rules(pools, "pools")
     problems += [f"{path}: {message}" for path, message in found]
     if problems:
-        raise SpecError([where + p for p in problems])
+        raise ArgumentsError(where, problems)
     labels = args.get("service_monitor_labels") or {}
     return OperatorSettings(
         operator, pools, args.get("mig_strategy") or mig_strategy_of(pools),

@@ -21,7 +21,7 @@ from gpu_platform.render.queueing_objects import chart_values, queueing_manifest
 from gpu_platform.resources import options
 from gpu_platform.resources.pool_args import PoolSharingArgs, PoolTaintArgs
 from gpu_platform.resources.team import TeamQuotaArgs
-from gpu_platform.resources.typed_args import Required, TypedDict, argument_problems
+from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import QueueingSpec, QueuePoolSpec, TeamSpec, mig_strategy_of
 from gpu_platform.spec.parse import read_part
@@ -233,7 +233,7 @@ def queueing_settings(name: str, args: Mapping[str, Any]) -> Fleet:
     except SpecError as err:
         problems += err.problems
     if problems:
-        raise SpecError([where + p for p in problems])
+        raise ArgumentsError(where, problems)
     found = [p for i, pool in enumerate(pools) for p in gpu_shape_rules(f"nodePools[{i}]", pool)]
     if not found:
         found += [p for i, pool in enumerate(pools) for p in sharing_rules(f"nodePools[{i}]", pool)]
@@ -242,5 +242,5 @@ def queueing_settings(name: str, args: Mapping[str, Any]) -> Fleet:
     if not found:
         found += queueing_rules(fleet)
     if found:
-        raise SpecError([where + f"{path.removeprefix('queueing.')}: {message}" for path, message in found])
+        raise ArgumentsError(where, [f"{path.removeprefix('queueing.')}: {message}" for path, message in found])
     return fleet

@@ -16,8 +16,7 @@ from gpu_platform.render.iam import pod_identity_trust_policy
 from gpu_platform.render.model_cache import storage_class
 from gpu_platform.resources import options
 from gpu_platform.resources.options import named
-from gpu_platform.resources.typed_args import Required, TypedDict, argument_problems
-from gpu_platform.spec.errors import SpecError
+from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems
 from gpu_platform.spec.models import ADDON_VERSION
 
 
@@ -131,5 +130,5 @@ def _checked(name: str, args: Mapping[str, Any]) -> int:
     elif count is None or count < 1:
         problems.append("subnetCount: required (>= 1) when subnetIds is an Output: one mount target per subnet")
     if problems:
-        raise SpecError([f"ModelCache {name!r}: {p}" for p in problems])
+        raise ArgumentsError(f"ModelCache {name!r}: ", problems)
     return count

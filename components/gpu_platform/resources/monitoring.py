@@ -17,7 +17,7 @@ from gpu_platform.render.monitoring import (
     DASHBOARD_LABEL_VALUE, PROMETHEUS_RULE_API, MonitoringSettings, gpu_rule_groups, prometheus_mode, stack_values,
 )
 from gpu_platform.resources import options
-from gpu_platform.resources.typed_args import TypedDict, argument_problems
+from gpu_platform.resources.typed_args import ArgumentsError, TypedDict, argument_problems
 from gpu_platform.spec.alerting import SeverityRoutesSpec, monitoring_rules
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import MonitoringSpec
@@ -230,11 +230,11 @@ def monitoring_settings(name: str, args: Mapping[str, Any]) -> MonitoringSetting
         teams = {team: read_part(SeverityRoutesSpec, routes, f"teamRoutes.{team}.")
                  for team, routes in (args.get("team_routes") or {}).items()}
     except SpecError as err:
-        raise SpecError([where + p for p in [*problems, *err.problems]]) from None
+        raise ArgumentsError(where, [*problems, *err.problems]) from None
     found = monitoring_rules(monitoring, [(f"teamRoutes.{t}", r) for t, r in teams.items()],
                              args.get("environment") == "prod", at="")
     problems += [f"{path}: {message}" for path, message in found]
     if problems:
-        raise SpecError([where + p for p in problems])
+        raise ArgumentsError(where, problems)
     return MonitoringSettings(monitoring, args.get("cluster_name") or "", teams, dict(args.get("gpu_prices") or {}),
                               dict(args.get("system_node_selector") or names.SYSTEM_NODE_SELECTOR))

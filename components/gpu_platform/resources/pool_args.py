@@ -9,7 +9,7 @@ from typing import Any, Mapping
 
 from gpu_platform.facts.karpenter_window import window_problem
 from gpu_platform.facts.names import DRIVER_SOURCES, ENVIRONMENTS, MIG_STRATEGIES
-from gpu_platform.resources.typed_args import Required, TypedDict, camel, syntax_problems
+from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, camel, syntax_problems
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import DisruptionWindowSpec, NodePoolSpec
 from gpu_platform.spec.parse import read_part
@@ -178,7 +178,7 @@ def pool_from_args(args_type: type, name: str, args: Mapping[str, Any],
     try:
         pool = read_part(NodePoolSpec, {k: v for k, v in data.items() if v is not None})
     except SpecError as err:
-        raise SpecError([where + p for p in [*problems, *err.problems]]) from None
+        raise ArgumentsError(where, [*problems, *err.problems]) from None
     ctx = PoolContext(
         at="", cluster_name=cluster_name if isinstance(cluster_name, str) else None,
         kubernetes_version=args.get("kubernetes_version"), environment=args.get("environment", "dev"),
@@ -188,7 +188,7 @@ def pool_from_args(args_type: type, name: str, args: Mapping[str, Any],
         disruption_window=DisruptionWindowSpec(**window) if window else None)
     problems += _pool_problems(ctx, pool)
     if problems:
-        raise SpecError([where + p for p in problems])
+        raise ArgumentsError(where, problems)
     return pool, ctx
 
 

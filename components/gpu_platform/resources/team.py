@@ -17,7 +17,7 @@ from gpu_platform.facts import catalog, component_types, names, syntax
 from gpu_platform.render import team_objects as objects
 from gpu_platform.render.team_objects import TeamContext
 from gpu_platform.resources import options
-from gpu_platform.resources.typed_args import Required, TypedDict, argument_problems
+from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import TeamAccessSpec, TeamSpec
 from gpu_platform.spec.parse import read_part
@@ -48,7 +48,7 @@ class PriorityTiers(pulumi.ComponentResource):
         args = dict(args or {})
         problems = argument_problems(args, PriorityTiersArgs)
         if problems:
-            raise SpecError([f"PriorityTiers {name!r}: {p}" for p in problems])
+            raise ArgumentsError(f"PriorityTiers {name!r}: ", problems)
         self.classes = {}
         for tier in objects.PRIORITY_TIERS:
             m = objects.priority_class(tier)
@@ -234,7 +234,7 @@ def team_settings(name: str, args: Mapping[str, Any]) -> TeamSettings:
         team = read_part(TeamSpec, {"name": args.get("team"), **fields})
     except SpecError as err:
         problems += [re.sub(r"^name\b", "team", p) for p in err.problems]
-        raise SpecError([f"TeamNamespace {name!r}: {p}" for p in problems]) from None
+        raise ArgumentsError(f"TeamNamespace {name!r}: ", problems) from None
     found = [*name_rules("", team, RESERVED_NAMESPACES, name_field="team"),
              *mig_slice_rules("", team.quota, args.get("mig_profiles"))]
     cache = args.get("model_cache")
@@ -243,7 +243,7 @@ def team_settings(name: str, args: Mapping[str, Any]) -> TeamSettings:
         found += cache_claim_rules("", team.quota, size, "modelCache.size")
     problems += [f"{path}: {message}" for path, message in found]
     if problems:
-        raise SpecError([f"TeamNamespace {name!r}: {p}" for p in problems])
+        raise ArgumentsError(f"TeamNamespace {name!r}: ", problems)
     shapes = []
     for i, claim in enumerate(args.get("gpu_claims") or []):
         gpu, count = dict(claim).get("gpu"), dict(claim).get("count")
@@ -262,7 +262,7 @@ def team_settings(name: str, args: Mapping[str, Any]) -> TeamSettings:
     if shapes and not args.get("dra", True):
         problems.append("dra: gpuClaims need the cluster's DRA driver; leave dra true (the default with gpuClaims)")
     if problems:
-        raise SpecError([f"TeamNamespace {name!r}: {p}" for p in problems])
+        raise ArgumentsError(f"TeamNamespace {name!r}: ", problems)
     profiles = args.get("mig_profiles") or list(team.quota.mig_slices)
     ctx = TeamContext(
         str(version), tuple(names.mig_resource(p) for p in profiles),
@@ -331,5 +331,5 @@ def access_settings(name: str, args: Mapping[str, Any]) -> list[tuple[str, TeamA
         problems += [f"{path}: {message}" for path, message in role_arn_rules(f"teams[{i}]", access)]
         teams.append((str(team), access))
     if problems:
-        raise SpecError([f"TeamAccess {name!r}: {p}" for p in problems])
+        raise ArgumentsError(f"TeamAccess {name!r}: ", problems)
     return teams

@@ -11,8 +11,11 @@ Problems name arguments as the schema does (camelCase), so a TypeScript or YAML 
 import sys
 from typing import Any, Mapping
 
+from pulumi.errors import InputPropertiesError, InputPropertyErrorDetails
+
 from gpu_platform.facts import syntax
 from gpu_platform.facts.names import ENVIRONMENTS
+from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.parse import quoted
 
 if sys.version_info >= (3, 11):
@@ -20,7 +23,24 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - the published schema needs 3.11; Python programs run on 3.10 as well
     from typing_extensions import NotRequired, Required, TypedDict
 
-__all__ = ["NotRequired", "Required", "TypedDict", "camel", "argument_problems", "syntax_problems"]
+__all__ = ["NotRequired", "Required", "TypedDict", "ArgumentsError", "camel", "argument_problems", "syntax_problems"]
+
+
+class ArgumentsError(SpecError, InputPropertiesError):
+    """A component's arguments are invalid. Each problem is `path: reason`, the path the argument's as the
+    schema names it; as Pulumi's per-property error (pulumi.errors.InputPropertiesError), a component host
+    and `pulumi up` show each property. A SpecError too, so a program or the planner handles it as any."""
+
+    def __init__(self, where: str, problems: list[str]):
+        """`where`: the component and its name, e.g. "GpuNodePool 'a10g': "."""
+        SpecError.__init__(self, list(dict.fromkeys(where + p for p in problems)))
+        self.message = str(self)
+        self.errors: list[InputPropertyErrorDetails] = [_details(p) for p in dict.fromkeys(problems)]
+
+
+def _details(problem: str) -> InputPropertyErrorDetails:
+    path, _, reason = problem.partition(": ")
+    return InputPropertyErrorDetails(property_path=path, reason=reason)
 
 
 

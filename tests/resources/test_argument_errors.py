@@ -1,0 +1,42 @@
+"""A component's invalid arguments are Pulumi's per-property error (pulumi.errors.InputPropertiesError), each
+naming the argument's path, so a component host and `pulumi up` show the property; and a SpecError, so a
+program or the planner handles it as every other refusal."""
+from __future__ import annotations
+
+import pytest
+from pulumi.errors import InputPropertiesError
+
+from gpu_platform.resources.gpu_operator import operator_settings
+from gpu_platform.resources.node_pool import GpuNodePoolArgs
+from gpu_platform.resources.pool_args import pool_from_args
+from gpu_platform.resources.team import team_settings
+from gpu_platform.spec.errors import SpecError
+
+AMI = {"type": "AL2023_x86_64_NVIDIA", "release_version": "1.35.7-20260911"}
+
+
+def refusal(check, *args) -> InputPropertiesError:
+    with pytest.raises(InputPropertiesError) as err:
+        check(*args)
+    assert isinstance(err.value, SpecError)
+    return err.value
+
+
+def test_a_pool_whose_mig_layout_does_not_fit_names_the_property():
+    args = GpuNodePoolArgs(instance_types=["p5.48xlarge"], capacity_type="on-demand", max_size=1, ami=AMI,
+                           sharing={"mode": "mig", "layout": {"1g.10gb": 99}})
+    err = refusal(pool_from_args, GpuNodePoolArgs, "h100", args, "managed-node-group")
+    assert [e["property_path"] for e in err.errors] == ["sharing.layout"]
+    assert err.problems[0].startswith("GpuNodePool 'h100': sharing.layout: ")
+    assert err.errors[0]["reason"] and err.errors[0]["reason"] in err.problems[0]
+
+
+def test_a_team_with_a_negative_quota_names_the_property():
+    err = refusal(team_settings, "t", {"team": "t", "quota": {"gpus": -1, "cpu": "1", "memory": "1Gi"},
+                                       "kubernetes_version": "1.35"})
+    assert [e["property_path"] for e in err.errors] == ["quota.gpus"]
+
+
+def test_an_operator_with_an_unknown_chart_names_the_property():
+    err = refusal(operator_settings, "op", {"chart_version": "v0.0.1", "driver": {"source": "ami"}})
+    assert "chartVersion" in [e["property_path"] for e in err.errors]
