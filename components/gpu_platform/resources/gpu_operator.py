@@ -18,6 +18,7 @@ from gpu_platform.resources import options
 from gpu_platform.resources.pool_args import PoolAmiArgs, PoolSharingArgs, PoolTaintArgs
 from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems
 from gpu_platform.spec.errors import SpecError
+from gpu_platform.spec.field_path import FieldPath
 from gpu_platform.spec.models import GpuOperatorSpec, OperatorPoolSpec, mig_strategy_of
 from gpu_platform.spec.parse import read_part
 from gpu_platform.spec.rules import driver_rules, gpu_shape_rules, mig_strategy_rules, sharing_rules
@@ -190,9 +191,9 @@ def operator_settings(name: str, args: Mapping[str, Any], today: Optional[date] 
         pools = [read_part(OperatorPoolSpec, p, f"pools[{i}].") for i, p in enumerate(args.get("pools") or [])]
     except SpecError as err:
         raise ArgumentsError(where, [*problems, *err.problems]) from None
-    found = [p for i, pool in enumerate(pools) for p in gpu_shape_rules(f"pools[{i}]", pool)]
+    found = [p for i, pool in enumerate(pools) for p in gpu_shape_rules(FieldPath.of("pools").index(i), pool)]
     if not found:
-        found += [p for i, pool in enumerate(pools) for p in sharing_rules(f"pools[{i}]", pool)]
+        found += [p for i, pool in enumerate(pools) for p in sharing_rules(FieldPath.of("pools").index(i), pool)]
         found += driver_rules(operator, pools, args.get("kubernetes_version"), args.get("environment") == "prod",
                               today or date.today(), at="", pools_at="pools", k8s_at="kubernetesVersion")
         found += mig_strategy_rules(pools, "pools")

@@ -23,6 +23,7 @@ from gpu_platform.resources.pool_args import PoolSharingArgs, PoolTaintArgs
 from gpu_platform.resources.team import TeamQuotaArgs
 from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems
 from gpu_platform.spec.errors import SpecError
+from gpu_platform.spec.field_path import FieldPath
 from gpu_platform.spec.models import QueueingSpec, QueuePoolSpec, TeamSpec, mig_strategy_of
 from gpu_platform.spec.parse import read_part
 from gpu_platform.spec.rules import gpu_shape_rules, mig_strategy_rules, sharing_rules
@@ -234,9 +235,9 @@ def queueing_settings(name: str, args: Mapping[str, Any]) -> Fleet:
         problems += err.problems
     if problems:
         raise ArgumentsError(where, problems)
-    found = [p for i, pool in enumerate(pools) for p in gpu_shape_rules(f"nodePools[{i}]", pool)]
+    found = [p for i, pool in enumerate(pools) for p in gpu_shape_rules(FieldPath.of("nodePools").index(i), pool)]
     if not found:
-        found += [p for i, pool in enumerate(pools) for p in sharing_rules(f"nodePools[{i}]", pool)]
+        found += [p for i, pool in enumerate(pools) for p in sharing_rules(FieldPath.of("nodePools").index(i), pool)]
         found += mig_strategy_rules(pools)
     fleet = Fleet(pools, teams, queueing, mig_strategy_of(pools))
     if not found:

@@ -11,6 +11,7 @@ from gpu_platform.facts.karpenter_window import window_problem
 from gpu_platform.facts.names import DRIVER_SOURCES, ENVIRONMENTS, MIG_STRATEGIES
 from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, camel, syntax_problems
 from gpu_platform.spec.errors import SpecError
+from gpu_platform.spec.field_path import FieldPath
 from gpu_platform.spec.models import DisruptionWindowSpec, NodePoolSpec
 from gpu_platform.spec.parse import read_part
 from gpu_platform.spec.pool_context import PoolContext
@@ -180,7 +181,7 @@ def pool_from_args(args_type: type, name: str, args: Mapping[str, Any],
     except SpecError as err:
         raise ArgumentsError(where, [*problems, *err.problems]) from None
     ctx = PoolContext(
-        at="", cluster_name=cluster_name if isinstance(cluster_name, str) else None,
+        at=FieldPath(), cluster_name=cluster_name if isinstance(cluster_name, str) else None,
         kubernetes_version=args.get("kubernetes_version"), environment=args.get("environment", "dev"),
         tags=dict(args.get("tags") or {}), driver_source=args.get("driver_source", "ami"),
         driver_version=args.get("driver_version"), mig_strategy=args.get("mig_strategy") or _own_strategy(pool),
@@ -193,14 +194,14 @@ def pool_from_args(args_type: type, name: str, args: Mapping[str, Any],
 
 
 def _pool_problems(ctx: PoolContext, pool: NodePoolSpec) -> list[str]:
-    found = [*pool_rules(ctx, pool), *karpenter_pool_rules(ctx, pool), *pool_repair_rules(".repair", pool.repair)]
+    found = [*pool_rules(ctx, pool), *karpenter_pool_rules(ctx, pool), *pool_repair_rules(FieldPath.of("repair"), pool.repair)]
     if ctx.driver_source == "operator" and ctx.driver_version and gpu_known(pool):
-        found += [("driverVersion", need) for need in driver_shortfalls(pool, ctx.driver_version)]
+        found += [(FieldPath.of("driverVersion"), need) for need in driver_shortfalls(pool, ctx.driver_version)]
     window = ctx.disruption_window
     problem = window_problem(window.schedule, window.duration) if window else None
     if problem:
-        found.append(("disruptionWindow", problem))
-    return [f"{path.lstrip('.')}: {message}" for path, message in found]
+        found.append((FieldPath.of("disruptionWindow"), problem))
+    return [f"{path}: {message}" for path, message in found]
 
 
 def _context_problems(args: Mapping[str, Any]) -> list[str]:

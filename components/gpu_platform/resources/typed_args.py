@@ -16,7 +16,7 @@ from pulumi.errors import InputPropertiesError, InputPropertyErrorDetails
 from gpu_platform.facts import syntax
 from gpu_platform.facts.names import ENVIRONMENTS
 from gpu_platform.spec.errors import SpecError
-from gpu_platform.spec.parse import quoted
+from gpu_platform.spec.field_path import quoted
 
 if sys.version_info >= (3, 11):
     from typing import NotRequired, Required, TypedDict

@@ -32,7 +32,7 @@ DRA = "dra"
 def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
     if pool.gpu_allocation != DRA:
         return
-    at = f"{ctx.at}.gpuAllocation"
+    at = ctx.at / "gpuAllocation"
     k8s = ctx.kubernetes_version
     if k8s is not None and catalog.version_key(k8s) < catalog.version_key(catalog.DRA_MIN_KUBERNETES):
         yield (at, f"DRA needs Kubernetes {catalog.DRA_MIN_KUBERNETES} or newer (resource.k8s.io/v1, NVIDIA's DRA "
@@ -41,7 +41,7 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
         yield (at, "Karpenter v1.14 does not provision for ResourceClaims (its DRA support is alpha and the chart "
                "sets IGNORE_DRA_REQUESTS): use provisioner managed-node-group for a DRA pool, or device-plugin")
     elif pool.min_size != pool.max_size:
-        yield (f"{ctx.at}.minSize", f"a DRA pool has a fixed size (minSize = maxSize = {pool.max_size}): the Cluster "
+        yield (ctx.at / "minSize", f"a DRA pool has a fixed size (minSize = maxSize = {pool.max_size}): the Cluster "
                "Autoscaler cannot build a DRA node from an empty Auto Scaling group's tags, so it cannot scale "
                "the pool from zero for a pending claim")
     if pool.sharing.mode == "time-slicing":
@@ -53,7 +53,7 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
                "whole GPUs (sharing.mode none) on a DRA pool, or device-plugin for MIG")
     image = pool.ami.image
     if not image.operator_device_plugin:
-        yield (f"{ctx.at}.ami.type", f"{image.key} runs its own device plugin, which the GPU Operator cannot switch "
+        yield (ctx.at / "ami.type", f"{image.key} runs its own device plugin, which the GPU Operator cannot switch "
                "off: a DRA pool needs an image whose device plugin the operator runs (AL2023 or Ubuntu)")
     yield from _driver_floor(ctx, pool)
 
@@ -70,5 +70,5 @@ def _driver_floor(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
     for family in dict.fromkeys(it.family for it in pool.instances):
         branch = era.branch_for(family) if era else None
         if branch and int(branch) < floor:
-            yield (f"{ctx.at}.ami.{fld}", f"{pin} runs driver R{branch} on {family}; DRA needs R{floor} or newer: "
+            yield (ctx.at.field("ami").field(fld), f"{pin} runs driver R{branch} on {family}; DRA needs R{floor} or newer: "
                    "pin a newer AMI release")

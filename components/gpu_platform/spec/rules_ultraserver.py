@@ -35,29 +35,29 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
         return
     at, us = ctx.at, found[0]
     if len(pool.instance_types) > 1:
-        yield (f"{at}.instanceTypes", f"{us.instance_type} runs only inside its UltraServer: list it alone in the pool")
+        yield (at / "instanceTypes", f"{us.instance_type} runs only inside its UltraServer: list it alone in the pool")
     if pool.capacity_type != "capacity-block":
-        yield (f"{at}.capacityType", f"{us.instance_type} is sold only as UltraServers on EC2 Capacity Blocks: use "
+        yield (at / "capacityType", f"{us.instance_type} is sold only as UltraServers on EC2 Capacity Blocks: use "
                "capacityType capacity-block with the block's reservation {id, start, end}")
     smallest = min(us.sizes.values())
     count = pool.reservation.instance_count if pool.reservation else None
     if count is not None and count % smallest:
         sizes = ", ".join(f"{k} = {v}" for k, v in us.sizes.items())
-        yield (f"{at}.reservation.instanceCount", f"a block holds whole UltraServers ({sizes} instances): "
+        yield (at / "reservation.instanceCount", f"a block holds whole UltraServers ({sizes} instances): "
                f"{count} is not a multiple of {smallest}")
     if pool.provisioner == KARPENTER:
-        yield (f"{at}.provisioner", f"Karpenter has no {us.instance_type} in its catalog and does not provision for "
+        yield (at / "provisioner", f"Karpenter has no {us.instance_type} in its catalog and does not provision for "
                "DRA claims: use managed-node-group")
     if pool.gpu_allocation != "dra":
-        yield (f"{at}.gpuAllocation", "an UltraServer's NVLink domain spans nodes only through IMEX channels, which "
+        yield (at / "gpuAllocation", "an UltraServer's NVLink domain spans nodes only through IMEX channels, which "
                "NVIDIA's DRA driver hands out (ComputeDomains); AWS requires DRA on P6e-GB200: set gpuAllocation dra")
     if pool.sharing.mode == "mig":
-        yield (f"{at}.sharing.mode", "MIG is not supported on GB200 here: the EKS AMI runs it with coherent driver-based "
+        yield (at / "sharing.mode", "MIG is not supported on GB200 here: the EKS AMI runs it with coherent driver-based "
                "memory (CDMM), under which MIG and vGPU are off; use sharing.mode none")
     elif pool.sharing.mode != "none":
-        yield (f"{at}.sharing.mode", "an UltraServer pool hands out whole GPUs by DRA: use sharing.mode none")
+        yield (at / "sharing.mode", "an UltraServer pool hands out whole GPUs by DRA: use sharing.mode none")
     if not pool.efa:
-        yield (f"{at}.efa", "multi-node jobs reach GPUs outside their UltraServer over EFA (the AMI ships it): set "
+        yield (at / "efa", "multi-node jobs reach GPUs outside their UltraServer over EFA (the AMI ships it): set "
                "efa: true")
     yield from _driver_rules(ctx, pool, us)
 
@@ -77,5 +77,5 @@ def _driver_rules(ctx: PoolContext, pool: NodePoolSpec, us: catalog.UltraServer)
     ami_branch = era.branch_for(catalog.instance_type(us.instance_type).family) if era else None
     if ami_branch and ami_branch not in us.driver_branches:
         fld = "alias" if pool.ami.alias else "releaseVersion"
-        yield (f"{ctx.at}.ami.{fld}", f"{pin} runs driver R{ami_branch} on {us.instance_type}, which runs {branches} "
+        yield (ctx.at.field("ami").field(fld), f"{pin} runs driver R{ami_branch} on {us.instance_type}, which runs {branches} "
                "only (R595 breaks EFA there): pin a release that runs R580")
