@@ -20,10 +20,14 @@ from gpu_platform.decisions.efa import efa_pools
 from gpu_platform.decisions.karpenter import karpenter_pools
 from gpu_platform.facts import component_types, names
 from gpu_platform.facts.karpenter import KARPENTER
+from gpu_platform.render.alert_routing import delivered_alerting, sns_topics
+from gpu_platform.render.autoscaler import autoscaler_values
+from gpu_platform.render.dra import dra_driver_values
+from gpu_platform.render.efa import device_plugin_values as efa_plugin_values
 from gpu_platform.render.monitoring import MonitoringSettings
 from gpu_platform.render.operator_values import OperatorSettings
 from gpu_platform.resources import options
-from gpu_platform.resources.alert_sns import build_alert_publishing
+from gpu_platform.resources.alert_sns import AlertPublishing
 from gpu_platform.resources.autoscaler import ClusterAutoscaler
 from gpu_platform.resources.cluster import Cluster
 from gpu_platform.resources.cluster_base import ClusterBase
@@ -144,8 +148,10 @@ class GpuPlatform(pulumi.ComponentResource):
         if dra_pools(spec.node_pools):  # the kubelet plugin is there before a DRA pool's first node
             from gpu_platform.resources.dra_driver import DraDriver
 
-            self.dra_driver = DraDriver("dra-driver", spec, self.cluster.k8s_provider,
-                                        compute_domains=compute_domains_on(spec.node_pools),
+            version = spec.dra_driver.chart_version
+            values = dra_driver_values(version, spec.node_pools, spec.gpu_operator.driver.source,
+                                       spec.cluster.system_node_selector, compute_domains_on(spec.node_pools))
+            self.dra_driver = DraDriver("dra-driver", version, values, self.cluster.k8s_provider,
                                         depends_on=self.cluster.system_ready, opts=self._after())
             after.append(self.dra_driver.release)
         cluster = self.cluster.pool_args(spec.cluster.name)
@@ -156,11 +162,13 @@ class GpuPlatform(pulumi.ComponentResource):
         self.karpenter = self._karpenter(spec, region, after, aws_child)
         self.efa_device_plugin = None
         if efa_pools(spec):
-            self.efa_device_plugin = EfaDevicePlugin("efa-device-plugin", spec, self.cluster.k8s_provider,
+            self.efa_device_plugin = EfaDevicePlugin("efa-device-plugin", spec.efa_device_plugin.chart_version,
+                                                     efa_plugin_values(spec), self.cluster.k8s_provider,
                                                      depends_on=self.cluster.system_ready, opts=self._after())
         if spec.cluster_autoscaler.enabled:
             self.cluster_autoscaler = ClusterAutoscaler(
-                "cluster-autoscaler", spec, region, self.cluster.cluster_name, self.cluster.k8s_provider,
+                "cluster-autoscaler", spec.cluster_autoscaler.chart_version, autoscaler_values(spec, region),
+                spec.cluster.name, self.cluster.cluster_name, self.cluster.k8s_provider,
                 depends_on=self.cluster.system_ready, opts=aws_child)
         self._exports.update(clusterName=self.cluster.cluster_name, kubeconfig=self.cluster.kubeconfig,
                              nodePools=[p.node_group.node_group_name for p in self.node_pools])
@@ -188,7 +196,13 @@ class GpuPlatform(pulumi.ComponentResource):
 
     def _monitoring(self, spec: PlatformSpec, aws_child: pulumi.ResourceOptions, alert_secrets: Mapping[str, Any]) -> None:
         # SNS receivers publish through Pod Identity: the association exists before Alertmanager starts.
-        self.alert_publishing = build_alert_publishing(spec, self.cluster.cluster_name, self.cluster.system_ready, aws_child)
+        # Only when a receiver publishes to SNS and the platform installs the Alertmanager.
+        topics = sns_topics(delivered_alerting(spec.monitoring))
+        self.alert_publishing = None
+        if topics:
+            self.alert_publishing = AlertPublishing(
+                "alert-publishing", sns_topics(spec.monitoring.alerting), spec.cluster.name,
+                spec.monitoring.prometheus.namespace, self.cluster.cluster_name, self.cluster.system_ready, opts=aws_child)
         publishing = [self.alert_publishing.association] if self.alert_publishing else []
         self.monitoring = GpuMonitoring(
             "monitoring", monitoring_args(spec, self.cluster.k8s_provider, alert_secrets),
