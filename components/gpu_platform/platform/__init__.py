@@ -185,8 +185,8 @@ class GpuPlatform(pulumi.ComponentResource):
         from gpu_platform.resources.karpenter_controller import KarpenterController
         from gpu_platform.resources.karpenter_pool import KarpenterNodePool
 
-        controller = KarpenterController("karpenter", spec, region, self.cluster, depends_on=self.cluster.system_ready,
-                                         opts=opts)
+        controller = KarpenterController("karpenter", mapping.karpenter_controller(spec, region), self.cluster,
+                                         depends_on=self.cluster.system_ready, opts=opts)
         cluster = mapping.karpenter_cluster(self.cluster, spec.cluster.name)
         own = pulumi.ResourceOptions(parent=opts.parent, depends_on=opts.depends_on)
         return KarpenterPools(controller, [

@@ -10,7 +10,7 @@ import pulumi
 
 from gpu_platform.decisions import node_repair
 from gpu_platform.decisions.datasets import claim_teams
-from gpu_platform.decisions.karpenter import uses_karpenter
+from gpu_platform.decisions.karpenter import untagged_subnets, uses_karpenter
 from gpu_platform.decisions.network import subnet_count
 from gpu_platform.decisions.placement import subnet_index
 from gpu_platform.decisions.queueing import Fleet
@@ -24,6 +24,7 @@ from gpu_platform.resources.team import TeamRolesArgs, TeamSettings
 from gpu_platform.spec.models import NodePoolSpec, PlatformSpec, TeamSpec
 
 if TYPE_CHECKING:
+    from gpu_platform.resources.karpenter_controller import ControllerSettings
     from gpu_platform.resources.kueue import QueueingCluster
 
 
@@ -107,3 +108,13 @@ def datasets_cluster(spec: PlatformSpec, cluster: Any, teams: list[Any]) -> dict
     return {"cluster_name": spec.cluster.name, "vpc_id": cluster.vpc_id, "subnet_id": subnet,
             "node_security_group_id": cluster.node_security_group_id, "team_namespaces": namespaces,
             "k8s_provider": cluster.k8s_provider, "environment": spec.environment}
+
+
+def karpenter_controller(spec: PlatformSpec, region: str) -> "ControllerSettings":
+    """What Karpenter's controller is built from (imported only when a pool uses Karpenter)."""
+    from gpu_platform.render.karpenter import controller_values
+    from gpu_platform.resources.karpenter_controller import ControllerSettings
+
+    k = spec.karpenter
+    return ControllerSettings(spec.cluster.name, region, k.namespace, k.chart_version, controller_values(spec),
+                              tuple(untagged_subnets(spec)))
