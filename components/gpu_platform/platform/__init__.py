@@ -35,12 +35,12 @@ from gpu_platform.resources.datasets import Datasets
 from gpu_platform.resources.efa import EfaDevicePlugin
 from gpu_platform.resources.gpu_operator import GpuOperator
 from gpu_platform.resources.model_cache import ModelCache
-from gpu_platform.resources.monitoring import GpuMonitoring, GpuMonitoringArgs
+from gpu_platform.resources.monitoring import GpuMonitoring
 from gpu_platform.resources.node_pool import GpuNodePool
 from gpu_platform.resources.options import caller_provider
 from gpu_platform.platform import mapping
 from gpu_platform.resources.admission import TeamAdmission, TeamAdmissionArgs
-from gpu_platform.resources.team import PriorityTiers, PriorityTiersArgs, TeamAccess, TeamAccessArgs, TeamNamespace
+from gpu_platform.resources.team import PriorityTiers, PriorityTiersArgs, TeamAccess, TeamNamespace
 from gpu_platform.resources.typed_args import Required, TypedDict
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import PlatformSpec
@@ -204,9 +204,9 @@ class GpuPlatform(pulumi.ComponentResource):
                 "alert-publishing", sns_topics(spec.monitoring.alerting), spec.cluster.name,
                 spec.monitoring.prometheus.namespace, self.cluster.cluster_name, self.cluster.system_ready, opts=aws_child)
         publishing = [self.alert_publishing.association] if self.alert_publishing else []
-        self.monitoring = GpuMonitoring(
-            "monitoring", monitoring_args(spec, self.cluster.k8s_provider, alert_secrets),
-            opts=self._after(*self.cluster.system_ready, *publishing))
+        self.monitoring = GpuMonitoring.of("monitoring", MonitoringSettings.of(spec), alert_secrets,
+                                           self.cluster.k8s_provider,
+                                           opts=self._after(*self.cluster.system_ready, *publishing))
         self._exports["monitoring"] = self.monitoring.outputs
 
     def _gpu_operator(self, spec: PlatformSpec) -> None:
@@ -257,8 +257,8 @@ class GpuPlatform(pulumi.ComponentResource):
         self.team_admission = TeamAdmission("team-admission", TeamAdmissionArgs(k8s_provider=provider), opts=opts)
         self.teams = [TeamNamespace.of(f"team-{t.name}", mapping.team_settings(spec, t, provider, storage_class), opts)
                       for t in spec.teams]
-        self.team_access = TeamAccess("team-access", TeamAccessArgs(cluster_name=self.cluster.cluster_name,
-                                                                    teams=mapping.team_roles(spec)), opts=opts)
+        self.team_access = TeamAccess.of("team-access", [(t.name, t.access) for t in spec.teams],
+                                         self.cluster.cluster_name, opts=opts)
 
 
 def _spec(args: Mapping[str, Any]) -> PlatformSpec:
@@ -269,14 +269,3 @@ def _spec(args: Mapping[str, Any]) -> PlatformSpec:
     if platform is None:
         raise SpecError(["GpuPlatform: platform: required (the stack file's gpu-platform:platform object)"])
     return parse_platform(platform, region=args.get("region"))
-
-
-def monitoring_args(spec: PlatformSpec, k8s_provider: Any, receiver_secrets: Mapping[str, Any]) -> GpuMonitoringArgs:
-    """The stack file's monitoring block, the teams' alert routes and the GPU prices, as GpuMonitoring's arguments."""
-    settings = MonitoringSettings.of(spec)
-    mon = spec.monitoring.model_dump(exclude_none=True)
-    return GpuMonitoringArgs(
-        k8s_provider=k8s_provider, **mon,
-        team_routes={t: r.model_dump(exclude_none=True) for t, r in settings.team_routes.items()},
-        receiver_secrets=dict(receiver_secrets), gpu_prices=dict(settings.gpu_prices), cluster_name=spec.cluster.name,
-        system_node_selector=dict(spec.cluster.system_node_selector), environment=spec.environment)

@@ -20,7 +20,7 @@ from gpu_platform.render.team_objects import TeamContext
 from gpu_platform.resources.adopted_cluster import AdoptedClusterArgs
 from gpu_platform.resources.cluster import ClusterSettings
 from gpu_platform.resources.model_cache import ModelCacheArgs
-from gpu_platform.resources.team import TeamRolesArgs, TeamSettings
+from gpu_platform.resources.team import TeamSettings
 from gpu_platform.spec.models import NodePoolSpec, PlatformSpec, TeamSpec
 
 if TYPE_CHECKING:
@@ -32,11 +32,6 @@ def team_settings(spec: PlatformSpec, team: TeamSpec, k8s_provider: Any, storage
     """A stack-file team as TeamNamespace builds it: the pools' GPUs, Prometheus, Kueue and the model cache's
     StorageClass (None without a cache)."""
     return TeamSettings(team, TeamContext.of(spec, team, storage_class), k8s_provider)
-
-
-def team_roles(spec: PlatformSpec) -> list[TeamRolesArgs]:
-    """Every team's IAM roles, as TeamAccess takes them."""
-    return [TeamRolesArgs(name=t.name, **t.access.model_dump()) for t in spec.teams]
 
 
 def pool_options(pool: NodePoolSpec, depends_on: list, caller_protect: Optional[bool] = None) -> pulumi.ResourceOptions:

@@ -128,17 +128,30 @@ class GpuMonitoring(pulumi.ComponentResource):
     """install, existing or none."""
 
     def __init__(self, name: str, args: GpuMonitoringArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        self._build(name, monitoring_settings(name, args), args.get("receiver_secrets") or {},
+                    args.get("k8s_provider"), opts)
+
+    @classmethod
+    def of(cls, name: str, settings: MonitoringSettings, receiver_secrets: Mapping[str, pulumi.Input[str]],
+           k8s_provider: Optional[pulumi.ProviderResource] = None,
+           opts: Optional[pulumi.ResourceOptions] = None) -> "GpuMonitoring":
+        """Monitoring the stack file's rules already validated (GpuPlatform's), built as it is: not checked again."""
+        component = cls.__new__(cls)
+        component._build(name, settings, receiver_secrets, k8s_provider, opts)
+        return component
+
+    def _build(self, name: str, settings: MonitoringSettings, receiver_secrets: Mapping[str, pulumi.Input[str]],
+               k8s_provider: Optional[pulumi.ProviderResource], opts: Optional[pulumi.ResourceOptions]) -> None:
         super().__init__(component_types.public("GpuMonitoring"), name, None,
                          options.formerly(opts, "GpuMonitoring"))
-        settings = monitoring_settings(name, args)
         prom = settings.monitoring.prometheus
         mode = prometheus_mode(settings.monitoring)
         self.mode = pulumi.Output.from_input(mode)
-        provider = options.kubernetes(args)
+        provider = options.kubernetes({"k8s_provider": k8s_provider})
         self._k8s, self._opts, self._provider = options.child(self, opts, **provider), opts, provider
         self.namespace = self.release = self.rules = self.dashboard = self.receiver_secrets = None
         if mode == "install":
-            self._install_stack(name, settings, args.get("receiver_secrets") or {})
+            self._install_stack(name, settings, receiver_secrets)
         # What must exist before anything creates Prometheus operator objects (ServiceMonitor, PrometheusRule).
         self.crds_ready: list[pulumi.Resource] = [self.release] if self.release is not None else []
         if mode != "none":

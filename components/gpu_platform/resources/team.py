@@ -298,13 +298,24 @@ class TeamAccess(pulumi.ComponentResource):
     """The IAM role ARNs with an access entry."""
 
     def __init__(self, name: str, args: TeamAccessArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        self._build(name, access_settings(name, args), args["cluster_name"], opts)
+
+    @classmethod
+    def of(cls, name: str, teams: list[tuple[str, TeamAccessSpec]], cluster_name: pulumi.Input[str],
+           opts: Optional[pulumi.ResourceOptions] = None) -> "TeamAccess":
+        """Teams' roles the stack file's rules already validated (GpuPlatform's), built as they are."""
+        component = cls.__new__(cls)
+        component._build(name, teams, cluster_name, opts)
+        return component
+
+    def _build(self, name: str, teams: list[tuple[str, TeamAccessSpec]], cluster_name: pulumi.Input[str],
+               opts: Optional[pulumi.ResourceOptions]) -> None:
         super().__init__(component_types.public("TeamAccess"), name, None,
                          options.formerly(opts, "TeamAccess"))
         from pulumi_aws import eks
 
-        teams = access_settings(name, args)
         self.entries = {
-            arn: eks.AccessEntry(names.access_entry_resource(arn), cluster_name=args["cluster_name"], principal_arn=arn,
+            arn: eks.AccessEntry(names.access_entry_resource(arn), cluster_name=cluster_name, principal_arn=arn,
                                  kubernetes_groups=groups, type="STANDARD", opts=options.child(self, opts))
             for arn, groups in objects.access_entries(teams).items()
         }
