@@ -13,7 +13,7 @@ import pulumi
 import pulumi_kubernetes
 
 from gpu_platform.decisions.dra import ClaimShape, DomainShape
-from gpu_platform.facts import catalog, component_types, names, syntax
+from gpu_platform.facts import component_types, names, syntax
 from gpu_platform.render import team_objects as objects
 from gpu_platform.render.team_objects import TeamContext
 from gpu_platform.resources import options
@@ -21,10 +21,9 @@ from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDic
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import TeamAccessSpec, TeamSpec
 from gpu_platform.spec.parse import read_part
-from gpu_platform.spec.rules_teams import RESERVED_NAMESPACES, cache_claim_rules, mig_slice_rules, name_rules, role_arn_rules
-
-KUBERNETES_MINOR = r"^1\.\d{1,2}$"
-
+from gpu_platform.spec.rules_teams import (
+    RESERVED_NAMESPACES, cache_claim_rules, cluster_context_rules, mig_slice_rules, name_rules, role_arn_rules,
+)
 
 class PriorityTiersArgs(TypedDict, total=False):
     """The cluster the tiers are made in."""
@@ -223,53 +222,34 @@ class TeamSettings:
 
 def team_settings(name: str, args: Mapping[str, Any]) -> TeamSettings:
     """The team and its cluster context from a TeamNamespace's arguments, checked with the stack file's
-    team rules; SpecError names each argument that is wrong."""
+    team rules (spec/rules_teams.py); ArgumentsError names each argument that is wrong."""
     args = dict(args)
+    where = f"TeamNamespace {name!r}: "
+    claims, domains = list(args.get("gpu_claims") or []), list(args.get("compute_domains") or [])
     problems = argument_problems(args, TeamNamespaceArgs)
-    version = args.get("kubernetes_version")
-    if version is not None and not re.fullmatch(KUBERNETES_MINOR, str(version)):
-        problems.append(f"kubernetesVersion: must be a Kubernetes minor such as 1.35, not {version!r}")
+    problems += [f"{path}: {message}" for path, message in
+                 cluster_context_rules(args.get("kubernetes_version"), claims, domains, args.get("dra"))]
     fields = {k: args[k] for k in ("quota", "priority_tier", "max_gpus_per_pod", "container_defaults") if k in args}
     try:
         team = read_part(TeamSpec, {"name": args.get("team"), **fields})
     except SpecError as err:
-        problems += [re.sub(r"^name\b", "team", p) for p in err.problems]
-        raise ArgumentsError(f"TeamNamespace {name!r}: ", problems) from None
-    found = [*name_rules("", team, RESERVED_NAMESPACES, name_field="team"),
-             *mig_slice_rules("", team.quota, args.get("mig_profiles"))]
+        raise ArgumentsError(where, [*problems, *(re.sub(r"^name\b", "team", p) for p in err.problems)]) from None
     cache = args.get("model_cache")
     size = (cache or {}).get("size") or "1Ti"
-    if cache is not None:
-        found += cache_claim_rules("", team.quota, size, "modelCache.size")
+    found = [*name_rules("", team, RESERVED_NAMESPACES, name_field="team"),
+             *mig_slice_rules("", team.quota, args.get("mig_profiles")),
+             *(cache_claim_rules("", team.quota, size, "modelCache.size") if cache is not None else ())]
     problems += [f"{path}: {message}" for path, message in found]
     if problems:
-        raise ArgumentsError(f"TeamNamespace {name!r}: ", problems)
-    shapes = []
-    for i, claim in enumerate(args.get("gpu_claims") or []):
-        gpu, count = dict(claim).get("gpu"), dict(claim).get("count")
-        if gpu not in catalog.GPU_MODELS:
-            problems.append(f"gpuClaims[{i}].gpu: unknown GPU {gpu!r}; known: {', '.join(catalog.GPU_MODELS)}")
-        elif not isinstance(count, int) or isinstance(count, bool) or count < 1:
-            problems.append(f"gpuClaims[{i}].count: must be a whole number of GPUs >= 1, not {count!r}")
-        else:
-            shapes.append(ClaimShape(gpu, count))
-    domains = []
-    for i, nodes in enumerate(args.get("compute_domains") or []):
-        if not isinstance(nodes, int) or isinstance(nodes, bool) or nodes < 2:
-            problems.append(f"computeDomains[{i}]: a multi-node job's node count (>= 2), not {nodes!r}")
-        else:
-            domains.append(DomainShape(nodes))
-    if shapes and not args.get("dra", True):
-        problems.append("dra: gpuClaims need the cluster's DRA driver; leave dra true (the default with gpuClaims)")
-    if problems:
-        raise ArgumentsError(f"TeamNamespace {name!r}: ", problems)
+        raise ArgumentsError(where, problems)
+    shapes = tuple(dict.fromkeys(ClaimShape(dict(c)["gpu"], dict(c)["count"]) for c in claims))
     profiles = args.get("mig_profiles") or list(team.quota.mig_slices)
     ctx = TeamContext(
-        str(version), tuple(names.mig_resource(p) for p in profiles),
+        str(args.get("kubernetes_version")), tuple(names.mig_resource(p) for p in profiles),
         team.max_gpus_per_pod if team.max_gpus_per_pod is not None else team.quota.gpus,
         args.get("prometheus_namespace"), dict(args.get("quota_ceiling") or {}),
         cache["storage_class"] if cache is not None else None, size,
-        bool(args.get("dra", bool(shapes))), tuple(dict.fromkeys(shapes)), tuple(dict.fromkeys(domains)))
+        bool(args.get("dra", bool(shapes))), shapes, tuple(dict.fromkeys(DomainShape(n) for n in domains)))
     return TeamSettings(team, ctx, args.get("k8s_provider"))
 
 
