@@ -40,3 +40,31 @@ def test_a_team_with_a_negative_quota_names_the_property():
 def test_an_operator_with_an_unknown_chart_names_the_property():
     err = refusal(operator_settings, "op", {"chart_version": "v0.0.1", "driver": {"source": "ami"}})
     assert "chartVersion" in [e["property_path"] for e in err.errors]
+
+
+def _checks():
+    from gpu_platform.resources import adopted_cluster, cluster, datasets, kueue, model_cache, monitoring, team
+    from gpu_platform.resources.karpenter_pool import KarpenterNodePoolArgs
+
+    return {
+        "GpuNodePool": lambda a: pool_from_args(GpuNodePoolArgs, "x", a, "managed-node-group"),
+        "KarpenterNodePool": lambda a: pool_from_args(KarpenterNodePoolArgs, "x", a, "karpenter"),
+        "GpuOperator": lambda a: operator_settings("x", a),
+        "TeamNamespace": lambda a: team_settings("x", a),
+        "TeamAccess": lambda a: team.access_settings("x", a),
+        "KueueQueueing": lambda a: kueue.queueing_settings("x", a),
+        "GpuMonitoring": lambda a: monitoring.monitoring_settings("x", a),
+        "Cluster": lambda a: cluster.cluster_settings("x", a),
+        "Datasets": lambda a: datasets._file_system("x", a),
+        "ModelCache": lambda a: model_cache._checked("x", a),
+        "AdoptedCluster": lambda a: adopted_cluster._check("x", a),
+    }
+
+
+@pytest.mark.parametrize("args", [None, [("instance_types", ["g5.xlarge"])], "g5.xlarge"])
+@pytest.mark.parametrize("component", sorted(_checks()))
+def test_arguments_that_are_not_a_mapping_are_refused_naming_them(component, args):
+    err = refusal(_checks()[component], args)
+    assert err.problems == [f"{component} 'x': args: must be an object of {component}Args (keyword arguments by "
+                            f"name), not {err.problems[0].rsplit('not ', 1)[1]}"]
+    assert [e["property_path"] for e in err.errors] == ["args"]

@@ -14,7 +14,7 @@ import pulumi_kubernetes
 from gpu_platform.facts import component_types
 from gpu_platform.render.admission import admission_manifests
 from gpu_platform.resources import options
-from gpu_platform.resources.typed_args import ArgumentsError, TypedDict, argument_problems
+from gpu_platform.resources.typed_args import ArgumentsError, TypedDict, argument_problems, as_arguments
 
 
 class TeamAdmissionArgs(TypedDict, total=False):
@@ -37,7 +37,7 @@ class TeamAdmission(pulumi.ComponentResource):
         super().__init__(component_types.public("TeamAdmission"), name, None, opts)
         from pulumi_kubernetes.admissionregistration.v1 import ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding
 
-        args = dict(args or {})
+        args = as_arguments("TeamAdmission", name, args if args is not None else {})
         problems = argument_problems(args, TeamAdmissionArgs)
         if problems:
             raise ArgumentsError(f"TeamAdmission {name!r}: ", problems)

@@ -14,7 +14,7 @@ from gpu_platform.facts import component_types
 from gpu_platform.resources import options
 from gpu_platform.resources.cluster_base import ClusterBase
 from gpu_platform.resources.node_iam import node_role
-from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems
+from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems, as_arguments
 
 # Adopted clusters were registered as Cluster before this component had a type of its own: the alias keeps
 # an existing stack's adopted cluster, and everything parented to it, in place.
@@ -69,6 +69,7 @@ class AdoptedCluster(ClusterBase):
 
 
 def _check(name: str, args: Mapping[str, Any]) -> None:
+    args = as_arguments("AdoptedCluster", name, args)
     problems = argument_problems(args, AdoptedClusterArgs)
     if args.get("region") is None and args.get("k8s_provider") is None:
         problems.append("region: required unless k8sProvider is given (the kubeconfig names it)")

@@ -18,7 +18,7 @@ from gpu_platform.resources import options
 from gpu_platform.resources.cluster_base import ClusterBase
 from gpu_platform.resources.node_iam import control_plane_role, node_role
 from gpu_platform.resources.pool_args import PoolTaintArgs
-from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems
+from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems, as_arguments
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import ClusterSpec, TaintSpec
 from gpu_platform.spec.parse import read_part
@@ -281,7 +281,7 @@ _CREATE_FIELDS = ("vpc", "endpoint_public_access", "public_access_cidrs", "addon
 def cluster_settings(name: str, args: Mapping[str, Any]) -> ClusterSettings:
     """The cluster from Cluster's arguments, checked with the stack file's cluster rules; SpecError names
     each argument that is wrong."""
-    args = dict(args)
+    args = as_arguments("Cluster", name, args)
     where = f"Cluster {name!r}: "
     problems = argument_problems(args, ClusterArgs)
     create = {k: args[k] for k in _CREATE_FIELDS if k in args}

@@ -36,7 +36,7 @@ from gpu_platform.render.datasets import (
 from gpu_platform.render.iam import pod_identity_trust_policy
 from gpu_platform.resources import options
 from gpu_platform.resources.options import named
-from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems
+from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems, as_arguments
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import FsxLustreSpec
 from gpu_platform.spec.parse import read_part
@@ -261,6 +261,7 @@ class Datasets(pulumi.ComponentResource):
 def _file_system(name: str, args: Mapping[str, Any]) -> FsxLustreSpec:
     """The file system's settings, checked with the stack file's rules; SpecError naming each argument."""
     where = f"Datasets {name!r}: "
+    args = as_arguments("Datasets", name, args)
     problems = argument_problems(args, DatasetsArgs)
     try:
         config = read_part(FsxLustreSpec, args.get("fsx_lustre") or {}, "fsxLustre.")

@@ -16,7 +16,7 @@ from gpu_platform.facts import catalog, names
 from gpu_platform.render.operator_values import OperatorSettings, driver_summary, operator_values
 from gpu_platform.resources import options
 from gpu_platform.resources.pool_args import PoolAmiArgs, PoolSharingArgs, PoolTaintArgs
-from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems
+from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems, as_arguments
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.field_path import FieldPath
 from gpu_platform.spec.models import GpuOperatorSpec, OperatorPoolSpec, mig_strategy_of
@@ -180,7 +180,7 @@ class GpuOperator(pulumi.ComponentResource):
 def operator_settings(name: str, args: Mapping[str, Any], today: Optional[date] = None) -> OperatorSettings:
     """The operator's settings from its arguments, checked with the stack file's operator and pool rules."""
     where = f"GpuOperator {name!r}: "
-    args = dict(args)
+    args = as_arguments("GpuOperator", name, args)
     problems = argument_problems(args, GpuOperatorArgs, required=False)  # the operator's model names them
     fields = {k: args[k] for k in ("chart_version", "namespace", "driver", "upgrade_policy") if k in args}
     policy = dict(fields.get("upgrade_policy") or {})

@@ -21,7 +21,7 @@ from gpu_platform.render.queueing_objects import chart_values, queueing_manifest
 from gpu_platform.resources import options
 from gpu_platform.resources.pool_args import PoolSharingArgs, PoolTaintArgs
 from gpu_platform.resources.team import TeamQuotaArgs
-from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems
+from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems, as_arguments
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.field_path import FieldPath
 from gpu_platform.spec.models import QueueingSpec, QueuePoolSpec, TeamSpec, mig_strategy_of
@@ -212,7 +212,7 @@ class QueueingCluster:
 def queueing_settings(name: str, args: Mapping[str, Any]) -> Fleet:
     """The pools, teams and settings from KueueQueueing's arguments, checked with the stack file's pool,
     team and queueing rules; SpecError names each argument that is wrong."""
-    args = dict(args)
+    args = as_arguments("KueueQueueing", name, args)
     where = f"KueueQueueing {name!r}: "
     problems = argument_problems(args, KueueQueueingArgs)
     pools, teams = [], []

@@ -16,7 +16,7 @@ from gpu_platform.render.iam import pod_identity_trust_policy
 from gpu_platform.render.model_cache import storage_class
 from gpu_platform.resources import options
 from gpu_platform.resources.options import named
-from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems
+from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems, as_arguments
 from gpu_platform.spec.models import ADDON_VERSION
 
 
@@ -118,6 +118,7 @@ class ModelCache(pulumi.ComponentResource):
 
 def _checked(name: str, args: Mapping[str, Any]) -> int:
     """The mount targets to make; SpecError naming each argument that is wrong."""
+    args = as_arguments("ModelCache", name, args)
     problems = argument_problems(args, ModelCacheArgs)
     version = args.get("addon_version")
     if version is not None and not re.fullmatch(ADDON_VERSION, str(version)):

@@ -17,7 +17,7 @@ from gpu_platform.render.monitoring import (
     DASHBOARD_LABEL_VALUE, PROMETHEUS_RULE_API, MonitoringSettings, gpu_rule_groups, prometheus_mode, stack_values,
 )
 from gpu_platform.resources import options
-from gpu_platform.resources.typed_args import ArgumentsError, TypedDict, argument_problems
+from gpu_platform.resources.typed_args import ArgumentsError, TypedDict, argument_problems, as_arguments
 from gpu_platform.spec.alerting import SeverityRoutesSpec, monitoring_rules
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import MonitoringSpec
@@ -235,7 +235,7 @@ class GpuMonitoring(pulumi.ComponentResource):
 def monitoring_settings(name: str, args: Mapping[str, Any]) -> MonitoringSettings:
     """The monitoring settings from the component's arguments, checked with the stack file's monitoring rules."""
     where = f"GpuMonitoring {name!r}: "
-    args = dict(args)
+    args = as_arguments("GpuMonitoring", name, args)
     problems = argument_problems(args, GpuMonitoringArgs, required=False)
     fields = {k: args[k] for k in ("enabled", "prometheus", "alerts", "alerting") if args.get(k) is not None}
     try:

@@ -9,7 +9,7 @@ from typing import Any, Mapping
 
 from gpu_platform.facts.karpenter_window import window_problem
 from gpu_platform.facts.names import DRIVER_SOURCES, ENVIRONMENTS, MIG_STRATEGIES
-from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, camel, syntax_problems
+from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, camel, as_arguments, syntax_problems
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.field_path import FieldPath
 from gpu_platform.spec.models import DisruptionWindowSpec, NodePoolSpec
@@ -166,7 +166,7 @@ def pool_from_args(args_type: type, name: str, args: Mapping[str, Any],
     SpecError naming each argument that is wrong. `args_type` is the component's Args TypedDict (its keys
     are the arguments it takes, its name less `Args` the component's)."""
     where = f"{args_type.__name__.removesuffix('Args')} {name!r}: "
-    args = dict(args)
+    args = as_arguments(args_type.__name__.removesuffix("Args"), name, args)
     cluster_name, subnet_zones, window = args.get("cluster_name"), args.get("subnet_zones"), args.get("disruption_window")
     problems = [f"{camel(k)}: unknown argument" for k in sorted(set(args) - set(args_type.__annotations__))]
     problems += _context_problems(args) + syntax_problems(args)

@@ -17,7 +17,7 @@ from gpu_platform.facts import component_types, names, syntax
 from gpu_platform.render import team_objects as objects
 from gpu_platform.render.team_objects import TeamContext
 from gpu_platform.resources import options
-from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems
+from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems, as_arguments
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import TeamAccessSpec, TeamSpec
 from gpu_platform.spec.parse import read_part
@@ -44,7 +44,7 @@ class PriorityTiers(pulumi.ComponentResource):
                          options.formerly(opts, "PriorityTiers"))
         from pulumi_kubernetes.scheduling.v1 import PriorityClass
 
-        args = dict(args or {})
+        args = as_arguments("PriorityTiers", name, args if args is not None else {})
         problems = argument_problems(args, PriorityTiersArgs)
         if problems:
             raise ArgumentsError(f"PriorityTiers {name!r}: ", problems)
@@ -223,7 +223,7 @@ class TeamSettings:
 def team_settings(name: str, args: Mapping[str, Any]) -> TeamSettings:
     """The team and its cluster context from a TeamNamespace's arguments, checked with the stack file's
     team rules (spec/rules_teams.py); ArgumentsError names each argument that is wrong."""
-    args = dict(args)
+    args = as_arguments("TeamNamespace", name, args)
     where = f"TeamNamespace {name!r}: "
     claims, domains = list(args.get("gpu_claims") or []), list(args.get("compute_domains") or [])
     problems = argument_problems(args, TeamNamespaceArgs)
@@ -305,7 +305,7 @@ class TeamAccess(pulumi.ComponentResource):
 
 def access_settings(name: str, args: Mapping[str, Any]) -> list[tuple[str, TeamAccessSpec]]:
     """Each team's name and roles from TeamAccess's arguments; SpecError names each one that is wrong."""
-    args = dict(args)
+    args = as_arguments("TeamAccess", name, args)
     problems = argument_problems(args, TeamAccessArgs)
     teams = []
     for i, given in enumerate(args.get("teams") or []):

@@ -23,7 +23,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - the published schema needs 3.11; Python programs run on 3.10 as well
     from typing_extensions import NotRequired, Required, TypedDict
 
-__all__ = ["NotRequired", "Required", "TypedDict", "ArgumentsError", "camel", "argument_problems", "syntax_problems"]
+__all__ = ["NotRequired", "Required", "TypedDict", "ArgumentsError", "as_arguments", "camel", "argument_problems", "syntax_problems"]
 
 
 class ArgumentsError(SpecError, InputPropertiesError):
@@ -42,6 +42,15 @@ def _details(problem: str) -> InputPropertyErrorDetails:
     path, _, reason = problem.partition(": ")
     return InputPropertyErrorDetails(property_path=path, reason=reason)
 
+
+
+def as_arguments(component: str, name: str, args: Any) -> dict[str, Any]:
+    """A component's arguments as a dict: ArgumentsError, naming them, when they are not a mapping (None, a
+    list, a string), before any key is read."""
+    if isinstance(args, Mapping):
+        return dict(args)
+    raise ArgumentsError(f"{component} {name!r}: ", [
+        f"args: must be an object of {component}Args (keyword arguments by name), not {syntax.kind_of(args)}"])
 
 
 def camel(key: str) -> str:
