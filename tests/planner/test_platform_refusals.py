@@ -55,3 +55,50 @@ def test_a_refusal_names_the_stack_file_field_not_a_component_argument(tmp_path,
     assert f"{field}" in err, err
     components = ("TeamNamespace", "GpuNodePool", "GpuOperator", "KarpenterNodePool", "Cluster '")
     assert not any(c in err for c in components), err
+
+
+def _build_platform(tmp_path, platform: dict):
+    """GpuPlatform built directly from `platform` in a program of its own, under the mock engine."""
+    import json
+
+    from tests.support.programs import run
+
+    data = tmp_path / "platform.json"
+    data.write_text(json.dumps(platform))
+    return run(tmp_path / "program", f"""
+        import json, pathlib
+
+        from gpu_platform import GpuPlatform, GpuPlatformArgs
+
+        platform = json.loads(pathlib.Path({str(data)!r}).read_text())
+        GpuPlatform("gpus", GpuPlatformArgs(platform=platform, region="us-east-1"))
+    """)
+
+
+def _library(platform: dict) -> dict:
+    """A staging platform a program builds itself: its receivers' secrets are not in the file, so no receivers
+    (which prod requires)."""
+    platform["environment"] = "staging"
+    platform["monitoring"].pop("alerting", None)
+    return platform
+
+
+def test_gpu_platform_builds_a_team_of_mig_slices_alone(tmp_path):
+    from tests.support.programs import registered
+
+    recording = _build_platform(tmp_path, _library(mig_only()))
+    assert [r.name for r in registered(recording, "kubernetes:core/v1:LimitRange")] == ["team-research-limits"]
+
+
+@pytest.mark.parametrize("path, value, field", [
+    ("teams.0.quota.gpus", -1, "teams[0].quota.gpus"),
+    ("teams.0.maxGpusPerPod", 0, "teams[0].maxGpusPerPod"),
+    ("nodePools.0.sharing.layout", {"1g.10gb": 99}, "nodePools[0].sharing.layout"),
+])
+def test_gpu_platform_names_the_stack_file_field_it_refuses(tmp_path, path, value, field):
+    from gpu_platform.spec.errors import SpecError
+
+    with pytest.raises(SpecError) as err:
+        _build_platform(tmp_path, _library(mig_only(_set(path, value))))
+    assert err.value.problems and all(p.startswith(("teams", "nodePools")) for p in err.value.problems), err.value
+    assert any(p.startswith(f"{field}: ") for p in err.value.problems), err.value
