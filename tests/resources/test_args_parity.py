@@ -7,7 +7,7 @@ platform maps onto a component some other way."""
 from __future__ import annotations
 
 import typing
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator
 
 import pytest
 from pydantic import BaseModel

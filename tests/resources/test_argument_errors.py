@@ -68,3 +68,11 @@ def test_arguments_that_are_not_a_mapping_are_refused_naming_them(component, arg
     assert err.problems == [f"{component} 'x': args: must be an object of {component}Args (keyword arguments by "
                             f"name), not {err.problems[0].rsplit('not ', 1)[1]}"]
     assert [e["property_path"] for e in err.errors] == ["args"]
+
+
+def test_the_message_names_the_python_keyword_and_the_error_the_schemas_property():
+    args = GpuNodePoolArgs(instance_types=["g5.xlarge"], capacity_type="spot", max_size=2, ami=AMI,
+                           max_unavailable=1, max_unavailable_percent=10, disk_size_gib="big")
+    err = refusal(pool_from_args, GpuNodePoolArgs, "p", args, "managed-node-group")
+    assert {p.split(": ")[1] for p in err.problems} == {"max_unavailable_percent", "disk_size_gib"}
+    assert {e["property_path"] for e in err.errors} == {"maxUnavailablePercent", "diskSizeGib"}  # as the schema names them

@@ -50,7 +50,7 @@ def test_a_cluster_refuses_subnet_ids_and_cidrs_aws_would_not_take():
     args = _cluster(subnet_ids=["subnet-xyz; drop"], public_access_cidrs=["0.0.0.0/0 "])
     args.pop("vpc")
     found = problems(cluster_settings, "c", args)
-    assert [p.split(": ")[1] for p in found] == ["subnetIds[0]", "publicAccessCidrs[0]"], found
+    assert [p.split(": ")[1] for p in found] == ["subnet_ids[0]", "public_access_cidrs[0]"], found
     assert "'0.0.0.0/0 ' is not an IPv4 CIDR block" in found[1]
 
 
@@ -59,9 +59,9 @@ def test_an_adopted_cluster_refuses_ids_of_the_wrong_form():
                                           "node_security_group_ids": ["sg-0a1b2c3d", "sg-nope"]})
     assert found == [
         "AdoptedCluster 'a': region: 'eu-west-1x' is not an AWS region name such as us-east-1 or eu-central-1",
-        "AdoptedCluster 'a': subnetIds[0]: 'subnet-1' is not a subnet id such as subnet-0a1b2c3d4e5f60718 (8 or 17 "
+        "AdoptedCluster 'a': subnet_ids[0]: 'subnet-1' is not a subnet id such as subnet-0a1b2c3d4e5f60718 (8 or 17 "
         "hexadecimal digits)",
-        "AdoptedCluster 'a': nodeSecurityGroupIds[1]: 'sg-nope' is not a security group id such as sg-0a1b2c3d4e5f60718 (8 "
+        "AdoptedCluster 'a': node_security_group_ids[1]: 'sg-nope' is not a security group id such as sg-0a1b2c3d4e5f60718 (8 "
         "or 17 hexadecimal digits)"]
 
 
@@ -70,5 +70,5 @@ def test_a_node_pool_refuses_labels_taints_and_ids_as_the_stack_file_does():
             "ami": {"type": "AL2023_x86_64_NVIDIA", "release_version": "1.35.7-20260911"}, "labels": {"a": "x\ny"},
             "taints": [{"key": "workload", "value": "a;b", "effect": "NoSchedule"}], "min_size": False}
     found = problems(pool_from_args, GpuNodePoolArgs, "p", args, "managed-node-group")
-    assert [p.split(": ")[1] for p in found] == ["subnetIds[0]", "minSize", "taints[0].value", "labels.a"], found
-    assert found[1] == "GpuNodePool 'p': minSize: must be a number, not false"
+    assert [p.split(": ")[1] for p in found] == ["subnet_ids[0]", "min_size", "taints[0].value", "labels.a"], found
+    assert found[1] == "GpuNodePool 'p': min_size: must be a number, not false"
