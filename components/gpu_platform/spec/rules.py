@@ -10,7 +10,7 @@ import ipaddress
 import re
 from dataclasses import dataclass
 from datetime import date
-from typing import Any, Iterable, Iterator, Optional, Sequence
+from typing import Any, Iterable, Iterator, Optional, Sequence, Union
 
 from gpu_platform.facts import catalog, names, syntax
 from gpu_platform.facts.lifecycle_calendar import ami_driver_era
@@ -33,7 +33,7 @@ from gpu_platform.spec.rules_ultraserver import pool_rules as ultraserver_rules
 RESERVED_LABEL_DOMAINS = (names.NVIDIA_DOMAIN, f"{names.DOMAIN}/", "k8s.amazonaws.com/", "eks.amazonaws.com/",
                           *(f"{d}/" for d in syntax.RESERVED_DOMAINS))
 
-Problem = tuple["FieldPath | str", str]  # (where, what): a FieldPath, or a fixed path of the whole file
+Problem = tuple[Union[FieldPath, str], str]  # (where, what): a FieldPath, or a fixed path of the whole file
 
 
 @dataclass(frozen=True)
