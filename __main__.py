@@ -2,19 +2,19 @@
 import pulumi
 
 from gpu_platform.decisions.validation import parse_platform
-from gpu_platform.platform import GpuPlatform, GpuPlatformArgs
+from gpu_platform.platform import GpuPlatform
 from gpu_platform.resources.alert_secrets import receiver_secrets
 from gpu_platform.spec.errors import SpecError
 
 platform_object = pulumi.Config().require_object("platform")
+region = pulumi.Config("aws").require("region")
 try:
-    spec = parse_platform(platform_object)
+    spec = parse_platform(platform_object, region=region)  # the one validation: GpuPlatform.of builds it as is
     # secret Outputs from `pulumi config set --secret`, typed as GpuPlatformArgs takes them
     alert_secrets: dict[str, pulumi.Input[str]] = dict(receiver_secrets(spec))
 except SpecError as err:
     raise pulumi.RunError(str(err)) from None
 
-platform = GpuPlatform("gpu-platform", GpuPlatformArgs(
-    platform=platform_object, region=pulumi.Config("aws").require("region"), alert_secrets=alert_secrets))
+platform = GpuPlatform.of("gpu-platform", spec, region, alert_secrets)
 for key, value in platform.exports().items():
     pulumi.export(key, value)

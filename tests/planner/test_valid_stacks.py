@@ -116,17 +116,7 @@ def assert_planned_or_refused_as_documented(tmp: Path, platform: dict[str, Any],
     lines = err.splitlines()
     assert code == 2 and lines, f"exit {code}:\n{err}\n{out[-2000:]}"
     undocumented = [line for line in lines if documented_refusal(line) is None]
-    if undocumented and all(SLICES_ONLY_REFUSED.search(line) for line in undocumented):
-        raise SlicesOnlyTeamRefused(undocumented[0])
     assert not undocumented, f"a generated valid stack was refused:\n{chr(10).join(undocumented)}"
-
-
-class SlicesOnlyTeamRefused(AssertionError):
-    """The one known refusal of a valid stack: a team holding MIG slices only, refused by its component's
-    arguments. Only this is expected to fail (below); any other refusal fails as itself."""
-
-
-SLICES_ONLY_REFUSED = re.compile(r"TeamNamespace '[^']+': maxGpusPerPod: Input should be greater than or equal to 1")
 
 
 @CAMPAIGN
@@ -141,9 +131,6 @@ def test_a_generated_prod_stack_plans_clean_or_is_refused_as_documented(tmp_path
     assert_planned_or_refused_as_documented(tmp_path_factory.mktemp("valid"), platform, locked=True)
 
 
-@pytest.mark.xfail(strict=True, raises=SlicesOnlyTeamRefused,
-                   reason="a team holding MIG slices only (quota gpus: 0 with migSlices) is valid in the "
-                          "stack file but refused by the team component's arguments (maxGpusPerPod >= 1)")
 @CAMPAIGN
 @given(platform=valid_platform(slices=True))
 def test_a_generated_stack_with_a_slices_only_team_plans_clean(tmp_path_factory, platform):

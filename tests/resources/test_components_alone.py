@@ -128,7 +128,7 @@ def test_the_gpu_operator_refuses_an_unknown_chart_version(tmp_path):
 
             GpuOperator("gpu-operator", GpuOperatorArgs(chart_version="v1.0.0", driver={"source": "ami"}))
         """)
-    assert any("chartVersion" in p for p in err.value.problems)
+    assert any(p.startswith("GpuOperator 'gpu-operator': chart_version: ") for p in err.value.problems)
 
 
 def test_monitoring_alone_on_an_existing_prometheus(tmp_path):
@@ -178,7 +178,7 @@ def test_a_model_cache_needs_a_subnet_count_for_output_subnets(tmp_path):
                 cluster_name="shared-gpu", vpc_id=vpc.id, subnet_ids=vpc.id.apply(lambda _: ["subnet-0aaa1111bbbb2222c"]),
                 node_security_group_id="sg-0123456789abcdef0", addon_version="v2.1.13-eksbuild.1"))
         """)
-    assert any(p.startswith("ModelCache 'models': subnetCount: required") for p in err.value.problems)
+    assert any(p.startswith("ModelCache 'models': subnet_count: required") for p in err.value.problems)
 
 
 def test_datasets_alone_claimed_in_a_team_namespace(tmp_path):
@@ -264,7 +264,7 @@ def test_team_admission_names_what_is_wrong_with_its_arguments(tmp_path):
 
             TeamAdmission("guards", {"k8s_providr": None})
         """)
-    assert err.value.problems == ["TeamAdmission 'guards': k8sProvidr: unknown argument"]
+    assert err.value.problems == ["TeamAdmission 'guards': k8s_providr: unknown argument"]
 
 
 def test_access_entries_hold_every_team_group_of_a_role(teams):
@@ -285,7 +285,7 @@ def test_a_team_names_what_is_wrong_with_its_arguments(tmp_path):
         """)
     problems = err.value.problems
     assert any(p.startswith("TeamNamespace 'ops': team: 'kube-system' is a system namespace") for p in problems)
-    assert any(p.startswith("TeamNamespace 'ops': quota.migSlices: no pool provides nvidia.com/mig-2g.20gb")
+    assert any(p.startswith("TeamNamespace 'ops': quota.mig_slices: no pool provides nvidia.com/mig-2g.20gb")
                for p in problems)
     assert any(p.startswith("TeamNamespace 'ops': quota.storage: must be >= modelCache.size (1Ti)") for p in problems)
 
@@ -387,7 +387,7 @@ def test_a_cluster_names_the_argument_that_is_wrong(tmp_path):
         """)
     problems = err.value.problems
     assert any(p.startswith("Cluster 'gpus': addons: pin every core add-on; missing: ") for p in problems)
-    assert any(p.startswith("Cluster 'gpus': systemNodes.releaseVersion: must be an AMI release for Kubernetes 1.35")
+    assert any(p.startswith("Cluster 'gpus': system_nodes.release_version: must be an AMI release for Kubernetes 1.35")
                for p in problems)
 
 
@@ -463,7 +463,7 @@ def test_a_cluster_refuses_a_local_zone_of_another_region(tmp_path):
                         "kube-proxy": "v1.35.3-eksbuild.29", "eks-pod-identity-agent": "v1.3.10-eksbuild.3"},
                 system_nodes={"release_version": "1.35.7-20260911"}))
         """)
-    assert any("vpc.localZones[0]" in p and "not of the stack's region eu-west-1" in p for p in err.value.problems)
+    assert any("vpc.local_zones[0]" in p and "not of the stack's region eu-west-1" in p for p in err.value.problems)
 
 
 def test_a_block_pool_on_subnets_without_its_local_zone_is_refused_naming_zones(tmp_path):

@@ -32,7 +32,7 @@ def test_a_pool_whose_ami_branch_cannot_run_its_minimum_is_refused_naming_the_ar
     with pytest.raises(SpecError) as err:
         pool_from_args(GpuNodePoolArgs, "p", pool_args(R570, min_cuda="13.0"), "managed-node-group")
     (problem,) = err.value.problems
-    assert problem.startswith("GpuNodePool 'p': minCuda: pool p needs CUDA 13.0, but pool p runs driver branch R570")
+    assert problem.startswith("GpuNodePool 'p': min_cuda: pool p needs CUDA 13.0, but pool p runs driver branch R570")
 
 
 def test_a_driver_the_ami_only_may_pick_is_named_as_such():
@@ -49,17 +49,22 @@ def team_args(**changes) -> dict:
     return args
 
 
+def _team_and_context(name: str, args: dict) -> tuple:
+    settings = team_settings(name, args)
+    return settings.team, settings.context
+
+
 def test_a_team_records_its_minimum_and_pools_on_its_namespace():
-    team, ctx = team_settings("research", team_args(min_cuda="12.8", cuda_pools=["a100-train"]))
+    team, ctx = _team_and_context("research", team_args(min_cuda="12.8", cuda_pools=["a100-train"]))
     notes = namespace(ctx, team)["metadata"]["annotations"]
     assert notes == {names.MIN_CUDA_ANNOTATION: "12.8", names.MIN_CUDA_POOLS_ANNOTATION: "a100-train"}
-    team, ctx = team_settings("research", team_args(min_cuda="12.8"))
+    team, ctx = _team_and_context("research", team_args(min_cuda="12.8"))
     assert namespace(ctx, team)["metadata"]["annotations"] == {names.MIN_CUDA_ANNOTATION: "12.8"}
-    team, ctx = team_settings("research", team_args())
+    team, ctx = _team_and_context("research", team_args())
     assert "annotations" not in namespace(ctx, team)["metadata"]
 
 
 def test_a_team_minimum_that_is_not_a_version_is_refused_naming_the_argument():
     with pytest.raises(SpecError) as err:
         team_settings("research", team_args(min_cuda="12"))
-    assert any("minCuda" in p and "write major.minor" in p for p in err.value.problems), err.value.problems
+    assert any("min_cuda" in p and "write major.minor" in p for p in err.value.problems), err.value.problems

@@ -343,6 +343,7 @@ from datetime import datetime, timedelta, timezone  # noqa: E402
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
+from gpu_platform.spec.field_path import FieldPath  # noqa: E402
 from gpu_platform.spec.rules_capacity import window_rules  # noqa: E402
 
 SOLD = {*range(1, 15), *range(21, 183, 7)}
@@ -353,7 +354,7 @@ SOLD = {*range(1, 15), *range(21, 183, 7)}
 def test_a_window_passes_exactly_when_aws_sells_it(days, minutes):
     start = datetime(2026, 11, 16, 11, 30, tzinfo=timezone.utc)
     end = start + timedelta(days=days, minutes=minutes)
-    found = list(window_rules("p", start, end, TODAY))
+    found = list(window_rules(FieldPath.of("p"), start, end, TODAY))
     assert (found == []) == (minutes == 0 and days in SOLD), (days, minutes, found)
 
 

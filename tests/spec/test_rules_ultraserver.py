@@ -66,13 +66,14 @@ def test_a_device_plugin_ultraserver_still_needs_the_dra_drivers_kubernetes():
 
 
 def spec_problems_on(platform: dict, version: str) -> list[str]:
+    from gpu_platform.spec.field_path import FieldPath
+    from gpu_platform.spec.parse import read_models
     from gpu_platform.spec.pool_context import PoolContext
     from gpu_platform.spec.rules_ultraserver import pool_rules
-    from gpu_platform.spec.parse import read_models
 
     spec = read_models(platform)
     i, _ = pool_of(platform)
-    ctx = PoolContext(at=f"nodePools[{i}]", cluster_name="c", kubernetes_version=version)
+    ctx = PoolContext(at=FieldPath.of("nodePools").index(i), cluster_name="c", kubernetes_version=version)
     return [f"{path}: {msg}" for path, msg in pool_rules(ctx, spec.node_pools[i])]
 
 

@@ -32,7 +32,7 @@ def subnet_indices(ctx: "PoolContext", pool: "NodePoolSpec",
     default zone names, which follow the region.
     """
     if pool.zones:
-        at = f"{ctx.at}.zones".lstrip(".")
+        at = ctx.at / "zones"
         known = list(zone_names or [])
         missing = [z for z in pool.zones if z not in known]
         if missing:

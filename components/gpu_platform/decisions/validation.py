@@ -9,6 +9,7 @@ problem is reported at once, each naming its field.
 """
 from __future__ import annotations
 
+import json
 from datetime import date
 from typing import Any
 from collections.abc import Iterator, Mapping
@@ -27,13 +28,33 @@ from gpu_platform.spec.rules_teams import RESERVED_NAMESPACES, mig_slice_rules, 
 
 def parse_platform(data: Any, today: date | None = None, *, region: Any = None) -> PlatformSpec:
     """Validate the stack file's object; raise SpecError listing every problem with its field path. With the
-    stack's `region` (`aws:region`), the region and every zone the file names are checked against it."""
+    stack's `region` (`aws:region`), the region and every zone the file names are checked against it.
+
+    Without `today`, an object `judged` validated in this process (the planner's, on its `--as-of` day)
+    is that spec: the program the planner runs does not validate the file a second time."""
+    if today is None and _judged is not None and _judged[0] == _key(data, region):
+        return _judged[1]
     spec = read_models(data)
     found = [*region_rules(region, named_zones(spec)), *rules(spec, today or date.today())]
     problems = [f"{path}: {msg}" for path, msg in found]
     if problems:
         raise SpecError(problems)
     return spec
+
+
+_judged: tuple[str, PlatformSpec] | None = None
+
+
+def judged(data: Any, today: date, *, region: Any = None) -> PlatformSpec:
+    """`parse_platform` on the day a plan is judged; the spec is kept for the program that plan runs."""
+    global _judged
+    spec = parse_platform(data, today, region=region)
+    _judged = (_key(data, region), spec)
+    return spec
+
+
+def _key(data: Any, region: Any) -> str:
+    return json.dumps([data, region], sort_keys=True, default=repr)
 
 
 def rules(spec: PlatformSpec, today: date) -> Iterator[Problem]:

@@ -25,6 +25,11 @@ DRA_DRIVER_RELEASE = "nvidia-dra-driver-gpu"  # Helm release of the DRA driver
 RESOURCE_API_GROUP = "resource.k8s.io"  # ResourceClaim, ResourceClaimTemplate, DeviceClass
 COMPUTE_DOMAIN_API_GROUP = "resource.nvidia.com"  # the DRA driver's ComputeDomain
 
+# --- The platform's vocabulary: the values a stack file, a component's Args and the pack all accept ---
+ENVIRONMENTS = ("dev", "staging", "prod")  # prod protects what holds data or runs jobs, and rolls one node at a time
+DRIVER_SOURCES = ("ami", "operator")  # who installs the NVIDIA driver: the node image, or the GPU Operator
+MIG_STRATEGIES = ("none", "single", "mixed")  # the GPU Operator's migStrategy (cluster-wide)
+
 # --- The platform's own keys ---
 DOMAIN = "gpu-platform.io"
 POOL_LABEL = f"{DOMAIN}/pool"

@@ -64,10 +64,10 @@ def prevalidate(project: stackfile.Project, stack: stackfile.StackConfig,
         platform = stack.object(key)
     except input_files.InputError as exc:
         raise PlannerError(str(exc)) from None
-    from gpu_platform.decisions.validation import parse_platform
+    from gpu_platform.decisions.validation import judged
 
     try:
-        return platform, parse_platform(platform, as_of, region=stack.config.get("aws:region"))
+        return platform, judged(platform, as_of or datetime.date.today(), region=stack.config.get("aws:region"))
     except ValueError as exc:
         raise_spec_error(exc, stack.path)
         raise

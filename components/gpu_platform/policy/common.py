@@ -43,7 +43,6 @@ NAT_GATEWAY = "aws:ec2/natGateway:NatGateway"
 AWS_PROVIDER = "pulumi:providers:aws"
 STACK = "pulumi:pulumi:Stack"
 
-ENVIRONMENTS = ("dev", "staging", "prod")
 EXACT_SEMVER = re.compile(r"^v?\d+\.\d+\.\d+$")  # no ranges, no "latest", no pre-release wildcards
 
 # The GPU Operator chart's tolerations when the release does not set them (values.yaml of the pinned
@@ -160,7 +159,7 @@ def provider_environment(provider_props: Any) -> Optional[str]:
         except ValueError:
             return None
     env = ((tags or {}).get("tags") or {}).get(names.ENVIRONMENT_TAG) if isinstance(tags, dict) else None
-    return env if env in ENVIRONMENTS else None
+    return env if env in names.ENVIRONMENTS else None
 
 
 def resource_environment(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Optional[str]:
@@ -199,7 +198,7 @@ def environment_phrase(environment: Optional[str]) -> str:
 
 
 ENVIRONMENT_PROPERTY = {
-    "type": "string", "enum": list(ENVIRONMENTS),
+    "type": "string", "enum": list(names.ENVIRONMENTS),
     "description": "The stack's environment, for programs whose aws provider does not carry the default tag "
                    f"{names.ENVIRONMENT_TAG} (gpu-platform's program sets it); when set it wins over the tag. "
                    "Neither: prod strictness.",

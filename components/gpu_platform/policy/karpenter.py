@@ -203,11 +203,11 @@ def driver_consistent(args: StackValidationArgs, config: Mapping[str, Any]) -> F
                    f"{release.name!r} (stack file: gpuOperator.driver.source operator), or use AL2023 images", pool.urn)
 
 
-ENVIRONMENTS = {"type": "array", "items": {"type": "string"}, "default": ["prod"],
+ENVIRONMENTS_PROPERTY = {"type": "array", "items": {"type": "string"}, "default": ["prod"],
                 "description": "Environments where the rule applies (an unknown environment counts as prod)."}
-PROTECT_SCHEMA = PolicyConfigSchema({"environments": ENVIRONMENTS, "environment": ENVIRONMENT_PROPERTY})
+PROTECT_SCHEMA = PolicyConfigSchema({"environments": ENVIRONMENTS_PROPERTY, "environment": ENVIRONMENT_PROPERTY})
 WINDOW_SCHEMA = PolicyConfigSchema({
-    "environments": ENVIRONMENTS,
+    "environments": ENVIRONMENTS_PROPERTY,
     "environment": ENVIRONMENT_PROPERTY,
     "disruptionWindow": {"type": "object", "properties": {"schedule": {"type": "string"}, "duration": {"type": "string"}},
                          "description": "The window (cron schedule, UTC, and duration) every GPU NodePool must keep to; "

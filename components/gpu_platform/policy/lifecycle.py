@@ -20,8 +20,9 @@ from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity, StackV
 from pulumi_policy.proxy import UnknownValueError
 
 from gpu_platform.decisions import lifecycle, pinned
+from gpu_platform.facts import names
 from gpu_platform.policy.common import (
-    ENVIRONMENT_PROPERTY, ENVIRONMENTS, applies_in, get, is_operator_release, stack_environment, stack_policy,
+    ENVIRONMENT_PROPERTY, applies_in, get, is_operator_release, stack_environment, stack_policy,
 )
 
 Found = Iterator[tuple[str, Optional[str]]]
@@ -98,7 +99,7 @@ SCHEMA = PolicyConfigSchema({
     "asOf": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$",
              "description": "The day to judge support windows on (YYYY-MM-DD); unset: today."},
     "environment": ENVIRONMENT_PROPERTY,
-    "environments": {"type": "array", "items": {"enum": list(ENVIRONMENTS)}, "default": ["prod"],
+    "environments": {"type": "array", "items": {"enum": list(names.ENVIRONMENTS)}, "default": ["prod"],
                      "description": "Environments where a version past end of life is an error, not a warning."},
     "warnDays": {"type": "integer", "minimum": 0, "default": lifecycle.WARN_DAYS,
                  "description": "Warn this many days before an end of EKS standard support or a driver's end of life."},

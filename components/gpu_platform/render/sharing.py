@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from gpu_platform.decisions.sharing import ImagePool
     from gpu_platform.spec.models import GpuPool
 
-MIG_STRATEGIES = ("none", "single", "mixed")
 MAX_RESOURCE_NAME = 63  # the name part after `nvidia.com/`, as for any Kubernetes qualified name
 PCI_DEVICE_ID = re.compile(r"^0x[0-9A-Fa-f]{8}$")  # mig-parted device-filter, e.g. 0x233010DE
 
@@ -80,8 +79,8 @@ def check_device_plugin_config(text: str) -> list[str]:
     flags = doc.get("flags", {})
     if not isinstance(flags, dict):
         problems.append("flags: must be a mapping")
-    elif "migStrategy" in flags and flags["migStrategy"] not in MIG_STRATEGIES:
-        problems.append(f"flags.migStrategy: must be one of {', '.join(MIG_STRATEGIES)}")
+    elif "migStrategy" in flags and flags["migStrategy"] not in names.MIG_STRATEGIES:
+        problems.append(f"flags.migStrategy: must be one of {', '.join(names.MIG_STRATEGIES)}")
     sharing = doc.get("sharing")
     if sharing is None:
         return problems

@@ -11,10 +11,10 @@ from typing import Optional
 import pulumi
 import pulumi_kubernetes
 
+from gpu_platform.facts import component_types
 from gpu_platform.render.admission import admission_manifests
 from gpu_platform.resources import options
-from gpu_platform.resources.typed_args import TypedDict, argument_problems
-from gpu_platform.spec.errors import SpecError
+from gpu_platform.resources.typed_args import ArgumentsError, TypedDict, argument_problems, as_arguments
 
 
 class TeamAdmissionArgs(TypedDict, total=False):
@@ -34,13 +34,13 @@ class TeamAdmission(pulumi.ComponentResource):
     """The ValidatingAdmissionPolicies (each binding has its policy's name)."""
 
     def __init__(self, name: str, args: TeamAdmissionArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(options.public_type("TeamAdmission"), name, None, opts)
+        super().__init__(component_types.public("TeamAdmission"), name, None, opts)
         from pulumi_kubernetes.admissionregistration.v1 import ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding
 
-        args = dict(args or {})
+        args = as_arguments("TeamAdmission", name, args if args is not None else {})
         problems = argument_problems(args, TeamAdmissionArgs)
         if problems:
-            raise SpecError([f"TeamAdmission {name!r}: {p}" for p in problems])
+            raise ArgumentsError(f"TeamAdmission {name!r}: ", problems)
         provider = options.kubernetes(args)
         m = admission_manifests()
         self.policies, self.bindings = {}, {}

@@ -5,23 +5,19 @@ Nothing of the cluster itself is created or changed: the component reads the end
 security group and service CIDR from EKS, and makes the GPU nodes' IAM role unless one is given. What the
 cluster must already provide is in docs/library.md ("An adopted cluster").
 """
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from typing import Any, Mapping, Optional
 
 import pulumi
 import pulumi_kubernetes
 
+from gpu_platform.facts import component_types
 from gpu_platform.resources import options
 from gpu_platform.resources.cluster_base import ClusterBase
 from gpu_platform.resources.node_iam import node_role
-from gpu_platform.resources.typed_args import Required, TypedDict, argument_problems
-from gpu_platform.spec.errors import SpecError
-
-if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec
+from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems, as_arguments
 
 # Adopted clusters were registered as Cluster before this component had a type of its own: the alias keeps
 # an existing stack's adopted cluster, and everything parented to it, in place.
-CLUSTER_TYPE = "gpu-platform:cluster:Cluster"
 
 
 class AdoptedClusterArgs(TypedDict, total=False):
@@ -45,7 +41,7 @@ class AdoptedCluster(ClusterBase):
     """An existing EKS cluster, read by name: the same outputs as Cluster, nothing of the cluster changed."""
 
     def __init__(self, name: str, args: AdoptedClusterArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(options.public_type("AdoptedCluster"), name, None, options.formerly(opts, CLUSTER_TYPE))
+        super().__init__(component_types.public("AdoptedCluster"), name, None, options.formerly(opts, "AdoptedCluster"))
         from pulumi_aws import eks
 
         _check(name, args)
@@ -73,6 +69,7 @@ class AdoptedCluster(ClusterBase):
 
 
 def _check(name: str, args: Mapping[str, Any]) -> None:
+    args = as_arguments("AdoptedCluster", name, args)
     problems = argument_problems(args, AdoptedClusterArgs)
     if args.get("region") is None and args.get("k8s_provider") is None:
         problems.append("region: required unless k8sProvider is given (the kubeconfig names it)")
@@ -80,14 +77,4 @@ def _check(name: str, args: Mapping[str, Any]) -> None:
     if isinstance(subnets, (list, tuple)) and not subnets:
         problems.append("subnetIds: list at least one private subnet")
     if problems:
-        raise SpecError([f"AdoptedCluster {name!r}: {p}" for p in problems])
-
-
-def adopted_args(spec: "PlatformSpec", region: str, k8s_provider: Any = None) -> AdoptedClusterArgs:
-    """The stack file's `cluster.existing` block as AdoptedCluster's arguments."""
-    existing = spec.cluster.existing
-    args = AdoptedClusterArgs(cluster_name=spec.cluster.name, subnet_ids=list(existing.subnet_ids),
-                              node_security_group_ids=list(existing.node_security_group_ids), region=region)
-    if k8s_provider is not None:
-        args["k8s_provider"] = k8s_provider
-    return args
+        raise ArgumentsError(f"AdoptedCluster {name!r}: ", problems)

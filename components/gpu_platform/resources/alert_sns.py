@@ -9,15 +9,11 @@ Prometheus stack's release waits for it. Topics encrypted with a customer-manage
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import Optional, Sequence
 
 import pulumi
 
-from gpu_platform.facts import names
-from gpu_platform.render.alert_routing import delivered_alerting, sns_topics
-
-if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec
+from gpu_platform.facts import component_types, names
 
 
 def publish_policy(topics: Sequence[str]) -> str:
@@ -28,29 +24,23 @@ def publish_policy(topics: Sequence[str]) -> str:
 class AlertPublishing(pulumi.ComponentResource):
     """IAM role and Pod Identity association letting Alertmanager publish to the SNS receivers' topics."""
 
-    def __init__(self, name: str, spec: "PlatformSpec", cluster_name: pulumi.Input[str],
+    def __init__(self, name: str, topics: Sequence[str], cluster: str, namespace: str, cluster_name: pulumi.Input[str],
                  depends_on: Sequence[pulumi.Resource] = (), opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__("gpu-platform:alerting:AlertPublishing", name, None, opts)
+        """`topics`: the SNS receivers' topic ARNs; `cluster`: the cluster's name (the role's); `namespace`: the
+        Alertmanager's (Prometheus's)."""
+        super().__init__(component_types.INTERNAL["AlertPublishing"], name, None, opts)
         from pulumi_aws import eks, iam
 
         from gpu_platform.render.iam import pod_identity_trust_policy
 
         child = pulumi.ResourceOptions(parent=self)
-        topics = sns_topics(spec.monitoring.alerting)
-        self.role = iam.Role(name, name=names.role_name(spec.cluster.name, "alertmanager-sns"),
+        topics = list(topics)
+        self.role = iam.Role(name, name=names.role_name(cluster, "alertmanager-sns"),
                              assume_role_policy=pod_identity_trust_policy(),
                              description="Alertmanager: publish alerts to the SNS receivers' topics", opts=child)
         policy = iam.RolePolicy(name, role=self.role.name, policy=publish_policy(topics), opts=child)
         self.association = eks.PodIdentityAssociation(
-            name, cluster_name=cluster_name, namespace=spec.monitoring.prometheus.namespace,
+            name, cluster_name=cluster_name, namespace=namespace,
             service_account=names.ALERTMANAGER_SERVICE_ACCOUNT, role_arn=self.role.arn,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[policy, *depends_on]))
         self.register_outputs({"roleArn": self.role.arn, "topics": topics})
-
-
-def build_alert_publishing(spec: "PlatformSpec", cluster_name: pulumi.Input[str], depends_on: Sequence[pulumi.Resource],
-                           opts: pulumi.ResourceOptions) -> Optional[AlertPublishing]:
-    """Only when a receiver publishes to SNS and the platform installs the Alertmanager."""
-    if not sns_topics(delivered_alerting(spec.monitoring)):
-        return None
-    return AlertPublishing("alert-publishing", spec, cluster_name, depends_on, opts=opts)

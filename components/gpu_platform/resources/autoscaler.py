@@ -7,30 +7,28 @@ render/autoscaler.py.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 import pulumi
 
-from gpu_platform.facts import catalog, names
-from gpu_platform.render.autoscaler import autoscaler_policy, autoscaler_values
+from gpu_platform.facts import catalog, component_types, names
+from gpu_platform.render.autoscaler import autoscaler_policy
 from gpu_platform.render.iam import pod_identity_trust_policy
-
-if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec
 
 
 class ClusterAutoscaler(pulumi.ComponentResource):
     """The Cluster Autoscaler on the system nodes, with a Pod Identity role scoped to this cluster."""
 
-    def __init__(self, name: str, spec: "PlatformSpec", region: str, cluster_name: pulumi.Input[str],
+    def __init__(self, name: str, version: str, values: dict, cluster: str, cluster_name: pulumi.Input[str],
                  k8s_provider: pulumi.ProviderResource, depends_on: list[pulumi.Resource],
                  opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__("gpu-platform:autoscaler:ClusterAutoscaler", name, None, opts)
+        """`version`: the chart's, pinned; `values`: rendered for the cluster (render/autoscaler.py); `cluster`:
+        the cluster's name as the stack file gives it (its role's name), `cluster_name` as its resource has it."""
+        super().__init__(component_types.INTERNAL["ClusterAutoscaler"], name, None, opts)
         from pulumi_aws import eks, iam
         from pulumi_kubernetes.helm.v3 import Release, RepositoryOptsArgs
 
         child = pulumi.ResourceOptions(parent=self)
-        cluster = spec.cluster.name
         self.role = iam.Role(f"{name}-role", name=names.role_name(cluster, names.CA_RELEASE),
                              assume_role_policy=pod_identity_trust_policy(),
                              opts=child)
@@ -46,10 +44,10 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             name,
             name=names.CA_RELEASE,
             chart=chart,
-            version=spec.cluster_autoscaler.chart_version,
+            version=version,
             repository_opts=RepositoryOptsArgs(repo=repo),
             namespace=names.CA_NAMESPACE,
-            values=autoscaler_values(spec, region),
+            values=values,
             opts=pulumi.ResourceOptions(parent=self, provider=k8s_provider,
                                         depends_on=[*depends_on, policy, association]),
         )

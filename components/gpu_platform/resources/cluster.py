@@ -6,26 +6,23 @@ the stack file's cluster rules. A cluster that already exists is adopted instead
 """
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from typing import Any, Mapping, Optional
 
 import pulumi
 
 from gpu_platform.decisions import node_repair
-from gpu_platform.decisions.karpenter import discovery_tag, uses_karpenter
+from gpu_platform.decisions.karpenter import discovery_tag
 from gpu_platform.decisions.launch_template import image_volume, metadata_options, service_cidr_for
-from gpu_platform.facts import catalog, names
+from gpu_platform.facts import catalog, component_types, names
 from gpu_platform.resources import options
 from gpu_platform.resources.cluster_base import ClusterBase
 from gpu_platform.resources.node_iam import control_plane_role, node_role
 from gpu_platform.resources.pool_args import PoolTaintArgs
-from gpu_platform.resources.typed_args import Required, TypedDict, argument_problems
+from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems, as_arguments
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import ClusterSpec, TaintSpec
 from gpu_platform.spec.parse import read_part
 from gpu_platform.spec.rules import cluster_rules, region_rules
-
-if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec
 
 # Add-ons installed before any node group (DaemonSets: healthy with zero nodes); coredns waits for nodes.
 ADDONS_BEFORE_NODES = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")
@@ -123,15 +120,27 @@ class Cluster(ClusterBase):
     subnets, an on-demand system node group and cluster-admin access entries."""
 
     def __init__(self, name: str, args: ClusterArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(options.public_type("Cluster"), name, None,
-                         options.formerly(opts, "gpu-platform:cluster:Cluster"))
-        settings = cluster_settings(name, args)
+        self._build(name, cluster_settings(name, args), args.get("subnet_ids"), opts)
+
+    @classmethod
+    def of(cls, name: str, settings: ClusterSettings, opts: Optional[pulumi.ResourceOptions] = None) -> "Cluster":
+        """A cluster the stack file's rules already validated (GpuPlatform's), built as it is: not checked again."""
+        component = cls.__new__(cls)
+        create = settings.cluster.create
+        component._build(name, settings, create.subnet_ids if create is not None else None, opts)
+        return component
+
+    def _build(self, name: str, settings: ClusterSettings, subnet_ids: Any,
+               opts: Optional[pulumi.ResourceOptions]) -> None:
+        """`subnet_ids`: the existing subnets as given (Outputs included), or None with a VPC to create."""
+        super().__init__(component_types.public("Cluster"), name, None,
+                         options.formerly(opts, "Cluster"))
         c = settings.cluster
         role, attachments = node_role(f"{name}-nodes", c.name, options.child(self, opts))
         self.node_role_arn = role.arn
         self.nodes_prerequisites = list(attachments)
         self.extra_node_security_group_ids = []
-        self._create(name, settings, args.get("subnet_ids"), opts)
+        self._create(name, settings, subnet_ids, opts)
         self._connect(name, settings.region, None, opts)
         self._register()
 
@@ -277,7 +286,7 @@ _CREATE_FIELDS = ("vpc", "endpoint_public_access", "public_access_cidrs", "addon
 def cluster_settings(name: str, args: Mapping[str, Any]) -> ClusterSettings:
     """The cluster from Cluster's arguments, checked with the stack file's cluster rules; SpecError names
     each argument that is wrong."""
-    args = dict(args)
+    args = as_arguments("Cluster", name, args)
     where = f"Cluster {name!r}: "
     problems = argument_problems(args, ClusterArgs)
     create = {k: args[k] for k in _CREATE_FIELDS if k in args}
@@ -291,14 +300,14 @@ def cluster_settings(name: str, args: Mapping[str, Any]) -> ClusterSettings:
         cluster = read_part(ClusterSpec, data)
         taints = [read_part(TaintSpec, t, f"gpuTaints[{i}].") for i, t in enumerate(args.get("gpu_taints") or [])]
     except SpecError as err:
-        raise SpecError(list(dict.fromkeys(where + _flat(p) for p in [*problems, *err.problems]))) from None
-    vpc = cluster.create.vpc
+        raise ArgumentsError(where, list(dict.fromkeys(_flat(p) for p in [*problems, *err.problems]))) from None
+    vpc = cluster.create.vpc if cluster.create else None
     zones = [(f"vpc.{k}[{j}]", z) for k, found in (("zones", vpc.zones), ("localZones", vpc.local_zones))
              for j, z in enumerate(found or [])] if vpc else []
     found = [*cluster_rules(cluster, at="", prod=args.get("environment") == "prod"), *region_rules(args.get("region"), zones)]
     problems += [f"{path}: {message}" for path, message in found if path != "aws:region"]  # the region: above
     if problems:
-        raise SpecError([where + _flat(p) for p in problems])
+        raise ArgumentsError(where, [_flat(p) for p in problems])
     return ClusterSettings(cluster, str(args["region"]), args.get("environment") == "prod", dict(args.get("tags") or {}),
                            tuple(taints), bool(args.get("karpenter_discovery")))
 
@@ -307,34 +316,3 @@ def _flat(problem: str) -> str:
     """A model path as the argument's: `create` is flattened into the arguments, `name` is clusterName."""
     problem = problem.removeprefix("create.")
     return "clusterName" + problem[4:] if problem.startswith("name:") else problem
-
-
-def cluster_args(spec: "PlatformSpec", region: str) -> ClusterArgs:
-    """The stack file's `cluster.create` block, and what the pools need of it, as Cluster's arguments."""
-    c, create = spec.cluster, spec.cluster.create
-    args = ClusterArgs(
-        cluster_name=c.name, kubernetes_version=c.kubernetes_version, region=region, addons=dict(create.addons),
-        system_nodes=create.system_nodes.model_dump(), endpoint_public_access=create.endpoint_public_access,
-        public_access_cidrs=list(create.public_access_cidrs), admin_role_arns=list(c.admin_role_arns),
-        system_node_selector=dict(c.system_node_selector), environment=spec.environment, tags=dict(spec.tags),
-        gpu_taints=[t.model_dump(exclude_none=True) for t in node_repair.gpu_taints(spec)],
-        karpenter_discovery=uses_karpenter(spec))
-    if create.vpc is not None:
-        args["vpc"] = create.vpc.model_dump(exclude_none=True)
-    else:
-        args["subnet_ids"] = list(create.subnet_ids)
-    if create.secrets_kms_key_arn:
-        args["secrets_kms_key_arn"] = create.secrets_kms_key_arn
-    return args
-
-
-def build_cluster(spec: "PlatformSpec", region: str, k8s_provider: Any, opts: pulumi.ResourceOptions) -> ClusterBase:
-    """The stack file's cluster: created from `cluster.create`, or adopted from `cluster.existing`."""
-    if spec.cluster.create is not None:
-        if k8s_provider is not None:
-            raise SpecError(["cluster.create: a Kubernetes provider cannot be given for a cluster this stack creates "
-                             "(its kubeconfig comes from the new cluster); adopt the cluster with cluster.existing"])
-        return Cluster("cluster", cluster_args(spec, region), opts=opts)
-    from gpu_platform.resources.adopted_cluster import AdoptedCluster, adopted_args
-
-    return AdoptedCluster("cluster", adopted_args(spec, region, k8s_provider), opts=opts)

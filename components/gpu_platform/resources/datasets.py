@@ -20,17 +20,15 @@ Nodes mount Lustre with a host kernel module: the boot script installs the clien
 `Datasets` takes its own arguments, so it serves any EKS cluster whose GPU nodes have the Lustre client.
 """
 import json
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional
 
 import pulumi
 import pulumi_kubernetes
 
 from gpu_platform.decisions.datasets import (
-    associations, claim_teams, deployment, final_backup, fsx_lustre, link_path_problems, protected, shared_path,
-    team_path, throughput,
+    associations, deployment, final_backup, link_path_problems, protected, shared_path, team_path, throughput,
 )
-from gpu_platform.decisions.placement import subnet_index
-from gpu_platform.facts import catalog, names
+from gpu_platform.facts import catalog, component_types, names
 from gpu_platform.render.datasets import (
     claim, controller_policy, mount_source, persistent_volume, setup_claim, setup_job, setup_volume, shared_claim,
     shared_volume, volume_handle,
@@ -38,14 +36,11 @@ from gpu_platform.render.datasets import (
 from gpu_platform.render.iam import pod_identity_trust_policy
 from gpu_platform.resources import options
 from gpu_platform.resources.options import named
-from gpu_platform.resources.typed_args import Required, TypedDict, argument_problems
+from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems, as_arguments
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import FsxLustreSpec
 from gpu_platform.spec.parse import read_part
 from gpu_platform.spec.rules_training import file_system_rules
-
-if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec
 
 TCP = "tcp"
 SETUP_NAMESPACE = "kube-system"  # where the FSx CSI driver runs: no team reaches the setup claim there
@@ -109,11 +104,23 @@ class Datasets(pulumi.ComponentResource):
     mount_name: pulumi.Output[str]
 
     def __init__(self, name: str, args: DatasetsArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(options.public_type("Datasets"), name, None,
-                         options.formerly(opts, "gpu-platform:datasets:Datasets"))
+        self._build(name, _file_system(name, args), args, opts)
+
+    @classmethod
+    def of(cls, name: str, config: FsxLustreSpec, cluster: Mapping[str, Any],
+           opts: Optional[pulumi.ResourceOptions] = None) -> "Datasets":
+        """A file system the stack file's rules already validated (GpuPlatform's), on `cluster` (DatasetsArgs
+        less fsx_lustre), built as it is: not checked again."""
+        component = cls.__new__(cls)
+        component._build(name, config, cluster, opts)
+        return component
+
+    def _build(self, name: str, config: FsxLustreSpec, args: Mapping[str, Any],
+               opts: Optional[pulumi.ResourceOptions]) -> None:
+        super().__init__(component_types.public("Datasets"), name, None,
+                         options.formerly(opts, "Datasets"))
         from pulumi_aws import fsx as aws_fsx
 
-        config = _file_system(name, args)
         cluster_name = args["cluster_name"]
         physical = named(cluster_name, names.datasets_name)
         keep = options.protect(opts, protected(config, args.get("environment") == "prod"))
@@ -254,39 +261,16 @@ class Datasets(pulumi.ComponentResource):
 def _file_system(name: str, args: Mapping[str, Any]) -> FsxLustreSpec:
     """The file system's settings, checked with the stack file's rules; SpecError naming each argument."""
     where = f"Datasets {name!r}: "
+    args = as_arguments("Datasets", name, args)
     problems = argument_problems(args, DatasetsArgs)
     try:
         config = read_part(FsxLustreSpec, args.get("fsx_lustre") or {}, "fsxLustre.")
     except SpecError as err:
-        raise SpecError([where + p for p in [*problems, *err.problems]]) from None
+        raise ArgumentsError(where, [*problems, *err.problems]) from None
     problems += [f"{path}: {message}" for path, message in
                  file_system_rules(config, args.get("environment") == "prod", "fsxLustre")]
     problems += [f"{path}: {message}" for path, message in  # each team's link, made from the paths given
                  link_path_problems(config, list(args.get("team_namespaces") or {}), "fsxLustre.dataRepository")]
     if problems:
-        raise SpecError([where + p for p in problems])
+        raise ArgumentsError(where, problems)
     return config
-
-
-def build_datasets(spec: "PlatformSpec", cluster: Any, teams: Sequence[Any],
-                   opts: pulumi.ResourceOptions) -> Optional[Datasets]:
-    """The datasets when the spec has them; `cluster` is the platform's Cluster, `teams` its TeamNamespaces.
-    Each team's claim waits for its namespace, quota and limits (the claim is counted), through its namespace."""
-    fsx = fsx_lustre(spec)
-    if fsx is None:
-        return None
-    by_name = {t.namespace_name: t for t in teams}
-    namespaces = {}
-    for team in claim_teams(spec):
-        unit = by_name[names.team_namespace(team.name)]
-        namespaces[team.name] = pulumi.Output.all(unit.namespace.metadata.name, unit.quota.id, unit.limits.id).apply(
-            lambda parts: parts[0])
-    subnet = pulumi.Output.from_input(cluster.private_subnet_ids).apply(
-        lambda ids, i=subnet_index(spec, cluster.zone_names): ids[i])
-    args = DatasetsArgs(
-        cluster_name=spec.cluster.name, vpc_id=cluster.vpc_id, subnet_id=subnet,
-        node_security_group_id=cluster.node_security_group_id,
-        fsx_lustre=fsx.model_dump(exclude_none=True, exclude={"teams", "protect"}), team_namespaces=namespaces,
-        k8s_provider=cluster.k8s_provider, environment=spec.environment)
-    extra = pulumi.ResourceOptions(depends_on=list(cluster.system_ready), protect=fsx.protect)
-    return Datasets("datasets", args, opts=pulumi.ResourceOptions.merge(opts, extra))

@@ -4,15 +4,11 @@ the chart's crds/: the GPU Operator's release owns the ComputeDomain CRDs and co
 (catalog.COMPUTE_DOMAIN_CRDS_OWNER); callers pass the operator's release in `depends_on`."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import Optional, Sequence
 
 import pulumi
 
-from gpu_platform.facts import catalog, names
-from gpu_platform.render.dra import dra_driver_values
-
-if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec
+from gpu_platform.facts import catalog, component_types, names
 
 RELEASE_TIMEOUT_SECONDS = 600
 
@@ -20,15 +16,13 @@ RELEASE_TIMEOUT_SECONDS = 600
 class DraDriver(pulumi.ComponentResource):
     """The dra-driver-nvidia-gpu chart in its own namespace."""
 
-    def __init__(self, name: str, spec: "PlatformSpec", k8s_provider: pulumi.ProviderResource,
-                 compute_domains: bool = False, depends_on: Sequence[pulumi.Resource] = (),
-                 opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__("gpu-platform:dra:DraDriver", name, None, opts)
+    def __init__(self, name: str, version: str, values: dict, k8s_provider: pulumi.ProviderResource,
+                 depends_on: Sequence[pulumi.Resource] = (), opts: Optional[pulumi.ResourceOptions] = None):
+        """`version`: the chart's, pinned; `values`: rendered for the platform's pools (render/dra.py)."""
+        super().__init__(component_types.INTERNAL["DraDriver"], name, None, opts)
         from pulumi_kubernetes.helm.v3 import Release
 
-        version = spec.dra_driver.chart_version
-        self.values = dra_driver_values(version, spec.node_pools, spec.gpu_operator.driver.source,
-                                        spec.cluster.system_node_selector, compute_domains)
+        self.values = values
         self.release = Release(
             name, name=names.DRA_DRIVER_RELEASE, chart=catalog.DRA_DRIVER_CHART, version=version,
             namespace=catalog.DRA_DRIVER_NAMESPACE, create_namespace=True, values=self.values,

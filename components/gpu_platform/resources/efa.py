@@ -6,12 +6,11 @@ from typing import TYPE_CHECKING, Optional, Sequence
 
 import pulumi
 
-from gpu_platform.facts import catalog, names
-from gpu_platform.render.efa import device_plugin_values
+from gpu_platform.facts import catalog, component_types, names
 from gpu_platform.resources.options import named
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
+    from gpu_platform.spec.models import NodePoolSpec
 
 ALL_TRAFFIC = "-1"
 
@@ -34,9 +33,10 @@ def efa_security_group(name: str, cluster_name: pulumi.Input[str], pool: "NodePo
 class EfaDevicePlugin(pulumi.ComponentResource):
     """The EFA Kubernetes device plugin (Helm chart, pinned) on the EFA pools' nodes."""
 
-    def __init__(self, name: str, spec: "PlatformSpec", k8s_provider: pulumi.ProviderResource,
+    def __init__(self, name: str, version: str, values: dict, k8s_provider: pulumi.ProviderResource,
                  depends_on: Sequence[pulumi.Resource] = (), opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__("gpu-platform:efa:EfaDevicePlugin", name, None, opts)
+        """`version`: the chart's, pinned; `values`: rendered for the EFA pools (render/efa.py)."""
+        super().__init__(component_types.INTERNAL["EfaDevicePlugin"], name, None, opts)
         from pulumi_kubernetes.helm.v3 import Release, RepositoryOptsArgs
 
         repo, chart = catalog.EFA_DEVICE_PLUGIN_CHART
@@ -44,10 +44,10 @@ class EfaDevicePlugin(pulumi.ComponentResource):
             name,
             name=names.EFA_DEVICE_PLUGIN_RELEASE,
             chart=chart,
-            version=spec.efa_device_plugin.chart_version,
+            version=version,
             repository_opts=RepositoryOptsArgs(repo=repo),
             namespace=catalog.EFA_DEVICE_PLUGIN_NAMESPACE,
-            values=device_plugin_values(spec),
+            values=values,
             opts=pulumi.ResourceOptions(parent=self, provider=k8s_provider, depends_on=list(depends_on)),
         )
         self.register_outputs({"release": self.release.name})

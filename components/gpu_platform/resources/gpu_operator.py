@@ -11,12 +11,14 @@ from typing import Any, Mapping, Optional
 import pulumi
 import pulumi_kubernetes
 
+from gpu_platform.facts import component_types
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.operator_values import OperatorSettings, driver_summary, operator_values
 from gpu_platform.resources import options
 from gpu_platform.resources.pool_args import PoolAmiArgs, PoolSharingArgs, PoolTaintArgs
-from gpu_platform.resources.typed_args import Required, TypedDict, argument_problems
+from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems, as_arguments
 from gpu_platform.spec.errors import SpecError
+from gpu_platform.spec.field_path import FieldPath
 from gpu_platform.spec.models import GpuOperatorSpec, OperatorPoolSpec, mig_strategy_of
 from gpu_platform.spec.parse import read_part
 from gpu_platform.spec.rules import driver_rules, gpu_shape_rules, mig_strategy_rules, sharing_rules
@@ -85,6 +87,8 @@ class OperatorPoolArgs(TypedDict, total=False):
     ami: Required[PoolAmiArgs]
     sharing: PoolSharingArgs
     taints: list[PoolTaintArgs]
+    gpu_allocation: str
+    """device-plugin (default) or dra: the pool's GPUs are allocated by NVIDIA's DRA driver."""
 
 
 class GpuOperatorArgs(TypedDict, total=False):
@@ -125,16 +129,28 @@ class GpuOperator(pulumi.ComponentResource):
     """The Helm release's name."""
 
     def __init__(self, name: str, args: GpuOperatorArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(options.public_type("GpuOperator"), name, None,
-                         options.formerly(opts, "gpu-platform:gpu_operator:GpuOperator"))
+        self._build(name, operator_settings(name, args), args.get("k8s_provider"), opts)
+
+    @classmethod
+    def of(cls, name: str, settings: OperatorSettings, k8s_provider: Optional[pulumi.ProviderResource] = None,
+           opts: Optional[pulumi.ResourceOptions] = None) -> "GpuOperator":
+        """An operator whose settings the stack file's rules already validated (GpuPlatform's), built as they
+        are: not checked again."""
+        component = cls.__new__(cls)
+        component._build(name, settings, k8s_provider, opts)
+        return component
+
+    def _build(self, name: str, settings: OperatorSettings, k8s_provider: Optional[pulumi.ProviderResource],
+               opts: Optional[pulumi.ResourceOptions]) -> None:
+        super().__init__(component_types.public("GpuOperator"), name, None,
+                         options.formerly(opts, "GpuOperator"))
         from pulumi_kubernetes.core.v1 import Namespace
         from pulumi_kubernetes.helm.v3 import Release, RepositoryOptsArgs
         from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 
-        settings = operator_settings(name, args)
         op = settings.operator
         chart = catalog.GPU_OPERATOR_CHARTS[op.chart_version]
-        provider = options.kubernetes(args)
+        provider = options.kubernetes({"k8s_provider": k8s_provider})
         self.namespace = Namespace(
             name,
             metadata=ObjectMetaArgs(name=op.namespace, labels=names.platform_namespace_labels(POD_SECURITY_LEVEL)),
@@ -164,7 +180,7 @@ class GpuOperator(pulumi.ComponentResource):
 def operator_settings(name: str, args: Mapping[str, Any], today: Optional[date] = None) -> OperatorSettings:
     """The operator's settings from its arguments, checked with the stack file's operator and pool rules."""
     where = f"GpuOperator {name!r}: "
-    args = dict(args)
+    args = as_arguments("GpuOperator", name, args)
     problems = argument_problems(args, GpuOperatorArgs, required=False)  # the operator's model names them
     fields = {k: args[k] for k in ("chart_version", "namespace", "driver", "upgrade_policy") if k in args}
     policy = dict(fields.get("upgrade_policy") or {})
@@ -174,16 +190,16 @@ def operator_settings(name: str, args: Mapping[str, Any], today: Optional[date] 
         operator = read_part(GpuOperatorSpec, fields)
         pools = [read_part(OperatorPoolSpec, p, f"pools[{i}].") for i, p in enumerate(args.get("pools") or [])]
     except SpecError as err:
-        raise SpecError([where + p for p in [*problems, *err.problems]]) from None
-    found = [p for i, pool in enumerate(pools) for p in gpu_shape_rules(f"pools[{i}]", pool)]
+        raise ArgumentsError(where, [*problems, *err.problems]) from None
+    found = [p for i, pool in enumerate(pools) for p in gpu_shape_rules(FieldPath.of("pools").index(i), pool)]
     if not found:
-        found += [p for i, pool in enumerate(pools) for p in sharing_rules(f"pools[{i}]", pool)]
+        found += [p for i, pool in enumerate(pools) for p in sharing_rules(FieldPath.of("pools").index(i), pool)]
         found += driver_rules(operator, pools, args.get("kubernetes_version"), args.get("environment") == "prod",
                               today or date.today(), at="", pools_at="pools", k8s_at="kubernetesVersion")
         found += mig_strategy_rules(pools, "pools")
     problems += [f"{path}: {message}" for path, message in found]
     if problems:
-        raise SpecError([where + p for p in problems])
+        raise ArgumentsError(where, problems)
     labels = args.get("service_monitor_labels") or {}
     return OperatorSettings(
         operator, pools, args.get("mig_strategy") or mig_strategy_of(pools),

@@ -13,45 +13,57 @@ Built only when a pool uses `provisioner: karpenter`:
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import pulumi
 
-from gpu_platform.decisions.karpenter import node_role_name, untagged_subnets
-from gpu_platform.facts import catalog, names
+from gpu_platform.decisions.karpenter import node_role_name
+from gpu_platform.facts import catalog, component_types, names
 from gpu_platform.render.iam import pod_identity_trust_policy
-from gpu_platform.render.karpenter import controller_values
 from gpu_platform.render.karpenter_iam import controller_policies, interruption_rules, queue_policy
 
 if TYPE_CHECKING:
     from gpu_platform.resources.cluster_base import ClusterBase as Cluster
-    from gpu_platform.spec.models import PlatformSpec
 
 RELEASE_TIMEOUT_SECONDS = 600
 QUEUE_TARGET_ID = "karpenter-interruption-queue"
 
 
+@dataclass(frozen=True)
+class ControllerSettings:
+    """What Karpenter's controller is built from: the cluster's name and region, the chart and its rendered
+    values (render/karpenter.py), and the subnets this stack does not create (they need the discovery tag)."""
+
+    cluster: str
+    region: str
+    namespace: str
+    chart_version: str
+    values: dict
+    untagged_subnets: tuple[str, ...] = ()
+
+
 class KarpenterController(pulumi.ComponentResource):
     """Attributes: node_role, access_entry, queue, role, release, and `ready` (what NodePools wait for)."""
 
-    def __init__(self, name: str, spec: "PlatformSpec", region: str, cluster: "Cluster",
+    def __init__(self, name: str, settings: ControllerSettings, cluster: "Cluster",
                  depends_on: Sequence[pulumi.Resource], opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__("gpu-platform:karpenter:KarpenterController", name, None, opts)
+        super().__init__(component_types.INTERNAL["KarpenterController"], name, None, opts)
         from pulumi_aws import eks
 
         from gpu_platform.resources.node_iam import service_role
 
         child = pulumi.ResourceOptions(parent=self)
-        cluster_name = spec.cluster.name
+        cluster_name = settings.cluster
         self.node_role, attachments = service_role(f"{name}-nodes", node_role_name(cluster_name), "ec2.amazonaws.com",
                                                    catalog.NODE_MANAGED_POLICIES, child)
         self.access_entry = eks.AccessEntry(f"{name}-nodes", cluster_name=cluster.cluster_name,
                                             principal_arn=self.node_role.arn, type="EC2_LINUX",
                                             opts=pulumi.ResourceOptions(parent=self, depends_on=attachments))
         interruptions = self._interruption_queue(name, cluster_name)
-        controller = self._controller_identity(name, spec, region, cluster)
-        tags = self._discovery_tags(name, spec, cluster)
-        self.release = self._release(name, spec, cluster, [*depends_on, *interruptions, *controller])
+        controller = self._controller_identity(name, settings, cluster)
+        tags = self._discovery_tags(name, settings, cluster)
+        self.release = self._release(name, settings, cluster, [*depends_on, *interruptions, *controller])
         self.ready: list[pulumi.Resource] = [self.release, self.access_entry, *attachments, *tags]
         self.register_outputs({"release": self.release.name, "roleArn": self.role.arn,
                                "nodeRoleName": self.node_role.name, "interruptionQueue": self.queue.name})
@@ -74,47 +86,47 @@ class KarpenterController(pulumi.ComponentResource):
                                                target_id=QUEUE_TARGET_ID, opts=child))
         return made
 
-    def _controller_identity(self, name: str, spec: "PlatformSpec", region: str, cluster: "Cluster") -> list[pulumi.Resource]:
+    def _controller_identity(self, name: str, settings: ControllerSettings, cluster: "Cluster") -> list[pulumi.Resource]:
         from pulumi_aws import eks, iam
 
         child = pulumi.ResourceOptions(parent=self)
-        self.role = iam.Role(f"{name}-controller", name=names.role_name(spec.cluster.name, names.KARPENTER_RELEASE),
+        self.role = iam.Role(f"{name}-controller", name=names.role_name(settings.cluster, names.KARPENTER_RELEASE),
                              assume_role_policy=pod_identity_trust_policy(),
                              opts=child)
         documents = pulumi.Output.all(self.node_role.arn, self.queue.arn).apply(
-            lambda a: controller_policies(a[0], a[1], region, spec.cluster.name))
+            lambda a: controller_policies(a[0], a[1], settings.region, settings.cluster))
         policies: list[pulumi.Resource] = [
             iam.RolePolicy(f"{name}-{key}", name=f"karpenter-{key}", role=self.role.name,
                            policy=documents.apply(lambda d, key=key: json.dumps(d[key], separators=(",", ":"))),
                            opts=child)
             for key in ("node-lifecycle", "iam-integration", "cluster-integration", "discovery")]
         association = eks.PodIdentityAssociation(
-            f"{name}-identity", cluster_name=cluster.cluster_name, namespace=spec.karpenter.namespace,
+            f"{name}-identity", cluster_name=cluster.cluster_name, namespace=settings.namespace,
             service_account=names.KARPENTER_RELEASE, role_arn=self.role.arn, opts=child)
         return [*policies, association]
 
-    def _discovery_tags(self, name: str, spec: "PlatformSpec", cluster: "Cluster") -> list[pulumi.Resource]:
+    def _discovery_tags(self, name: str, settings: ControllerSettings, cluster: "Cluster") -> list[pulumi.Resource]:
         from pulumi_aws import ec2
 
         child = pulumi.ResourceOptions(parent=self)
-        key, value = names.KARPENTER_DISCOVERY_TAG, spec.cluster.name
+        key, value = names.KARPENTER_DISCOVERY_TAG, settings.cluster
         targets: list[tuple[str, Any]] = [("cluster-security-group", cluster.node_security_group_id)]
         targets += [(f"security-group-{i}", sg) for i, sg in enumerate(cluster.extra_node_security_group_ids)]
-        targets += [(f"subnet-{i}", subnet) for i, subnet in enumerate(untagged_subnets(spec))]
+        targets += [(f"subnet-{i}", subnet) for i, subnet in enumerate(settings.untagged_subnets)]
         return [ec2.Tag(f"{name}-discovery-{what}", resource_id=resource, key=key, value=value, opts=child)
                 for what, resource in targets]
 
-    def _release(self, name: str, spec: "PlatformSpec", cluster: "Cluster", depends_on: list[pulumi.Resource]):
+    def _release(self, name: str, settings: ControllerSettings, cluster: "Cluster", depends_on: list[pulumi.Resource]):
         from pulumi_kubernetes.helm.v3 import Release
 
         return Release(
             name,
             name=names.KARPENTER_RELEASE,
             chart=catalog.KARPENTER_CHART,
-            version=spec.karpenter.chart_version,
-            namespace=spec.karpenter.namespace,
+            version=settings.chart_version,
+            namespace=settings.namespace,
             create_namespace=False,
-            values=controller_values(spec),
+            values=settings.values,
             skip_await=False,
             timeout=RELEASE_TIMEOUT_SECONDS,
             opts=pulumi.ResourceOptions(parent=self, provider=cluster.k8s_provider, depends_on=depends_on),

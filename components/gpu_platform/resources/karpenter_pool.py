@@ -7,24 +7,19 @@ makes Karpenter drain and terminate every node it launched. `KarpenterNodePool` 
 so it serves any cluster running Karpenter v1 (the platform's controller, or one already installed).
 """
 import dataclasses
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Mapping, Optional
 
 import pulumi
 import pulumi_kubernetes
 
-from gpu_platform.decisions.karpenter import karpenter_pools, needs_user_data
+from gpu_platform.decisions.karpenter import needs_user_data
+from gpu_platform.facts import component_types
 from gpu_platform.render.karpenter import custom_user_data, node_class_head, node_class_object, node_pool_object
 from gpu_platform.resources import options
-from gpu_platform.resources.pool_args import DisruptionWindowArgs, KarpenterSettingsArgs, PoolArgs, pool_args, pool_from_args, pool_options
+from gpu_platform.resources.pool_args import DisruptionWindowArgs, KarpenterSettingsArgs, PoolArgs, pool_from_args
 from gpu_platform.resources.typed_args import Required, TypedDict
 from gpu_platform.spec.models import NodePoolSpec
 from gpu_platform.spec.pool_context import PoolContext
-
-if TYPE_CHECKING:
-    from gpu_platform.resources.cluster_base import ClusterBase as Cluster
-    from gpu_platform.resources.karpenter_controller import KarpenterController
-    from gpu_platform.spec.models import PlatformSpec
 
 
 def _custom_resource(name: str, obj: dict, spec_value, opts: pulumi.ResourceOptions):
@@ -64,9 +59,22 @@ class KarpenterNodePool(pulumi.ComponentResource):
     """The NodePool's name (the pool's)."""
 
     def __init__(self, name: str, args: KarpenterNodePoolArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(options.public_type("KarpenterNodePool"), name, None,
-                         options.formerly(opts, "gpu-platform:karpenter:KarpenterNodePool"))
         pool, ctx = pool_from_args(KarpenterNodePoolArgs, name, args, "karpenter")
+        self._build(name, pool, ctx, args, opts)
+
+    @classmethod
+    def of(cls, name: str, pool: NodePoolSpec, context: PoolContext, cluster: Mapping[str, Any],
+           opts: Optional[pulumi.ResourceOptions] = None) -> "KarpenterNodePool":
+        """A pool the stack file's rules already validated (GpuPlatform's), on `cluster` (its name, endpoint,
+        CA, service range and Kubernetes provider), built as it is: not checked again."""
+        component = cls.__new__(cls)
+        component._build(name, pool, context, cluster, opts)
+        return component
+
+    def _build(self, name: str, pool: NodePoolSpec, ctx: PoolContext, args: Mapping[str, Any],
+               opts: Optional[pulumi.ResourceOptions]) -> None:
+        super().__init__(component_types.public("KarpenterNodePool"), name, None,
+                         options.formerly(opts, "KarpenterNodePool"))
         provider = options.kubernetes(args)
         k8s = options.child(self, opts, protect=options.protect(opts, ctx.protected(pool)), **provider)
         self.node_class = _custom_resource(f"{name}-class", node_class_head(pool), self._class_spec(args, ctx, pool), k8s)
@@ -77,7 +85,7 @@ class KarpenterNodePool(pulumi.ComponentResource):
         self.register_outputs({"nodePool": pool.name, "nodeClass": pool.name})
 
     @staticmethod
-    def _class_spec(args: KarpenterNodePoolArgs, ctx: PoolContext, pool: NodePoolSpec) -> Any:
+    def _class_spec(args: Mapping[str, Any], ctx: PoolContext, pool: NodePoolSpec) -> Any:
         """The EC2NodeClass spec: plain when the cluster is named and the image needs no bootstrap, else
         once the cluster's name, endpoint, CA and service range resolve."""
         role = args.get("node_role")
@@ -95,31 +103,3 @@ class KarpenterNodePool(pulumi.ComponentResource):
 
 def _named_context(ctx: PoolContext, cluster_name: str) -> PoolContext:
     return ctx if ctx.cluster_name is not None else dataclasses.replace(ctx, cluster_name=cluster_name)
-
-
-@dataclass
-class KarpenterPools:
-    controller: "KarpenterController"
-    pools: list[KarpenterNodePool]
-
-
-def build_karpenter(spec: "PlatformSpec", region: str, cluster: "Cluster", after: list[pulumi.Resource],
-                    opts: pulumi.ResourceOptions) -> Optional[KarpenterPools]:
-    """The controller and every Karpenter pool (None when no pool uses Karpenter); the pools wait for
-    `after` (what node groups wait for) and the controller."""
-    pools = karpenter_pools(spec)
-    if not pools:
-        return None
-    from gpu_platform.resources.karpenter_controller import KarpenterController
-
-    controller = KarpenterController("karpenter", spec, region, cluster, depends_on=cluster.system_ready, opts=opts)
-    base = cluster.pool_args(spec.cluster.name)
-    cluster_args = {k: base[k] for k in ("cluster_name", "cluster_endpoint", "cluster_certificate_authority",
-                                         "service_cidr")}
-    return KarpenterPools(controller, [
-        KarpenterNodePool(p.name, KarpenterNodePoolArgs(**cluster_args, k8s_provider=cluster.k8s_provider,
-                                                        **pool_args(spec, p, KarpenterNodePoolArgs)),
-                          opts=pulumi.ResourceOptions.merge(
-                              pulumi.ResourceOptions(parent=opts.parent, depends_on=opts.depends_on),
-                              pool_options(p, [*after, *controller.ready], opts.protect)))
-        for p in pools])

@@ -6,27 +6,27 @@ the flavors, the cohort, the tiers' WorkloadPriorityClasses, one ClusterQueue pe
 each team namespace, and the admission policy refusing unqueued GPU pods in team namespaces. Kueue's
 objects wait for the release (its CRDs and webhooks); each is registered whole, as rendered.
 """
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional
 
 import pulumi
 import pulumi_kubernetes
 from pulumi_kubernetes.apiextensions import CustomResource
 
-from gpu_platform.decisions.dra import dra_pools, is_dra
+from gpu_platform.facts import component_types
+from gpu_platform.decisions.dra import dra_pools
 from gpu_platform.decisions.queueing import Fleet, gpu_flavors, placement, queueing_rules, quota_ceiling, team_queue
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.queueing_objects import chart_values, queueing_manifests
 from gpu_platform.resources import options
 from gpu_platform.resources.pool_args import PoolSharingArgs, PoolTaintArgs
 from gpu_platform.resources.team import TeamQuotaArgs
-from gpu_platform.resources.typed_args import Required, TypedDict, argument_problems
+from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems, as_arguments
 from gpu_platform.spec.errors import SpecError
+from gpu_platform.spec.field_path import FieldPath
 from gpu_platform.spec.models import QueueingSpec, QueuePoolSpec, TeamSpec, mig_strategy_of
 from gpu_platform.spec.parse import read_part
 from gpu_platform.spec.rules import gpu_shape_rules, mig_strategy_rules, sharing_rules
-
-if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec
 
 # Pods of the manager run as non-root with every capability dropped (the chart's security contexts).
 POD_SECURITY_LEVEL = "baseline"
@@ -121,25 +121,40 @@ class KueueQueueing(pulumi.ComponentResource):
     """Team -> the ResourceQuota `hard` entries its queue needs (a TeamNamespace's `quotaCeiling`)."""
 
     def __init__(self, name: str, args: KueueQueueingArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(options.public_type("KueueQueueing"), name, None,
-                         options.formerly(opts, "gpu-platform:kueue:KueueQueueing"))
+        fleet = queueing_settings(name, args)
+        cluster = QueueingCluster(
+            {t["name"]: t.get("namespace") for t in args["teams"]}, args.get("environment") == "prod",
+            args.get("system_node_selector") or names.SYSTEM_NODE_SELECTOR, args.get("prometheus_namespace"),
+            args.get("k8s_provider"))
+        self._build(name, fleet, cluster, opts)
+
+    @classmethod
+    def of(cls, name: str, fleet: Fleet, cluster: "QueueingCluster",
+           opts: Optional[pulumi.ResourceOptions] = None) -> "KueueQueueing":
+        """Queueing whose pools, teams and settings the stack file's rules already validated (GpuPlatform's),
+        built as they are: not checked again."""
+        component = cls.__new__(cls)
+        component._build(name, fleet, cluster, opts)
+        return component
+
+    def _build(self, name: str, fleet: Fleet, cluster: "QueueingCluster", opts: Optional[pulumi.ResourceOptions]) -> None:
+        super().__init__(component_types.public("KueueQueueing"), name, None,
+                         options.formerly(opts, "KueueQueueing"))
         from pulumi_kubernetes.admissionregistration.v1 import ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding
         from pulumi_kubernetes.core.v1 import Namespace
         from pulumi_kubernetes.helm.v3 import Release
         from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 
-        fleet = queueing_settings(name, args)
         queueing = fleet.queueing
-        provider = options.kubernetes(args)
+        provider = options.kubernetes({"k8s_provider": cluster.k8s_provider})
 
         def after(*waits: Any) -> pulumi.ResourceOptions:
             return options.child(self, opts, depends_on=list(waits), **provider)
 
         self.namespace = Namespace(name, metadata=ObjectMetaArgs(
             name=queueing.namespace, labels=names.platform_namespace_labels(POD_SECURITY_LEVEL)), opts=after())
-        self.values = chart_values(args.get("environment") == "prod",
-                                   args.get("system_node_selector") or names.SYSTEM_NODE_SELECTOR,
-                                   args.get("prometheus_namespace"), dra=bool(dra_pools(fleet.node_pools)))
+        self.values = chart_values(cluster.prod, cluster.system_node_selector, cluster.prometheus_namespace,
+                                   dra=bool(dra_pools(fleet.node_pools)))
         self.release = Release(
             name, name=names.KUEUE_RELEASE, chart=catalog.KUEUE_CHART, version=queueing.chart_version,
             namespace=self.namespace.metadata.name, create_namespace=False, values=self.values,
@@ -153,7 +168,7 @@ class KueueQueueing(pulumi.ComponentResource):
             if key.startswith(("flavor-", "priority-")) or key == "cohort":
                 self.objects[key] = KueueObject(f"{name}-{key}", obj, opts=after(self.release))
         shared = list(self.objects.values())  # flavors, the cohort and the priorities come before any queue
-        namespaces = {t["name"]: t.get("namespace") for t in args["teams"]}
+        namespaces = cluster.team_namespaces
         for team in fleet.teams:
             cq = KueueObject(f"{name}-queue-{team.name}", m[f"queue-{team.name}"], opts=after(self.release, *shared))
             self.objects[f"queue-{team.name}"] = cq
@@ -183,10 +198,21 @@ def _in_namespace(obj: dict, namespace: Any) -> dict:
     return {**obj, "metadata": {**obj["metadata"], "namespace": namespace}}
 
 
+@dataclass(frozen=True)
+class QueueingCluster:
+    """What KueueQueueing reads of its cluster besides the fleet."""
+
+    team_namespaces: Mapping[str, Any]  # team -> its namespace (an Output waits for it; None: the team's name)
+    prod: bool = False  # the chart's controller runs highly available
+    system_node_selector: Mapping[str, str] = field(default_factory=lambda: dict(names.SYSTEM_NODE_SELECTOR))
+    prometheus_namespace: Optional[str] = None  # its metrics are scraped from there
+    k8s_provider: Optional[pulumi.ProviderResource] = None
+
+
 def queueing_settings(name: str, args: Mapping[str, Any]) -> Fleet:
     """The pools, teams and settings from KueueQueueing's arguments, checked with the stack file's pool,
     team and queueing rules; SpecError names each argument that is wrong."""
-    args = dict(args)
+    args = as_arguments("KueueQueueing", name, args)
     where = f"KueueQueueing {name!r}: "
     problems = argument_problems(args, KueueQueueingArgs)
     pools, teams = [], []
@@ -208,44 +234,14 @@ def queueing_settings(name: str, args: Mapping[str, Any]) -> Fleet:
     except SpecError as err:
         problems += err.problems
     if problems:
-        raise SpecError([where + p for p in problems])
-    found = [p for i, pool in enumerate(pools) for p in gpu_shape_rules(f"nodePools[{i}]", pool)]
+        raise ArgumentsError(where, problems)
+    found = [p for i, pool in enumerate(pools) for p in gpu_shape_rules(FieldPath.of("nodePools").index(i), pool)]
     if not found:
-        found += [p for i, pool in enumerate(pools) for p in sharing_rules(f"nodePools[{i}]", pool)]
+        found += [p for i, pool in enumerate(pools) for p in sharing_rules(FieldPath.of("nodePools").index(i), pool)]
         found += mig_strategy_rules(pools)
     fleet = Fleet(pools, teams, queueing, mig_strategy_of(pools))
     if not found:
         found += queueing_rules(fleet)
     if found:
-        raise SpecError([where + f"{path.removeprefix('queueing.')}: {message}" for path, message in found])
+        raise ArgumentsError(where, [f"{path.removeprefix('queueing.')}: {message}" for path, message in found])
     return fleet
-
-
-def build_queueing(spec: "PlatformSpec", cluster: Any, teams: list[Any], monitoring: Any,
-                   opts: pulumi.ResourceOptions) -> Optional[KueueQueueing]:
-    """Kueue when `queueing.mode` is kueue, else None. `teams` are the platform's TeamNamespace components;
-    the release waits for the system nodes and for the Prometheus CRDs its ServiceMonitor needs."""
-    if not spec.queueing.enabled:
-        return None
-    from gpu_platform.render.monitoring import scraping_namespace
-
-    return KueueQueueing("kueue", queueing_args(spec, cluster.k8s_provider, scraping_namespace(spec.monitoring),
-                                                {t.namespace_name: t.namespace.metadata.name for t in teams}),
-                         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
-                             depends_on=[*cluster.system_ready, *monitoring.crds_ready])))
-
-
-def queueing_args(spec: "PlatformSpec", k8s_provider: Any, prometheus_namespace: Optional[str],
-                  namespaces: Mapping[str, Any]) -> KueueQueueingArgs:
-    """The stack file's queueing block, pools and teams as KueueQueueing's arguments."""
-    pools = [QueuePoolArgs(**p.model_dump(include={"name", "instance_types", "capacity_type", "max_size", "sharing",
-                                                   "taints"}, exclude_none=True),
-                           **({"gpu_allocation": p.gpu_allocation} if is_dra(p) else {})) for p in spec.node_pools]
-    teams = [QueuedTeamArgs(**t.model_dump(include={"name", "quota", "priority_tier", "queue"}, exclude_none=True),
-                            namespace=namespaces[names.team_namespace(t.name)]) for t in spec.teams]
-    args = KueueQueueingArgs(chart_version=spec.queueing.chart_version, node_pools=pools, teams=teams,
-                             namespace=spec.queueing.namespace, environment=spec.environment,
-                             system_node_selector=dict(spec.cluster.system_node_selector), k8s_provider=k8s_provider)
-    if prometheus_namespace is not None:
-        args["prometheus_namespace"] = prometheus_namespace
-    return args

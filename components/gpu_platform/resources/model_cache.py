@@ -6,22 +6,18 @@ model. Teams get per-claim directories through access points (`efs-ap`) under `/
 `ModelCache` takes its own arguments, so it serves any EKS cluster.
 """
 import re
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from typing import Any, Mapping, Optional
 
 import pulumi
 import pulumi_kubernetes
 
-from gpu_platform.facts import catalog, names
+from gpu_platform.facts import catalog, component_types, names
 from gpu_platform.render.iam import pod_identity_trust_policy
 from gpu_platform.render.model_cache import storage_class
 from gpu_platform.resources import options
 from gpu_platform.resources.options import named
-from gpu_platform.resources.typed_args import Required, TypedDict, argument_problems
-from gpu_platform.spec.errors import SpecError
+from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems, as_arguments
 from gpu_platform.spec.models import ADDON_VERSION
-
-if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec
 
 
 class ModelCacheArgs(TypedDict, total=False):
@@ -51,8 +47,8 @@ class ModelCache(pulumi.ComponentResource):
     """The StorageClass team claims name (ReadWriteMany, one access point per claim)."""
 
     def __init__(self, name: str, args: ModelCacheArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(options.public_type("ModelCache"), name, None,
-                         options.formerly(opts, "gpu-platform:model_cache:ModelCache"))
+        super().__init__(component_types.public("ModelCache"), name, None,
+                         options.formerly(opts, "ModelCache"))
         from pulumi_aws import efs
 
         count = _checked(name, args)
@@ -122,6 +118,7 @@ class ModelCache(pulumi.ComponentResource):
 
 def _checked(name: str, args: Mapping[str, Any]) -> int:
     """The mount targets to make; SpecError naming each argument that is wrong."""
+    args = as_arguments("ModelCache", name, args)
     problems = argument_problems(args, ModelCacheArgs)
     version = args.get("addon_version")
     if version is not None and not re.fullmatch(ADDON_VERSION, str(version)):
@@ -134,18 +131,5 @@ def _checked(name: str, args: Mapping[str, Any]) -> int:
     elif count is None or count < 1:
         problems.append("subnetCount: required (>= 1) when subnetIds is an Output: one mount target per subnet")
     if problems:
-        raise SpecError([f"ModelCache {name!r}: {p}" for p in problems])
+        raise ArgumentsError(f"ModelCache {name!r}: ", problems)
     return count
-
-
-def build_model_cache(spec: "PlatformSpec", cluster: Any, opts: pulumi.ResourceOptions) -> "ModelCache | None":
-    """The cache when the spec enables it; `cluster` is the platform's Cluster."""
-    if not spec.model_cache.enabled:
-        return None
-    from gpu_platform.decisions.network import subnet_count
-
-    args = ModelCacheArgs(cluster_name=spec.cluster.name, vpc_id=cluster.vpc_id, subnet_ids=cluster.private_subnet_ids,
-                          subnet_count=subnet_count(spec), node_security_group_id=cluster.node_security_group_id,
-                          addon_version=spec.model_cache.addon_version, k8s_provider=cluster.k8s_provider)
-    return ModelCache("model-cache", args, opts=pulumi.ResourceOptions.merge(
-        opts, pulumi.ResourceOptions(depends_on=list(cluster.system_ready))))

@@ -10,14 +10,14 @@ from typing import Any, Mapping, Optional
 import pulumi
 import pulumi_kubernetes
 
-from gpu_platform.facts import catalog, names
+from gpu_platform.facts import catalog, component_types, names
 from gpu_platform.render.dashboard import FILE_NAME as DASHBOARD_FILE
 from gpu_platform.render.dashboard import dashboard
 from gpu_platform.render.monitoring import (
     DASHBOARD_LABEL_VALUE, PROMETHEUS_RULE_API, MonitoringSettings, gpu_rule_groups, prometheus_mode, stack_values,
 )
 from gpu_platform.resources import options
-from gpu_platform.resources.typed_args import TypedDict, argument_problems
+from gpu_platform.resources.typed_args import ArgumentsError, TypedDict, argument_problems, as_arguments
 from gpu_platform.spec.alerting import SeverityRoutesSpec, monitoring_rules
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import MonitoringSpec
@@ -128,17 +128,30 @@ class GpuMonitoring(pulumi.ComponentResource):
     """install, existing or none."""
 
     def __init__(self, name: str, args: GpuMonitoringArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(options.public_type("GpuMonitoring"), name, None,
-                         options.formerly(opts, "gpu-platform:monitoring:GpuMonitoring"))
-        settings = monitoring_settings(name, args)
+        self._build(name, monitoring_settings(name, args), args.get("receiver_secrets") or {},
+                    args.get("k8s_provider"), opts)
+
+    @classmethod
+    def of(cls, name: str, settings: MonitoringSettings, receiver_secrets: Mapping[str, pulumi.Input[str]],
+           k8s_provider: Optional[pulumi.ProviderResource] = None,
+           opts: Optional[pulumi.ResourceOptions] = None) -> "GpuMonitoring":
+        """Monitoring the stack file's rules already validated (GpuPlatform's), built as it is: not checked again."""
+        component = cls.__new__(cls)
+        component._build(name, settings, receiver_secrets, k8s_provider, opts)
+        return component
+
+    def _build(self, name: str, settings: MonitoringSettings, receiver_secrets: Mapping[str, pulumi.Input[str]],
+               k8s_provider: Optional[pulumi.ProviderResource], opts: Optional[pulumi.ResourceOptions]) -> None:
+        super().__init__(component_types.public("GpuMonitoring"), name, None,
+                         options.formerly(opts, "GpuMonitoring"))
         prom = settings.monitoring.prometheus
         mode = prometheus_mode(settings.monitoring)
         self.mode = pulumi.Output.from_input(mode)
-        provider = options.kubernetes(args)
+        provider = options.kubernetes({"k8s_provider": k8s_provider})
         self._k8s, self._opts, self._provider = options.child(self, opts, **provider), opts, provider
         self.namespace = self.release = self.rules = self.dashboard = self.receiver_secrets = None
         if mode == "install":
-            self._install_stack(name, settings, args.get("receiver_secrets") or {})
+            self._install_stack(name, settings, receiver_secrets)
         # What must exist before anything creates Prometheus operator objects (ServiceMonitor, PrometheusRule).
         self.crds_ready: list[pulumi.Resource] = [self.release] if self.release is not None else []
         if mode != "none":
@@ -222,7 +235,7 @@ class GpuMonitoring(pulumi.ComponentResource):
 def monitoring_settings(name: str, args: Mapping[str, Any]) -> MonitoringSettings:
     """The monitoring settings from the component's arguments, checked with the stack file's monitoring rules."""
     where = f"GpuMonitoring {name!r}: "
-    args = dict(args)
+    args = as_arguments("GpuMonitoring", name, args)
     problems = argument_problems(args, GpuMonitoringArgs, required=False)
     fields = {k: args[k] for k in ("enabled", "prometheus", "alerts", "alerting") if args.get(k) is not None}
     try:
@@ -230,11 +243,11 @@ def monitoring_settings(name: str, args: Mapping[str, Any]) -> MonitoringSetting
         teams = {team: read_part(SeverityRoutesSpec, routes, f"teamRoutes.{team}.")
                  for team, routes in (args.get("team_routes") or {}).items()}
     except SpecError as err:
-        raise SpecError([where + p for p in [*problems, *err.problems]]) from None
+        raise ArgumentsError(where, [*problems, *err.problems]) from None
     found = monitoring_rules(monitoring, [(f"teamRoutes.{t}", r) for t, r in teams.items()],
                              args.get("environment") == "prod", at="")
     problems += [f"{path}: {message}" for path, message in found]
     if problems:
-        raise SpecError([where + p for p in problems])
+        raise ArgumentsError(where, problems)
     return MonitoringSettings(monitoring, args.get("cluster_name") or "", teams, dict(args.get("gpu_prices") or {}),
                               dict(args.get("system_node_selector") or names.SYSTEM_NODE_SELECTOR))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Mapping, Optional
 import pulumi
 
 from gpu_platform.decisions.network import local_zone_plan, nat_gateway_count, subnet_plan, zones
-from gpu_platform.facts import names
+from gpu_platform.facts import component_types, names
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import VpcSpec
@@ -19,7 +19,7 @@ class Network(pulumi.ComponentResource):
 
     def __init__(self, name: str, cluster: str, vpc_spec: "VpcSpec", region: str, prod: bool,
                  discovery_tags: Mapping[str, str], opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__("gpu-platform:network:Network", name, None, opts)
+        super().__init__(component_types.INTERNAL["Network"], name, None, opts)
         from pulumi_aws import ec2
 
         plan = subnet_plan(vpc_spec.cidr, zones(region, vpc_spec))

@@ -6,7 +6,7 @@ the node group's Auto Scaling group with the autoscaler's node template (managed
 reach it). `GpuNodePool` takes its own arguments (`GpuNodePoolArgs`), so it serves any EKS cluster: the
 platform's, or one made with pulumi_aws, pulumi-eks or Terraform.
 """
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 import pulumi
 
@@ -15,7 +15,7 @@ from gpu_platform.decisions import node_boot, reservations
 from gpu_platform.decisions.node_pool import NodeGroupInputs, node_group_inputs, node_taints, node_template_tags
 from gpu_platform.decisions.placement import subnet_indices
 from gpu_platform.decisions.sharing import mig_layout_tag
-from gpu_platform.facts import names
+from gpu_platform.facts import component_types, names
 from gpu_platform.resources import options
 from gpu_platform.resources.options import named
 from gpu_platform.resources.pool_args import PoolArgs, pool_from_args
@@ -95,12 +95,26 @@ class GpuNodePool(pulumi.ComponentResource):
     """The Auto Scaling group EKS made for the node group (the autoscaler scales it)."""
 
     def __init__(self, name: str, args: GpuNodePoolArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(options.public_type("GpuNodePool"), name, None,
-                         options.formerly(opts, "gpu-platform:node_pool:GpuNodePool"))
+        pool, ctx = pool_from_args(GpuNodePoolArgs, name, args, "managed-node-group")
+        self._build(name, pool, ctx, args, opts)
+
+    @classmethod
+    def of(cls, name: str, pool: NodePoolSpec, context: PoolContext, cluster: Mapping[str, Any],
+           opts: Optional[pulumi.ResourceOptions] = None) -> "GpuNodePool":
+        """A pool the stack file's rules already validated (GpuPlatform's), on `cluster` (a cluster
+        component's `pool_args()`: name, node role, subnets...), built as it is: not checked again."""
+        component = cls.__new__(cls)
+        component._build(name, pool, context, cluster, opts)
+        return component
+
+    def _build(self, name: str, pool: NodePoolSpec, ctx: PoolContext, args: Mapping[str, Any],
+               opts: Optional[pulumi.ResourceOptions]) -> None:
+        """`args`: what the pool reads of its cluster (GpuNodePoolArgs' cluster keys); the pool is `pool`."""
+        super().__init__(component_types.public("GpuNodePool"), name, None,
+                         options.formerly(opts, "GpuNodePool"))
         from pulumi_aws import eks
 
         cluster_name = args["cluster_name"]
-        pool, ctx = pool_from_args(GpuNodePoolArgs, name, args, "managed-node-group")
         inputs = node_group_inputs(ctx, pool)
         group_name = named(cluster_name, lambda c: names.node_group_name(c, pool.name))
         template_name = named(cluster_name, lambda c: names.launch_template_name(c, pool.name))
@@ -137,7 +151,7 @@ class GpuNodePool(pulumi.ComponentResource):
         self.asg_tags = self._tag_auto_scaling_group(name, ctx, pool, cluster_name, opts)
         self.register_outputs({"nodeGroupName": self.node_group.node_group_name, "autoScalingGroup": self.asg_name})
 
-    def _launch_template(self, name: str, args: GpuNodePoolArgs, ctx: PoolContext, pool: NodePoolSpec,
+    def _launch_template(self, name: str, args: Mapping[str, Any], ctx: PoolContext, pool: NodePoolSpec,
                          inputs: NodeGroupInputs, group_name: Any, template_name: Any,
                          opts: Optional[pulumi.ResourceOptions]):
         from pulumi_aws import ec2

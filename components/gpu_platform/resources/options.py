@@ -9,6 +9,8 @@ from typing import Any, Mapping, Optional, Sequence
 
 import pulumi
 
+from gpu_platform.facts import component_types
+
 
 def child(parent: pulumi.Resource, caller: Optional[pulumi.ResourceOptions], *, depends_on: Sequence[Any] = (),
           **options: Any) -> pulumi.ResourceOptions:
@@ -50,18 +52,11 @@ def caller_provider(caller: Optional[pulumi.ResourceOptions], package: str) -> O
     return next((p for p in given or [] if p.package == package), None)
 
 
-PACKAGE = "gpu-platform"
-
-
-def public_type(component: str) -> str:
-    """A public component's type token: the package's `index` module, as the component schema names it."""
-    return f"{PACKAGE}:index:{component}"
-
-
-def formerly(caller: Optional[pulumi.ResourceOptions], *types: str) -> pulumi.ResourceOptions:
-    """The caller's options plus an alias for each type the component was registered as before: stacks made
-    then keep it, and everything under it, in place."""
-    return pulumi.ResourceOptions.merge(pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=t) for t in types]), caller)
+def formerly(caller: Optional[pulumi.ResourceOptions], component: str) -> pulumi.ResourceOptions:
+    """The caller's options plus an alias for each type the public `component` was registered as before
+    (facts/component_types.py): stacks made then keep it, and everything under it, in place."""
+    aliases = [pulumi.Alias(type_=t) for t in component_types.FORMER[component]]
+    return pulumi.ResourceOptions.merge(pulumi.ResourceOptions(aliases=aliases), caller)
 
 
 def kubernetes(args: Mapping[str, Any]) -> dict[str, Any]:

@@ -5,14 +5,14 @@ A pool component reads its arguments into the stack file's own pool model and ru
 stack file's pools pass (spec/rules.py), so a MIG layout that does not fit is refused by the node pool
 alone, naming the argument. Field paths in problems use the schema's (camelCase) names.
 """
-from typing import TYPE_CHECKING, Any, Mapping, Optional
-
-import pulumi
+from typing import Any, Mapping
 
 from gpu_platform.decisions.cuda import pool_min_cuda_rules
 from gpu_platform.facts.karpenter_window import window_problem
-from gpu_platform.resources.typed_args import ENVIRONMENTS, Required, TypedDict, camel, syntax_problems
+from gpu_platform.facts.names import DRIVER_SOURCES, ENVIRONMENTS, MIG_STRATEGIES
+from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, camel, as_arguments, syntax_problems
 from gpu_platform.spec.errors import SpecError
+from gpu_platform.spec.field_path import FieldPath
 from gpu_platform.spec.models import DisruptionWindowSpec, NodePoolSpec
 from gpu_platform.spec.parse import read_part
 from gpu_platform.spec.pool_context import PoolContext
@@ -20,11 +20,6 @@ from gpu_platform.spec.repair import pool_repair_rules
 from gpu_platform.spec.rules import driver_shortfalls, gpu_known, pool_rules
 from gpu_platform.spec.rules_karpenter import pool_rules as karpenter_pool_rules
 
-if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec
-
-DRIVER_SOURCES = ("ami", "operator")
-MIG_STRATEGIES = ("none", "single", "mixed")
 
 
 class PoolAmiArgs(TypedDict, total=False):
@@ -113,6 +108,11 @@ class PoolReservationArgs(TypedDict, total=False):
     """A Capacity Block's end, ISO 8601 in UTC: its nodes are drained 40 minutes before it."""
     instance_count: int
     """The instances reserved (default: max_size): what a block bills, and the pool's ceiling."""
+    quoted_usd_per_hour: float
+    """A Capacity Block's rate per instance-hour as quoted (its UpfrontFee over its instance-hours): prices the
+    block instead of the catalog's dated figure."""
+    quoted_on: str
+    """The day the block was quoted and bought, YYYY-MM-DD: the month its whole fee is charged in."""
 
 
 class PoolArgs(TypedDict, total=False):
@@ -175,7 +175,7 @@ def pool_from_args(args_type: type, name: str, args: Mapping[str, Any],
     SpecError naming each argument that is wrong. `args_type` is the component's Args TypedDict (its keys
     are the arguments it takes, its name less `Args` the component's)."""
     where = f"{args_type.__name__.removesuffix('Args')} {name!r}: "
-    args = dict(args)
+    args = as_arguments(args_type.__name__.removesuffix("Args"), name, args)
     cluster_name, subnet_zones, window = args.get("cluster_name"), args.get("subnet_zones"), args.get("disruption_window")
     problems = [f"{camel(k)}: unknown argument" for k in sorted(set(args) - set(args_type.__annotations__))]
     problems += _context_problems(args) + syntax_problems(args)
@@ -188,9 +188,9 @@ def pool_from_args(args_type: type, name: str, args: Mapping[str, Any],
     try:
         pool = read_part(NodePoolSpec, {k: v for k, v in data.items() if v is not None})
     except SpecError as err:
-        raise SpecError([where + p for p in [*problems, *err.problems]]) from None
+        raise ArgumentsError(where, [*problems, *err.problems]) from None
     ctx = PoolContext(
-        at="", cluster_name=cluster_name if isinstance(cluster_name, str) else None,
+        at=FieldPath(), cluster_name=cluster_name if isinstance(cluster_name, str) else None,
         kubernetes_version=args.get("kubernetes_version"), environment=args.get("environment", "dev"),
         tags=dict(args.get("tags") or {}), driver_source=args.get("driver_source", "ami"),
         driver_version=args.get("driver_version"), mig_strategy=args.get("mig_strategy") or _own_strategy(pool),
@@ -198,21 +198,21 @@ def pool_from_args(args_type: type, name: str, args: Mapping[str, Any],
         disruption_window=DisruptionWindowSpec(**window) if window else None)
     problems += _pool_problems(ctx, pool)
     if problems:
-        raise SpecError([where + p for p in problems])
+        raise ArgumentsError(where, problems)
     return pool, ctx
 
 
 def _pool_problems(ctx: PoolContext, pool: NodePoolSpec) -> list[str]:
-    found = [*pool_rules(ctx, pool), *karpenter_pool_rules(ctx, pool), *pool_repair_rules(".repair", pool.repair)]
+    found = [*pool_rules(ctx, pool), *karpenter_pool_rules(ctx, pool), *pool_repair_rules(FieldPath.of("repair"), pool.repair)]
     if ctx.driver_source == "operator" and ctx.driver_version and gpu_known(pool):
-        found += [("driverVersion", need) for need in driver_shortfalls(pool, ctx.driver_version)]
+        found += [(FieldPath.of("driverVersion"), need) for need in driver_shortfalls(pool, ctx.driver_version)]
     operator = ctx.driver_version if ctx.driver_source == "operator" else None
-    found += list(pool_min_cuda_rules("minCuda", pool, operator, None))
+    found += [(FieldPath.of("minCuda"), message) for _, message in pool_min_cuda_rules("minCuda", pool, operator, None)]
     window = ctx.disruption_window
     problem = window_problem(window.schedule, window.duration) if window else None
     if problem:
-        found.append(("disruptionWindow", problem))
-    return [f"{path.lstrip('.')}: {message}" for path, message in found]
+        found.append((FieldPath.of("disruptionWindow"), problem))
+    return [f"{path}: {message}" for path, message in found]
 
 
 def _context_problems(args: Mapping[str, Any]) -> list[str]:
@@ -223,32 +223,3 @@ def _context_problems(args: Mapping[str, Any]) -> list[str]:
 
 def _own_strategy(pool: NodePoolSpec) -> str:
     return (pool.sharing.strategy or "mixed") if pool.sharing.mode == "mig" else "none"
-
-
-def pool_args(spec: "PlatformSpec", pool: NodePoolSpec, args_type: type) -> dict:
-    """The stack file's pool as a pool component's arguments (`args_type` names the ones it takes)."""
-    ctx = PoolContext.of(spec, pool)
-    args = pool.model_dump(exclude_none=True, exclude={"name", "provisioner", "protect", "max_unavailable"})
-    if pool.gpu_allocation == "device-plugin":  # the default, left out as before the field existed
-        del args["gpu_allocation"]
-    if pool.reservation is not None:  # times as the ISO strings the Args declare
-        args["reservation"] = pool.reservation.model_dump(mode="json", exclude_none=True)
-    limit = pool.max_unavailable
-    if limit is not None:
-        args["max_unavailable_percent" if isinstance(limit, str) else "max_unavailable"] = (
-            int(limit.rstrip("%")) if isinstance(limit, str) else limit)
-    args.update(environment=ctx.environment, kubernetes_version=ctx.kubernetes_version, tags=dict(ctx.tags),
-                driver_source=ctx.driver_source, mig_strategy=ctx.mig_strategy, lustre_client=ctx.lustre_client)
-    if ctx.driver_version:
-        args["driver_version"] = ctx.driver_version
-    if ctx.disruption_window is not None:
-        args["disruption_window"] = ctx.disruption_window.model_dump()
-    allowed = set(args_type.__annotations__)
-    return {k: v for k, v in args.items() if k in allowed}
-
-
-def pool_options(pool: NodePoolSpec, depends_on: list, caller_protect: Optional[bool] = None) -> pulumi.ResourceOptions:
-    """What the pool waits for, and its protection: the program's `protect` when it set one, else the stack
-    file's for this pool, else the library's default (prod)."""
-    return pulumi.ResourceOptions(depends_on=depends_on,
-                                  protect=caller_protect if caller_protect is not None else pool.protect)

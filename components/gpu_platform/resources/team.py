@@ -7,28 +7,23 @@ both groups. Each component takes its own arguments, so it serves any EKS cluste
 """
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from typing import Any, Mapping, Optional
 
 import pulumi
 import pulumi_kubernetes
 
 from gpu_platform.decisions.dra import ClaimShape, DomainShape
-from gpu_platform.facts import catalog, names, syntax
+from gpu_platform.facts import component_types, names, syntax
 from gpu_platform.render import team_objects as objects
 from gpu_platform.render.team_objects import TeamContext
 from gpu_platform.resources import options
-from gpu_platform.resources.admission import TeamAdmission, TeamAdmissionArgs
-from gpu_platform.resources.typed_args import Required, TypedDict, argument_problems
+from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems, as_arguments
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import TeamAccessSpec, TeamSpec
 from gpu_platform.spec.parse import read_part
-from gpu_platform.spec.rules_teams import RESERVED_NAMESPACES, cache_claim_rules, mig_slice_rules, name_rules, role_arn_rules
-
-if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec
-
-KUBERNETES_MINOR = r"^1\.\d{1,2}$"
-
+from gpu_platform.spec.rules_teams import (
+    RESERVED_NAMESPACES, cache_claim_rules, cluster_context_rules, mig_slice_rules, name_rules, role_arn_rules,
+)
 
 class PriorityTiersArgs(TypedDict, total=False):
     """The cluster the tiers are made in."""
@@ -45,14 +40,14 @@ class PriorityTiers(pulumi.ComponentResource):
     """The PriorityClasses, highest tier first."""
 
     def __init__(self, name: str, args: PriorityTiersArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(options.public_type("PriorityTiers"), name, None,
-                         options.formerly(opts, "gpu-platform:team:PriorityTiers"))
+        super().__init__(component_types.public("PriorityTiers"), name, None,
+                         options.formerly(opts, "PriorityTiers"))
         from pulumi_kubernetes.scheduling.v1 import PriorityClass
 
-        args = dict(args or {})
+        args = as_arguments("PriorityTiers", name, args if args is not None else {})
         problems = argument_problems(args, PriorityTiersArgs)
         if problems:
-            raise SpecError([f"PriorityTiers {name!r}: {p}" for p in problems])
+            raise ArgumentsError(f"PriorityTiers {name!r}: ", problems)
         self.classes = {}
         for tier in objects.PRIORITY_TIERS:
             m = objects.priority_class(tier)
@@ -157,15 +152,25 @@ class TeamNamespace(pulumi.ComponentResource):
     """The PriorityClass of the team's tier (made by PriorityTiers)."""
 
     def __init__(self, name: str, args: TeamNamespaceArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(options.public_type("TeamNamespace"), name, None,
-                         options.formerly(opts, "gpu-platform:team:TeamNamespace"))
+        self._build(name, team_settings(name, args), opts)
+
+    @classmethod
+    def of(cls, name: str, settings: "TeamSettings", opts: Optional[pulumi.ResourceOptions] = None) -> "TeamNamespace":
+        """A team the stack file's rules already validated (GpuPlatform's), built as it is: not checked again."""
+        component = cls.__new__(cls)
+        component._build(name, settings, opts)
+        return component
+
+    def _build(self, name: str, settings: "TeamSettings", opts: Optional[pulumi.ResourceOptions]) -> None:
+        super().__init__(component_types.public("TeamNamespace"), name, None,
+                         options.formerly(opts, "TeamNamespace"))
         from pulumi_kubernetes.core.v1 import LimitRange, Namespace, PersistentVolumeClaim, ResourceQuota
         from pulumi_kubernetes.networking.v1 import NetworkPolicy
         from pulumi_kubernetes.rbac.v1 import Role, RoleBinding
 
-        team, ctx = team_settings(name, args)
+        team, ctx = settings.team, settings.context
         m = objects.team_manifests(ctx, team)
-        provider = options.kubernetes(args)
+        provider = options.kubernetes({"k8s_provider": settings.k8s_provider})
         self.namespace = Namespace(name, metadata=m["namespace"]["metadata"], opts=options.child(self, opts, **provider))
 
         def inside(*after: pulumi.Resource) -> pulumi.ResourceOptions:
@@ -211,58 +216,48 @@ class TeamNamespace(pulumi.ComponentResource):
         self.register_outputs({"namespace": self.namespace_name, "priorityTier": team.priority_tier})
 
 
-def team_settings(name: str, args: Mapping[str, Any]) -> tuple[TeamSpec, TeamContext]:
+@dataclass(frozen=True)
+class TeamSettings:
+    """What a TeamNamespace builds: the team, validated, and what it reads of its cluster."""
+
+    team: TeamSpec
+    context: TeamContext
+    k8s_provider: Optional[pulumi.ProviderResource] = None
+
+
+def team_settings(name: str, args: Mapping[str, Any]) -> TeamSettings:
     """The team and its cluster context from a TeamNamespace's arguments, checked with the stack file's
-    team rules; SpecError names each argument that is wrong."""
-    args = dict(args)
+    team rules (spec/rules_teams.py); ArgumentsError names each argument that is wrong."""
+    args = as_arguments("TeamNamespace", name, args)
+    where = f"TeamNamespace {name!r}: "
+    claims, domains = list(args.get("gpu_claims") or []), list(args.get("compute_domains") or [])
     problems = argument_problems(args, TeamNamespaceArgs)
-    version = args.get("kubernetes_version")
-    if version is not None and not re.fullmatch(KUBERNETES_MINOR, str(version)):
-        problems.append(f"kubernetesVersion: must be a Kubernetes minor such as 1.35, not {version!r}")
+    problems += [f"{path}: {message}" for path, message in
+                 cluster_context_rules(args.get("kubernetes_version"), claims, domains, args.get("dra"))]
     fields = {k: args[k] for k in ("quota", "priority_tier", "max_gpus_per_pod", "container_defaults", "min_cuda")
               if k in args}
     try:
         team = read_part(TeamSpec, {"name": args.get("team"), **fields})
     except SpecError as err:
-        problems += [re.sub(r"^name\b", "team", p) for p in err.problems]
-        raise SpecError([f"TeamNamespace {name!r}: {p}" for p in problems]) from None
-    found = [*name_rules("", team, RESERVED_NAMESPACES, name_field="team"),
-             *mig_slice_rules("", team.quota, args.get("mig_profiles"))]
+        raise ArgumentsError(where, [*problems, *(re.sub(r"^name\b", "team", p) for p in err.problems)]) from None
     cache = args.get("model_cache")
     size = (cache or {}).get("size") or "1Ti"
-    if cache is not None:
-        found += cache_claim_rules("", team.quota, size, "modelCache.size")
+    found = [*name_rules("", team, RESERVED_NAMESPACES, name_field="team"),
+             *mig_slice_rules("", team.quota, args.get("mig_profiles")),
+             *(cache_claim_rules("", team.quota, size, "modelCache.size") if cache is not None else ())]
     problems += [f"{path}: {message}" for path, message in found]
     if problems:
-        raise SpecError([f"TeamNamespace {name!r}: {p}" for p in problems])
-    shapes = []
-    for i, claim in enumerate(args.get("gpu_claims") or []):
-        gpu, count = dict(claim).get("gpu"), dict(claim).get("count")
-        if gpu not in catalog.GPU_MODELS:
-            problems.append(f"gpuClaims[{i}].gpu: unknown GPU {gpu!r}; known: {', '.join(catalog.GPU_MODELS)}")
-        elif not isinstance(count, int) or isinstance(count, bool) or count < 1:
-            problems.append(f"gpuClaims[{i}].count: must be a whole number of GPUs >= 1, not {count!r}")
-        else:
-            shapes.append(ClaimShape(gpu, count))
-    domains = []
-    for i, nodes in enumerate(args.get("compute_domains") or []):
-        if not isinstance(nodes, int) or isinstance(nodes, bool) or nodes < 2:
-            problems.append(f"computeDomains[{i}]: a multi-node job's node count (>= 2), not {nodes!r}")
-        else:
-            domains.append(DomainShape(nodes))
-    if shapes and not args.get("dra", True):
-        problems.append("dra: gpuClaims need the cluster's DRA driver; leave dra true (the default with gpuClaims)")
-    if problems:
-        raise SpecError([f"TeamNamespace {name!r}: {p}" for p in problems])
+        raise ArgumentsError(where, problems)
+    shapes = tuple(dict.fromkeys(ClaimShape(dict(c)["gpu"], dict(c)["count"]) for c in claims))
     profiles = args.get("mig_profiles") or list(team.quota.mig_slices)
     ctx = TeamContext(
-        str(version), tuple(names.mig_resource(p) for p in profiles),
+        str(args.get("kubernetes_version")), tuple(names.mig_resource(p) for p in profiles),
         team.max_gpus_per_pod if team.max_gpus_per_pod is not None else team.quota.gpus,
         args.get("prometheus_namespace"), dict(args.get("quota_ceiling") or {}),
         cache["storage_class"] if cache is not None else None, size,
-        bool(args.get("dra", bool(shapes))), tuple(dict.fromkeys(shapes)), tuple(dict.fromkeys(domains)),
+        bool(args.get("dra", bool(shapes))), shapes, tuple(dict.fromkeys(DomainShape(n) for n in domains)),
         tuple(args["cuda_pools"]) if args.get("cuda_pools") is not None else None)
-    return team, ctx
+    return TeamSettings(team, ctx, args.get("k8s_provider"))
 
 
 class TeamRolesArgs(TypedDict, total=False):
@@ -290,13 +285,24 @@ class TeamAccess(pulumi.ComponentResource):
     """The IAM role ARNs with an access entry."""
 
     def __init__(self, name: str, args: TeamAccessArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(options.public_type("TeamAccess"), name, None,
-                         options.formerly(opts, "gpu-platform:team:TeamAccess"))
+        self._build(name, access_settings(name, args), args["cluster_name"], opts)
+
+    @classmethod
+    def of(cls, name: str, teams: list[tuple[str, TeamAccessSpec]], cluster_name: pulumi.Input[str],
+           opts: Optional[pulumi.ResourceOptions] = None) -> "TeamAccess":
+        """Teams' roles the stack file's rules already validated (GpuPlatform's), built as they are."""
+        component = cls.__new__(cls)
+        component._build(name, teams, cluster_name, opts)
+        return component
+
+    def _build(self, name: str, teams: list[tuple[str, TeamAccessSpec]], cluster_name: pulumi.Input[str],
+               opts: Optional[pulumi.ResourceOptions]) -> None:
+        super().__init__(component_types.public("TeamAccess"), name, None,
+                         options.formerly(opts, "TeamAccess"))
         from pulumi_aws import eks
 
-        teams = access_settings(name, args)
         self.entries = {
-            arn: eks.AccessEntry(names.access_entry_resource(arn), cluster_name=args["cluster_name"], principal_arn=arn,
+            arn: eks.AccessEntry(names.access_entry_resource(arn), cluster_name=cluster_name, principal_arn=arn,
                                  kubernetes_groups=groups, type="STANDARD", opts=options.child(self, opts))
             for arn, groups in objects.access_entries(teams).items()
         }
@@ -306,7 +312,7 @@ class TeamAccess(pulumi.ComponentResource):
 
 def access_settings(name: str, args: Mapping[str, Any]) -> list[tuple[str, TeamAccessSpec]]:
     """Each team's name and roles from TeamAccess's arguments; SpecError names each one that is wrong."""
-    args = dict(args)
+    args = as_arguments("TeamAccess", name, args)
     problems = argument_problems(args, TeamAccessArgs)
     teams = []
     for i, given in enumerate(args.get("teams") or []):
@@ -323,53 +329,5 @@ def access_settings(name: str, args: Mapping[str, Any]) -> list[tuple[str, TeamA
         problems += [f"{path}: {message}" for path, message in role_arn_rules(f"teams[{i}]", access)]
         teams.append((str(team), access))
     if problems:
-        raise SpecError([f"TeamAccess {name!r}: {p}" for p in problems])
+        raise ArgumentsError(f"TeamAccess {name!r}: ", problems)
     return teams
-
-
-# --- the stack file's teams ---
-
-@dataclass
-class Tenancy:
-    priority_tiers: PriorityTiers
-    admission: TeamAdmission  # the policies every team namespace is held to
-    teams: list[TeamNamespace]
-    access: TeamAccess
-
-
-def team_args(spec: "PlatformSpec", team: TeamSpec, k8s_provider: Any, model_cache: Any) -> TeamNamespaceArgs:
-    """A stack-file team as TeamNamespace's arguments: the pools' GPUs, Prometheus, Kueue and the cache."""
-    ctx = TeamContext.of(spec, team)
-    args = TeamNamespaceArgs(
-        team=team.name, quota=team.quota.model_dump(), kubernetes_version=spec.cluster.kubernetes_version,
-        priority_tier=team.priority_tier, max_gpus_per_pod=ctx.max_gpus_per_pod(team),
-        container_defaults=team.container_defaults.model_dump(),
-        mig_profiles=[r.removeprefix(names.MIG_RESOURCE_PREFIX) for r in ctx.mig_resources],
-        quota_ceiling=dict(ctx.quota_ceiling), k8s_provider=k8s_provider)
-    if team.min_cuda:
-        args["min_cuda"] = team.min_cuda
-        args["cuda_pools"] = list(ctx.cuda_pools or ())
-    if ctx.dra:
-        args["dra"] = True
-        args["gpu_claims"] = [TeamGpuClaimArgs(gpu=s.gpu, count=s.count) for s in ctx.claim_shapes]
-    if ctx.domain_shapes:  # UltraServer pools get ComputeDomains whichever their GPU allocation
-        args["compute_domains"] = [d.nodes for d in ctx.domain_shapes]
-    if ctx.scraping_namespace is not None:
-        args["prometheus_namespace"] = ctx.scraping_namespace
-    if model_cache is not None:
-        args["model_cache"] = TeamModelCacheArgs(storage_class=model_cache.storage_class_name,
-                                                 size=spec.model_cache.pvc_size)
-    return args
-
-
-def build_tenancy(spec: "PlatformSpec", cluster: Any, model_cache: Any, opts: pulumi.ResourceOptions) -> Tenancy:
-    """Priority tiers, the team admission policies, every team's unit and the access entries. `cluster` is the
-    platform's Cluster; `model_cache` its ModelCache or None."""
-    provider = cluster.k8s_provider
-    roles = [TeamRolesArgs(name=t.name, **t.access.model_dump()) for t in spec.teams]
-    return Tenancy(
-        priority_tiers=PriorityTiers("priority-tiers", PriorityTiersArgs(k8s_provider=provider), opts=opts),
-        admission=TeamAdmission("team-admission", TeamAdmissionArgs(k8s_provider=provider), opts=opts),
-        teams=[TeamNamespace(f"team-{t.name}", team_args(spec, t, provider, model_cache), opts=opts) for t in spec.teams],
-        access=TeamAccess("team-access", TeamAccessArgs(cluster_name=cluster.cluster_name, teams=roles), opts=opts),
-    )

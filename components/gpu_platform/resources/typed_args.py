@@ -6,22 +6,88 @@ Python 3.13: every key would be published as required to other languages. Python
 `typing`, so typing's TypedDict is used there; 3.10 falls back to typing_extensions (Python programs work,
 the published schema needs 3.11+).
 
-Problems name arguments as the schema does (camelCase), so a TypeScript or YAML user reads their own key.
+Problems are found with the schema's (camelCase) paths; ArgumentsError names them as Python keywords in its
+message and as the schema's properties in its per-property errors.
 """
+import re
 import sys
+from functools import lru_cache
 from typing import Any, Mapping
 
+from pulumi.errors import InputPropertiesError, InputPropertyErrorDetails
+
 from gpu_platform.facts import syntax
-from gpu_platform.spec.parse import quoted
+from gpu_platform.facts.names import ENVIRONMENTS
+from gpu_platform.spec.errors import SpecError
+from gpu_platform.spec.field_path import quoted
 
 if sys.version_info >= (3, 11):
     from typing import NotRequired, Required, TypedDict
 else:  # pragma: no cover - the published schema needs 3.11; Python programs run on 3.10 as well
     from typing_extensions import NotRequired, Required, TypedDict
 
-__all__ = ["NotRequired", "Required", "TypedDict", "ENVIRONMENTS", "camel", "argument_problems", "syntax_problems"]
+__all__ = ["NotRequired", "Required", "TypedDict", "ArgumentsError", "as_arguments", "camel", "argument_problems", "syntax_problems"]
 
-ENVIRONMENTS = ("dev", "staging", "prod")
+
+class ArgumentsError(SpecError, InputPropertiesError):
+    """A component's arguments are invalid. Each problem is `path: reason`, the path the argument's as the
+    schema names it; as Pulumi's per-property error (pulumi.errors.InputPropertiesError), a component host
+    and `pulumi up` show each property. A SpecError too, so a program or the planner handles it as any."""
+
+    def __init__(self, where: str, problems: list[str]):
+        """`where`: the component and its name, e.g. "GpuNodePool 'a10g': "; `problems`: `path: reason`, the
+        path as the schema names it. The message names the Python keyword path (`max_unavailable_percent`),
+        what a Python program wrote; `errors` the schema's (`maxUnavailablePercent`), which the engine maps
+        to the property another language's program set."""
+        given = list(dict.fromkeys(problems))
+        SpecError.__init__(self, [where + python_path(p) for p in given])
+        self.message = str(self)
+        self.errors: list[InputPropertyErrorDetails] = [_details(p) for p in given]
+
+
+def _details(problem: str) -> InputPropertyErrorDetails:
+    """The problem as the schema's property (each name as Pulumi's schema camel-cases the Python keyword)."""
+    path, _, reason = python_path(problem).partition(": ")
+    schema = _KEY_OR_PYTHON_NAME.sub(lambda m: m.group(1) or camel(m.group(2)), path)
+    return InputPropertyErrorDetails(property_path=schema, reason=reason)
+
+
+_KEY_OR_PYTHON_NAME = re.compile(r'(\["(?:[^"\\]|\\.)*"\])|([A-Za-z][A-Za-z0-9_]*)')
+_KEY_OR_NAME = re.compile(r'(\["(?:[^"\\]|\\.)*"\])|([A-Za-z][A-Za-z0-9]*)')
+
+
+def python_path(problem: str) -> str:
+    """`path: reason` with the path's field names as Python keywords (snake_case); mapping keys, in
+    quotes, and the reason stay as they are."""
+    path, sep, reason = problem.partition(": ")
+    if not sep:
+        return problem
+    named = _KEY_OR_NAME.sub(lambda m: m.group(1) or _snake(m.group(2)), path)
+    return f"{named}{sep}{reason}"
+
+
+def _snake(name: str) -> str:
+    return _python_names().get(name) or re.sub(r"(?<=[a-z0-9])([A-Z])", lambda m: "_" + m.group(1).lower(), name)
+
+
+@lru_cache(maxsize=1)
+def _python_names() -> dict[str, str]:
+    """Each stack-file alias (storageCapacityGiB) -> its Python name (storage_capacity_gib), from the models."""
+    from pydantic import BaseModel
+
+    from gpu_platform.spec import models
+
+    kinds = [k for k in vars(models).values() if isinstance(k, type) and issubclass(k, BaseModel)]
+    return {f.alias: n for k in kinds for n, f in k.model_fields.items() if f.alias and f.alias != n}
+
+
+def as_arguments(component: str, name: str, args: Any) -> dict[str, Any]:
+    """A component's arguments as a dict: ArgumentsError, naming them, when they are not a mapping (None, a
+    list, a string), before any key is read."""
+    if isinstance(args, Mapping):
+        return dict(args)
+    raise ArgumentsError(f"{component} {name!r}: ", [
+        f"args: must be an object of {component}Args (keyword arguments by name), not {syntax.kind_of(args)}"])
 
 
 def camel(key: str) -> str:

@@ -90,7 +90,7 @@ class ClusterSpec(StrictModel):
 # --- GPU operator ---
 
 class DriverSpec(StrictModel):
-    source: Literal["ami", "operator"]
+    source: Literal[names.DRIVER_SOURCES]  # type: ignore[valid-type]
     version: Optional[str] = Field(None, pattern=r"^\d+\.\d+(\.\d+)?$")
     kernel_module_type: Literal["auto", "open", "proprietary"] = "auto"
 
@@ -500,7 +500,7 @@ class PricingSpec(StrictModel):
 
 
 class PlatformSpec(StrictModel):
-    environment: Literal["dev", "staging", "prod"]
+    environment: Literal[names.ENVIRONMENTS]  # type: ignore[valid-type]
     cluster: ClusterSpec
     gpu_operator: GpuOperatorSpec
     cluster_autoscaler: ClusterAutoscalerSpec = Field(default_factory=ClusterAutoscalerSpec)

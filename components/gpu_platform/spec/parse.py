@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from gpu_platform.spec.alerting import plaintext_secret_message
 from gpu_platform.spec.errors import SpecError
+from gpu_platform.spec.field_path import quoted
 from gpu_platform.spec.models import PlatformSpec
 
 M = TypeVar("M", bound=BaseModel)
@@ -45,14 +46,6 @@ def _path(loc: tuple) -> str:
         else:
             out += f"[{quoted(str(part))}]"
     return out or "gpu-platform:platform"
-
-
-def quoted(key: str) -> str:
-    """A mapping key as a path shows it: in double quotes, with what would break the line or the quotes escaped."""
-    return '"' + "".join(_ESCAPES.get(c) or (c if c.isprintable() else repr(c)[1:-1]) for c in key) + '"'
-
-
-_ESCAPES = {'"': '\\"', "\\": "\\\\"}
 
 
 def _aliased(loc: tuple, root: Any) -> tuple:

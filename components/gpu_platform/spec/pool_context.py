@@ -10,13 +10,15 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Mapping, Optional, Union
 
+from gpu_platform.spec.field_path import FieldPath
+
 if TYPE_CHECKING:
     from gpu_platform.spec.models import DisruptionWindowSpec, NodePoolSpec, PlatformSpec, VpcSpec
 
 
 @dataclass(frozen=True)
 class PoolContext:
-    at: str  # the pool's field path in problems: "nodePools[1]" in a stack file, "" for a component's arguments
+    at: FieldPath  # the pool's field path in problems: nodePools[1] in a stack file, the root for a component's arguments
     cluster_name: Optional[str]  # None: known only when deployed (an Output of another resource)
     kubernetes_version: Optional[str]  # None: the cluster's (a node group follows its control plane)
     environment: str = "dev"  # prod: protected pools, one node at a time, conservative repair
@@ -49,7 +51,7 @@ class PoolContext:
         index = next(i for i, p in enumerate(spec.node_pools) if p is pool)
         driver = spec.gpu_operator.driver
         return cls(
-            at=f"nodePools[{index}]", cluster_name=spec.cluster.name,
+            at=FieldPath.of("nodePools").index(index), cluster_name=spec.cluster.name,
             kubernetes_version=spec.cluster.kubernetes_version, environment=spec.environment, tags=spec.tags,
             driver_source=driver.source, driver_version=driver.version, mig_strategy=spec.mig_strategy,
             lustre_client=spec.datasets.fsx_lustre is not None,

@@ -15,6 +15,7 @@ from pydantic.alias_generators import to_snake
 
 from gpu_platform.facts import catalog
 from gpu_platform.facts.karpenter import KARPENTER, REPAIR_MAX_UNHEALTHY_PERCENT, REPAIR_POLICIES
+from gpu_platform.spec.field_path import FieldPath
 from gpu_platform.spec.strict import StrictModel
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ def known_reason(condition: str, reason: str) -> bool:
 
 def repair_rules(spec: "PlatformSpec") -> Iterator[tuple[str, str]]:
     for i, pool in enumerate(spec.node_pools):
-        at = f"nodePools[{i}].repair"
+        at = FieldPath.of("nodePools").index(i).field("repair")
         yield from (karpenter_repair_rules(at, pool.repair) if pool.provisioner == KARPENTER
                     else pool_repair_rules(at, pool.repair))
     yield from _karpenter_switch_rules(spec)
@@ -71,10 +72,10 @@ def karpenter_policies_text() -> str:
     return f"replaces a node after {held}; none in a NodePool while more than {REPAIR_MAX_UNHEALTHY_PERCENT}% of its nodes are unhealthy"
 
 
-def karpenter_repair_rules(at: str, repair: NodeRepairSpec) -> Iterator[tuple[str, str]]:
+def karpenter_repair_rules(at: FieldPath, repair: NodeRepairSpec) -> Iterator[tuple[str, str]]:
     """A Karpenter pool takes `enabled` only: the thresholds and overrides are EKS node group settings."""
     for field in repair.thresholds_set():
-        yield (f"{at}.{field}", "applies to managed node groups only: Karpenter's node repair has fixed policies "
+        yield (at.field(field), "applies to managed node groups only: Karpenter's node repair has fixed policies "
                f"({karpenter_policies_text()}); remove it, repair.enabled turns Karpenter's repair on or off")
 
 
@@ -90,17 +91,17 @@ def _karpenter_switch_rules(spec: "PlatformSpec") -> Iterator[tuple[str, str]]:
                        "repair.enabled the same on every pool with provisioner: karpenter")
 
 
-def pool_repair_rules(at: str, repair: NodeRepairSpec) -> Iterator[tuple[str, str]]:
+def pool_repair_rules(at: FieldPath, repair: NodeRepairSpec) -> Iterator[tuple[str, str]]:
     if not repair.enabled:
         for field in repair.thresholds_set():
-            yield f"{at}.{field}", "applies only with enabled: true"
+            yield at.field(field), "applies only with enabled: true"
         return
     for count, percent in (("maxUnhealthyNodes", "maxUnhealthyPercent"), ("maxParallelRepairs", "maxParallelPercent")):
         if getattr(repair, to_snake(count)) is not None and getattr(repair, to_snake(percent)) is not None:
-            yield f"{at}.{percent}", f"set {count} or {percent}, not both (EKS accepts one of them)"
+            yield at.field(percent), f"set {count} or {percent}, not both (EKS accepts one of them)"
     seen: dict[tuple[str, str], int] = {}
     for j, o in enumerate(repair.overrides or []):
-        where = f"{at}.overrides[{j}]"
+        where = at.field("overrides").index(j)
         if o.condition not in catalog.NODE_REPAIR_CONDITIONS:
             yield f"{where}.condition", f"unknown node condition; known: {', '.join(catalog.NODE_REPAIR_CONDITIONS)}"
         elif not known_reason(o.condition, o.reason):

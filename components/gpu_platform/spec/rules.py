@@ -10,14 +10,17 @@ import ipaddress
 import re
 from dataclasses import dataclass
 from datetime import date
-from typing import Any, Iterable, Iterator, Optional, Sequence
+from typing import Any, Iterable, Iterator, Optional, Sequence, Union
 
 from gpu_platform.facts import catalog, names, syntax
 from gpu_platform.facts.lifecycle_calendar import ami_driver_era
 from gpu_platform.facts.mig import layout_problem
 from gpu_platform.spec import rules_training as training
 from gpu_platform.spec.alerting import alerting_rules
-from gpu_platform.spec.models import ADDON_VERSION, ClusterSpec, CreateClusterSpec, VpcSpec, GpuOperatorSpec, GpuPool, NodePoolSpec, PlatformSpec
+from gpu_platform.spec.field_path import FieldPath
+from gpu_platform.spec.models import (
+    ADDON_VERSION, ClusterSpec, CreateClusterSpec, GpuOperatorSpec, GpuPool, NodePoolSpec, PlatformSpec, VpcSpec,
+)
 from gpu_platform.spec.pool_context import PoolContext
 from gpu_platform.spec.repair import repair_rules
 from gpu_platform.spec.rules_capacity import platform_rules as reservation_rules
@@ -34,7 +37,7 @@ from gpu_platform.spec.rules_ultraserver import pool_rules as ultraserver_rules
 RESERVED_LABEL_DOMAINS = (names.NVIDIA_DOMAIN, f"{names.DOMAIN}/", "k8s.amazonaws.com/", "eks.amazonaws.com/",
                           *(f"{d}/" for d in syntax.RESERVED_DOMAINS))
 
-Problem = tuple[str, str]
+Problem = tuple[Union[FieldPath, str], str]  # (where, what): a FieldPath, or a fixed path of the whole file
 
 
 @dataclass(frozen=True)
@@ -202,22 +205,22 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
     if not gpu_known(pool):
         return
     if pool.name == names.SYSTEM_ROLE:
-        yield f"{at}.name", f"{names.SYSTEM_ROLE!r} is the system node group's name; choose another pool name"
+        yield at / "name", f"{names.SYSTEM_ROLE!r} is the system node group's name; choose another pool name"
     if pool.min_size > pool.max_size:
-        yield f"{at}.minSize", f"must be <= maxSize ({pool.max_size})"
+        yield at / "minSize", f"must be <= maxSize ({pool.max_size})"
     if ctx.cluster_name is not None and len(ctx.cluster_name) + 1 + len(pool.name) > catalog.EKS_NODE_GROUP_NAME_MAX:
-        yield f"{at}.name", f"cluster name + '-' + pool name must fit {catalog.EKS_NODE_GROUP_NAME_MAX} characters"
+        yield at / "name", f"cluster name + '-' + pool name must fit {catalog.EKS_NODE_GROUP_NAME_MAX} characters"
     if pool.efa and any(it.efa_interfaces == 0 for it in pool.instances):
         no_efa = [it.name for it in pool.instances if it.efa_interfaces == 0]
-        yield f"{at}.efa", f"{', '.join(no_efa)} have no EFA; EFA instance types: {training.efa_instance_types()}"
+        yield at / "efa", f"{', '.join(no_efa)} have no EFA; EFA instance types: {training.efa_instance_types()}"
     if pool.critical and pool.capacity_type == "spot":
-        yield f"{at}.capacityType", "a critical pool must be on-demand (spot capacity can be reclaimed at any time)"
+        yield at / "capacityType", "a critical pool must be on-demand (spot capacity can be reclaimed at any time)"
     for j, taint in enumerate(pool.taints):
         if taint.key == names.GPU_TAINT_KEY:
-            yield f"{at}.taints[{j}].key", f"{names.GPU_TAINT_KEY} is always set on GPU pools; list only extra taints"
+            yield at.field("taints").index(j).field("key"), f"{names.GPU_TAINT_KEY} is always set on GPU pools; list only extra taints"
     for key in pool.labels:
         if key.startswith(RESERVED_LABEL_DOMAINS) or syntax.reserved_domain(key):
-            yield (f"{at}.labels", f"{key!r} is managed by the platform or Kubernetes; reserved prefixes: "
+            yield (at / "labels", f"{key!r} is managed by the platform or Kubernetes; reserved prefixes: "
                    f"{', '.join(RESERVED_LABEL_DOMAINS)} (and subdomains of {' and '.join(syntax.RESERVED_DOMAINS)})")
     yield from _ami_rules(ctx, at, pool)
     yield from sharing_rules(at, pool)
@@ -227,101 +230,102 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
     yield from ultraserver_rules(ctx, pool)
 
 
-def gpu_shape_rules(at: str, pool: GpuPool) -> Iterator[Problem]:
+def gpu_shape_rules(at: FieldPath, pool: GpuPool) -> Iterator[Problem]:
     """The pool's instance types: known GPU instances, listed once, all of one GPU model and count."""
     unknown = [j for j, t in enumerate(pool.instance_types) if t not in catalog.INSTANCE_TYPES]
     for j in unknown:
-        yield (f"{at}.instanceTypes[{j}]",
+        yield (at.field("instanceTypes").index(j),
                f"unknown GPU instance type {pool.instance_types[j]!r}; known: {', '.join(catalog.INSTANCE_TYPES)}")
     if unknown:
         return
     if len(set(pool.instance_types)) != len(pool.instance_types):
-        yield f"{at}.instanceTypes", "lists an instance type twice"
+        yield at / "instanceTypes", "lists an instance type twice"
     shapes = {(it.gpu, it.gpu_count) for it in pool.instances}
     if len(shapes) > 1:
         found = ", ".join(f"{t} ({it.gpu_count} x {it.gpu})" for t, it in zip(pool.instance_types, pool.instances))
-        yield (f"{at}.instanceTypes",
+        yield (at / "instanceTypes",
                f"every instance type in a pool needs the same GPU model and count (the autoscaler sizes the "
                f"group from the first one); found {found}")
 
 
-def _ami_rules(ctx: PoolContext, at: str, pool: NodePoolSpec) -> Iterator[Problem]:
+def _ami_rules(ctx: PoolContext, at: FieldPath, pool: NodePoolSpec) -> Iterator[Problem]:
     image, source = pool.ami.image, ctx.driver_source
     if not image.supported:
-        yield f"{at}.ami.type", f"{image.key} is not supported: {image.note}"
+        yield at / "ami.type", f"{image.key} is not supported: {image.note}"
         return
     for it in pool.instances:
         if image.key not in it.ami_types:
-            yield f"{at}.ami.type", f"{it.name} does not run {image.key}; it runs {', '.join(it.ami_types)}"
+            yield at / "ami.type", f"{it.name} does not run {image.key}; it runs {', '.join(it.ami_types)}"
     if image.driver_owner == "ami":
         yield from ami_driver_rules(at, pool)
     if image.driver_owner != source:
         if source == "operator":
-            yield (f"{at}.ami.type", f"{image.key} ships its own NVIDIA driver; with gpuOperator.driver.source "
+            yield (at / "ami.type", f"{image.key} ships its own NVIDIA driver; with gpuOperator.driver.source "
                    "operator every GPU pool must use UBUNTU_22_04 or UBUNTU_24_04 (NVIDIA supports operator drivers "
                    "on EKS only on Ubuntu)")
         else:
-            yield (f"{at}.ami.type", f"{image.key} has no NVIDIA driver; with gpuOperator.driver.source ami use "
+            yield (at / "ami.type", f"{image.key} has no NVIDIA driver; with gpuOperator.driver.source ami use "
                    "AL2023_x86_64_NVIDIA or BOTTLEROCKET_x86_64_NVIDIA, or set source: operator")
     if pool.provisioner == "karpenter":
         yield from karpenter_ami_rules(at, pool)
         return
     if image.eks_ami_type == "CUSTOM":
         if pool.ami.image_id is None:
-            yield f"{at}.ami.imageId", f"pin the {image.key} EKS image id (ami-...); look it up at {image.ssm_parameter}"
+            yield at / "ami.imageId", f"pin the {image.key} EKS image id (ami-...); look it up at {image.ssm_parameter}"
         if pool.ami.release_version is not None:
-            yield f"{at}.ami.releaseVersion", "applies to EKS-optimized AMI types only; Ubuntu pools pin imageId"
+            yield at / "ami.releaseVersion", "applies to EKS-optimized AMI types only; Ubuntu pools pin imageId"
     else:
         if pool.ami.image_id is not None:
-            yield f"{at}.ami.imageId", f"{image.key} is selected by releaseVersion; imageId is for Ubuntu pools"
+            yield at / "ami.imageId", f"{image.key} is selected by releaseVersion; imageId is for Ubuntu pools"
         yield from _release_rules(at, pool, ctx.kubernetes_version)
 
 
-def _release_rules(at: str, pool: NodePoolSpec, k8s: Optional[str]) -> Iterator[Problem]:
+def _release_rules(at: FieldPath, pool: NodePoolSpec, k8s: Optional[str]) -> Iterator[Problem]:
     """A node group's EKS release: Bottlerocket's own release and build (its variant follows the cluster's
     minor), else the Kubernetes version and the build date."""
     release, bottlerocket = pool.ami.release_version, pool.ami.image.os == "bottlerocket"
     example = "1.63.0-18d04e52" if bottlerocket else f"{k8s or '1.35'}.5-20251120"
     if release is None:
-        yield (f"{at}.ami.releaseVersion", f"pin the AMI release (e.g. {example}): it fixes the driver branch, and "
+        yield (at / "ami.releaseVersion", f"pin the AMI release (e.g. {example}): it fixes the driver branch, and "
                "'latest' replaces nodes whenever AWS publishes an AMI")
     elif bottlerocket:
         return
     elif not re.match(r"^\d+\.\d+\.\d+-\d{8}$", release):
-        yield f"{at}.ami.releaseVersion", f"{release} is not an EKS AMI release: <kubernetes>.<patch>-<YYYYMMDD>, e.g. {example}"
+        yield (at / "ami.releaseVersion",
+               f"{release} is not an EKS AMI release: <kubernetes>.<patch>-<YYYYMMDD>, e.g. {example}")
     elif k8s is not None and not release.startswith(k8s + "."):
-        yield f"{at}.ami.releaseVersion", f"{release} is not a release for Kubernetes {k8s}"
+        yield at / "ami.releaseVersion", f"{release} is not a release for Kubernetes {k8s}"
 
 
-def sharing_rules(at: str, pool: GpuPool) -> Iterator[Problem]:
+def sharing_rules(at: FieldPath, pool: GpuPool) -> Iterator[Problem]:
     # A pool as Kueue reads it has no image: what its image allows is checked where its nodes are made.
     s, gpu, ami = pool.sharing, pool.gpu, getattr(pool, "ami", None)
     image = ami.image if ami is not None else None
     if s.mode != "time-slicing" and s.replicas is not None:
-        yield f"{at}.sharing.replicas", "applies to mode time-slicing only"
+        yield at / "sharing.replicas", "applies to mode time-slicing only"
     if s.mode != "mig" and (s.layout is not None or s.strategy is not None):
-        yield f"{at}.sharing.layout", "layout and strategy apply to mode mig only"
+        yield at / "sharing.layout", "layout and strategy apply to mode mig only"
     if s.mode != "none" and image is not None and not image.operator_device_plugin:
-        yield f"{at}.sharing.mode", f"{image.key} runs its own device plugin; GPU sharing is configured for AL2023 and Ubuntu pools only"
+        yield at / "sharing.mode", f"{image.key} runs its own device plugin; GPU sharing is configured for AL2023 and Ubuntu pools only"
         return
     if s.mode == "time-slicing" and s.replicas is None:
-        yield f"{at}.sharing.replicas", "time-slicing needs replicas (>= 2 pods per GPU)"
+        yield at / "sharing.replicas", "time-slicing needs replicas (>= 2 pods per GPU)"
     if s.mode != "mig":
         return
     if not gpu.mig_capable:
         capable = sorted({it.name for it in catalog.INSTANCE_TYPES.values() if it.gpu_model.mig_capable})
-        yield f"{at}.sharing.mode", f"{gpu.key} has no MIG; MIG-capable instance types: {', '.join(capable)}"
+        yield at / "sharing.mode", f"{gpu.key} has no MIG; MIG-capable instance types: {', '.join(capable)}"
         return
     if image is not None and not image.operator_mig:
-        yield f"{at}.sharing.mode", f"MIG through the GPU Operator is not supported on {image.key}"
+        yield at / "sharing.mode", f"MIG through the GPU Operator is not supported on {image.key}"
     if not s.layout:
-        yield f"{at}.sharing.layout", f"give the MIG layout of one GPU, e.g. {{\"{next(iter(gpu.mig_profiles))}\": 7}}"
+        yield at / "sharing.layout", f"give the MIG layout of one GPU, e.g. {{\"{next(iter(gpu.mig_profiles))}\": 7}}"
         return
     problem = layout_problem(gpu, s.layout)
     if problem:
-        yield f"{at}.sharing.layout", f"does not fit one {gpu.key}: {problem}"
+        yield at / "sharing.layout", f"does not fit one {gpu.key}: {problem}"
     elif (s.strategy or "mixed") == "single" and len([n for n in s.layout.values() if n]) != 1:
-        yield f"{at}.sharing.strategy", "single exposes slices as nvidia.com/gpu and needs one profile per GPU; use mixed"
+        yield at / "sharing.strategy", "single exposes slices as nvidia.com/gpu and needs one profile per GPU; use mixed"
 
 
 def _driver_rules(spec: PlatformSpec, today: date) -> Iterator[Problem]:
@@ -370,7 +374,7 @@ def driver_shortfalls(pool: GpuPool, version: str, where: str = "") -> Iterator[
             yield f"MIG profile {profile} on {gpu.key}{where} needs driver >= {need}"
 
 
-def ami_driver_rules(at: str, pool: NodePoolSpec) -> Iterator[Problem]:
+def ami_driver_rules(at: FieldPath, pool: NodePoolSpec) -> Iterator[Problem]:
     """An AMI-owned driver: the branch the pinned AMI release runs on each instance type must be new enough for
     the pool's GPU and its MIG profiles (the lifecycle calendar's AMI eras; a release it cannot place is not
     judged, the plan's lifecycle section says so)."""
@@ -390,7 +394,7 @@ def ami_driver_rules(at: str, pool: NodePoolSpec) -> Iterator[Problem]:
             if branch and int(branch) < int(catalog.driver_branch(need)):
                 fix = next((f"; releases from {e.first_release:%Y%m%d} carry R{e.branch_for(family)}" for e in newer
                             if int(e.branch_for(family) or 0) >= int(catalog.driver_branch(need))), "")
-                yield (f"{at}.ami.{fld}", f"{pin} runs NVIDIA driver R{branch} on {family}; {what} needs driver >= "
+                yield (at.field("ami").field(fld), f"{pin} runs NVIDIA driver R{branch} on {family}; {what} needs driver >= "
                        f"{need} (R{catalog.driver_branch(need)}): pin a newer AMI release{fix}")
 
 

@@ -20,14 +20,15 @@ Reservation (`reservation: {id}`). Each rule refuses what AWS refuses, with the 
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Union
 
 from gpu_platform.facts import catalog, syntax
 from gpu_platform.facts.karpenter import KARPENTER
+from gpu_platform.spec.field_path import FieldPath
 from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
 from gpu_platform.spec.pool_context import PoolContext
 
-Problem = tuple[str, str]
+Problem = tuple[Union[FieldPath, str], str]  # (where, what), as spec/rules.py
 CAPACITY_BLOCK, ON_DEMAND, SPOT = "capacity-block", "on-demand", "spot"
 
 
@@ -37,62 +38,62 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
     if pool.capacity_type == CAPACITY_BLOCK:
         yield from _block_rules(ctx, at, pool)
     elif r is not None and pool.capacity_type == SPOT:
-        yield (f"{at}.reservation", "spot instances never launch into a capacity reservation: use capacityType "
+        yield (at / "reservation", "spot instances never launch into a capacity reservation: use capacityType "
                "on-demand to target an On-Demand Capacity Reservation, or capacity-block for a Capacity Block")
     elif r is not None:
         if r.quoted_usd_per_hour is not None or r.quoted_on is not None:
-            yield (f"{at}.reservation.{'quotedUsdPerHour' if r.quoted_usd_per_hour is not None else 'quotedOn'}",
+            yield (at / f"reservation.{'quotedUsdPerHour' if r.quoted_usd_per_hour is not None else 'quotedOn'}",
                    "a Capacity Block's quote (capacityType capacity-block); an On-Demand Capacity Reservation is "
                    "billed at the on-demand rate (pricing.onDemandUsdPerHour)")
         if r.start is not None or r.end is not None:
-            yield (f"{at}.reservation.start", "start and end are a Capacity Block's window (capacityType "
+            yield (at / "reservation.start", "start and end are a Capacity Block's window (capacityType "
                    "capacity-block); an On-Demand Capacity Reservation is given by its id alone")
         if pool.provisioner != KARPENTER:
             yield from _confined_rules(ctx, at, pool, "an On-Demand Capacity Reservation")
 
 
-def _block_rules(ctx: PoolContext, at: str, pool: NodePoolSpec) -> Iterator[Problem]:
+def _block_rules(ctx: PoolContext, at: FieldPath, pool: NodePoolSpec) -> Iterator[Problem]:
     r = pool.reservation
     if r is None or r.start is None or r.end is None:
-        yield (f"{at}.reservation", "a capacity-block pool runs on one Capacity Block: give its {id: cr-..., start: "
+        yield (at / "reservation", "a capacity-block pool runs on one Capacity Block: give its {id: cr-..., start: "
                "<UTC time>, end: <UTC time>} as `aws ec2 describe-capacity-blocks` shows them")
     elif r.end <= r.start:
-        yield f"{at}.reservation.end", f"the window ends ({_iso(r.end)}) before it starts ({_iso(r.start)})"
+        yield at / "reservation.end", f"the window ends ({_iso(r.end)}) before it starts ({_iso(r.start)})"
     else:
         yield from window_rules(at, r.start, r.end, ctx.today or date.today())
         if r.quoted_on is not None and r.quoted_on > r.start.date():
-            yield (f"{at}.reservation.quotedOn", f"{r.quoted_on} is after the block starts ({_iso(r.start)}): a block "
+            yield (at / "reservation.quotedOn", f"{r.quoted_on} is after the block starts ({_iso(r.start)}): a block "
                    "is quoted and bought before it starts, and its fee is charged then")
     if r is not None and r.quoted_on is not None and r.quoted_usd_per_hour is None:
-        yield f"{at}.reservation.quotedOn", "the day of a quote: give the quoted rate too (quotedUsdPerHour)"
+        yield at / "reservation.quotedOn", "the day of a quote: give the quoted rate too (quotedUsdPerHour)"
     other = sorted({it.family for it in pool.instances} - set(catalog.CAPACITY_BLOCK_FAMILIES))
     if other:
-        yield (f"{at}.instanceTypes", f"Capacity Blocks are sold for {', '.join(catalog.CAPACITY_BLOCK_FAMILIES)} "
+        yield (at / "instanceTypes", f"Capacity Blocks are sold for {', '.join(catalog.CAPACITY_BLOCK_FAMILIES)} "
                f"instances, not {', '.join(other)}; capacityType on-demand can target an On-Demand Capacity "
                "Reservation of any type (reservation: {id: cr-...})")
     if pool.critical:
-        yield (f"{at}.critical", "a critical pool must keep its capacity, and a Capacity Block ends on a date: run it "
+        yield (at / "critical", "a critical pool must keep its capacity, and a Capacity Block ends on a date: run it "
                "on-demand (with an On-Demand Capacity Reservation to hold the capacity)")
     if r is not None and r.instance_count is not None and r.instance_count > catalog.CAPACITY_BLOCK_MAX_INSTANCES:
-        yield (f"{at}.reservation.instanceCount",
+        yield (at / "reservation.instanceCount",
                f"a Capacity Block holds at most {catalog.CAPACITY_BLOCK_MAX_INSTANCES} instances")
     yield from _confined_rules(ctx, at, pool, "a Capacity Block")
 
 
-def _confined_rules(ctx: PoolContext, at: str, pool: NodePoolSpec, what: str) -> Iterator[Problem]:
+def _confined_rules(ctx: PoolContext, at: FieldPath, pool: NodePoolSpec, what: str) -> Iterator[Problem]:
     """A pool confined to one reservation: its one instance type, its one zone, its size."""
     if len(pool.instance_types) > 1:
-        yield (f"{at}.instanceTypes", f"{what} reserves one instance type: list only it (the others could never "
+        yield (at / "instanceTypes", f"{what} reserves one instance type: list only it (the others could never "
                "launch into the reservation)")
     zones_known = ctx.vpc is not None or ctx.subnet_zones is not None
     if _sold_in_local_zones(pool):
         yield from _local_zone_block_rules(at, pool, zones_known)
     elif pool.provisioner != KARPENTER and zones_known and (pool.zones is None or len(pool.zones) != 1):
-        yield (f"{at}.zones", f"{what} lives in one Availability Zone: list that zone alone, so the node group's "
+        yield (at / "zones", f"{what} lives in one Availability Zone: list that zone alone, so the node group's "
                "subnets are all in it")
     count = pool.reservation.instance_count if pool.reservation else None
     if count is not None and pool.max_size > count:
-        yield (f"{at}.maxSize", f"must be <= reservation.instanceCount ({count}): {what} has no room for more nodes "
+        yield (at / "maxSize", f"must be <= reservation.instanceCount ({count}): {what} has no room for more nodes "
                "and the launches beyond it fail")
 
 
@@ -103,25 +104,25 @@ def _sold_in_local_zones(pool: NodePoolSpec) -> tuple[str, ...]:
     return tuple(z for t in pool.instance_types for z in catalog.block_local_zones(t))
 
 
-def _local_zone_block_rules(at: str, pool: NodePoolSpec, zones_known: bool) -> Iterator[Problem]:
+def _local_zone_block_rules(at: FieldPath, pool: NodePoolSpec, zones_known: bool) -> Iterator[Problem]:
     """A block sold in a Local Zone launches only into a subnet there (EC2 user guide, capacity-blocks-launch)."""
     sold = _sold_in_local_zones(pool)
     where = " or ".join(sold)
     if not zones_known:
-        yield (f"{at}.zones", f"{pool.instance_types[0]} Capacity Blocks live in the Local Zone {where}, and the "
+        yield (at / "zones", f"{pool.instance_types[0]} Capacity Blocks live in the Local Zone {where}, and the "
                "cluster's subnets are not known to reach it: create the VPC with cluster.create.vpc.localZones: "
                f"[{sold[0]}] (a component: give the subnets' zones, one of them {sold[0]})")
     elif pool.zones is None or len(pool.zones) != 1 or pool.zones[0] not in sold:
-        yield (f"{at}.zones", f"{pool.instance_types[0]} Capacity Blocks live in the Local Zone {where} (you must be "
+        yield (at / "zones", f"{pool.instance_types[0]} Capacity Blocks live in the Local Zone {where} (you must be "
                f"opted in to it), and no instance launches in another zone: list zones: [{sold[0]}]")
 
 
-def local_zone_rules(at: str, pool: NodePoolSpec) -> Iterator[Problem]:
+def local_zone_rules(at: FieldPath, pool: NodePoolSpec) -> Iterator[Problem]:
     """A pool names a Local Zone only where the catalog sells its type's Capacity Blocks."""
     sold = _sold_in_local_zones(pool)
     for z in pool.zones or []:
         if syntax.is_local_zone(z) and z not in sold:
-            yield (f"{at}.zones", f"{z} is a Local Zone, where the catalog knows Capacity Blocks of "
+            yield (at / "zones", f"{z} is a Local Zone, where the catalog knows Capacity Blocks of "
                    f"{_types_in(z)} only, not this pool's {pool.capacity_type} {', '.join(pool.instance_types)}: use "
                    "the region's Availability Zones")
 
@@ -130,7 +131,7 @@ def _types_in(zone: str) -> str:
     return ", ".join(t for t in catalog.LOCAL_ZONE_BLOCKS if zone in catalog.block_local_zones(t)) or "no type"
 
 
-def window_rules(at: str, start: datetime, end: datetime, today: date) -> Iterator[Problem]:
+def window_rules(at: FieldPath, start: datetime, end: datetime, today: date) -> Iterator[Problem]:
     """A Capacity Block window as AWS sells it, each problem naming the field to edit."""
     hour, minute = catalog.CAPACITY_BLOCK_BOUNDARY_UTC
     years = range(today.year - catalog.CAPACITY_BLOCK_YEARS_AROUND, today.year + catalog.CAPACITY_BLOCK_YEARS_AROUND + 1)
@@ -138,17 +139,17 @@ def window_rules(at: str, start: datetime, end: datetime, today: date) -> Iterat
     for name, moment in (("start", start), ("end", end)):
         if moment.year not in years:
             off = True
-            yield (f"{at}.reservation.{name}", f"{_iso(moment)} is not a Capacity Block's time: blocks are bought "
+            yield (at / f"reservation.{name}", f"{_iso(moment)} is not a Capacity Block's time: blocks are bought "
                    f"weeks ahead for at most 26 weeks, so a window lies in {years[0]} to {years[-1]} (the plan is of "
                    f"{today.isoformat()})")
         elif name == "end" and (moment.hour, moment.minute, moment.second, moment.microsecond) != (hour, minute, 0, 0):
             off = True
-            yield (f"{at}.reservation.{name}", f"{_iso(moment)}: every Capacity Block ends at "
+            yield (at / f"reservation.{name}", f"{_iso(moment)}: every Capacity Block ends at "
                    f"{hour:02}:{minute:02} UTC (EC2 user guide, Find and purchase Capacity Blocks)")
     if not off:
         problem = duration_problem(end - start)
         if problem:
-            yield f"{at}.reservation.end", problem
+            yield at / "reservation.end", problem
 
 
 def duration_problem(length: timedelta) -> Optional[str]:

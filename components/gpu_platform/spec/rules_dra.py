@@ -33,7 +33,7 @@ DRA = "dra"
 def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
     if pool.gpu_allocation != DRA:
         return
-    at = f"{ctx.at}.gpuAllocation"
+    at = ctx.at / "gpuAllocation"
     k8s = ctx.kubernetes_version
     if k8s is not None and catalog.version_key(k8s) < catalog.version_key(catalog.DRA_MIN_KUBERNETES):
         yield (at, f"DRA needs Kubernetes {catalog.DRA_MIN_KUBERNETES} or newer (resource.k8s.io/v1, NVIDIA's DRA "
@@ -42,7 +42,7 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
         yield (at, "Karpenter v1.14 does not provision for ResourceClaims (its DRA support is alpha and the chart "
                "sets IGNORE_DRA_REQUESTS): use provisioner managed-node-group for a DRA pool, or device-plugin")
     elif pool.min_size != pool.max_size:
-        yield (f"{ctx.at}.minSize", f"a DRA pool has a fixed size (minSize = maxSize = {pool.max_size}): the Cluster "
+        yield (ctx.at / "minSize", f"a DRA pool has a fixed size (minSize = maxSize = {pool.max_size}): the Cluster "
                "Autoscaler cannot build a DRA node from an empty Auto Scaling group's tags, so it cannot scale "
                "the pool from zero for a pending claim")
     if pool.sharing.mode == "time-slicing":
@@ -62,12 +62,12 @@ def _own_device_plugin(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem
     image, pin = pool.ami.image, pool.ami.release_version
     floor = image.own_device_plugin_off_from
     if not floor:
-        yield (f"{ctx.at}.ami.type", f"{image.key} runs its own device plugin, which cannot be turned off: a DRA "
+        yield (ctx.at / "ami.type", f"{image.key} runs its own device plugin, which cannot be turned off: a DRA "
                "pool needs AL2023, Ubuntu or Bottlerocket")
         return
     release = catalog.bottlerocket_version(pin or "")
     if release is not None and catalog.version_key(release) < catalog.version_key(floor):
-        yield (f"{ctx.at}.ami.releaseVersion", f"{pin} is {image.key} {release}, whose own device plugin cannot be "
+        yield (ctx.at / "ami.releaseVersion", f"{pin} is {image.key} {release}, whose own device plugin cannot be "
                f"turned off before {floor} ({'.'.join(catalog.BOTTLEROCKET_DEVICE_PLUGIN_OFF[:2])}): pin "
                f"{floor} or newer, or use device-plugin")
 
@@ -84,5 +84,5 @@ def _driver_floor(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
     for family in dict.fromkeys(it.family for it in pool.instances):
         branch = era.branch_for(family) if era else None
         if branch and int(branch) < floor:
-            yield (f"{ctx.at}.ami.{fld}", f"{pin} runs driver R{branch} on {family}; DRA needs R{floor} or newer: "
+            yield (ctx.at.field("ami").field(fld), f"{pin} runs driver R{branch} on {family}; DRA needs R{floor} or newer: "
                    "pin a newer AMI release")

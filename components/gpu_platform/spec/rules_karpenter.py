@@ -11,6 +11,7 @@ from typing import Iterator
 from gpu_platform.facts import catalog
 from gpu_platform.facts.karpenter import KARPENTER, POD_EVICTING_REASONS
 from gpu_platform.facts.karpenter_window import window_problem
+from gpu_platform.spec.field_path import FieldPath
 from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
 from gpu_platform.spec.pool_context import PoolContext
 
@@ -31,9 +32,9 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
     at = ctx.at
     if pool.provisioner != KARPENTER:
         if pool.karpenter is not None:
-            yield f"{at}.karpenter", "applies to pools with provisioner: karpenter"
+            yield at / "karpenter", "applies to pools with provisioner: karpenter"
         if pool.ami.alias is not None:
-            yield f"{at}.ami.alias", "applies to Karpenter pools; a managed node group pins ami.releaseVersion"
+            yield at / "ami.alias", "applies to Karpenter pools; a managed node group pins ami.releaseVersion"
         return
     yield from _pool_rules(ctx, at, pool)
 
@@ -60,56 +61,56 @@ def _platform_rules(spec: PlatformSpec) -> Iterator[Problem]:
         yield "karpenter.disruptionWindow", f"{problem} (schedule {window.schedule!r}, duration {window.duration})"
 
 
-def _pool_rules(ctx: PoolContext, at: str, pool: NodePoolSpec) -> Iterator[Problem]:
+def _pool_rules(ctx: PoolContext, at: FieldPath, pool: NodePoolSpec) -> Iterator[Problem]:
     if pool.min_size > 0:
-        yield (f"{at}.minSize", "must be 0 for a Karpenter pool: a NodePool has no minimum size (Karpenter launches "
+        yield (at / "minSize", "must be 0 for a Karpenter pool: a NodePool has no minimum size (Karpenter launches "
                "nodes only for pending pods); use provisioner: managed-node-group for a warm floor of nodes")
     if pool.efa:
-        yield (f"{at}.efa", "EFA pools use managed node groups (one placement group and zone, every EFA interface); "
+        yield (at / "efa", "EFA pools use managed node groups (one placement group and zone, every EFA interface); "
                "set provisioner: managed-node-group")
     if pool.update_strategy != "default":
-        yield (f"{at}.updateStrategy", "applies to managed node groups; Karpenter always launches a drifted node's "
+        yield (at / "updateStrategy", "applies to managed node groups; Karpenter always launches a drifted node's "
                "replacement before draining it")
     if pool.sharing.mode == "mig" and ctx.mig_strategy == "mixed":
-        yield (f"{at}.sharing.strategy", "Karpenter knows GPUs only as nvidia.com/gpu, so pods asking for "
+        yield (at / "sharing.strategy", "Karpenter knows GPUs only as nvidia.com/gpu, so pods asking for "
                "nvidia.com/mig-<profile> would never get a node from it: use strategy single on every MIG pool, or "
                "provisioner: managed-node-group (the Cluster Autoscaler learns the slices from node-template tags)")
     settings = pool.karpenter
     if ctx.prod and settings is not None:
         if settings.consolidation_policy != PROD_CONSOLIDATION:
-            yield (f"{at}.karpenter.consolidationPolicy", f"must be {PROD_CONSOLIDATION} in prod: consolidating "
+            yield (at / "karpenter.consolidationPolicy", f"must be {PROD_CONSOLIDATION} in prod: consolidating "
                    "underutilized nodes evicts running GPU pods")
         if settings.expire_after != PROD_EXPIRY:
-            yield (f"{at}.karpenter.expireAfter", f"must be {PROD_EXPIRY} in prod: expiry is not held by disruption "
+            yield (at / "karpenter.expireAfter", f"must be {PROD_EXPIRY} in prod: expiry is not held by disruption "
                    f"budgets, so nodes would be drained outside the window ({', '.join(POD_EVICTING_REASONS)} are)")
 
 
-def ami_rules(at: str, pool: NodePoolSpec) -> Iterator[Problem]:
+def ami_rules(at: FieldPath, pool: NodePoolSpec) -> Iterator[Problem]:
     """The image of a Karpenter pool: an exact alias or an id, never `latest`, never a node-group release."""
     ami = pool.ami
     image = catalog.KARPENTER_IMAGES.get(ami.type)
     if image is None:
-        yield f"{at}.ami.type", f"Karpenter pools use one of {', '.join(catalog.KARPENTER_IMAGES)}"
+        yield at / "ami.type", f"Karpenter pools use one of {', '.join(catalog.KARPENTER_IMAGES)}"
         return
     if ami.release_version is not None:
         hint = f" ({image.alias_family}@v{ami.release_version.rsplit('-', 1)[1]} for this release)" \
             if image.alias_family == "al2023" else ""
-        yield (f"{at}.ami.releaseVersion", "is a managed node group setting; pin a Karpenter pool's image by ami.alias"
+        yield (at / "ami.releaseVersion", "is a managed node group setting; pin a Karpenter pool's image by ami.alias"
                f"{hint} or ami.imageId")
     if not image.alias_family:
         if ami.alias is not None:
-            yield f"{at}.ami.alias", f"{ami.type} has no EKS alias; pin the image by ami.imageId"
+            yield at / "ami.alias", f"{ami.type} has no EKS alias; pin the image by ami.imageId"
         if ami.image_id is None:
-            yield f"{at}.ami.imageId", f"pin the {ami.type} EKS image id (ami-...); look it up at {pool.ami.image.ssm_parameter}"
+            yield at / "ami.imageId", f"pin the {ami.type} EKS image id (ami-...); look it up at {pool.ami.image.ssm_parameter}"
         return
     if (ami.alias is None) == (ami.image_id is None):
-        yield (f"{at}.ami", f"pin the image by exactly one of alias (e.g. {image.alias_example}) or imageId: without a "
+        yield (at / "ami", f"pin the image by exactly one of alias (e.g. {image.alias_example}) or imageId: without a "
                "pin Karpenter follows every new AMI and drifts every node")
         return
     if ami.alias is not None:
         family, _, version = ami.alias.partition("@")
         if family != image.alias_family:
-            yield f"{at}.ami.alias", f"{ami.type} takes a {image.alias_family}@... alias, e.g. {image.alias_example}"
+            yield at / "ami.alias", f"{ami.type} takes a {image.alias_family}@... alias, e.g. {image.alias_example}"
         elif not re.fullmatch(image.alias_version, version):
-            yield (f"{at}.ami.alias", f"{ami.alias!r} is not an exact release (e.g. {image.alias_example}); `latest` "
+            yield (at / "ami.alias", f"{ami.alias!r} is not an exact release (e.g. {image.alias_example}); `latest` "
                    "drifts every node whenever AWS publishes an AMI")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 
-from gpu_platform.facts import syntax
+from gpu_platform.facts import catalog, syntax
 from gpu_platform.spec.models import quantity_value
 
 if TYPE_CHECKING:
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 Problem = tuple[str, str]
 ROLE_ARN = r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$"
+KUBERNETES_MINOR = r"^1\.\d{1,2}$"
 # Kubernetes' own namespaces; a platform adds its operator's and Prometheus's.
 RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
@@ -57,3 +58,27 @@ def cache_claim_rules(at: str, quota: "QuotaSpec", size: str, size_field: str) -
     if quantity_value(quota.storage) < quantity_value(size):
         yield (_at(at, "quota.storage"), f"must be >= {size_field} ({size}): the team's model-cache claim counts "
                "against it")
+
+
+def cluster_context_rules(version: object, claims: Sequence[object], domains: Sequence[object],
+                          dra: Optional[bool]) -> Iterator[Problem]:
+    """What a TeamNamespace is told of its cluster, where the stack file decides it from the pools: the
+    Kubernetes minor, the DRA claim templates (a catalog GPU, whole GPUs), the ComputeDomains' node counts
+    (multi-node) and whether the cluster allocates by DRA (claims need it)."""
+    if version is not None and not re.fullmatch(KUBERNETES_MINOR, str(version)):
+        yield "kubernetesVersion", f"must be a Kubernetes minor such as 1.35, not {version!r}"
+    for i, claim in enumerate(claims):
+        gpu, count = dict(claim).get("gpu"), dict(claim).get("count")  # type: ignore[call-overload]
+        if gpu not in catalog.GPU_MODELS:
+            yield f"gpuClaims[{i}].gpu", f"unknown GPU {gpu!r}; known: {', '.join(catalog.GPU_MODELS)}"
+        elif not _whole(count, 1):
+            yield f"gpuClaims[{i}].count", f"must be a whole number of GPUs >= 1, not {count!r}"
+    for i, nodes in enumerate(domains):
+        if not _whole(nodes, 2):
+            yield f"computeDomains[{i}]", f"a multi-node job's node count (>= 2), not {nodes!r}"
+    if claims and dra is False:
+        yield "dra", "gpuClaims need the cluster's DRA driver; leave dra true (the default with gpuClaims)"
+
+
+def _whole(value: object, least: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least

@@ -6,37 +6,38 @@ import string
 from typing import Iterator
 
 from gpu_platform.facts import catalog, names, syntax
+from gpu_platform.spec.field_path import FieldPath
 from gpu_platform.spec.models import FsxLustreSpec, NodePoolSpec, PlatformSpec, quantity_value
 from gpu_platform.spec.pool_context import PoolContext
 
 Problem = tuple[str, str]
 
 
-def pool_rules(ctx: PoolContext, at: str, pool: NodePoolSpec) -> Iterator[Problem]:
+def pool_rules(ctx: PoolContext, at: FieldPath, pool: NodePoolSpec) -> Iterator[Problem]:
     yield from _zone_rules(ctx, at, pool)
     image = pool.ami.image
     if pool.local_storage == "raid0" and not image.local_storage:
-        yield (f"{at}.localStorage", f"the instance-store RAID0 is set up on AL2023 and Ubuntu pools; {pool.ami.type} "
+        yield (at / "localStorage", f"the instance-store RAID0 is set up on AL2023 and Ubuntu pools; {pool.ami.type} "
                "configures its own storage: use none")
 
 
-def _zone_rules(ctx: PoolContext, at: str, pool: NodePoolSpec) -> Iterator[Problem]:
+def _zone_rules(ctx: PoolContext, at: FieldPath, pool: NodePoolSpec) -> Iterator[Problem]:
     if pool.zones is None:
         return
     vpc, known = ctx.vpc, ctx.subnet_zones
     if vpc is None and known is None:
-        yield (f"{at}.zones", "applies to a VPC this stack creates (or subnets whose zones are given); on existing "
+        yield (at / "zones", "applies to a VPC this stack creates (or subnets whose zones are given); on existing "
                "subnets a pool uses them all (an EFA pool the first listed)")
         return
     if pool.efa and len(pool.zones) > 1:
-        yield (f"{at}.zones", f"an EFA pool runs in one cluster placement group, and a placement group lives in one "
+        yield (at / "zones", f"an EFA pool runs in one cluster placement group, and a placement group lives in one "
                f"availability zone: list one zone, not {len(pool.zones)}")
     if len(set(pool.zones)) != len(pool.zones):
-        yield f"{at}.zones", "lists a zone twice"
+        yield at / "zones", "lists a zone twice"
     if vpc is None:
         unknown = [z for z in pool.zones if z not in known]
         if unknown:
-            yield f"{at}.zones", f"{', '.join(unknown)} not among the subnets' zones ({', '.join(known)})"
+            yield at / "zones", f"{', '.join(unknown)} not among the subnets' zones ({', '.join(known)})"
         return
     local = [z for z in pool.zones if syntax.is_local_zone(z)]
     for z in local:
@@ -46,14 +47,14 @@ def _zone_rules(ctx: PoolContext, at: str, pool: NodePoolSpec) -> Iterator[Probl
     if vpc.zones is not None:
         unknown = [z for z in pool.zones if z not in vpc.zones and z not in local]
         if unknown:
-            yield f"{at}.zones", f"{', '.join(unknown)} not in cluster.create.vpc.zones ({', '.join(vpc.zones)})"
+            yield at / "zones", f"{', '.join(unknown)} not in cluster.create.vpc.zones ({', '.join(vpc.zones)})"
         return
     letters = string.ascii_lowercase[:vpc.availability_zones]
     for z in pool.zones:
         if z in local:
             continue
         if syntax.zone(z) or z[-1] not in letters:
-            yield (f"{at}.zones", f"{z!r} is not one of the VPC's zones: <region>{letters[0]} to "
+            yield (at / "zones", f"{z!r} is not one of the VPC's zones: <region>{letters[0]} to "
                    f"<region>{letters[-1]} ({vpc.availability_zones} availabilityZones)")
 
 

@@ -24,6 +24,7 @@ from typing import Iterator
 from gpu_platform.facts import catalog
 from gpu_platform.facts.karpenter import KARPENTER
 from gpu_platform.facts.lifecycle_calendar import ami_driver_era
+from gpu_platform.spec.field_path import FieldPath
 from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
 from gpu_platform.spec.pool_context import PoolContext
 
@@ -40,25 +41,25 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
         return
     at, us = ctx.at, found[0]
     if len(pool.instance_types) > 1:
-        yield (f"{at}.instanceTypes", f"{us.instance_type} runs only inside its UltraServer: list it alone in the pool")
+        yield (at / "instanceTypes", f"{us.instance_type} runs only inside its UltraServer: list it alone in the pool")
     if pool.capacity_type != "capacity-block":
-        yield (f"{at}.capacityType", f"{us.instance_type} is sold only as UltraServers on EC2 Capacity Blocks: use "
+        yield (at / "capacityType", f"{us.instance_type} is sold only as UltraServers on EC2 Capacity Blocks: use "
                "capacityType capacity-block with the block's reservation {id, start, end}")
     yield from _one_ultraserver(at, pool, us)
     if pool.provisioner == KARPENTER:
-        yield (f"{at}.provisioner", f"Karpenter has no {us.instance_type} in its catalog and does not provision for "
+        yield (at / "provisioner", f"Karpenter has no {us.instance_type} in its catalog and does not provision for "
                "DRA claims: use managed-node-group")
     k8s = ctx.kubernetes_version
     if pool.gpu_allocation != "dra" and k8s and catalog.version_key(k8s) < catalog.version_key(catalog.DRA_MIN_KUBERNETES):
-        yield (f"{at}.gpuAllocation", f"an UltraServer's IMEX channels come from NVIDIA's DRA driver (ComputeDomains), "
+        yield (at / "gpuAllocation", f"an UltraServer's IMEX channels come from NVIDIA's DRA driver (ComputeDomains), "
                f"which needs Kubernetes {catalog.DRA_MIN_KUBERNETES} or newer; the cluster runs {k8s}")
     if pool.sharing.mode == "mig":
-        yield (f"{at}.sharing.mode", "MIG is not supported on GB200 here: the EKS AMI runs it with coherent driver-based "
+        yield (at / "sharing.mode", "MIG is not supported on GB200 here: the EKS AMI runs it with coherent driver-based "
                "memory (CDMM), under which MIG and vGPU are off; use sharing.mode none")
     elif pool.sharing.mode != "none":
-        yield (f"{at}.sharing.mode", "an UltraServer pool hands out whole GPUs: use sharing.mode none")
+        yield (at / "sharing.mode", "an UltraServer pool hands out whole GPUs: use sharing.mode none")
     if not pool.efa:
-        yield (f"{at}.efa", "multi-node jobs reach GPUs outside their UltraServer over EFA (the AMI ships it): set "
+        yield (at / "efa", "multi-node jobs reach GPUs outside their UltraServer over EFA (the AMI ships it): set "
                "efa: true")
     yield from _driver_rules(ctx, pool, us)
 
@@ -74,7 +75,7 @@ def platform_rules(spec: PlatformSpec) -> Iterator[Problem]:
                    "the device plugin would hand out the same GPUs; set gpuAllocation dra here too")
 
 
-def _one_ultraserver(at: str, pool: NodePoolSpec, us: catalog.UltraServer) -> Iterator[Problem]:
+def _one_ultraserver(at: FieldPath, pool: NodePoolSpec, us: catalog.UltraServer) -> Iterator[Problem]:
     """A block is one UltraServer ("each UltraServer corresponds to one Capacity Block", EC2 user guide): its
     instances are one UltraServer's, and more UltraServers are more blocks, one pool each."""
     r = pool.reservation
@@ -83,7 +84,7 @@ def _one_ultraserver(at: str, pool: NodePoolSpec, us: catalog.UltraServer) -> It
     count, field = (r.instance_count, "reservation.instanceCount") if r.instance_count else (pool.max_size, "maxSize")
     if count not in us.sizes.values():
         sizes = " or ".join(f"{v} ({k})" for k, v in us.sizes.items())
-        yield (f"{at}.{field}", f"a Capacity Block holds one UltraServer: {sizes} instances, not {count}; for more "
+        yield (at / field, f"a Capacity Block holds one UltraServer: {sizes} instances, not {count}; for more "
                "UltraServers buy a block each and give each its own pool")
 
 
@@ -102,5 +103,5 @@ def _driver_rules(ctx: PoolContext, pool: NodePoolSpec, us: catalog.UltraServer)
     ami_branch = era.branch_for(catalog.instance_type(us.instance_type).family) if era else None
     if ami_branch and ami_branch not in us.driver_branches:
         fld = "alias" if pool.ami.alias else "releaseVersion"
-        yield (f"{ctx.at}.ami.{fld}", f"{pin} runs driver R{ami_branch} on {us.instance_type}, which runs {branches} "
+        yield (ctx.at.field("ami").field(fld), f"{pin} runs driver R{ami_branch} on {us.instance_type}, which runs {branches} "
                "only (R595 breaks EFA there): pin a release that runs R580")

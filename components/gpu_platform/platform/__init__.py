@@ -1,0 +1,272 @@
+"""GpuPlatform: every capability of one stack file, each built by its own component from Args mapped here
+from the validated description, in dependency order.
+
+cluster (created or adopted) -> monitoring (its CRDs first) -> GPU operator -> GPU node pools (managed node
+groups, or Karpenter's controller and NodePools; the EFA device plugin) -> autoscaler -> model cache ->
+teams (tiers, admission policies, namespaces, access) -> datasets (each team's claim) -> queueing. Children
+are parented here and get explicit providers; nothing reads global config.
+
+GPU node groups wait for the GPU Operator's release, not the other way round: the release carries the
+sharing configs (MIG layouts, time-slicing) nodes select by label, so on an update the configs change
+before any node boots with, or is relabelled to, a config that needs them.
+"""
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
+
+import pulumi
+
+from gpu_platform.decisions.dra import compute_domains_on, driver_pools
+from gpu_platform.decisions.efa import efa_pools
+from gpu_platform.decisions.karpenter import karpenter_pools
+from gpu_platform.facts import component_types, names
+from gpu_platform.facts.karpenter import KARPENTER
+from gpu_platform.render.alert_routing import delivered_alerting, sns_topics
+from gpu_platform.render.autoscaler import autoscaler_values
+from gpu_platform.render.dra import dra_driver_values
+from gpu_platform.render.efa import device_plugin_values as efa_plugin_values
+from gpu_platform.render.monitoring import MonitoringSettings
+from gpu_platform.render.operator_values import OperatorSettings
+from gpu_platform.resources import options
+from gpu_platform.resources.alert_sns import AlertPublishing
+from gpu_platform.resources.autoscaler import ClusterAutoscaler
+from gpu_platform.resources.cluster import Cluster
+from gpu_platform.resources.cluster_base import ClusterBase
+from gpu_platform.resources.datasets import Datasets
+from gpu_platform.resources.efa import EfaDevicePlugin
+from gpu_platform.resources.gpu_operator import GpuOperator
+from gpu_platform.resources.model_cache import ModelCache
+from gpu_platform.resources.monitoring import GpuMonitoring
+from gpu_platform.resources.node_pool import GpuNodePool
+from gpu_platform.resources.options import caller_provider
+from gpu_platform.platform import mapping
+from gpu_platform.resources.admission import TeamAdmission, TeamAdmissionArgs
+from gpu_platform.resources.team import PriorityTiers, PriorityTiersArgs, TeamAccess, TeamNamespace
+from gpu_platform.resources.typed_args import Required, TypedDict
+from gpu_platform.spec.errors import SpecError
+from gpu_platform.spec.models import PlatformSpec
+from gpu_platform.spec.pool_context import PoolContext
+
+
+@dataclass
+class KarpenterPools:
+    controller: Any  # KarpenterController, imported only when a pool uses Karpenter
+    pools: list[Any]  # KarpenterNodePool
+
+
+class GpuPlatformArgs(TypedDict, total=False):
+    """A whole GPU platform from one stack file's description."""
+
+    platform: Required[dict[str, Any]]
+    """The stack file's `gpu-platform:platform` object (docs/stack-file.md); validated whole."""
+    region: Required[str]
+    """The AWS region (the stack's `aws:region`)."""
+    alert_secrets: dict[str, pulumi.Input[str]]
+    """Alert receivers' secrets (webhook URLs, routing keys) by config key, as Pulumi secrets."""
+
+
+class GpuPlatform(pulumi.ComponentResource):
+    """Every capability of the stack file: cluster, monitoring, GPU Operator, node pools, autoscaling,
+    model cache, teams, datasets and queueing, each the component of its own, in dependency order.
+
+    Resource options reach every child: a caller's `protect` overrides the library's defaults, its
+    `depends_on` holds every child back, and its AWS provider (`provider` or `providers["aws"]`) replaces the
+    one the platform would make; its Kubernetes provider serves an adopted cluster."""
+
+    cluster_name: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+    """A kubeconfig (secret) that gets a token from `aws eks get-token` with the caller's identity."""
+
+    def __init__(self, name: str, args: GpuPlatformArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        self._build(name, _spec(args), args["region"], args.get("alert_secrets") or {}, opts)
+
+    @classmethod
+    def of(cls, name: str, spec: PlatformSpec, region: str, alert_secrets: Optional[Mapping[str, Any]] = None,
+           opts: Optional[pulumi.ResourceOptions] = None) -> "GpuPlatform":
+        """The platform of a stack file already validated by `parse_platform` (with this `region`), built as
+        it is: not validated again."""
+        component = cls.__new__(cls)
+        component._build(name, spec, region, alert_secrets or {}, opts)
+        return component
+
+    def _build(self, name: str, spec: PlatformSpec, region: str, alert_secrets: Mapping[str, Any],
+               opts: Optional[pulumi.ResourceOptions]) -> None:
+        super().__init__(component_types.public("GpuPlatform"), name, None,
+                         options.formerly(opts, "GpuPlatform"))
+        self.spec = spec
+        self._exports: dict[str, Any] = {"environment": spec.environment}
+        self._protect = opts.protect if opts is not None else None
+        self._base = options.child(self, opts, protect=self._protect)
+        aws = caller_provider(opts, "aws")
+        self.aws_provider = aws if aws is not None else self._aws_provider(spec, region)
+        aws_child = pulumi.ResourceOptions.merge(self._base, pulumi.ResourceOptions(provider=self.aws_provider))
+        self.cluster = self._cluster(spec, region, caller_provider(opts, "kubernetes"), aws_child)
+        self._monitoring(spec, aws_child, alert_secrets)
+        self._gpu_operator(spec)
+        self._compute(spec, region, aws_child)
+        self._tenancy(spec, aws_child)
+        self.cluster_name = self.cluster.cluster_name
+        self.kubeconfig = self.cluster.kubeconfig
+        self.register_outputs(self._exports)
+
+    def exports(self) -> dict[str, Any]:
+        """Stack outputs: cluster name, kubeconfig (secret), pool names, team namespaces, model-cache ids."""
+        return dict(self._exports)
+
+    @staticmethod
+    def _waiting(opts: pulumi.ResourceOptions, *waits: Any) -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=list(waits)))
+
+    def _after(self, *waits: Any) -> pulumi.ResourceOptions:
+        """Options of a direct child: the caller's options as given to every child, then `waits`."""
+        return pulumi.ResourceOptions.merge(self._base, pulumi.ResourceOptions(depends_on=list(waits)))
+
+    def _aws_provider(self, spec: PlatformSpec, region: str):
+        from pulumi_aws import Provider, ProviderDefaultTagsArgs
+
+        tags = {names.MANAGED_BY_TAG: names.MANAGED_BY, names.CLUSTER_TAG: spec.cluster.name,
+                names.ENVIRONMENT_TAG: spec.environment, **spec.tags}
+        return Provider("aws", region=region, default_tags=ProviderDefaultTagsArgs(tags=tags),
+                        opts=pulumi.ResourceOptions(parent=self))
+
+    @staticmethod
+    def _cluster(spec: PlatformSpec, region: str, k8s_provider: Any, opts: pulumi.ResourceOptions) -> ClusterBase:
+        """The stack file's cluster: created from `cluster.create`, or adopted from `cluster.existing`."""
+        if spec.cluster.create is not None:
+            if k8s_provider is not None:
+                raise SpecError(["cluster.create: a Kubernetes provider cannot be given for a cluster this stack "
+                                 "creates (its kubeconfig comes from the new cluster); adopt the cluster with "
+                                 "cluster.existing"])
+            return Cluster.of("cluster", mapping.cluster_settings(spec, region), opts=opts)
+        from gpu_platform.resources.adopted_cluster import AdoptedCluster
+
+        return AdoptedCluster("cluster", mapping.adopted_args(spec, region, k8s_provider), opts=opts)
+
+    def _compute(self, spec: PlatformSpec, region: str, aws_child: pulumi.ResourceOptions) -> None:
+        # Pools wait for the cluster, its node role and network add-ons, and the GPU Operator's release.
+        after = [*self.cluster.nodes_prerequisites, self.gpu_operator.release]
+        self.dra_driver = None
+        if driver_pools(spec.node_pools):  # the kubelet plugin is there before a DRA or UltraServer pool's first node
+            from gpu_platform.resources.dra_driver import DraDriver
+
+            version = spec.dra_driver.chart_version
+            values = dra_driver_values(version, spec.node_pools, spec.gpu_operator.driver.source,
+                                       spec.cluster.system_node_selector, compute_domains_on(spec.node_pools))
+            self.dra_driver = DraDriver("dra-driver", version, values, self.cluster.k8s_provider,
+                                        depends_on=[*self.cluster.system_ready, self.gpu_operator.release],
+                                        opts=self._after())
+            after.append(self.dra_driver.release)
+        cluster = self.cluster.pool_args(spec.cluster.name)
+        self.node_pools = [
+            GpuNodePool.of(p.name, p, PoolContext.of(spec, p), cluster,
+                           opts=pulumi.ResourceOptions.merge(aws_child, mapping.pool_options(p, after, self._protect)))
+            for p in spec.node_pools if p.provisioner != KARPENTER]
+        self.karpenter = self._karpenter(spec, region, after, aws_child)
+        self.efa_device_plugin = None
+        if efa_pools(spec):
+            self.efa_device_plugin = EfaDevicePlugin("efa-device-plugin", spec.efa_device_plugin.chart_version,
+                                                     efa_plugin_values(spec), self.cluster.k8s_provider,
+                                                     depends_on=self.cluster.system_ready, opts=self._after())
+        if spec.cluster_autoscaler.enabled:
+            self.cluster_autoscaler = ClusterAutoscaler(
+                "cluster-autoscaler", spec.cluster_autoscaler.chart_version, autoscaler_values(spec, region),
+                spec.cluster.name, self.cluster.cluster_name, self.cluster.k8s_provider,
+                depends_on=self.cluster.system_ready, opts=aws_child)
+        self._exports.update(clusterName=self.cluster.cluster_name, kubeconfig=self.cluster.kubeconfig,
+                             nodePools=[p.node_group.node_group_name for p in self.node_pools])
+        if self.karpenter is not None:
+            self._exports["karpenterNodePools"] = [p.name for p in karpenter_pools(spec)]
+
+    def _karpenter(self, spec: PlatformSpec, region: str, after: list[pulumi.Resource],
+                   opts: pulumi.ResourceOptions) -> Optional[KarpenterPools]:
+        """The controller and every Karpenter pool (None when no pool uses Karpenter); the pools wait for
+        `after` (what node groups wait for) and the controller."""
+        pools = karpenter_pools(spec)
+        if not pools:
+            return None
+        from gpu_platform.resources.karpenter_controller import KarpenterController
+        from gpu_platform.resources.karpenter_pool import KarpenterNodePool
+
+        controller = KarpenterController("karpenter", mapping.karpenter_controller(spec, region), self.cluster,
+                                         depends_on=self.cluster.system_ready, opts=opts)
+        cluster = mapping.karpenter_cluster(self.cluster, spec.cluster.name)
+        own = pulumi.ResourceOptions(parent=opts.parent, depends_on=opts.depends_on)
+        return KarpenterPools(controller, [
+            KarpenterNodePool.of(p.name, p, PoolContext.of(spec, p), cluster, opts=pulumi.ResourceOptions.merge(
+                own, mapping.pool_options(p, [*after, *controller.ready], opts.protect)))
+            for p in pools])
+
+    def _monitoring(self, spec: PlatformSpec, aws_child: pulumi.ResourceOptions, alert_secrets: Mapping[str, Any]) -> None:
+        # SNS receivers publish through Pod Identity: the association exists before Alertmanager starts.
+        # Only when a receiver publishes to SNS and the platform installs the Alertmanager.
+        topics = sns_topics(delivered_alerting(spec.monitoring))
+        self.alert_publishing = None
+        if topics:
+            self.alert_publishing = AlertPublishing(
+                "alert-publishing", sns_topics(spec.monitoring.alerting), spec.cluster.name,
+                spec.monitoring.prometheus.namespace, self.cluster.cluster_name, self.cluster.system_ready, opts=aws_child)
+        publishing = [self.alert_publishing.association] if self.alert_publishing else []
+        self.monitoring = GpuMonitoring.of("monitoring", MonitoringSettings.of(spec), alert_secrets,
+                                           self.cluster.k8s_provider,
+                                           opts=self._after(*self.cluster.system_ready, *publishing))
+        self._exports["monitoring"] = self.monitoring.outputs
+
+    def _gpu_operator(self, spec: PlatformSpec) -> None:
+        # The operator creates dcgm-exporter's ServiceMonitor only if the Prometheus CRDs exist at start.
+        self.gpu_operator = GpuOperator.of("gpu-operator", OperatorSettings.of(spec), self.cluster.k8s_provider,
+                                           opts=self._after(*self.cluster.system_ready, *self.monitoring.crds_ready))
+        self._exports["gpuOperator"] = {"namespace": self.gpu_operator.namespace.metadata.name,
+                                        "chartVersion": spec.gpu_operator.chart_version,
+                                        "driver": self.gpu_operator.driver}
+
+    def _tenancy(self, spec: PlatformSpec, aws_child: pulumi.ResourceOptions) -> None:
+        self.model_cache = None
+        if spec.model_cache.enabled:
+            self.model_cache = ModelCache("model-cache", mapping.model_cache_args(spec, self.cluster),
+                                          opts=self._waiting(aws_child, *self.cluster.system_ready))
+        if self.dra_driver is not None and compute_domains_on(spec.node_pools):  # teams' ComputeDomains need its CRD
+            aws_child = pulumi.ResourceOptions.merge(
+                aws_child, pulumi.ResourceOptions(depends_on=[self.dra_driver.release]))
+        self._teams(spec, aws_child)
+        self._exports["teamNamespaces"] = [t.namespace_name for t in self.teams]
+        self.datasets = None
+        fsx = spec.datasets.fsx_lustre
+        if fsx is not None:
+            self.datasets = Datasets.of("datasets", fsx, mapping.datasets_cluster(spec, self.cluster, self.teams),
+                                        opts=pulumi.ResourceOptions.merge(aws_child, pulumi.ResourceOptions(
+                                            depends_on=list(self.cluster.system_ready), protect=fsx.protect)))
+        if self.datasets is not None:
+            self._exports["datasets"] = {"fileSystemId": self.datasets.file_system.id,
+                                         "dnsName": self.datasets.file_system.dns_name}
+        if spec.queueing.enabled:  # Kueue and its objects are imported only when a stack queues
+            from gpu_platform.resources.kueue import KueueQueueing
+
+            self.queueing = KueueQueueing.of(
+                "kueue", mapping.fleet(spec), mapping.queueing_cluster(spec, self.cluster, self.teams),
+                opts=pulumi.ResourceOptions.merge(aws_child, pulumi.ResourceOptions(
+                    depends_on=[*self.cluster.system_ready, *self.monitoring.crds_ready])))
+            self._exports["queueing"] = self.queueing.outputs
+        if self.model_cache is not None:
+            self._exports["modelCache"] = {"fileSystemId": self.model_cache.file_system.id,
+                                           "storageClass": self.model_cache.storage_class_name}
+
+
+    def _teams(self, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> None:
+        """Priority tiers, the team admission policies, every team's unit and the access entries."""
+        provider = self.cluster.k8s_provider
+        storage_class = self.model_cache.storage_class_name if self.model_cache is not None else None
+        self.priority_tiers = PriorityTiers("priority-tiers", PriorityTiersArgs(k8s_provider=provider), opts=opts)
+        self.team_admission = TeamAdmission("team-admission", TeamAdmissionArgs(k8s_provider=provider), opts=opts)
+        self.teams = [TeamNamespace.of(f"team-{t.name}", mapping.team_settings(spec, t, provider, storage_class), opts)
+                      for t in spec.teams]
+        self.team_access = TeamAccess.of("team-access", [(t.name, t.access) for t in spec.teams],
+                                         self.cluster.cluster_name, opts=opts)
+
+
+def _spec(args: Mapping[str, Any]) -> PlatformSpec:
+    """The stack file's object, validated whole, with the region (`aws:region`) its zones must be in."""
+    from gpu_platform.decisions.validation import parse_platform
+
+    platform = args.get("platform")
+    if platform is None:
+        raise SpecError(["GpuPlatform: platform: required (the stack file's gpu-platform:platform object)"])
+    return parse_platform(platform, region=args.get("region"))
