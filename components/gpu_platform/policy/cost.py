@@ -77,11 +77,15 @@ def control_planes(clusters: list, config: Mapping[str, Any], pricing: Pricing) 
 def monthly_at_max(args: StackValidationArgs, config: Mapping[str, Any]) -> tuple[float, list[str]]:
     """USD per month with every node group at max size, and the items that have no price."""
     pricing = pricing_from_config(config)
-    pools = [pool_facts_from_node_group_inputs({k: v for k in POOL_FACT_INPUTS if (v := get(ng.props, k)) is not None},
-                                               blocks=config.get("capacityBlocks"))
-             for ng in pool_resources(args)]
+    pools, unreadable = [], []
+    for ng in pool_resources(args):
+        try:
+            pools.append(pool_facts_from_node_group_inputs(
+                {k: v for k in POOL_FACT_INPUTS if (v := get(ng.props, k)) is not None}, blocks=config.get("capacityBlocks")))
+        except ValueError:  # no instance type to price (e.g. one another program registered unreadably)
+            unreadable.append(f"node group {ng.name} (no instance type to price)")
     est = estimate(pools, fixed_items(args, config, pricing), pricing)
-    return est.monthly_at_max, est.unpriced
+    return est.monthly_at_max, [*est.unpriced, *unreadable]
 
 
 def within_budget(args: StackValidationArgs, config: Mapping[str, Any]) -> Iterator[tuple[str, Optional[str]]]:
