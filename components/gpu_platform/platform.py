@@ -19,6 +19,7 @@ from gpu_platform.decisions.efa import efa_pools
 from gpu_platform.decisions.karpenter import karpenter_pools
 from gpu_platform.facts import names
 from gpu_platform.facts.karpenter import KARPENTER
+from gpu_platform.render.alert_routing import delivered_alerting, missing_secrets
 from gpu_platform.render.monitoring import MonitoringSettings
 from gpu_platform.resources import options
 from gpu_platform.resources.alert_sns import build_alert_publishing
@@ -66,6 +67,9 @@ class GpuPlatform(pulumi.ComponentResource):
         super().__init__(options.public_type("GpuPlatform"), name, None,
                          options.formerly(opts, "gpu-platform:platform:GpuPlatform"))
         spec = _spec(args)
+        secrets_missing = missing_secrets(delivered_alerting(spec.monitoring), args.get("alert_secrets") or {})
+        if secrets_missing:  # before any resource registers: never a platform whose receivers cannot read theirs
+            raise SpecError(secrets_missing)
         region = args["region"]
         self.spec = spec
         self._exports: dict[str, Any] = {"environment": spec.environment}
