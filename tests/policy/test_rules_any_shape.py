@@ -111,11 +111,12 @@ def _swap_node_group(inputs: dict[str, Any]) -> None:
     ("prod", ":Release", "gpu-operator", lambda i: i["values"].update(driver=True), "values.driver"),
     ("prod", ":NodeGroup", "l4-inference", _swap_node_group, "labels"),
     ("prod", ":LaunchTemplate", None, lambda i: i.update(metadataOptions="required"), "metadataOptions"),
+    ("prod", ":LaunchTemplate", None, lambda i: i.update(vpcSecurityGroupIds=True), "vpcSecurityGroupIds"),
     ("prod", ":ClusterQueue", None, lambda i: i["spec"]["resourceGroups"].insert(0, None), "spec.resourceGroups[0]"),
     ("karpenter", ":NodePool", "h100-mig",
      lambda i: i["spec"]["template"]["metadata"]["labels"].update({"nvidia.com/gpu.product": ["NVIDIA-H100"]}),
      "spec.template.metadata.labels.nvidia.com/gpu.product"),
-], ids=["operator-driver-bool", "node-group-lists-and-maps-swapped", "launch-template-string-for-object",
+], ids=["operator-driver-bool", "node-group-lists-and-maps-swapped", "launch-template-string-for-object", "launch-template-bool-for-list",
         "cluster-queue-null-resource-group", "node-pool-list-label"])
 def test_shapes_other_programs_register_are_judged_not_raised_on(stack, suffix, name, edit, path):
     plan = copy.deepcopy(_CACHE[stack])
