@@ -193,8 +193,12 @@ def expected_of(shape: Shape) -> str:
 
 
 def _check(value: Any, shape: Shape, path: str, out: list[Unreadable]) -> Any:
+    """`value` with what breaks `shape` taken out (noted in `out`). Only declared paths are walked: what
+    the pack does not read is passed on as it is, still behind the SDK's proxy."""
     if shape is None or _is_unknown(value):
         return value
+    if isinstance(value, (_DictProxy, _ListProxy)):
+        value = value["__target"]
     if value is None:  # an unset object stays unset; a null list item or scalar is read as nothing there
         if isinstance(shape, (dict, MapOf, ListOf)) and not path.endswith("]"):
             return value
@@ -233,9 +237,8 @@ def readable(resource_type: str, props: Any) -> tuple[Any, list[Unreadable]]:
     if hit is not None and hit[0] is props:
         return hit[1], hit[2]
     found: list[Unreadable] = []
-    raw = _raw(props)
-    checked = _check(raw, shape, "", found) if isinstance(raw, Mapping) else {}
-    view = unknown_checking_proxy(checked) if found else props
+    checked = _check(props, shape, "", found)
+    view = unknown_checking_proxy(_raw(checked) if checked is not _DROP else {}) if found else props
     _CACHE[key] = (props, view, found)
     if len(_CACHE) > CACHE_SIZE:
         _CACHE.popitem(last=False)
