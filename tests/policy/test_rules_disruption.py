@@ -55,7 +55,7 @@ def lock_file(tmp_path):
 
 def run(policy, lock, environment="prod", **edits):
     stack = [stack_resource(t, props, name) for t, name, props in resources(parts(**edits))]
-    config = {"lockFile": str(lock)}
+    config = {"lockFile": str(lock)} if lock is not None else {}
     return run_stack(policy, with_provider(stack, environment) if environment else stack, config)
 
 
@@ -132,5 +132,10 @@ def test_a_lock_without_pool_fingerprints_must_be_regenerated(lock_file):
     assert "predates the disruption gate" in found[0] and "gpu-platform lock --stack prod" in found[0]
 
 
-def test_no_lock_approves_and_refuses_nothing(tmp_path):
-    assert run(STRICT, tmp_path / "none.json", release=bumped_driver()) == []
+def test_no_lock_approves_and_refuses_nothing():
+    assert run(STRICT, None, release=bumped_driver()) == []
+
+
+def test_a_named_lock_file_that_is_missing_is_refused_not_taken_for_no_lock(tmp_path):
+    found = run(ADVISORY, tmp_path / "none.json", "dev", release=bumped_driver())
+    assert found and all("none.json: no such file" in message for message, _ in found)

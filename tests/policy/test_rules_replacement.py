@@ -72,8 +72,10 @@ def test_unlocked_group_is_not_guarded(lock_file):
     assert guard(gpu_node_group("new", instance_types=("p5.48xlarge",), clusterName=UNKNOWN), lock_file, name="new") == []
 
 
-def test_missing_lock_guards_nothing(tmp_path):
-    assert guard(gpu_node_group(instance_types=("g5.2xlarge",)), tmp_path / "none.json") == []
+def test_a_named_lock_file_that_is_missing_is_a_violation_not_no_lock(tmp_path):
+    """A `lockFile` naming no file would otherwise turn the guard off without a word."""
+    found = guard(gpu_node_group(instance_types=("g5.2xlarge",)), tmp_path / "none.json")
+    assert len(found) == 1 and "none.json: no such file" in found[0] and "gpu-platform lock" in found[0]
 
 
 def test_unreadable_lock_is_a_violation(tmp_path):
@@ -94,12 +96,19 @@ def test_locked_group_gone_is_refused(lock_file):
     assert len(found) == 1 and "'a10g' is no longer declared" in found[0][0] and "aliases" in found[0][0]
 
 
-def test_required_lock_missing_is_refused(tmp_path):
+def test_required_lock_missing_is_refused():
     res = [stack_resource(NODE_GROUP, gpu_node_group(), "a10g")]
-    found = run_stack(PRESENT, res, config={"lockFile": str(tmp_path / "none.json"), "requireLock": True})
+    found = run_stack(PRESENT, res, config={"requireLock": True})
     assert len(found) == 1 and "gpu-platform lock --stack prod" in found[0][0]
 
 
-def test_optional_lock_missing_passes(tmp_path):
+def test_optional_lock_missing_passes():
     res = [stack_resource(NODE_GROUP, gpu_node_group(), "a10g")]
-    assert run_stack(PRESENT, res, config={"lockFile": str(tmp_path / "none.json")}) == []
+    assert run_stack(PRESENT, res, config={}) == []
+
+
+@pytest.mark.parametrize("name", ["none.json", "."])
+def test_a_named_lock_file_missing_or_a_directory_is_refused_even_when_optional(tmp_path, name):
+    res = [stack_resource(NODE_GROUP, gpu_node_group(), "a10g")]
+    found = run_stack(PRESENT, res, config={"lockFile": str(tmp_path / name)})
+    assert len(found) == 1 and "the policy config's `lockFile`" in found[0][0]

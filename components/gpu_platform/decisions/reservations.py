@@ -121,9 +121,10 @@ def _utc(day: date) -> datetime:
 
 def month_of(day: date) -> tuple[datetime, datetime]:
     """The calendar month holding `day`, as [first 00:00 UTC, next month's first 00:00 UTC)."""
-    first = day.replace(day=1)
-    following = (first + timedelta(days=32)).replace(day=1)
-    return _utc(first), _utc(following)
+    first = _utc(day.replace(day=1))
+    if (day.year, day.month) == (date.max.year, date.max.month):  # no next month to name: the last instant
+        return first, datetime.max.replace(tzinfo=timezone.utc)
+    return first, _utc((day.replace(day=1) + timedelta(days=32)).replace(day=1))
 
 
 def hours_in_month(pool: "NodePoolSpec", day: date) -> float:

@@ -183,12 +183,14 @@ def run_program(project: stackfile.Project, stack: stackfile.StackConfig, debug:
     answers = user_mocks.load(mocks_file) if mocks_file is not None else {}
     mocks = PlannerMocks(region=stack.config.get("aws:region", "us-east-1"), user=answers)
     try:
-        return engine.run_program(project.dir, stack=stack.stack, config=stack.config, project=project.name,
+        return engine.run_program(project.program or project.dir, stack=stack.stack, config=stack.config, project=project.name,
                                   secret_keys=stack.secret_keys, mocks=mocks)
     except PlannerError:
         raise
     except Exception as exc:  # noqa: BLE001 the program's own errors are reported, not raised
         projects.raise_spec_error(exc, stack.path)
+        if mocks.answered and not isinstance(exc, UnansweredInvoke):
+            raise PlannerError(user_mocks.failed_message(mocks_file, mocks.answered, exc)) from None
         if isinstance(exc, UnansweredInvoke):
             print(f"error: {exc}", file=sys.stderr)
         else:

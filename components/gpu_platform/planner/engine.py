@@ -193,13 +193,16 @@ def run_program(
     mocks: Optional[sdk_mocks.Mocks] = None,
     secret_keys: tuple[str, ...] = (),
 ) -> Recording:
-    """Run `<program_dir>/__main__.py` offline with `config` (`ns:key` -> string) and record it; keys in
-    `secret_keys` are secrets to the program (`pulumi.Config().require_secret`, `is_config_secret`).
+    """Run `<program_dir>/__main__.py` (or `program_dir` itself when it is a file) offline with `config`
+    (`ns:key` -> string) and record it; keys in `secret_keys` are secrets to the program
+    (`pulumi.Config().require_secret`, `is_config_secret`).
 
     Exceptions from the program propagate unchanged once the runtime has wound down.
     """
     program_dir = Path(program_dir).resolve()
     main = program_dir / "__main__.py"
+    if program_dir.is_file():  # Pulumi.yaml's `main:` may name the program's file
+        main, program_dir = program_dir, program_dir.parent
     if not main.is_file():
         raise PlannerError(f"{program_dir}: no Pulumi program (__main__.py) here")
     if mocks is None:

@@ -42,14 +42,16 @@ def add_command(commands: Any) -> None:
 
 
 def run_lock(args: argparse.Namespace) -> int:
+    if args.out is not None and args.out.is_dir():  # refused before the program runs
+        raise PlannerError(f"--out {args.out}: is a directory; give the lock file's path, e.g. "
+                           f"{args.out / 'Pulumi.<stack>.lock.json'}")
     plan, project = _plan(args)
     lock = lock_from_plan(plan)
     written, old = [], None
     out = args.out or (None if args.policy_config else _default_out(project, plan["stack"]))
     if out is not None:
         old = _previous(out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(lock, indent=2, sort_keys=True) + "\n")
+        _write(out, lock)
         written.append(str(out))
     if args.policy_config is not None:
         in_config = _write_inline(args.policy_config, lock)
@@ -62,6 +64,14 @@ def run_lock(args: argparse.Namespace) -> int:
     for line in changes(old, lock):
         print(f"  {line}")
     return 0
+
+
+def _write(out: Path, lock: dict[str, Any]) -> None:
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(lock, indent=2, sort_keys=True) + "\n")
+    except OSError as exc:
+        raise PlannerError(f"--out {out}: cannot write the lock there: {exc.strerror or exc}") from None
 
 
 def _default_out(project: Any, stack: str) -> Path:

@@ -359,6 +359,7 @@ class PlannerMocks(pulumi.runtime.Mocks):
     resources: dict[str, TypeMock] = field(default_factory=lambda: RESOURCES)
     invokes: dict[str, Callable[[dict, str], dict]] = field(default_factory=lambda: INVOKES)
     user: user_mocks.Answers = field(default_factory=dict)  # `--mocks FILE`: tried first
+    answered: list[str] = field(default_factory=list)  # the invoke tokens a user answer was given for
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[Optional[str], dict]:
         if not args.custom:
@@ -380,6 +381,7 @@ class PlannerMocks(pulumi.runtime.Mocks):
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:  # type: ignore[override]
         given = user_mocks.answer(self.user, args.token, args.args)
         if given is not None:
+            self.answered.append(args.token)
             return given
         answer = self.invokes.get(args.token)
         if answer is not None:

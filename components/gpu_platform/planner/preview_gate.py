@@ -292,7 +292,7 @@ def run_check(args: argparse.Namespace) -> int:
         print("Preview gate: FAILED: the preview reported errors, so its steps cannot prove no guarded resource "
               "is replaced; fix the errors and preview again")
         return 1
-    stack = stack_of_digest(digest) or "<stack>"
+    stack = stack_of_digest(digest) or ""  # an empty preview names no stack: any lock's stack is its own
     config = _gate_config(args, stack)
     lock, where = _lock_for(args, config, stack)
     env = args.environment or config.get("environment") or environment_of(digest)

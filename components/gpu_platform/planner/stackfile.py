@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from collections.abc import Iterable
+from typing import Any, Optional
 
 from gpu_platform.facts import input_files, syntax
 from gpu_platform.planner.errors import PlannerError
@@ -33,6 +33,7 @@ class Project:
     name: str
     stack_config_dir: Path
     config: dict[str, str]  # project-level values from Pulumi.yaml, already namespaced
+    program: Optional[Path] = None  # what runs: Pulumi.yaml's `main:` (a folder with __main__.py, or a file), else dir
 
     def stack_file(self, stack: str) -> Path:
         return self.stack_config_dir / f"Pulumi.{stack}.yaml"
@@ -77,7 +78,21 @@ def load_project(project_dir: Path) -> Project:
     problems = list(_secure_values(defaults, path))
     if problems:
         raise PlannerError(problems)
-    return Project(project_dir, name, config_dir, {k: _to_config_string(v) for k, v in defaults.items()})
+    return Project(project_dir, name, config_dir, {k: _to_config_string(v) for k, v in defaults.items()},
+                   _program(project_dir, data.get("main"), path))
+
+
+def _program(project_dir: Path, main: Any, path: Path) -> Path:
+    """Pulumi.yaml's `main:`, the program's folder (holding __main__.py) or file relative to the project
+    (https://www.pulumi.com/docs/iac/concepts/projects/project-file/); refused when it points nowhere, which
+    would otherwise plan the project folder's program instead."""
+    if main is None:
+        return project_dir
+    program = project_dir / str(main) if isinstance(main, str) and main.strip() else None
+    if program is not None and (program.is_file() or (program / "__main__.py").is_file()):
+        return program
+    raise PlannerError(f"{show_path(path)}: `main: {main}` points nowhere: name the program's folder (holding "
+                       f"__main__.py) or its .py file, relative to {show_path(project_dir)}, or remove `main:`")
 
 
 def find_project_dir(*starts: Path) -> Path:

@@ -86,3 +86,14 @@ def _result(result: Any, where: str) -> dict[str, Any]:
 def _camel(key: str) -> str:
     head, *rest = key.split("_")
     return head + "".join(part.title() for part in rest)
+
+
+def failed_message(path: Optional[Path], tokens: list[str], exc: BaseException) -> str:
+    """The program failed after the user's answers reached it: most often an answer of the wrong type (a
+    number where the provider returns a string, a string where it returns a list), which the SDK only
+    notices deep inside the program. The answers are named; the SDK's words say what it expected."""
+    named = ", ".join(dict.fromkeys(tokens))
+    detail = " ".join(str(exc).split())[:300]
+    return (f"--mocks {path}: the program failed after the answer(s) for {named} reached it ({type(exc).__name__}: "
+            f"{detail}): give each result the types the provider returns (strings, lists and objects as in the "
+            "provider's API reference, camelCase keys)")

@@ -18,6 +18,7 @@ Result: [{policy, level, urn, message}], mandatory first.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -147,7 +148,24 @@ def plan_derived_config(plan: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 
 def reconcile(pack: Any, given: Mapping[str, Any], derived: Mapping[str, Mapping[str, Any]] | None = None
               ) -> dict[str, tuple[str, dict[str, Any]]]:
-    """Policy name -> (enforcement level, properties), as the CLI hands them to the pack."""
+    """Policy name -> (enforcement level, properties), as the CLI hands them to the pack. The config file is
+    checked against each policy's schema first, as the Pulumi CLI builds and checks it: schema defaults with
+    the file's entries over them, before the values the plan derives are added."""
+    entries = {name: _parse_entry(name, value) for name, value in given.items()}
+    if entries:
+        _validate(pack, _apply(pack, entries, {}))
+    result = _apply(pack, entries, derived or {})
+    budget = budget_in_force(derived or {}, given)
+    if budget is not None and BUDGET_POLICY in result:
+        level, props = result[BUDGET_POLICY]
+        result[BUDGET_POLICY] = (level, {**props, "monthlyUsd": budget["monthlyUsd"], "budgetSource": budget["source"]})
+    return result
+
+
+def _apply(pack: Any, entries: Mapping[str, tuple[Optional[str], dict[str, Any]]],
+           derived: Mapping[str, Mapping[str, Any]]) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Schema defaults, then `derived`, then `all`'s level, then each policy's entry (pulumi/pulumi
+    sdk/go/common/resource/analyzer/config.go, ReconcilePolicyPackConfig and applyConfig)."""
     from gpu_platform.policy.common import config_defaults
 
     result: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -155,9 +173,8 @@ def reconcile(pack: Any, given: Mapping[str, Any], derived: Mapping[str, Mapping
         level = (policy.enforcement_level or pack.ENFORCEMENT_LEVEL).value
         props = config_defaults(policy.config_schema)
         known = set(policy.config_schema.properties) if policy.config_schema else set()
-        props.update({k: v for k, v in (derived or {}).get(policy.name, {}).items() if k in known})
+        props.update({k: v for k, v in derived.get(policy.name, {}).items() if k in known})
         result[policy.name] = (level, props)
-    entries = {name: _parse_entry(name, value) for name, value in given.items()}
     all_level = entries.get("all", (None, {}))[0]
     if all_level:
         result = {name: (all_level, props) for name, (_, props) in result.items()}
@@ -166,11 +183,6 @@ def reconcile(pack: Any, given: Mapping[str, Any], derived: Mapping[str, Mapping
             continue  # the CLI ignores names no policy has
         old_level, old_props = result[name]
         result[name] = (level or old_level, {**old_props, **props})
-    budget = budget_in_force(derived or {}, given)
-    if budget is not None and BUDGET_POLICY in result:
-        level, props = result[BUDGET_POLICY]
-        result[BUDGET_POLICY] = (level, {**props, "monthlyUsd": budget["monthlyUsd"], "budgetSource": budget["source"]})
-    _validate(pack, result)
     return result
 
 
@@ -191,10 +203,14 @@ def budget_in_force(derived: Mapping[str, Mapping[str, Any]], given: Mapping[str
 
 
 def _validate(pack: Any, result: Mapping[str, tuple[str, dict[str, Any]]]) -> None:
+    """Each policy's properties against its config schema as the Pulumi CLI checks them: `{"type": "object",
+    "properties": ..., "required": ...}` by gojsonschema (JSON Schema draft 7), keys the schema does not
+    declare allowed (pulumi/pulumi sdk/go/common/resource/analyzer/config.go, validatePolicyConfig)."""
     try:
-        import jsonschema
-    except ImportError:  # the CLI validates too; offline this is a convenience
-        return
+        import jsonschema  # only when a policy config is given: plans without one never pay for it
+    except ImportError:
+        raise PlannerError("checking --policy-config against the policies' schemas needs the jsonschema package "
+                           "(pip install 'jsonschema>=4.20,<5')") from None
     problems = []
     for policy in pack.POLICIES:
         schema = policy.config_schema
@@ -202,8 +218,8 @@ def _validate(pack: Any, result: Mapping[str, tuple[str, dict[str, Any]]]) -> No
             continue
         doc = {"type": "object", "properties": schema.properties, **({"required": schema.required} if schema.required else {})}
         for err in jsonschema.Draft7Validator(doc).iter_errors(result[policy.name][1]):
-            where = "/".join(map(str, err.absolute_path)) or "(root)"
-            problems.append(f"policy config {policy.name}: {where}: {err.message}")
+            where = "".join(f".{part}" for part in err.absolute_path)
+            problems.append(f"policy config {policy.name}{where}: {err.message}")
     if problems:
         raise PlannerError(problems)
 
@@ -238,6 +254,20 @@ def _props(resource: Mapping[str, Any]) -> Any:
     return unknown_checking_proxy(_engine_value(resource.get("inputs") or {}))
 
 
+GO_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|m|s|ms|us|µs|ns)")
+DURATION_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+
+
+def duration_seconds(text: Any) -> float:
+    """A custom timeout (a Go duration such as "20m" or "1h30m", as `pulumi.CustomTimeouts` takes it) in
+    seconds, as the engine hands it to a pack; 0 when unset or not a duration."""
+    text = str(text or "").strip()
+    parts = GO_DURATION.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        return 0.0
+    return sum(float(n) * DURATION_UNITS[u] for n, u in parts)
+
+
 def _options(resource: Mapping[str, Any]) -> Any:
     from pulumi_policy import PolicyCustomTimeouts, PolicyResourceOptions
 
@@ -247,7 +277,7 @@ def _options(resource: Mapping[str, Any]) -> Any:
                for a in o.get("aliases") or []]
     return PolicyResourceOptions(
         bool(o.get("protect")), list(o.get("ignoreChanges") or []), o.get("deleteBeforeReplace"), aliases,
-        PolicyCustomTimeouts(*(float(str(timeouts.get(k, "0")).rstrip("s") or 0) for k in ("create", "update", "delete"))),
+        PolicyCustomTimeouts(*(duration_seconds(timeouts.get(k)) for k in ("create", "update", "delete"))),
         list(o.get("additionalSecretOutputs") or []), resource.get("parent"))
 
 

@@ -22,6 +22,7 @@ from gpu_platform.facts import component_types, names
 from gpu_platform.facts.karpenter import KARPENTER
 from gpu_platform.render.alert_routing import delivered_alerting, sns_topics
 from gpu_platform.render.autoscaler import autoscaler_values
+from gpu_platform.render.alert_routing import missing_secrets
 from gpu_platform.render.dra import dra_driver_values
 from gpu_platform.render.efa import device_plugin_values as efa_plugin_values
 from gpu_platform.render.monitoring import MonitoringSettings
@@ -90,6 +91,9 @@ class GpuPlatform(pulumi.ComponentResource):
 
     def _build(self, name: str, spec: PlatformSpec, region: str, alert_secrets: Mapping[str, Any],
                opts: Optional[pulumi.ResourceOptions]) -> None:
+        missing = missing_secrets(delivered_alerting(spec.monitoring), alert_secrets)
+        if missing:  # before any resource registers: never a platform whose receivers cannot read theirs
+            raise SpecError(missing)
         super().__init__(component_types.public("GpuPlatform"), name, None,
                          options.formerly(opts, "GpuPlatform"))
         self.spec = spec

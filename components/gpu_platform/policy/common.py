@@ -11,6 +11,7 @@ and turn it into a violation at their own (mandatory) level.
 """
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -25,23 +26,12 @@ from pulumi_policy.proxy import UnknownValueError
 
 from gpu_platform.facts import catalog, names
 from gpu_platform.facts.recognise import GPU_AMI_TYPES, is_gpu_instance_type, is_gpu_operator_chart
-
-# --- resource types the pack reads ---
-NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
-LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
-NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
-NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
-KARPENTER_VIEW = "karpenterNodePool"  # set on a NodePool seen in node-group terms (pools.pool_resources)
-HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
-ADDON = "aws:eks/addon:Addon"
-FILE_SYSTEM = "aws:efs/fileSystem:FileSystem"
-LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
-NAMESPACE = "kubernetes:core/v1:Namespace"
-RESOURCE_QUOTA = "kubernetes:core/v1:ResourceQuota"
-CLUSTER = "aws:eks/cluster:Cluster"
-NAT_GATEWAY = "aws:ec2/natGateway:NatGateway"
-AWS_PROVIDER = "pulumi:providers:aws"
-STACK = "pulumi:pulumi:Stack"
+from gpu_platform.policy import shapes
+from gpu_platform.policy.resource_types import (  # noqa: F401 re-exported: the rules import them from here
+    ADDON, AWS_PROVIDER, CLUSTER, FILE_SYSTEM, HELM_RELEASE, KARPENTER_VIEW, LAUNCH_TEMPLATE, LUSTRE, NAMESPACE,
+    NAT_GATEWAY, NODE_CLASS, NODE_GROUP, NODE_POOL, RESOURCE_QUOTA, STACK,
+)
+from gpu_platform.policy.shapes import UNREADABLE_PREFIX  # noqa: F401
 
 EXACT_SEMVER = re.compile(r"^v?\d+\.\d+\.\d+$")  # no ranges, no "latest", no pre-release wildcards
 
@@ -239,6 +229,45 @@ def fail_closed_message(err: UnknownValueError) -> str:
             "this policy set to advisory for a deliberate replacement.")
 
 
+class RuleFailed(UnknownValueError):
+    """A rule stopped on a value it could not read: reported as the SDK reports an unknown value, advisory
+    ("can't run policy ... during preview"), never an exception that fails the whole preview. The shapes in
+    policy/shapes.py keep rules from getting here; this is the last guard."""
+
+    def __init__(self, where: str, err: Exception):  # noqa: super-init-not-called: no unknown sentinel here
+        Exception.__init__(self, where)
+        self.unknown_type_sentinel, self.props = "", []
+        self.message = f"{RULE_FAILED_PREFIX} {where}: {type(err).__name__}: {err}"
+
+
+RULE_FAILED_PREFIX = "the rule could not read"
+
+
+def readable_resource_args(args: ResourceValidationArgs) -> ResourceValidationArgs:
+    """`args` with props as the rules may read them (policy/shapes.py): wrong shapes taken out."""
+    view, _ = shapes.readable(args.resource_type, args.props)
+    if view is args.props:
+        return args
+    out = copy.copy(args)
+    out.props = view
+    return out
+
+
+def readable_stack_args(args: StackValidationArgs) -> StackValidationArgs:
+    views = [shapes.readable(r.resource_type, r.props)[0] for r in args.resources]
+    if all(v is r.props for v, r in zip(views, args.resources, strict=True)):
+        return args
+    copies = {id(r): copy.copy(r) for r in args.resources}
+    for view, r in zip(views, args.resources, strict=True):
+        new = copies[id(r)]
+        new.props = view
+        new.parent = copies.get(id(r.parent), r.parent) if r.parent is not None else None
+        new.dependencies = [copies.get(id(d), d) for d in r.dependencies or []]
+    out = copy.copy(args)
+    out.resources = [copies[id(r)] for r in args.resources]
+    return out
+
+
 def resource_policy(name: str, description: str, types: Iterable[str], rule: ResourceRule, *,
                     severity: Severity, level: EnforcementLevel = EnforcementLevel.MANDATORY,
                     schema: Optional[PolicyConfigSchema] = None, remediation: str = "",
@@ -251,12 +280,14 @@ def resource_policy(name: str, description: str, types: Iterable[str], rule: Res
             return
         config = args.get_config()
         try:
-            for message in rule(args, config):
+            for message in rule(readable_resource_args(args), config):
                 report(message, None)
         except UnknownValueError as err:
             if not fail_closed:
                 raise
             report(fail_closed_message(err), None)
+        except Exception as err:  # noqa: BLE001 never fail the user's preview: see RuleFailed
+            raise RuleFailed(f"{args.resource_type} {args.name!r}", err) from err
 
     return ResourceValidationPolicy(name, description, validate, enforcement_level=level, config_schema=schema,
                                     severity=severity, remediation_steps=remediation or None)
@@ -269,12 +300,14 @@ def stack_policy(name: str, description: str, rule: StackRule, *, severity: Seve
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         config = args.get_config()
         try:
-            for message, urn in rule(args, config):
+            for message, urn in rule(readable_stack_args(args), config):
                 report(message, urn)
         except UnknownValueError as err:
             if not fail_closed:
                 raise
             report(fail_closed_message(err), None)
+        except Exception as err:  # noqa: BLE001 never fail the user's preview: see RuleFailed
+            raise RuleFailed("the stack's resources", err) from err
 
     return StackValidationPolicy(name, description, validate, enforcement_level=level, config_schema=schema,
                                  severity=severity, remediation_steps=remediation or None)

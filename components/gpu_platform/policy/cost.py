@@ -80,11 +80,15 @@ def monthly_at_max(args: StackValidationArgs, config: Mapping[str, Any]) -> tupl
     """USD per month with every node group at max size, in the month a Capacity Block's whole fee is charged
     (AWS charges it once, up front), and the items that have no price."""
     pricing = pricing_from_config(config)
-    pools = [pool_facts_from_node_group_inputs({k: v for k in POOL_FACT_INPUTS if (v := get(ng.props, k)) is not None},
-                                               blocks=config.get("capacityBlocks"))
-             for ng in pool_resources(args)]
+    pools, unreadable = [], []
+    for ng in pool_resources(args):
+        try:
+            pools.append(pool_facts_from_node_group_inputs(
+                {k: v for k in POOL_FACT_INPUTS if (v := get(ng.props, k)) is not None}, blocks=config.get("capacityBlocks")))
+        except ValueError:  # no instance type to price (e.g. one another program registered unreadably)
+            unreadable.append(f"node group {ng.name} (no instance type to price)")
     est = estimate(pools, fixed_items(args, config, pricing), pricing)
-    return est.charge_month_at_max, est.unpriced
+    return est.charge_month_at_max, [*est.unpriced, *unreadable]
 
 
 def within_budget(args: StackValidationArgs, config: Mapping[str, Any]) -> Iterator[tuple[str, Optional[str]]]:

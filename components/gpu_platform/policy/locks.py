@@ -62,7 +62,9 @@ def resolve(config: Mapping[str, Any], stack: str, base: Optional[Path] = None) 
     if not given:
         return LockSource(None, "")
     path = lock_file_path(given, stack, base or Path.cwd())
-    return LockSource(_for_stack(load_lock(path), stack, str(path)), str(path))
+    # A named lock that cannot be read is refused, never taken for "no lock": outside prod that would turn the
+    # replacement guard off without a word.
+    return LockSource(_for_stack(read_lock(path, f"the policy config's `lockFile` {path}"), stack, str(path)), str(path))
 
 
 def checked(doc: Any, where: str) -> dict[str, Any]:

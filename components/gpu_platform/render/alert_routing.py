@@ -16,6 +16,7 @@ So the configuration can sit in Helm values, the plan and `--out` files, and be 
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Optional
 
 from gpu_platform.facts import names
@@ -58,6 +59,21 @@ def secret_keys(alerting: Optional[AlertingSpec]) -> list[tuple[str, str]]:
                 seen.add(key)
                 out.append((f"monitoring.alerting.receivers[{i}].{field}", key))
     return out
+
+
+def missing_secrets(alerting: Optional[AlertingSpec], given: Any) -> list[str]:
+    """Problems with a library caller's `alert_secrets` (config key -> secret value): every key a receiver
+    reads must be there, or Alertmanager would start without the file the receiver names."""
+    needed = secret_keys(alerting)
+    if not needed:
+        return []
+    if not isinstance(given, Mapping):
+        keys = ", ".join(repr(k) for _, k in needed)
+        return [f"alert_secrets: must map each receiver's config key ({keys}) to its secret value, not "
+                f"{type(given).__name__}"]
+    return [f"alert_secrets: no value for {key!r}, which {field} reads: pass alert_secrets={{{key!r}: <secret>, ...}} "
+            f"(gpu_platform.resources.alert_secrets.receiver_secrets(spec) reads them from the stack's secret config)"
+            for field, key in needed if key not in given]
 
 
 def sns_topics(alerting: Optional[AlertingSpec]) -> list[str]:

@@ -1,0 +1,17 @@
+"""The resource types the pack reads, by their Pulumi type tokens (one place for rules and shapes)."""
+
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
+NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+KARPENTER_VIEW = "karpenterNodePool"  # set on a NodePool seen in node-group terms (pools.pool_resources)
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+ADDON = "aws:eks/addon:Addon"
+FILE_SYSTEM = "aws:efs/fileSystem:FileSystem"
+LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
+NAMESPACE = "kubernetes:core/v1:Namespace"
+RESOURCE_QUOTA = "kubernetes:core/v1:ResourceQuota"
+CLUSTER = "aws:eks/cluster:Cluster"
+NAT_GATEWAY = "aws:ec2/natGateway:NatGateway"
+AWS_PROVIDER = "pulumi:providers:aws"
+STACK = "pulumi:pulumi:Stack"
