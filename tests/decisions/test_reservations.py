@@ -90,6 +90,8 @@ def test_a_blocks_hours_in_the_month_of_a_day(spec, day, hours):
 def test_a_month_is_its_calendar_month_in_utc():
     assert r.month_of(date(2026, 12, 9)) == (utc(2026, 12, 1), utc(2027, 1, 1))
     assert r.month_of(date(2028, 2, 29)) == (utc(2028, 2, 1), utc(2028, 3, 1))
+    last = r.month_of(date(9999, 12, 31))  # the calendar's last month has no next month to name
+    assert last[0] == utc(9999, 12, 1) and last[1].year == 9999
 
 
 @pytest.mark.parametrize("day, state", [(date(2026, 11, 16), r.SCHEDULED), (date(2026, 11, 17), r.ACTIVE),
