@@ -255,6 +255,12 @@ class EngineView:
         self.options = {r["urn"]: _options(r) for r in self.entries}
         self._providers: dict[str, Any] = {}
 
+    def read_by(self, policy: Any) -> list[Mapping[str, Any]]:
+        """The resources a resource policy reads, in plan order: those of the types it names (a policy
+        of the pack returns at once for any other type, so running it there reports nothing), else all."""
+        types = getattr(policy, "resource_types", None)
+        return self.entries if types is None else [r for r in self.entries if r["type"] in types]
+
     def provider(self, resource: Mapping[str, Any]) -> Any:
         from pulumi_policy import PolicyProviderResource
 
@@ -348,7 +354,7 @@ def evaluate(plan: dict[str, Any], policy_config_path: Optional[Path], lock: Opt
             continue
         level = "mandatory" if level == "remediate" else level
         if isinstance(policy, ResourceValidationPolicy):
-            for r in view.entries:
+            for r in view.read_by(policy):
                 violations += _run(policy, view.resource_args(r, config), level, r["urn"])
         else:
             stack = stack if stack is not None else view.stack_resources()

@@ -238,6 +238,13 @@ def fail_closed_message(err: UnknownValueError) -> str:
             "this policy set to advisory for a deliberate replacement.")
 
 
+class TypedResourcePolicy(ResourceValidationPolicy):
+    """A resource policy that says which resource types its rule reads: the CLI still calls it for every
+    resource (it returns at once for the others), the offline verdict builds arguments only for these."""
+
+    resource_types: frozenset[str]
+
+
 def resource_policy(name: str, description: str, types: Iterable[str], rule: ResourceRule, *,
                     severity: Severity, level: EnforcementLevel = EnforcementLevel.MANDATORY,
                     schema: Optional[PolicyConfigSchema] = None, remediation: str = "",
@@ -257,8 +264,10 @@ def resource_policy(name: str, description: str, types: Iterable[str], rule: Res
                 raise
             report(fail_closed_message(err), None)
 
-    return ResourceValidationPolicy(name, description, validate, enforcement_level=level, config_schema=schema,
-                                    severity=severity, remediation_steps=remediation or None)
+    policy = TypedResourcePolicy(name, description, validate, enforcement_level=level, config_schema=schema,
+                                 severity=severity, remediation_steps=remediation or None)
+    policy.resource_types = wanted
+    return policy
 
 
 def stack_policy(name: str, description: str, rule: StackRule, *, severity: Severity,
