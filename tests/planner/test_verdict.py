@@ -300,3 +300,23 @@ def test_the_verdict_builds_arguments_only_for_the_types_each_rule_reads(monkeyp
     read = sorted(r["type"] for p in rules for r in plan["resources"] if r["type"] in p.resource_types)
     assert sorted(built) == read
     assert len(built) < len(rules) * len(plan["resources"]) / 4
+
+
+def test_without_a_policy_config_jsonschema_is_not_imported(monkeypatch, stack_plans):
+    """Defaults and the values a plan derives from its (validated) stack file need no schema check: a plan
+    without a policy config does not pay for importing jsonschema. A config file's properties are checked."""
+    import builtins
+
+    imported: list[str] = []
+    real = builtins.__import__
+
+    def recording(name, *args, **kwargs):
+        imported.append(name)
+        return real(name, *args, **kwargs)
+    monkeypatch.setattr(builtins, "__import__", recording)
+    pack = verdict.load_pack()
+    verdict.reconcile(pack, {}, verdict.plan_derived_config(stack_plans["prod"]))
+    assert "jsonschema" not in imported
+    with pytest.raises(PlannerError, match="monthly-budget"):
+        verdict.reconcile(pack, {"monthly-budget": {"monthlyUsd": "lots"}}, {})
+    assert "jsonschema" in imported

@@ -159,7 +159,7 @@ def reconcile(pack: Any, given: Mapping[str, Any], derived: Mapping[str, Mapping
     if budget is not None and BUDGET_POLICY in result:
         level, props = result[BUDGET_POLICY]
         result[BUDGET_POLICY] = (level, {**props, "monthlyUsd": budget["monthlyUsd"], "budgetSource": budget["source"]})
-    _validate(pack, result)
+    _validate(pack, result, {name for name in entries if name in result})
     return result
 
 
@@ -179,7 +179,12 @@ def budget_in_force(derived: Mapping[str, Mapping[str, Any]], given: Mapping[str
     return {"monthlyUsd": stricter, "source": source, "stackFileUsd": stack_usd, "policyConfigUsd": config_usd}
 
 
-def _validate(pack: Any, result: Mapping[str, tuple[str, dict[str, Any]]]) -> None:
+def _validate(pack: Any, result: Mapping[str, tuple[str, dict[str, Any]]], given: set[str]) -> None:
+    """Check the properties of the policies the config file sets against their schemas. The others hold
+    only schema defaults and values derived from the stack file, which was validated before: without a
+    config file there is nothing to check, and jsonschema is not even imported."""
+    if not given:
+        return
     try:
         import jsonschema
     except ImportError:  # the CLI validates too; offline this is a convenience
@@ -187,7 +192,7 @@ def _validate(pack: Any, result: Mapping[str, tuple[str, dict[str, Any]]]) -> No
     problems = []
     for policy in pack.POLICIES:
         schema = policy.config_schema
-        if schema is None:
+        if schema is None or policy.name not in given:
             continue
         doc = {"type": "object", "properties": schema.properties, **({"required": schema.required} if schema.required else {})}
         for err in jsonschema.Draft7Validator(doc).iter_errors(result[policy.name][1]):
