@@ -320,3 +320,18 @@ def test_without_a_policy_config_jsonschema_is_not_imported(monkeypatch, stack_p
     with pytest.raises(PlannerError, match="monthly-budget"):
         verdict.reconcile(pack, {"monthly-budget": {"monthlyUsd": "lots"}}, {})
     assert "jsonschema" in imported
+
+
+def test_the_verdict_proxies_only_the_resources_a_rule_reads(monkeypatch):
+    """Inputs behind the unknown-checking proxy are built when a rule first reads them, once each: most
+    resources of a large plan (tags, RBAC, namespaces) are read by no rule."""
+    plan = json.loads((ROOT / "tests" / "planner" / "fixtures" / "plans" / "prod.json").read_text())
+    built: list[str] = []
+    real = verdict._props
+
+    def counting(resource):
+        built.append(resource["urn"])
+        return real(resource)
+    monkeypatch.setattr(verdict, "_props", counting)
+    assert verdict.evaluate(plan, PROD_CONFIG) == []
+    assert len(built) == len(set(built)) < len(plan["resources"]) / 2

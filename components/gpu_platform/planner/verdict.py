@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import sys
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
@@ -245,19 +246,32 @@ def _options(resource: Mapping[str, Any]) -> Any:
         list(o.get("additionalSecretOutputs") or []), resource.get("parent"))
 
 
+class _Built(dict):
+    """urn -> object, built by `make` on first lookup and kept."""
+
+    def __init__(self, make: Any):
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, urn: str) -> Any:
+        self[urn] = made = self.make(urn)
+        return made
+
+
 class EngineView:
-    """Each plan resource as the engine shows it to a pack: props, options and provider, built once.
+    """Each plan resource as the engine shows it to a pack: props, options and provider, each built once,
+    when a policy first reads it.
 
     The objects are read-only and shared by every resource and stack policy, so a large plan pays for
-    one proxy per resource instead of one per resource per use.
+    one proxy per resource read instead of one per resource per use, and none for resources no rule reads.
     """
 
     def __init__(self, plan: Mapping[str, Any]):
         self.plan = plan
         self.entries = list(plan.get("resources") or [])
         self.by_urn = {r["urn"]: r for r in self.entries}
-        self.props = {r["urn"]: _props(r) for r in self.entries}
-        self.options = {r["urn"]: _options(r) for r in self.entries}
+        self.props = _Built(lambda urn: _props(self.by_urn[urn]))
+        self.options = _Built(lambda urn: _options(self.by_urn[urn]))
         self._providers: dict[str, Any] = {}
 
     def read_by(self, policy: Any) -> list[Mapping[str, Any]]:
@@ -291,8 +305,8 @@ class EngineView:
         from pulumi_policy.proxy import unknown_checking_proxy
 
         plan = self.plan
-        out = {r["urn"]: PolicyResource(r["type"], self.props[r["urn"]], r["urn"], r["name"], self.options[r["urn"]],
-                                        self.provider(r), None, [], {}) for r in self.entries}
+        view_resource = _view_resource_type()
+        out = {r["urn"]: view_resource(self, r) for r in self.entries}
         for r in self.entries:
             res = out[r["urn"]]
             res.parent = out.get(r.get("parent") or "")
@@ -304,6 +318,37 @@ class EngineView:
                               PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), []),
                               None, None, [], {})
         return [root, *out.values()]
+
+
+@lru_cache(maxsize=1)
+def _view_resource_type() -> type:
+    from pulumi_policy import PolicyResource
+
+    class ViewResource(PolicyResource):
+        """A plan resource as a PolicyResource whose props and options are built when a rule first reads
+        them: stack rules read a few types (common.of_type) of every resource."""
+
+        def __init__(self, view: EngineView, r: Mapping[str, Any]):
+            self._view = view
+            super().__init__(r["type"], None, r["urn"], r["name"], None, view.provider(r), None, [], {})
+
+        @property  # type: ignore[override]
+        def props(self) -> Any:
+            return self._view.props[self.urn]
+
+        @props.setter
+        def props(self, _: Any) -> None:  # PolicyResource.__init__ assigns it; the view holds it
+            pass
+
+        @property  # type: ignore[override]
+        def opts(self) -> Any:
+            return self._view.options[self.urn]
+
+        @opts.setter
+        def opts(self, _: Any) -> None:
+            pass
+
+    return ViewResource
 
 
 def stack_resources(plan: Mapping[str, Any]) -> list[Any]:
