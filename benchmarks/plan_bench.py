@@ -40,7 +40,7 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bare_engine import sdk_modules, write_floor  # noqa: E402
+from bare_engine import sdk_modules, write_floor
 
 ROOT = Path(__file__).resolve().parents[1]
 FLOOR = ("import pulumi, pulumi_aws.eks, pulumi_aws.ec2, pulumi_aws.iam, pulumi_aws.efs, "

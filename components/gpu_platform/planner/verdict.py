@@ -330,7 +330,8 @@ def _view_resource_type() -> type:
 
         def __init__(self, view: EngineView, r: Mapping[str, Any]):
             self._view = view
-            super().__init__(r["type"], None, r["urn"], r["name"], None, view.provider(r), None, [], {})
+            unset: Any = None  # props and opts come from the view (the properties below)
+            super().__init__(r["type"], {}, r["urn"], r["name"], unset, view.provider(r), None, [], {})
 
         @property  # type: ignore[override]
         def props(self) -> Any:
