@@ -35,7 +35,7 @@ api-docs: $(BIN)/gpu-platform  ## the API reference, from the docstrings: $(API_
 	@echo "API reference: $(API_DIR)/index.html (pdoc's warnings on pulumi.Input annotations are expected: it"
 	@echo "cannot resolve the Output[T] inside pulumi's Input alias, so it shows those annotations as written)"
 
-bench: $(BIN)/gpu-platform  ## plan timings (medians) against the import floor
+bench: $(BIN)/gpu-platform  ## plan CPU time against the import and bare-engine floors (dev, prod, ~2.5k, ~10k resources)
 	$(BIN)/python benchmarks/plan_bench.py
 
 clean:

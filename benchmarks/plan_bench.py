@@ -1,20 +1,25 @@
-"""Time `gpu-platform plan` against the cost of importing the SDKs it needs.
+"""Time `gpu-platform plan` against what the SDK and the engine cost for the same resources.
 
-    python benchmarks/plan_bench.py [--runs 5] [--pools 40] [--teams 200]
+    python benchmarks/plan_bench.py [--runs 5] [--pools 40] [--teams 200] [--scale 4]
 
-Runs the command as a subprocess (the way users and CI run it) on the dev and prod stacks and on a
-large stack generated from stacks/Pulumi.dev.yaml (its pools and teams cloned under unique names),
-each `--runs` times after one warm-up run, and prints medians of wall and CPU time, resources per
-second, the ratio to the floor, and the cost of each extra resource (large minus dev).
-The floor is the same interpreter importing only pulumi, the pulumi_aws submodules the program uses
-and pulumi_kubernetes: what any Pulumi program of this shape pays before it registers anything.
-Both SDKs load submodules lazily (an import is nearly free until first use), so a second figure, the
-SDK floor, also loads every SDK module whose resource types the large plan registers (e.g.
-pulumi_aws.ec2, pulumi_kubernetes.core.v1): the least any program registering those types pays.
-CPU time (user + system of the child) is reported beside wall time because it is steadier on a
-busy machine. The command runs without cyclic garbage collection (see planner/engine.py), which also
-speeds up its imports: it can come in under the SDK floor, which is measured with the collector on.
-This is a script, not a test: it asserts nothing.
+Runs the command as a subprocess (the way users and CI run it) on the dev and prod stacks, on a
+large stack generated from stacks/Pulumi.dev.yaml (its pools and teams cloned under unique names,
+about 2.5k resources) and on one `--scale` times larger (about 10k resources).
+
+Two floors:
+- the import floor: the same interpreter importing only pulumi, the pulumi_aws submodules the program
+  uses and pulumi_kubernetes (both SDKs load submodules lazily, so a second figure, the SDK floor, also
+  loads every SDK module whose resource types the large plan registers);
+- the bare-engine floor (benchmarks/bare_engine.py): per stack, a program generated from the plan's
+  own JSON that registers the same resources (types, names, parents, providers, inputs, options) and
+  exports the same outputs with no logic, run under the planner's engine. Before timing, it is checked
+  to record exactly what the plan recorded. The plan's cost beyond it is the platform's own work.
+Against the bare engine, plan and floor runs alternate (plan, floor, plan, floor...) after one
+warm-up each, so a busy machine slows both alike; times are CPU seconds (user + system of the
+child, from getrusage), medians of `--runs`. Growth from the 2.5k to the 10k stack is given for both.
+The command runs without cyclic garbage collection (see planner/engine.py), which also speeds up its
+imports: it can come in under the SDK floor, which is measured with the collector on. This is a
+script, not a test: it asserts nothing about times.
 """
 from __future__ import annotations
 
@@ -34,27 +39,14 @@ from pathlib import Path
 
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bare_engine import sdk_modules, write_floor
+
 ROOT = Path(__file__).resolve().parents[1]
 FLOOR = ("import pulumi, pulumi_aws.eks, pulumi_aws.ec2, pulumi_aws.iam, pulumi_aws.efs, "
          "pulumi_aws.autoscaling, pulumi_kubernetes")
 # The SDKs load submodules lazily, on first attribute access: touch each one so it really loads.
 SDK_TOUCH = "import importlib; [getattr(importlib.import_module(m), '__all__', None) for m in %r]"
-
-
-def sdk_modules(plan: dict) -> list[str]:
-    """The SDK modules that define the plan's resource types: `kubernetes:rbac.authorization.k8s.io/v1:Role`
-    -> pulumi_kubernetes.rbac.v1, `aws:vpc/securityGroupIngressRule:...` -> pulumi_aws.vpc."""
-    modules = set()
-    for type_ in {r["type"] for r in plan["resources"]}:
-        package, module, _ = type_.split(":")
-        if package == "aws":
-            modules.add(f"pulumi_aws.{module.split('/')[0]}")
-        elif package == "kubernetes":
-            group, _, version = module.rpartition("/")
-            known = group in ("core", "helm.sh") or group.endswith(".k8s.io")
-            modules.add(f"pulumi_kubernetes.{group.split('.')[0]}.{version}" if known
-                        else "pulumi_kubernetes.apiextensions")
-    return sorted(modules)
 
 
 def plan_command() -> list[str]:
@@ -81,7 +73,19 @@ def medians(cmd: list[str], runs: int) -> tuple[float, float]:
     return statistics.median(s[0] for s in samples), statistics.median(s[1] for s in samples)
 
 
-def large_stack(pools: int, teams: int, into: Path) -> Path:
+def interleaved(first: list[str], second: list[str], runs: int) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(wall, CPU) medians of `first` and of `second`, run alternately after one warm-up each."""
+    timed(first), timed(second)
+    pairs = [(timed(first), timed(second)) for _ in range(runs)]
+    return tuple((statistics.median(p[i][0] for p in pairs), statistics.median(p[i][1] for p in pairs))
+                 for i in (0, 1))  # type: ignore[return-value]
+
+
+def floor_command(plan_json: Path, floor_dir: Path, *extra: str) -> list[str]:
+    return [sys.executable, str(Path(__file__).with_name("bare_engine.py")), str(floor_dir), str(plan_json), *extra]
+
+
+def large_stack(pools: int, teams: int, into: Path, name: str = "large") -> Path:
     """stacks/Pulumi.dev.yaml with its pools cloned to `pools` and its teams to `teams`.
 
     Quotas are scaled down so the teams fit the added capacity and the budget is lifted, so the
@@ -97,7 +101,7 @@ def large_stack(pools: int, teams: int, into: Path) -> Path:
         team["quota"] = {"gpus": 1, "cpu": "4", "memory": "16Gi"}
         spec["teams"].append(team)
     spec.pop("budget", None)
-    path = into / "Pulumi.large.yaml"
+    path = into / f"Pulumi.{name}.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
 
@@ -108,10 +112,35 @@ def _renamed(item: dict, suffix: str) -> dict:
     return clone
 
 
-def planned(cmd: list[str], tmp: Path, name: str) -> dict:
+def planned(cmd: list[str], tmp: Path, name: str) -> Path:
     out = tmp / f"{name}.json"
     subprocess.run([*cmd, "--json", str(out)], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-    return json.loads(out.read_text())
+    return out
+
+
+def import_floors(large_plan: dict, runs: int) -> None:
+    floor_wall, floor_cpu = medians([sys.executable, "-c", FLOOR], runs)
+    sdk_floor = f"{FLOOR}; {SDK_TOUCH % sdk_modules(large_plan)}"
+    sdk_wall, sdk_cpu = medians([sys.executable, "-c", sdk_floor], runs)
+    print(f"  import floor (imports only): {floor_wall:.2f} s wall, {floor_cpu:.2f} s CPU")
+    print(f"  SDK floor (also the modules of every planned type): {sdk_wall:.2f} s wall, {sdk_cpu:.2f} s CPU")
+
+
+def against_bare_engine(cases: dict[str, list[str]], jsons: dict[str, Path], tmp: Path, runs: int) -> dict:
+    """Per stack: resources, plan (wall, CPU) and floor (wall, CPU) medians of interleaved runs."""
+    print(f"  {'stack':<6} {'resources':>9} {'plan CPU s':>10} {'floor CPU s':>11} {'x floor':>7} "
+          f"{'plan wall s':>11} {'floor wall s':>12}")
+    results = {}
+    for name, cmd in cases.items():
+        plan = json.loads(jsons[name].read_text())
+        floor_dir = write_floor(plan, tmp / f"floor-{name}")
+        subprocess.run(floor_command(jsons[name], floor_dir, "--check"), cwd=ROOT, check=True,
+                       stdout=subprocess.DEVNULL)  # fails loudly unless it registers what the plan did
+        (p_wall, p_cpu), (f_wall, f_cpu) = interleaved(cmd, floor_command(jsons[name], floor_dir), runs)
+        results[name] = (len(plan["resources"]), p_cpu, f_cpu)
+        print(f"  {name:<6} {len(plan['resources']):>9} {p_cpu:>10.2f} {f_cpu:>11.2f} {p_cpu / f_cpu:>7.2f} "
+              f"{p_wall:>11.2f} {f_wall:>12.2f}", flush=True)
+    return results
 
 
 def main() -> None:
@@ -119,34 +148,25 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--pools", type=int, default=40)
     parser.add_argument("--teams", type=int, default=200)
+    parser.add_argument("--scale", type=int, default=4, help="the largest stack is this many times the large one")
     args = parser.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="plan-bench-"))
     try:
         base = plan_command()
+        big = large_stack(args.pools * args.scale, args.teams * args.scale, tmp, "larger")
         cases = {"dev": [*base, "plan", "--stack", "dev"], "prod": [*base, "plan", "--stack", "prod"],
-                 "large": [*base, "plan", "--config", str(large_stack(args.pools, args.teams, tmp))]}
-        plans = {name: planned(cmd, tmp, name) for name, cmd in cases.items()}
-        floor_wall, floor_cpu = medians([sys.executable, "-c", FLOOR], args.runs)
-        sdk_floor = f"{FLOOR}; {SDK_TOUCH % sdk_modules(plans['large'])}"
-        sdk_wall, sdk_cpu = medians([sys.executable, "-c", sdk_floor], args.runs)
-        print(f"gpu-platform plan: median of {args.runs} runs, Python {platform.python_version()}, "
+                 "large": [*base, "plan", "--config", str(large_stack(args.pools, args.teams, tmp))],
+                 "larger": [*base, "plan", "--config", str(big)]}
+        jsons = {name: planned(cmd, tmp, name) for name, cmd in cases.items()}
+        print(f"gpu-platform plan: medians of {args.runs} runs, Python {platform.python_version()}, "
               f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
-        print(f"  floor (imports only): {floor_wall:.2f} s wall, {floor_cpu:.2f} s CPU")
-        print(f"  SDK floor (also the modules of every planned type): {sdk_wall:.2f} s wall, {sdk_cpu:.2f} s CPU")
-        print(f"  {'stack':<6} {'resources':>9} {'wall s':>7} {'CPU s':>6} {'res/s':>6} {'x floor':>8} "
-              f"{'x SDK floor':>11}")
-        results = {}
-        for name, cmd in cases.items():
-            count = len(plans[name]["resources"])
-            wall, cpu = medians(cmd, args.runs)
-            results[name] = (count, wall, cpu)
-            print(f"  {name:<6} {count:>9} {wall:>7.2f} {cpu:>6.2f} {count / wall:>6.0f} {wall / floor_wall:>8.1f} "
-                  f"{wall / sdk_wall:>11.1f}")
-        (n_dev, w_dev, c_dev), (n_big, w_big, c_big) = results["dev"], results["large"]
-        extra = n_big - n_dev
-        print(f"  per extra resource (large - dev, {extra} resources): {(w_big - w_dev) / extra * 1000:.2f} ms wall, "
-              f"{(c_big - c_dev) / extra * 1000:.2f} ms CPU")
+        import_floors(json.loads(jsons["large"].read_text()), args.runs)
+        print("  against the bare engine (CPU time; plan and floor runs interleaved):")
+        results = against_bare_engine(cases, jsons, tmp, args.runs)
+        (n_big, p_big, f_big), (n_all, p_all, f_all) = results["large"], results["larger"]
+        print(f"  growth from {n_big} to {n_all} resources: plan {p_all / p_big:.2f}x, floor {f_all / f_big:.2f}x")
+        print(f"  load average after: {os.getloadavg()[0]:.2f}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

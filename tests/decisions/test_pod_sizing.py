@@ -188,3 +188,27 @@ def test_a_quota_below_the_largest_pod_is_named():
     spec = spec_of("prod", lambda p: p["teams"][2]["quota"].update(cpu="40", memory="500Gi"))
     (batch,) = [f for f in ps.team_fits(spec) if f.team == "batch"]
     assert batch.problems == ["quota.cpu 40 < 42500m", "quota.memory 500Gi < 517Gi"]
+
+
+def test_team_fits_works_out_each_pool_once_however_many_teams(monkeypatch, prod):
+    """Kueue's placement and each pool's GPUs and share depend on the pools alone: worked out once per
+    plan and once per pool, not again for every team (a plan of hundreds of teams and pools)."""
+    from gpu_platform.decisions import queueing
+
+    calls: dict[str, int] = {}
+
+    def counting(module, name):
+        real = getattr(module, name)
+
+        def wrapper(*args, **kwargs):
+            calls[name] = calls.get(name, 0) + 1
+            return real(*args, **kwargs)
+        monkeypatch.setattr(module, name, wrapper)
+
+    for module, name in ((queueing, "placement"), (ps, "node_resources"), (ps, "unit_share")):
+        counting(module, name)
+    fits = ps.team_fits(prod)
+    assert len(prod.teams) == len(fits) == 3 and prod.queueing.enabled
+    assert calls["placement"] == 1
+    assert calls["unit_share"] <= len(prod.node_pools)
+    assert calls["node_resources"] == len(prod.node_pools) + calls["unit_share"]  # each share reads its pool's once

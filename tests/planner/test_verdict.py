@@ -279,3 +279,59 @@ def test_invalid_config_is_an_input_error(stack_plans, tmp_path, bad):
 def test_unknown_policy_names_are_ignored_with_a_warning(stack_plans, tmp_path, capsys):
     assert verdict.evaluate(stack_plans["dev"], config_file(tmp_path, {"no-such-policy": "disabled"})) == []
     assert "no-such-policy" in capsys.readouterr().err
+
+
+def test_the_verdict_builds_arguments_only_for_the_types_each_rule_reads(monkeypatch):
+    """A resource rule returns at once for types it does not read, so the verdict builds its arguments only
+    for those it does: 26 rules over 10k resources would otherwise build 260k objects to discard."""
+    from pulumi_policy import ResourceValidationPolicy
+
+    plan = json.loads((ROOT / "tests" / "planner" / "fixtures" / "plans" / "prod.json").read_text())
+    built: list[str] = []
+    real = verdict.EngineView.resource_args
+
+    def counting(self, resource, config):
+        built.append(resource["type"])
+        return real(self, resource, config)
+    monkeypatch.setattr(verdict.EngineView, "resource_args", counting)
+    rules = [p for p in verdict.load_pack().POLICIES if isinstance(p, ResourceValidationPolicy)]
+    assert all(p.resource_types for p in rules)  # every resource rule names what it reads
+    assert verdict.evaluate(plan, PROD_CONFIG) == plan["policy"]["violations"] == []
+    read = sorted(r["type"] for p in rules for r in plan["resources"] if r["type"] in p.resource_types)
+    assert sorted(built) == read
+    assert len(built) < len(rules) * len(plan["resources"]) / 4
+
+
+def test_without_a_policy_config_jsonschema_is_not_imported(monkeypatch, stack_plans):
+    """Defaults and the values a plan derives from its (validated) stack file need no schema check: a plan
+    without a policy config does not pay for importing jsonschema. A config file's properties are checked."""
+    import builtins
+
+    imported: list[str] = []
+    real = builtins.__import__
+
+    def recording(name, *args, **kwargs):
+        imported.append(name)
+        return real(name, *args, **kwargs)
+    monkeypatch.setattr(builtins, "__import__", recording)
+    pack = verdict.load_pack()
+    verdict.reconcile(pack, {}, verdict.plan_derived_config(stack_plans["prod"]))
+    assert "jsonschema" not in imported
+    with pytest.raises(PlannerError, match="monthly-budget"):
+        verdict.reconcile(pack, {"monthly-budget": {"monthlyUsd": "lots"}}, {})
+    assert "jsonschema" in imported
+
+
+def test_the_verdict_proxies_only_the_resources_a_rule_reads(monkeypatch):
+    """Inputs behind the unknown-checking proxy are built when a rule first reads them, once each: most
+    resources of a large plan (tags, RBAC, namespaces) are read by no rule."""
+    plan = json.loads((ROOT / "tests" / "planner" / "fixtures" / "plans" / "prod.json").read_text())
+    built: list[str] = []
+    real = verdict._props
+
+    def counting(resource):
+        built.append(resource["urn"])
+        return real(resource)
+    monkeypatch.setattr(verdict, "_props", counting)
+    assert verdict.evaluate(plan, PROD_CONFIG) == []
+    assert len(built) == len(set(built)) < len(plan["resources"]) / 2

@@ -189,3 +189,20 @@ def test_device_plugin_configmap_made_outside_the_release_is_not_second_guessed(
     release["values"]["devicePlugin"]["config"] = {"create": False, "name": "site-device-plugin-configs"}
     group = gpu_node_group("shared", labels={names.DEVICE_PLUGIN_CONFIG_LABEL: "site-ts-4"})
     assert run_stack("device-plugin-config-valid", stack(release, group)) == []
+
+
+def test_a_device_plugin_config_is_parsed_once_however_many_pools_name_it(monkeypatch):
+    """Every GPU pool of a large stack names one of a few device-plugin configs, and several rules read each
+    pool's: the config text is parsed once, not once per pool per rule."""
+    import yaml
+
+    from gpu_platform.policy import sharing
+
+    parsed: list[str] = []
+    real = yaml.safe_load
+    monkeypatch.setattr(sharing.yaml, "safe_load", lambda text: parsed.append(text) or real(text))
+    text = "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 13\n"
+    values = {"devicePlugin": {"config": {"default": "ts-13", "data": {"ts-13": text}}}}
+    pools = [{"labels": {}} for _ in range(50)]
+    assert [sharing.time_slicing_replicas(p, values) for p in pools] == [13] * 50
+    assert parsed == [text]

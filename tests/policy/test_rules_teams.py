@@ -86,3 +86,22 @@ def test_time_slicing_multiplies_capacity():
 
 def test_capacity_rule_is_advisory():
     assert BY_NAME["team-quota-within-capacity"].enforcement_level.value == "advisory"
+
+
+def test_a_mig_manager_config_is_parsed_once_however_many_rules_and_flavors_read_it(monkeypatch):
+    """The capacity rules read the MIG manager's file once per flavor and pool: it is parsed once per text,
+    and each reader gets its own copy of the layouts."""
+    import yaml
+
+    from gpu_platform.facts import names as fact_names
+    from gpu_platform.policy import teams
+
+    parsed: list[str] = []
+    real = yaml.safe_load
+    monkeypatch.setattr(teams.yaml, "safe_load", lambda text: parsed.append(text) or real(text))
+    text = "version: v1\nmig-configs:\n  seven-ways:\n  - devices: all\n    mig-enabled: true\n    mig-devices: {1g.10gb: 7}\n"
+    values = {"migManager": {"config": {"data": {fact_names.MIG_PARTED_CONFIG_KEY: text}}}}
+    layouts = [teams._mig_layouts(values) for _ in range(20)]
+    assert layouts == [{"seven-ways": {"1g.10gb": 7}}] * 20 and parsed == [text]
+    layouts[0]["seven-ways"]["1g.10gb"] = 0
+    assert teams._mig_layouts(values) == {"seven-ways": {"1g.10gb": 7}}

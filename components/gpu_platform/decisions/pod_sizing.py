@@ -103,9 +103,13 @@ def unit_share(pool: "NodePoolSpec", resource: str, mig_strategy: str) -> Budget
 
 def pod_size(pools: Sequence["NodePoolSpec"], resource: str, units: int, mig_strategy: str) -> PodSize:
     """CPU and memory for a pod with `units` of `resource` that may run on any of `pools`."""
-    shares = [unit_share(p, resource, mig_strategy) for p in pools]
-    shares = [s for s in shares if s.cpu > 0] or [Budget(0.0, 0.0)]
-    return _round_down(min(s.cpu for s in shares) * units, min(s.memory_gib for s in shares) * units)
+    return _sized([unit_share(p, resource, mig_strategy) for p in pools], units)
+
+
+def _sized(shares: Sequence[Budget], units: int) -> PodSize:
+    """`units` of the smallest of the pools' unit shares (pools that do not offer the resource left out)."""
+    offered = [s for s in shares if s.cpu > 0] or [Budget(0.0, 0.0)]
+    return _round_down(min(s.cpu for s in offered) * units, min(s.memory_gib for s in offered) * units)
 
 
 @dataclass(frozen=True)
@@ -134,28 +138,63 @@ class TeamFit:
 def team_pools(spec: "PlatformSpec", team: "TeamSpec") -> list["NodePoolSpec"]:
     """The pools a team's whole-GPU pods can run on. With Kueue, those where its queue holds nominal quota
     or may borrow (a flavor with neither is one the queue never admits onto); without, every pool."""
-    if not spec.queueing.enabled:
-        return list(spec.node_pools)
-    from gpu_platform.decisions.queueing import gpu_flavors, team_queue
+    return _Reach(spec).pools(team)
 
-    queue = team_queue(spec, team)
-    pool_of = {f.name: f.pool for f in gpu_flavors(spec)}
-    reachable = {pool_of[flavor] for (flavor, resource), q in queue.quotas.items()
-                 if resource == names.GPU_RESOURCE and flavor in pool_of and q.nominal + q.borrowing_limit > 0}
-    return [p for p in spec.node_pools if p.name in reachable]
+
+class _Reach:
+    """`team_pools` for every team, with what depends on the pools alone (Kueue's placement of every
+    team's quota, the pool of each flavor) worked out once rather than once per team."""
+
+    def __init__(self, spec: "PlatformSpec"):
+        self.spec = spec
+        if spec.queueing.enabled:
+            from gpu_platform.decisions.queueing import gpu_flavors, placement
+
+            self.placed = placement(spec)
+            self.pool_of = {f.name: f.pool for f in gpu_flavors(spec)}
+
+    def pools(self, team: "TeamSpec") -> list["NodePoolSpec"]:
+        if not self.spec.queueing.enabled:
+            return list(self.spec.node_pools)
+        from gpu_platform.decisions.queueing import team_queue
+
+        queue = team_queue(self.spec, team, self.placed)
+        reachable = {self.pool_of[flavor] for (flavor, resource), q in queue.quotas.items()
+                     if resource == names.GPU_RESOURCE and flavor in self.pool_of and q.nominal + q.borrowing_limit > 0}
+        return [p for p in self.spec.node_pools if p.name in reachable]
+
+
+class _PoolSizes:
+    """Per pool, the whole GPUs a node offers and one GPU's share of the node, each worked out once
+    however many teams may land on the pool."""
+
+    def __init__(self, spec: "PlatformSpec"):
+        self.mig_strategy = spec.mig_strategy
+        self.gpus = {p.name: node_resources(p, spec.mig_strategy).get(names.GPU_RESOURCE, 0) for p in spec.node_pools}
+        self._shares: dict[str, Budget] = {}
+
+    def share(self, pool: "NodePoolSpec") -> Budget:
+        if pool.name not in self._shares:
+            self._shares[pool.name] = unit_share(pool, names.GPU_RESOURCE, self.mig_strategy)
+        return self._shares[pool.name]
+
+    def pod_size(self, pools: Sequence["NodePoolSpec"], gpus: int) -> PodSize:
+        """`pod_size(pools, nvidia.com/gpu, gpus)` from the shares already worked out."""
+        return _sized([self.share(p) for p in pools], gpus)
 
 
 def team_fits(spec: "PlatformSpec") -> list[TeamFit]:
     """For each team with a GPU quota: its largest whole-GPU pod at the default sizes against its quota,
-    sized on the pools the team can reach (`team_pools`)."""
-    from gpu_platform.decisions.capacity import max_gpus_per_pod
+    sized on the pools the team can reach (`team_pools`). Whatever depends on the pools alone (Kueue's
+    placement, each pool's GPUs and shares, the largest request) is worked out once, not once per team."""
+    from gpu_platform.decisions.capacity import largest_gpu_request
 
+    sizes, reach = _PoolSizes(spec), _Reach(spec)
+    largest = largest_gpu_request(spec) if any(t.max_gpus_per_pod is None for t in spec.teams) else 0
     out = []
     for team in spec.teams:
-        gpus = min(team.quota.gpus, max_gpus_per_pod(spec, team))
-        hosts = [p for p in team_pools(spec, team)
-                 if node_resources(p, spec.mig_strategy).get(names.GPU_RESOURCE, 0) >= gpus]
+        gpus = min(team.quota.gpus, team.max_gpus_per_pod if team.max_gpus_per_pod is not None else largest)
+        hosts = [p for p in reach.pools(team) if sizes.gpus[p.name] >= gpus]
         if gpus and hosts:
-            out.append(TeamFit(team.name, gpus, pod_size(hosts, names.GPU_RESOURCE, gpus, spec.mig_strategy),
-                               team.quota.cpu, team.quota.memory))
+            out.append(TeamFit(team.name, gpus, sizes.pod_size(hosts, gpus), team.quota.cpu, team.quota.memory))
     return out

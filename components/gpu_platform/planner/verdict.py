@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 from collections.abc import Mapping
@@ -153,7 +154,7 @@ def reconcile(pack: Any, given: Mapping[str, Any], derived: Mapping[str, Mapping
     the file's entries over them, before the values the plan derives are added."""
     entries = {name: _parse_entry(name, value) for name, value in given.items()}
     if entries:
-        _validate(pack, _apply(pack, entries, {}))
+        _validate(pack, _apply(pack, entries, {}), set(entries))
     result = _apply(pack, entries, derived or {})
     budget = budget_in_force(derived or {}, given)
     if budget is not None and BUDGET_POLICY in result:
@@ -202,10 +203,14 @@ def budget_in_force(derived: Mapping[str, Mapping[str, Any]], given: Mapping[str
     return {"monthlyUsd": stricter, "source": source, "stackFileUsd": stack_usd, "policyConfigUsd": config_usd}
 
 
-def _validate(pack: Any, result: Mapping[str, tuple[str, dict[str, Any]]]) -> None:
-    """Each policy's properties against its config schema as the Pulumi CLI checks them: `{"type": "object",
-    "properties": ..., "required": ...}` by gojsonschema (JSON Schema draft 7), keys the schema does not
-    declare allowed (pulumi/pulumi sdk/go/common/resource/analyzer/config.go, validatePolicyConfig)."""
+def _validate(pack: Any, result: Mapping[str, tuple[str, dict[str, Any]]], given: set[str]) -> None:
+    """The properties of the policies the config file sets, against their config schemas as the Pulumi CLI
+    checks them: `{"type": "object", "properties": ..., "required": ...}` by gojsonschema (JSON Schema draft
+    7), keys the schema does not declare allowed (pulumi/pulumi sdk/go/common/resource/analyzer/config.go,
+    validatePolicyConfig). The others hold only schema defaults: without a config file there is nothing to
+    check, and jsonschema is not even imported."""
+    if not given:
+        return
     try:
         import jsonschema  # only when a policy config is given: plans without one never pay for it
     except ImportError:
@@ -214,7 +219,7 @@ def _validate(pack: Any, result: Mapping[str, tuple[str, dict[str, Any]]]) -> No
     problems = []
     for policy in pack.POLICIES:
         schema = policy.config_schema
-        if schema is None:
+        if schema is None or policy.name not in given:
             continue
         doc = {"type": "object", "properties": schema.properties, **({"required": schema.required} if schema.required else {})}
         for err in jsonschema.Draft7Validator(doc).iter_errors(result[policy.name][1]):
@@ -281,20 +286,39 @@ def _options(resource: Mapping[str, Any]) -> Any:
         list(o.get("additionalSecretOutputs") or []), resource.get("parent"))
 
 
+class _Built(dict):
+    """urn -> object, built by `make` on first lookup and kept."""
+
+    def __init__(self, make: Any):
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, urn: str) -> Any:
+        self[urn] = made = self.make(urn)
+        return made
+
+
 class EngineView:
-    """Each plan resource as the engine shows it to a pack: props, options and provider, built once.
+    """Each plan resource as the engine shows it to a pack: props, options and provider, each built once,
+    when a policy first reads it.
 
     The objects are read-only and shared by every resource and stack policy, so a large plan pays for
-    one proxy per resource instead of one per resource per use.
+    one proxy per resource read instead of one per resource per use, and none for resources no rule reads.
     """
 
     def __init__(self, plan: Mapping[str, Any]):
         self.plan = plan
         self.entries = list(plan.get("resources") or [])
         self.by_urn = {r["urn"]: r for r in self.entries}
-        self.props = {r["urn"]: _props(r) for r in self.entries}
-        self.options = {r["urn"]: _options(r) for r in self.entries}
+        self.props = _Built(lambda urn: _props(self.by_urn[urn]))
+        self.options = _Built(lambda urn: _options(self.by_urn[urn]))
         self._providers: dict[str, Any] = {}
+
+    def read_by(self, policy: Any) -> list[Mapping[str, Any]]:
+        """The resources a resource policy reads, in plan order: those of the types it names (a policy
+        of the pack returns at once for any other type, so running it there reports nothing), else all."""
+        types = getattr(policy, "resource_types", None)
+        return self.entries if types is None else [r for r in self.entries if r["type"] in types]
 
     def provider(self, resource: Mapping[str, Any]) -> Any:
         from pulumi_policy import PolicyProviderResource
@@ -321,8 +345,8 @@ class EngineView:
         from pulumi_policy.proxy import unknown_checking_proxy
 
         plan = self.plan
-        out = {r["urn"]: PolicyResource(r["type"], self.props[r["urn"]], r["urn"], r["name"], self.options[r["urn"]],
-                                        self.provider(r), None, [], {}) for r in self.entries}
+        view_resource = _view_resource_type()
+        out = {r["urn"]: view_resource(self, r) for r in self.entries}
         for r in self.entries:
             res = out[r["urn"]]
             res.parent = out.get(r.get("parent") or "")
@@ -334,6 +358,38 @@ class EngineView:
                               PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), []),
                               None, None, [], {})
         return [root, *out.values()]
+
+
+@lru_cache(maxsize=1)
+def _view_resource_type() -> type:
+    from pulumi_policy import PolicyResource
+
+    class ViewResource(PolicyResource):
+        """A plan resource as a PolicyResource whose props and options are built when a rule first reads
+        them: stack rules read a few types (common.of_type) of every resource."""
+
+        def __init__(self, view: EngineView, r: Mapping[str, Any]):
+            self._view = view
+            unset: Any = None  # props and opts come from the view (the properties below)
+            super().__init__(r["type"], {}, r["urn"], r["name"], unset, view.provider(r), None, [], {})
+
+        @property
+        def props(self) -> Any:
+            return self._view.props[self.urn]
+
+        @props.setter
+        def props(self, _: Any) -> None:  # PolicyResource.__init__ assigns it; the view holds it
+            pass
+
+        @property
+        def opts(self) -> Any:
+            return self._view.options[self.urn]
+
+        @opts.setter
+        def opts(self, _: Any) -> None:
+            pass
+
+    return ViewResource
 
 
 def stack_resources(plan: Mapping[str, Any]) -> list[Any]:
@@ -389,7 +445,7 @@ def evaluate(plan: dict[str, Any], policy_config_path: Optional[Path], lock: Opt
             continue
         level = "mandatory" if level == "remediate" else level
         if isinstance(policy, ResourceValidationPolicy):
-            for r in view.entries:
+            for r in view.read_by(policy):
                 violations += _run(policy, view.resource_args(r, config), level, r["urn"])
         else:
             stack = stack if stack is not None else view.stack_resources()

@@ -266,6 +266,11 @@ def readable_stack_args(args: StackValidationArgs) -> StackValidationArgs:
     out = copy.copy(args)
     out.resources = [copies[id(r)] for r in args.resources]
     return out
+class TypedResourcePolicy(ResourceValidationPolicy):
+    """A resource policy that says which resource types its rule reads: the CLI still calls it for every
+    resource (it returns at once for the others), the offline verdict builds arguments only for these."""
+
+    resource_types: frozenset[str]
 
 
 def resource_policy(name: str, description: str, types: Iterable[str], rule: ResourceRule, *,
@@ -289,8 +294,10 @@ def resource_policy(name: str, description: str, types: Iterable[str], rule: Res
         except Exception as err:  # noqa: BLE001 never fail the user's preview: see RuleFailed
             raise RuleFailed(f"{args.resource_type} {args.name!r}", err) from err
 
-    return ResourceValidationPolicy(name, description, validate, enforcement_level=level, config_schema=schema,
-                                    severity=severity, remediation_steps=remediation or None)
+    policy = TypedResourcePolicy(name, description, validate, enforcement_level=level, config_schema=schema,
+                                 severity=severity, remediation_steps=remediation or None)
+    policy.resource_types = wanted
+    return policy
 
 
 def stack_policy(name: str, description: str, rule: StackRule, *, severity: Severity,

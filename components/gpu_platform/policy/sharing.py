@@ -12,8 +12,9 @@ NVIDIA/k8s-device-plugin v0.20.0 api/config/v1; docs/gpu-operator.md).
 """
 from __future__ import annotations
 
-from typing import Any, Optional
 from collections.abc import Iterator, Mapping
+from functools import lru_cache
+from typing import Any, Optional
 
 import yaml
 from pulumi_policy import PolicyConfigSchema, ResourceValidationArgs, Severity, StackValidationArgs
@@ -153,8 +154,13 @@ def time_slicing_replicas(props: Any, release_values: Mapping[str, Any]) -> int:
     """Replicas per GPU the node group's device-plugin config shares out (0: no time-slicing)."""
     key = _device_plugin_key(props, release_values)
     text = (((release_values.get("devicePlugin") or {}).get("config") or {}).get("data") or {}).get(key) if key else None
-    if not text:
-        return 0
+    return _replicas_in(text) if text else 0
+
+
+@lru_cache(maxsize=64)
+def _replicas_in(text: str) -> int:
+    """The most replicas a device-plugin config shares a GPU into. Parsed once per config text: every GPU
+    pool of a large stack names the same few configs, and several rules read them."""
     try:
         doc = yaml.safe_load(text) or {}
     except yaml.YAMLError:

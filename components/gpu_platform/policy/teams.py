@@ -7,8 +7,9 @@
 """
 from __future__ import annotations
 
-from typing import Any, Optional
 from collections.abc import Iterator, Mapping
+from functools import lru_cache
+from typing import Any, Optional
 
 import yaml
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity, StackValidationArgs
@@ -28,8 +29,14 @@ def _mig_layouts(values: Mapping[str, Any]) -> dict[str, dict[str, int]]:
     """MIG config name -> layout of one GPU, from the release's MIG manager file (empty if unreadable)."""
     text = ((((values.get("migManager") or {}).get("config") or {}).get("data") or {})
             .get(names.MIG_PARTED_CONFIG_KEY))
+    return {name: dict(layout) for name, layout in _layouts_in(text).items()} if text else {}
+
+
+@lru_cache(maxsize=16)
+def _layouts_in(text: str) -> dict[str, dict[str, int]]:
+    """`_mig_layouts` of one MIG manager file, parsed once per text: rules read it once per flavor and pool."""
     try:
-        doc = yaml.safe_load(text) if text else {}
+        doc = yaml.safe_load(text)
     except yaml.YAMLError:
         return {}
     out = {}

@@ -1,0 +1,185 @@
+"""The bare-engine floor: a Pulumi program, generated from a plan's own JSON, that registers the same
+resources (types, names, parents, providers, inputs, options) and exports the same stack outputs with
+no logic at all, to run under the planner's engine (gpu_platform.planner.engine.run_program).
+
+What it costs is what any program registering these resources pays: the interpreter, the SDK modules
+that define the plan's types, and the SDK's registration path (serialisation, the monitor, the mocks,
+output resolution) for each resource. What a plan costs beyond it is the platform's own work: reading
+and checking the stack file, the decisions, the rendered values and the Outputs between resources, the
+SDK classes' argument handling, the policy verdict and the plan's sections.
+
+Resources are registered through the SDK's generic classes (CustomResource, ProviderResource,
+ComponentResource) under their recorded type tokens, so no argument is renamed or defaulted on the way:
+`recorded(floor_dir)` plans the floor and `same_registrations` checks it recorded what the plan did.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+from typing import Any
+
+PROGRAM = '''\
+"""Registers the resources of plan.json as recorded, with no logic (benchmarks/bare_engine.py)."""
+import importlib
+import json
+
+import pulumi
+
+SECRET, PROVIDERS = "[secret]", "pulumi:providers:"
+data = json.loads(open("plan.json").read())
+for module in data["modules"]:
+    getattr(importlib.import_module(module), "__all__", None)  # the SDK loads a module on first use
+by_urn = {}
+
+
+def value(v):
+    if v == SECRET:
+        return pulumi.Output.secret(SECRET)
+    if isinstance(v, dict):
+        return {k: value(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [value(x) for x in v]
+    return v
+
+
+def alias(a):
+    if "urn" in a:
+        return a["urn"]
+    names = {"name": "name", "type": "type_", "project": "project", "stack": "stack", "parentUrn": "parent"}
+    return pulumi.Alias(**{names[k]: v for k, v in a.items()})
+
+
+def options(r):
+    o, timeouts = r["options"], r["options"].get("customTimeouts")
+    provider = r["provider"] and by_urn[r["provider"].rsplit("::", 1)[0]]
+    return pulumi.ResourceOptions(
+        parent=by_urn.get(r["parent"]), provider=provider or None, protect=o["protect"] or None,
+        retain_on_delete=o["retainOnDelete"] or None, ignore_changes=o["ignoreChanges"] or None,
+        delete_before_replace=o["deleteBeforeReplace"], depends_on=[by_urn[u] for u in o["dependsOn"]] or None,
+        aliases=[alias(a) for a in o["aliases"]] or None, replace_on_changes=o["replaceOnChanges"] or None,
+        additional_secret_outputs=o["additionalSecretOutputs"] or None,
+        custom_timeouts=pulumi.CustomTimeouts(**timeouts) if timeouts else None,
+        deleted_with=by_urn[o["deletedWith"]] if o.get("deletedWith") else None)
+
+
+for r in data["resources"]:
+    props, opts = value(r["inputs"]), options(r)
+    if r["type"].startswith(PROVIDERS):
+        res = pulumi.ProviderResource(r["type"].removeprefix(PROVIDERS), r["name"], props, opts)
+    elif r["custom"]:
+        res = pulumi.CustomResource(r["type"], r["name"], props, opts)
+    else:
+        res = pulumi.ComponentResource(r["type"], r["name"], props, opts)
+    by_urn[r["urn"]] = res
+for key, v in data["outputs"].items():
+    pulumi.export(key, value(v))
+'''
+
+
+def sdk_modules(plan: dict) -> list[str]:
+    """The SDK modules that define the plan's resource types: `kubernetes:rbac.authorization.k8s.io/v1:Role`
+    -> pulumi_kubernetes.rbac.v1, `aws:vpc/securityGroupIngressRule:...` -> pulumi_aws.vpc."""
+    modules = set()
+    for type_ in {r["type"] for r in plan["resources"]}:
+        package, module, _ = type_.split(":")
+        if package == "aws":
+            modules.add(f"pulumi_aws.{module.split('/')[0]}")
+        elif package == "kubernetes":
+            group, _, version = module.rpartition("/")
+            known = group in ("core", "helm.sh") or group.endswith(".k8s.io")
+            modules.add(f"pulumi_kubernetes.{group.split('.')[0]}.{version}" if known
+                        else "pulumi_kubernetes.apiextensions")
+    return sorted(modules)
+
+
+def registration_order(resources: list[dict]) -> list[dict]:
+    """Each resource after its parent, provider, dependencies and deleted-with target (a plan lists
+    siblings by type and name, not in the order they can be created)."""
+    by_urn = {r["urn"]: r for r in resources}
+    out: list[dict] = []
+    done: set[str] = set()
+
+    def needs(r: dict) -> list[str]:
+        o = r["options"]
+        refs = [r["parent"], (r["provider"] or "").rsplit("::", 1)[0], o.get("deletedWith"), *o["dependsOn"]]
+        return [u for u in refs if u in by_urn]
+
+    def visit(r: dict) -> None:
+        stack = [(r, iter(needs(r)))]
+        done.add(r["urn"])
+        while stack:
+            current, pending = stack[-1]
+            nxt = next((u for u in pending if u not in done), None)
+            if nxt is None:
+                stack.pop()
+                out.append(current)
+            else:
+                done.add(nxt)
+                stack.append((by_urn[nxt], iter(needs(by_urn[nxt]))))
+
+    for r in resources:
+        if r["urn"] not in done:
+            visit(r)
+    return out
+
+
+def write_floor(plan: dict, into: Path) -> Path:
+    """The floor program of `plan` in the directory `into` (created): __main__.py and its plan.json."""
+    into.mkdir(parents=True, exist_ok=True)
+    data = {"modules": sdk_modules(plan), "resources": registration_order(plan["resources"]),
+            "outputs": plan["outputs"]}
+    (into / "plan.json").write_text(json.dumps(data))
+    (into / "__main__.py").write_text(PROGRAM)
+    return into
+
+
+def run_floor(floor_dir: Path, project: str, stack: str, region: str) -> Any:
+    """Run the floor under the planner's engine; returns its Recording."""
+    engine = importlib.import_module("gpu_platform.planner.engine")
+    return engine.run_program(floor_dir, stack=stack, project=project, config={"aws:region": region})
+
+
+def recorded(floor_dir: Path, plan: dict, region: str) -> dict:
+    """The plan document of the floor's registrations (resources and outputs, as the plan writes them)."""
+    plans = importlib.import_module("gpu_platform.planner.plan")
+    return plans.build_plan(run_floor(floor_dir, plan["project"], plan["stack"], region))
+
+
+def same_registrations(plan: dict, floor: dict) -> list[str]:
+    """Where the floor's registrations differ from the plan's (nothing when it is a true floor)."""
+    ours = {r["urn"]: r for r in floor["resources"]}
+    diffs = [f"{r['urn']}: missing" for r in plan["resources"] if r["urn"] not in ours]
+    diffs += [f"{r['urn']}: {key} {r[key]!r} != {ours[r['urn']][key]!r}"
+              for r in plan["resources"] if r["urn"] in ours for key in r if r[key] != ours[r["urn"]][key]]
+    if len(ours) != len(plan["resources"]):
+        diffs.append(f"{len(ours)} resources registered, {len(plan['resources'])} planned")
+    if floor["outputs"] != plan["outputs"]:
+        diffs.append("stack outputs differ")
+    return diffs
+
+
+def region_of(plan: dict) -> str:
+    """The region the plan's AWS provider was given (the mocks answer in it), else us-east-1."""
+    providers = (r["inputs"].get("region") for r in plan["resources"] if r["type"] == "pulumi:providers:aws")
+    return next((r for r in providers if isinstance(r, str)), "us-east-1")
+
+
+def main(argv: list[str]) -> int:
+    """`bare_engine.py DIR PLAN_JSON [--check]`: run the floor in DIR (written from PLAN_JSON if absent);
+    with --check, fail unless it registered exactly what the plan did."""
+    floor_dir, plan = Path(argv[0]), json.loads(Path(argv[1]).read_text())
+    if not (floor_dir / "__main__.py").exists():
+        write_floor(plan, floor_dir)
+    if "--check" not in argv:
+        run_floor(floor_dir, plan["project"], plan["stack"], region_of(plan))
+        return 0
+    diffs = same_registrations(plan, recorded(floor_dir, plan, region_of(plan)))
+    print("\n".join(diffs[:20]) or "the floor registers what the plan did")
+    return 1 if diffs else 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(main(sys.argv[1:]))
