@@ -370,16 +370,21 @@ def _view_resource_type() -> type:
 
         def __init__(self, view: EngineView, r: Mapping[str, Any]):
             self._view = view
+            self._given: Any = None  # props set after construction (the pack's readable view), else the plan's
+            self._built = False
             unset: Any = None  # props and opts come from the view (the properties below)
             super().__init__(r["type"], {}, r["urn"], r["name"], unset, view.provider(r), None, [], {})
+            self._built = True
 
         @property
         def props(self) -> Any:
-            return self._view.props[self.urn]
+            return self._view.props[self.urn] if self._given is None else self._given
 
         @props.setter
-        def props(self, _: Any) -> None:  # PolicyResource.__init__ assigns it; the view holds it
-            pass
+        def props(self, value: Any) -> None:
+            # PolicyResource.__init__ assigns it (the view holds it); a copy the pack narrows keeps its own
+            if self._built:
+                self._given = value
 
         @property
         def opts(self) -> Any:

@@ -15,7 +15,7 @@ import copy
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Optional
+from typing import Any, Optional, cast
 from collections.abc import Callable, Iterable, Iterator
 
 from pulumi_policy import (
@@ -29,7 +29,7 @@ from gpu_platform.facts.recognise import GPU_AMI_TYPES, is_gpu_instance_type, is
 from gpu_platform.policy import shapes
 from gpu_platform.policy.resource_types import (  # noqa: F401 re-exported: the rules import them from here
     ADDON, AWS_PROVIDER, CLUSTER, FILE_SYSTEM, HELM_RELEASE, KARPENTER_VIEW, LAUNCH_TEMPLATE, LUSTRE, NAMESPACE,
-    NAT_GATEWAY, NODE_CLASS, NODE_GROUP, NODE_POOL, RESOURCE_QUOTA, STACK,
+    NAT_GATEWAY, NODE_CLASS, NODE_GROUP, NODE_POOL, RESOURCE_QUOTA, STACK, TypedResourcePolicy,
 )
 from gpu_platform.policy.shapes import UNREADABLE_PREFIX  # noqa: F401
 
@@ -253,24 +253,39 @@ def readable_resource_args(args: ResourceValidationArgs) -> ResourceValidationAr
     return out
 
 
-def readable_stack_args(args: StackValidationArgs) -> StackValidationArgs:
-    views = [shapes.readable(r.resource_type, r.props)[0] for r in args.resources]
-    if all(v is r.props for v, r in zip(views, args.resources, strict=True)):
-        return args
-    copies = {id(r): copy.copy(r) for r in args.resources}
-    for view, r in zip(views, args.resources, strict=True):
-        new = copies[id(r)]
-        new.props = view
-        new.parent = copies.get(id(r.parent), r.parent) if r.parent is not None else None
-        new.dependencies = [copies.get(id(d), d) for d in r.dependencies or []]
-    out = copy.copy(args)
-    out.resources = [copies[id(r)] for r in args.resources]
-    return out
-class TypedResourcePolicy(ResourceValidationPolicy):
-    """A resource policy that says which resource types its rule reads: the CLI still calls it for every
-    resource (it returns at once for the others), the offline verdict builds arguments only for these."""
+class _ReadableResource:
+    """A stack resource as the rules may read it: its props narrowed by policy/shapes.py on first read (a stack
+    rule reads the props of a few types only), its parent and dependencies the same kind of view."""
 
-    resource_types: frozenset[str]
+    def __init__(self, resource: Any, views: dict[int, "_ReadableResource"]):
+        self._resource, self._views, self._props = resource, views, None
+
+    def __getattr__(self, name: str) -> Any:  # resource_type, urn, name, opts, provider...
+        return getattr(self._resource, name)
+
+    @property
+    def props(self) -> Any:
+        if self._props is None:
+            self._props = shapes.readable(self._resource.resource_type, self._resource.props)[0]
+        return self._props
+
+    @property
+    def parent(self) -> Any:
+        parent = self._resource.parent
+        return self._views.get(id(parent), parent) if parent is not None else None
+
+    @property
+    def dependencies(self) -> list[Any]:
+        return [self._views.get(id(d), d) for d in self._resource.dependencies or []]
+
+
+def readable_stack_args(args: StackValidationArgs) -> StackValidationArgs:
+    views: dict[int, _ReadableResource] = {}
+    for r in args.resources:
+        views[id(r)] = _ReadableResource(r, views)
+    out = copy.copy(args)
+    out.resources = [cast(Any, views[id(r)]) for r in args.resources]  # read as PolicyResources are
+    return out
 
 
 def resource_policy(name: str, description: str, types: Iterable[str], rule: ResourceRule, *,

@@ -1,4 +1,6 @@
-"""The resource types the pack reads, by their Pulumi type tokens (one place for rules and shapes)."""
+"""The resource types the pack reads, by their Pulumi type tokens (one place for rules and shapes), and the
+resource policy that names the types it reads."""
+from pulumi_policy import ResourceValidationPolicy
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -15,3 +17,10 @@ CLUSTER = "aws:eks/cluster:Cluster"
 NAT_GATEWAY = "aws:ec2/natGateway:NatGateway"
 AWS_PROVIDER = "pulumi:providers:aws"
 STACK = "pulumi:pulumi:Stack"
+
+
+class TypedResourcePolicy(ResourceValidationPolicy):
+    """A resource policy that says which resource types its rule reads: the CLI still calls it for every
+    resource (it returns at once for the others), the offline verdict builds arguments only for these."""
+
+    resource_types: frozenset[str]

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Optional, Union
 from collections.abc import Callable
 
-from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
+from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, Severity
 from pulumi_policy.proxy import _DictProxy, _ListProxy, _is_unknown, unknown_checking_proxy
 
 from gpu_platform.policy import resource_types as c
@@ -267,9 +267,15 @@ def _report_unreadable(args: ResourceValidationArgs, report: ReportViolation) ->
         report(message(args.name, args.resource_type, item), None)
 
 
-POLICIES = [ResourceValidationPolicy(
-    "readable-properties",
-    "Names each property of a resource the pack reads whose value has a shape the rules cannot read (a bool "
-    "where an object is read, a list where a map is read); the rules judge the rest of the resource.",
-    _report_unreadable, enforcement_level=EnforcementLevel.ADVISORY, severity=Severity.LOW,
-    remediation_steps="Give the property the shape its API reference gives it.")]
+def _readable_properties() -> c.TypedResourcePolicy:
+    policy = c.TypedResourcePolicy(
+        "readable-properties",
+        "Names each property of a resource the pack reads whose value has a shape the rules cannot read (a bool "
+        "where an object is read, a list where a map is read); the rules judge the rest of the resource.",
+        _report_unreadable, enforcement_level=EnforcementLevel.ADVISORY, severity=Severity.LOW,
+        remediation_steps="Give the property the shape its API reference gives it.")
+    policy.resource_types = frozenset(SHAPES)  # a type without declared shapes has nothing to name
+    return policy
+
+
+POLICIES = [_readable_properties()]

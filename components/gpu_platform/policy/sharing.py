@@ -35,8 +35,15 @@ Finding = Iterator[tuple[str, Optional[str]]]
 
 def mig_config_of(props: Any) -> Optional[str]:
     """The MIG config a node group's nodes select, None when they select none or `all-disabled`."""
-    name = get(props, "labels", {}).get(names.MIG_CONFIG_LABEL)
+    name = _label(props, names.MIG_CONFIG_LABEL)
     return None if name in (None, names.MIG_ALL_DISABLED) else name
+
+
+def _label(props: Any, key: str) -> Optional[str]:
+    """A node label's value, None unless it is text (another program may register any shape there)."""
+    labels = get(props, "labels", {})
+    value = labels.get(key) if isinstance(labels, Mapping) else None
+    return value if isinstance(value, str) else None
 
 
 def mig_capable(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Iterator[str]:
@@ -107,10 +114,11 @@ def mig_layouts_valid(args: StackValidationArgs, config: Mapping[str, Any]) -> F
 
 
 def _device_plugin_key(props: Any, release_values: Mapping[str, Any]) -> Optional[str]:
-    label = get(props, "labels", {}).get(names.DEVICE_PLUGIN_CONFIG_LABEL)
+    label = _label(props, names.DEVICE_PLUGIN_CONFIG_LABEL)
     if label:
         return label
-    return ((release_values.get("devicePlugin") or {}).get("config") or {}).get("default") or None
+    default = ((release_values.get("devicePlugin") or {}).get("config") or {}).get("default")
+    return default if isinstance(default, str) and default else None
 
 
 def _device_plugin_entries(values: Mapping[str, Any]) -> Optional[dict]:
@@ -154,7 +162,7 @@ def time_slicing_replicas(props: Any, release_values: Mapping[str, Any]) -> int:
     """Replicas per GPU the node group's device-plugin config shares out (0: no time-slicing)."""
     key = _device_plugin_key(props, release_values)
     text = (((release_values.get("devicePlugin") or {}).get("config") or {}).get("data") or {}).get(key) if key else None
-    return _replicas_in(text) if text else 0
+    return _replicas_in(text) if isinstance(text, str) and text else 0  # cached by text: a text only
 
 
 @lru_cache(maxsize=64)
@@ -162,11 +170,14 @@ def _replicas_in(text: str) -> int:
     """The most replicas a device-plugin config shares a GPU into. Parsed once per config text: every GPU
     pool of a large stack names the same few configs, and several rules read them."""
     try:
-        doc = yaml.safe_load(text) or {}
+        doc = yaml.safe_load(text)
     except yaml.YAMLError:
         return 0
-    resources = (((doc.get("sharing") or {}).get("timeSlicing") or {}).get("resources") or [])
-    return max((int(r.get("replicas") or 0) for r in resources if isinstance(r, dict)), default=0)
+    sharing = doc.get("sharing") if isinstance(doc, dict) else None
+    slicing = sharing.get("timeSlicing") if isinstance(sharing, dict) else None
+    resources = slicing.get("resources") if isinstance(slicing, dict) else None
+    counts = [r.get("replicas") for r in resources if isinstance(r, dict)] if isinstance(resources, list) else []
+    return max((n for n in counts if isinstance(n, int) and not isinstance(n, bool)), default=0)
 
 
 def time_slicing_allowed(args: StackValidationArgs, config: Mapping[str, Any]) -> Finding:

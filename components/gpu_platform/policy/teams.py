@@ -29,7 +29,8 @@ def _mig_layouts(values: Mapping[str, Any]) -> dict[str, dict[str, int]]:
     """MIG config name -> layout of one GPU, from the release's MIG manager file (empty if unreadable)."""
     text = ((((values.get("migManager") or {}).get("config") or {}).get("data") or {})
             .get(names.MIG_PARTED_CONFIG_KEY))
-    return {name: dict(layout) for name, layout in _layouts_in(text).items()} if text else {}
+    # a text only: another program may register anything there, and the parse is cached by its text
+    return {name: dict(layout) for name, layout in _layouts_in(text).items()} if isinstance(text, str) else {}
 
 
 @lru_cache(maxsize=16)
@@ -39,11 +40,13 @@ def _layouts_in(text: str) -> dict[str, dict[str, int]]:
         doc = yaml.safe_load(text)
     except yaml.YAMLError:
         return {}
-    out = {}
-    for name, items in ((doc or {}).get("mig-configs") or {}).items():
-        enabled = [i for i in items or [] if isinstance(i, dict) and i.get("mig-enabled")]
-        if enabled:
-            out[name] = dict(enabled[0].get("mig-devices") or {})
+    out: dict[str, dict[str, int]] = {}
+    configs = doc.get("mig-configs") if isinstance(doc, dict) else None
+    for name, items in (configs.items() if isinstance(configs, dict) else ()):
+        enabled = [i for i in items if isinstance(i, dict) and i.get("mig-enabled")] if isinstance(items, list) else []
+        devices = enabled[0].get("mig-devices") if enabled else None
+        if isinstance(devices, dict):
+            out[name] = dict(devices)
     return out
 
 
