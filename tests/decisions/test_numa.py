@@ -97,12 +97,6 @@ def test_a_pool_asks_for_its_own_settings_or_turns_them_off():
 
 # --- refusals, naming the field ---
 
-def test_bottlerocket_cannot_take_a_cpu_list():
-    pool = _pool("x", ["p5.48xlarge"], BOTTLEROCKET, kubelet={"reservedSystemCpus": "0-3"})
-    problem = only_spec_problem(_dev_with(pool), "nodePools[1].kubelet.reservedSystemCpus")
-    assert "Bottlerocket has no setting for a CPU list" in problem and "settings.kubernetes.cpu-manager-policy" in problem
-
-
 @pytest.mark.parametrize("cpus, message", [
     ("0-8", "CPU 8 does not exist on a 8-vCPU node (CPUs 0-7)"),
     ("0-7", "keeps all 8 vCPUs from pods; reserve fewer"),
@@ -164,8 +158,10 @@ def test_the_ubuntu_script_with_flags_is_valid_bash():
 def test_bottlerocket_pools_set_the_managers_in_their_settings():
     spec, pool = _spec_pool(_dev_with(_pool("x", ["p5.48xlarge"], BOTTLEROCKET)), "x")
     settings = tomllib.loads(node_boot.bottlerocket_settings(pool) or "")
+    # bottlerocket-settings-sdk settings-extensions/kubernetes: cpu_manager_policy, topology_manager_policy,
+    # topology_manager_scope, reserved_cpus, kebab-case in the settings TOML
     assert settings == {"settings": {"kubernetes": {"cpu-manager-policy": "static", "topology-manager-policy": "restricted",
-                                                    "topology-manager-scope": "pod"}}}
+                                                    "topology-manager-scope": "pod", "reserved-cpus": "0-3"}}}
     user_data = base64.b64decode(node_boot.eks_image_user_data(PoolContext.of(spec, pool), pool) or "")
     assert tomllib.loads(user_data.decode()) == settings
 
@@ -196,8 +192,7 @@ def test_karpenter_node_classes_carry_the_managers_in_user_data_and_match_the_cr
     obj = node_class_object(PoolContext.of(spec, pool), pool)
     assert schema_problems("karpenter-v1.14.1", obj) == [] and cel_problems(obj) == []
     assert "kubelet" not in obj["spec"]
-    assert read_user_data(obj["spec"]["userData"]).kubelet == (
-        DEFAULT if ami is KARPENTER_AL2023 else {k: v for k, v in DEFAULT.items() if k != "reservedSystemCPUs"})
+    assert read_user_data(obj["spec"]["userData"]).kubelet == DEFAULT
     if ami is KARPENTER_AL2023:
         (part,) = [p for p in obj["spec"]["userData"].split("--") if catalog.NODEADM_CONTENT_TYPE in p]
         assert node_config_problems(yaml.safe_load(part.split("\n\n", 1)[1])) == []
@@ -237,10 +232,8 @@ def test_reserved_cpus_leave_less_for_pods():
 def test_user_data_is_read_for_the_managers_whatever_the_format(reader):
     text = {"nodeconfig": "spec:\n  kubelet:\n    config:\n      cpuManagerPolicy: static\n      reservedSystemCPUs: 0-3\n",
             "flags": "--kubelet-extra-args '--node-labels=a=b --cpu-manager-policy=static --reserved-cpus=0-3'",
-            "toml": '[settings.kubernetes]\ncpu-manager-policy = "static"\n'}[reader]
-    found = read_user_data(text).kubelet
-    assert found["cpuManagerPolicy"] == "static"
-    assert reader == "toml" or found["reservedSystemCPUs"] == "0-3"
+            "toml": '[settings.kubernetes]\ncpu-manager-policy = "static"\nreserved-cpus = "0-3"\n'}[reader]
+    assert read_user_data(text).kubelet == {"cpuManagerPolicy": "static", "reservedSystemCPUs": "0-3"}
 
 
 def test_a_change_of_the_managers_is_a_locked_node_roll_the_gate_names():

@@ -1,6 +1,6 @@
 """A GPU pool component alone takes the stack file's `kubelet` as its `kubelet` argument: its launch
-template's NodeConfig carries the CPU and topology managers, and a CPU list Bottlerocket cannot express
-is refused naming the argument."""
+template's NodeConfig carries the CPU and topology managers, and a CPU the instance does not have is
+refused naming the argument."""
 import base64
 
 import pytest
@@ -31,11 +31,11 @@ def test_the_kubelet_argument_reaches_the_node_config(tmp_path):
         "reservedSystemCPUs": "0-1,96-97"}
 
 
-def test_a_cpu_list_on_bottlerocket_is_refused_naming_the_argument(tmp_path):
+def test_a_cpu_the_instance_lacks_is_refused_naming_the_argument(tmp_path):
     with pytest.raises(SpecError) as err:
         run(tmp_path, COMMON + """
     GpuNodePool("h100", GpuNodePoolArgs(**common, ami={"type": "BOTTLEROCKET_x86_64_NVIDIA", "release_version": "1.50.0-4a1c53b7"},
-                kubelet={"reserved_system_cpus": "0-3"}))
+                kubelet={"reserved_system_cpus": "0-3,192"}))
         """)
-    assert any(p.startswith("GpuNodePool 'h100': kubelet.reservedSystemCpus: Bottlerocket has no setting")
-               for p in err.value.problems), err.value.problems
+    assert "GpuNodePool 'h100': kubelet.reservedSystemCpus: CPU 192 does not exist on a 192-vCPU node (CPUs 0-191)" \
+        in err.value.problems, err.value.problems

@@ -150,7 +150,7 @@ _KUBELET_LIST = re.compile(r"--(node-labels|register-with-taints)=([^\s'\"]+)")
 # The CPU and topology manager settings as each node format writes them (facts/kubelet.py): NodeConfig YAML
 # `field: value`, kubelet flags `--flag=value`, Bottlerocket TOML `setting = "value"`.
 _SPELLED = {**{k: k for k in kubelet.KUBELET_FLAGS}, **{f.removeprefix("--"): k for k, f in kubelet.KUBELET_FLAGS.items()},
-            **{s: k for k, s in kubelet.BOTTLEROCKET_SETTINGS.items() if s}}
+            **{s: k for k, s in kubelet.BOTTLEROCKET_SETTINGS.items()}}
 _KUBELET_SETTING = re.compile(r"(?<![\w-])(?:--)?(" + "|".join(map(re.escape, _SPELLED)) + r")(?:\s*[:=]\s*)\"?([\w,.-]+)\"?")
 
 

@@ -64,7 +64,7 @@ def aligned_by_default(pool: "NodePoolSpec") -> bool:
 
 def pool_kubelet(pool: "NodePoolSpec") -> PoolKubelet:
     """The pool's own `kubelet`, else the default for its instance types. Under the static policy the first
-    CPUs are kept for the system unless the pool names its own; Bottlerocket keeps CPUs by count instead."""
+    CPUs are kept for the system unless the pool names its own."""
     spec = pool.kubelet
     if spec is None:
         if not aligned_by_default(pool):
@@ -73,7 +73,7 @@ def pool_kubelet(pool: "NodePoolSpec") -> PoolKubelet:
 
         spec = KubeletSpec()
     reserved = spec.reserved_system_cpus
-    if reserved is None and spec.cpu_manager_policy == "static" and pool.ami.image.os != "bottlerocket":
+    if reserved is None and spec.cpu_manager_policy == "static":
         reserved = facts.DEFAULT_RESERVED_SYSTEM_CPUS
     return PoolKubelet(spec.cpu_manager_policy, spec.topology_manager_policy, spec.topology_manager_scope, reserved)
 
@@ -84,11 +84,5 @@ def kubelet_flags(pool: "NodePoolSpec") -> list[str]:
 
 
 def bottlerocket_settings(pool: "NodePoolSpec") -> dict[str, str]:
-    """The settings under settings.kubernetes; the spec refuses what Bottlerocket cannot express."""
-    out: dict[str, str] = {}
-    for key, value in pool_kubelet(pool).config().items():
-        setting = facts.BOTTLEROCKET_SETTINGS[key]
-        if setting is None:
-            raise ValueError(f"Bottlerocket has no setting for the kubelet's {key}")
-        out[setting] = value
-    return out
+    """The settings under settings.kubernetes (Bottlerocket's names of the same kubelet fields)."""
+    return {facts.BOTTLEROCKET_SETTINGS[k]: v for k, v in pool_kubelet(pool).config().items()}

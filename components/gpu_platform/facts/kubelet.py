@@ -9,9 +9,10 @@
   doc/usage/nodeadm api reference, https://awslabs.github.io/amazon-eks-ami/nodeadm/doc/api/).
 - Ubuntu (Canonical's EKS bootstrap): kubelet flags through `--kubelet-extra-args`; the flag names are the
   kubelet's (https://kubernetes.io/docs/reference/command-line-tools-reference/kubelet/).
-- Bottlerocket: `settings.kubernetes.cpu-manager-policy`, `topology-manager-policy` and
-  `topology-manager-scope` (https://bottlerocket.dev/en/os/1.50.x/api/settings/kubernetes/); it has no
-  setting for a CPU list: the CPUs it keeps back are `kube-reserved`'s and `system-reserved`'s counts.
+- Bottlerocket: `settings.kubernetes.cpu-manager-policy`, `topology-manager-policy`, `topology-manager-scope`
+  and `reserved-cpus` (a CPU list), the kebab-case TOML names of the settings model's fields
+  (bottlerocket-os/bottlerocket-settings-sdk bottlerocket-settings-models/settings-extensions/kubernetes/
+  src/lib.rs, there since before settings-models v0.2.0, 2024-07).
 - Karpenter v1.14 EC2NodeClass `spec.kubelet` has no CPU or topology manager field (the pinned CRD, see
   upstream/crds): they go through the node class's user data, which Karpenter merges with its own.
 """
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 from types import MappingProxyType
 from collections.abc import Mapping
-from typing import Optional
 
 CPU_MANAGER_POLICIES = ("none", "static")
 TOPOLOGY_MANAGER_POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
@@ -72,15 +72,15 @@ NODEADM_KUBELET_FIELDS = frozenset({"config", "flags"})
 NODEADM_SPEC_FIELDS = frozenset({"cluster", "containerd", "instance", "kubelet", "featureGates"})
 
 # Each KubeletConfiguration field the pool setting writes, its kubelet flag (Ubuntu) and its Bottlerocket
-# setting under settings.kubernetes (None: Bottlerocket cannot express it).
-_SPELLINGS: dict[str, tuple[str, Optional[str]]] = {
+# setting under settings.kubernetes.
+_SPELLINGS: dict[str, tuple[str, str]] = {
     "cpuManagerPolicy": ("--cpu-manager-policy", "cpu-manager-policy"),
     "topologyManagerPolicy": ("--topology-manager-policy", "topology-manager-policy"),
     "topologyManagerScope": ("--topology-manager-scope", "topology-manager-scope"),
-    "reservedSystemCPUs": ("--reserved-cpus", None),
+    "reservedSystemCPUs": ("--reserved-cpus", "reserved-cpus"),
 }
 KUBELET_FLAGS: Mapping[str, str] = MappingProxyType({k: v[0] for k, v in _SPELLINGS.items()})
-BOTTLEROCKET_SETTINGS: Mapping[str, Optional[str]] = MappingProxyType({k: v[1] for k, v in _SPELLINGS.items()})
+BOTTLEROCKET_SETTINGS: Mapping[str, str] = MappingProxyType({k: v[1] for k, v in _SPELLINGS.items()})
 BOTTLEROCKET_KUBERNETES_TABLE = "settings.kubernetes"
 
 

@@ -126,8 +126,7 @@ class PoolKubeletArgs(TypedDict, total=False):
     topology_manager_scope: str
     """pod (default: the whole pod aligned together) or container."""
     reserved_system_cpus: str
-    """CPUs kept for the system, never for pods, as a Linux CPU list (default 0-3 under the static policy; not on
-    Bottlerocket, which keeps CPUs by count)."""
+    """CPUs kept for the system, never for pods, as a Linux CPU list (default 0-3 under the static policy)."""
 
 
 class PoolArgs(TypedDict, total=False):

@@ -230,8 +230,7 @@ class KubeletSpec(StrictModel):
     cpu_manager_policy: Literal[kubelet_facts.CPU_MANAGER_POLICIES] = "static"  # type: ignore[valid-type]
     topology_manager_policy: Literal[kubelet_facts.TOPOLOGY_MANAGER_POLICIES] = "restricted"  # type: ignore[valid-type]
     topology_manager_scope: Literal[kubelet_facts.TOPOLOGY_MANAGER_SCOPES] = "pod"  # type: ignore[valid-type]
-    # CPUs kept for the system and kubelet, never given to pods (default 0-3; none on Bottlerocket, which keeps
-    # CPUs back by count through kube-reserved).
+    # CPUs kept for the system and kubelet, never given to pods (default 0-3 under the static policy).
     reserved_system_cpus: Optional[str] = Field(None, pattern=CPUSET)
 
 

@@ -17,11 +17,6 @@ def kubelet_rules(at: str, pool: "NodePoolSpec") -> Iterator[Problem]:
     if spec is None or spec.reserved_system_cpus is None:
         return
     path = f"{at}.kubelet.reservedSystemCpus"
-    if pool.ami.image.os == "bottlerocket":
-        settings = ", ".join(f"{facts.BOTTLEROCKET_KUBERNETES_TABLE}.{s}" for s in facts.BOTTLEROCKET_SETTINGS.values() if s)
-        yield path, (f"Bottlerocket has no setting for a CPU list (its settings: {settings}; it keeps CPUs back by "
-                     "count, kube-reserved): remove it, or use an AL2023 or Ubuntu image")
-        return
     if any(int(first) > int(last) for first, _, last in
            (term.partition("-") for term in spec.reserved_system_cpus.split(",")) if last):
         yield path, "a range runs from the lower CPU to the higher, e.g. 0-3"
