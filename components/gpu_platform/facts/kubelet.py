@@ -1,12 +1,13 @@
 """What the kubelet's CPU and topology managers accept, and how each node format spells them.
 
 - KubeletConfiguration (kubelet.config.k8s.io/v1beta1): the JSON field names of the kubelet's config file,
-  from kubernetes/kubernetes staging/src/k8s.io/kubelet/config/v1beta1/types.go (release-1.33); the
+  from kubernetes/kubelet config/v1beta1/types.go at tag kubernetes-1.35.7 (the cluster minor); the
   values from the same file's comments and https://kubernetes.io/docs/tasks/administer-cluster/topology-manager/
   and https://kubernetes.io/docs/tasks/administer-cluster/cpu-management-policies/.
 - nodeadm's NodeConfig (node.eks.aws/v1alpha1): `spec.kubelet.config` is merged into the kubelet's
   KubeletConfiguration, `spec.kubelet.flags` are extra command-line flags (awslabs/amazon-eks-ami
-  doc/usage/nodeadm api reference, https://awslabs.github.io/amazon-eks-ami/nodeadm/doc/api/).
+  nodeadm/api/v1alpha1/nodeconfig_types.go, NodeConfigSpec and KubeletOptions;
+  https://awslabs.github.io/amazon-eks-ami/nodeadm/doc/api/).
 - Ubuntu (Canonical's EKS bootstrap): kubelet flags through `--kubelet-extra-args`; the flag names are the
   kubelet's (https://kubernetes.io/docs/reference/command-line-tools-reference/kubelet/).
 - Bottlerocket: `settings.kubernetes.cpu-manager-policy`, `topology-manager-policy`, `topology-manager-scope`
@@ -33,8 +34,8 @@ NUMA_ALIGNED_FAMILIES = ("p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300
 # What the default keeps back for the system: the first four vCPUs (docs/numa.md).
 DEFAULT_RESERVED_SYSTEM_CPUS = "0-3"
 
-# KubeletConfiguration v1beta1 JSON field names (types.go above, release-1.33): a rendered config using any
-# other key would be ignored by a lenient decoder, or refused by the kubelet's strict one.
+# KubeletConfiguration v1beta1 JSON field names (types.go above, kubernetes-1.35.7, all 123 of the struct):
+# a rendered config using any other key is ignored by a lenient decoder or refused by the kubelet's strict one.
 KUBELET_CONFIGURATION_FIELDS = frozenset({
     "apiVersion", "kind",
     "enableServer", "staticPodPath", "podLogsDir", "syncFrequency", "fileCheckFrequency", "httpCheckFrequency",
