@@ -107,6 +107,14 @@ def test_reserved_cpus_must_exist_and_leave_some(cpus, message):
     assert only_spec_problem(_dev_with(pool), "nodePools[1].kubelet.reservedSystemCpus").endswith(message)
 
 
+def test_the_default_cpu_list_must_leave_a_small_node_some_cpus():
+    pool = _pool("x", ["g6.xlarge"], AL2023, kubelet={})  # 4 vCPUs
+    assert only_spec_problem(_dev_with(pool), "nodePools[1].kubelet.reservedSystemCpus").endswith(
+        "the default 0-3 keeps all 4 vCPUs from pods; reserve fewer")
+    pool["kubelet"] = {"reservedSystemCpus": "0"}
+    assert numa.pool_kubelet(_spec_pool(_dev_with(pool), "x")[1]).reserved_cpus == 1
+
+
 @pytest.mark.parametrize("field, value", [("reservedSystemCpus", "0-3,"), ("topologyManagerPolicy", "strict"),
                                           ("topologyManagerScope", "node"), ("cpuManagerPolicy", "dynamic")])
 def test_settings_the_kubelet_does_not_take_are_refused(field, value):
