@@ -70,19 +70,29 @@ def test_local_storage_none_and_bottlerocket_leave_the_disks_alone():
 
 # --- AL2023: nodeadm's NodeConfig in the user data EKS merges ---
 
-@pytest.mark.parametrize("pool", ["a100-efa", "h100-efa", "a10g-spot"])
-def test_al2023_templates_carry_nodeadms_raid0_node_config(pool):
+# p4d and p5 pools also set the kubelet's CPU and topology managers by default (decisions/numa.py)
+NUMA = {"cpuManagerPolicy": "static", "topologyManagerPolicy": "restricted", "topologyManagerScope": "pod",
+        "reservedSystemCPUs": "0-3"}
+
+
+@pytest.mark.parametrize("pool, kubelet", [("a100-efa", NUMA), ("h100-efa", NUMA), ("a10g-spot", None)])
+def test_al2023_templates_carry_nodeadms_raid0_node_config(pool, kubelet):
     parts = user_data_parts(launch_template(plan(al2023_training()), pool))
     configs = [yaml.safe_load(body) for kind, body in parts if kind == catalog.NODEADM_CONTENT_TYPE]
     # amazon-eks-ami nodeadm API: NodeConfig spec.instance.localStorage.strategy, enum RAID0 | RAID10 | Mount
-    assert configs == [{"apiVersion": "node.eks.aws/v1alpha1", "kind": "NodeConfig",
-                        "spec": {"instance": {"localStorage": {"strategy": "RAID0"}}}}]
+    spec: dict = {"instance": {"localStorage": {"strategy": "RAID0"}}}
+    if kubelet:
+        spec["kubelet"] = {"config": kubelet}
+    assert configs == [{"apiVersion": "node.eks.aws/v1alpha1", "kind": "NodeConfig", "spec": spec}]
     assert not [body for _, body in parts if "mdadm" in body]  # nodeadm builds the array itself
 
 
-def test_an_al2023_pool_without_local_storage_sends_no_node_config():
+def test_an_al2023_pool_without_local_storage_sends_no_local_storage():
     platform = al2023_training()
     platform["nodePools"][2]["localStorage"] = "none"
+    parts = user_data_parts(launch_template(plan(platform), "h100-efa"))
+    assert [yaml.safe_load(body)["spec"] for _, body in parts] == [{"kubelet": {"config": NUMA}}]
+    platform["nodePools"][2]["kubelet"] = {"cpuManagerPolicy": "none", "topologyManagerPolicy": "none"}
     assert "userData" not in launch_template(plan(platform), "h100-efa")
 
 

@@ -19,11 +19,12 @@ IMAGE = "registry.example.com/trainer:1.0"
 GPU = names.GPU_RESOURCE
 
 
-def _budget(instance_type: str) -> tuple[float, float]:
-    """CPUs and GiB a node keeps for GPU pods, from the catalog's figures for the instance."""
+def _budget(instance_type: str, reserved: int = 0) -> tuple[float, float]:
+    """CPUs and GiB a node keeps for GPU pods, from the catalog's figures for the instance, after `reserved`
+    CPUs the kubelet keeps for the system."""
     it = catalog.INSTANCE_TYPES[instance_type]
     keep = 1 - ps.RESERVED_FRACTION
-    return it.vcpu * keep - ps.RESERVED_CPU, it.memory_gib * keep - ps.RESERVED_MEMORY_GIB
+    return (it.vcpu - reserved) * keep - ps.RESERVED_CPU, it.memory_gib * keep - ps.RESERVED_MEMORY_GIB
 
 
 def _requests(pod_spec: dict) -> tuple[float, float]:
@@ -44,21 +45,22 @@ def training():
 
 
 def test_an_8_gpu_pod_on_p5_asks_at_least_8_per_gpu_cpu_shares(training):
-    cpu_budget, memory_budget = _budget("p5.48xlarge")  # 192 vCPUs, 2048 GiB
+    cpu_budget, memory_budget = _budget("p5.48xlarge", reserved=4)  # 192 vCPUs less CPUs 0-3, 2048 GiB
     per_gpu_cpu, per_gpu_memory = cpu_budget / 8, memory_budget / 8
     one = _requests(gpu_pod_spec(training, "research", IMAGE, gpus=1, pool="h100-train"))
     eight = _requests(gpu_pod_spec(training, "research", IMAGE, gpus=8, pool="h100-train"))
-    assert one == (21, 230)  # 21.475 CPUs and 230.15 GiB per GPU, rounded down
-    assert eight == (171.5, 1841)
+    # p5 pins CPUs by default: CPUs 0-3 are kept, the rest shared, whole CPUs (decisions/numa.py)
+    assert one == (21, 230)  # 21.025 CPUs and 230.15 GiB per GPU, rounded down
+    assert eight == (168, 1841)
     assert eight[0] >= 8 * one[0] and eight[1] >= 8 * one[1]
-    assert 8 * per_gpu_cpu - 0.5 < eight[0] <= 8 * per_gpu_cpu  # the whole share, less rounding to half a CPU
+    assert 8 * per_gpu_cpu - 1 < eight[0] <= 8 * per_gpu_cpu  # the whole share, less rounding to a whole CPU
     assert 8 * per_gpu_memory - 1 < eight[1] <= 8 * per_gpu_memory
     assert eight[0] > 100 * quantity_value(training.teams[0].container_defaults.cpu)  # nothing like 250m
 
 
 @pytest.mark.parametrize("pool, gpus, cpu, memory", [
-    ("a100-train", 8, "85", "1034Gi"),  # p4d: 96 vCPUs, 1152 GiB
-    ("a100-train", 1, "10500m", "129Gi"),
+    ("a100-train", 8, "81", "1034Gi"),  # p4d: 96 vCPUs less CPUs 0-3 kept, 1152 GiB; whole CPUs
+    ("a100-train", 1, "10", "129Gi"),
     ("l4-inference", 1, "6", "26Gi"),  # g6.2xlarge (8 vCPUs, 32 GiB), the smaller of the pool's types
 ])
 def test_whole_gpu_pods_get_their_gpus_share(training, pool, gpus, cpu, memory):
@@ -156,8 +158,8 @@ def test_a_nodes_units_one_per_pod_or_all_in_one_fit_the_node(instance_type, sha
 
 def test_prod_teams_hold_their_largest_pod(prod):
     fits = {f.team: (f.gpus, f.size.cpu_quantity, f.size.memory_quantity, f.problems) for f in ps.team_fits(prod)}
-    assert fits == {"research": (8, "85", "1034Gi", []), "inference": (1, "6", "26Gi", []),
-                    "batch": (4, "42500m", "517Gi", [])}
+    assert fits == {"research": (8, "81", "1034Gi", []), "inference": (1, "6", "26Gi", []),
+                    "batch": (4, "40", "517Gi", [])}
 
 
 def test_a_team_is_sized_on_the_pools_its_queue_reaches_not_the_smallest_anywhere():
@@ -185,9 +187,9 @@ def test_without_queueing_a_team_reaches_every_pool(dev):
 
 
 def test_a_quota_below_the_largest_pod_is_named():
-    spec = spec_of("prod", lambda p: p["teams"][2]["quota"].update(cpu="40", memory="500Gi"))
+    spec = spec_of("prod", lambda p: p["teams"][2]["quota"].update(cpu="39", memory="500Gi"))
     (batch,) = [f for f in ps.team_fits(spec) if f.team == "batch"]
-    assert batch.problems == ["quota.cpu 40 < 42500m", "quota.memory 500Gi < 517Gi"]
+    assert batch.problems == ["quota.cpu 39 < 40", "quota.memory 500Gi < 517Gi"]
 
 
 def test_team_fits_works_out_each_pool_once_however_many_teams(monkeypatch, prod):

@@ -101,7 +101,8 @@ def test_mig_profile_asks_for_that_slice(prod):
     resources = main_container(gpu_pod_spec(prod, "research", IMAGE, mig_profile="1g.10gb", gpus=2))["resources"]
     mig = names.mig_resource("1g.10gb")
     assert resources["requests"][mig] == resources["limits"][mig] == "2"
-    assert names.GPU_RESOURCE not in resources["requests"] and "cpu" not in resources["limits"]
+    assert names.GPU_RESOURCE not in resources["requests"]
+    assert resources["limits"]["cpu"] == resources["requests"]["cpu"] == "6"  # h100-mig (p5) pins whole CPUs
 
 
 # --- refusals ---
@@ -317,7 +318,7 @@ def test_the_teams_limit_range_no_longer_decides_a_gpu_pods_cpu_and_memory(train
     admitted = _limit_ranger(limit_range(ctx, team), gpu_pod_spec(training, "research", IMAGE, gpus=8,
                                                                        pool="h100-train"))
     requests = main_container(admitted)["resources"]["requests"]
-    assert (requests["cpu"], requests["memory"], requests[names.GPU_RESOURCE]) == ("171500m", "1841Gi", "8")
+    assert (requests["cpu"], requests["memory"], requests[names.GPU_RESOURCE]) == ("168", "1841Gi", "8")
     hard = quota_hard(ctx, team)
     assert quantity_value(hard["requests.cpu"]) >= quantity_value(requests["cpu"])
     assert quantity_value(hard["requests.memory"]) >= quantity_value(requests["memory"])

@@ -51,6 +51,9 @@ REPLACE_INPUTS = catalog.REPLACE_FORCING_INPUTS[NODE_GROUP]
 # Launch template inputs that make no new template version (its own tags, version pointers); `name`
 # and `namePrefix` replace the template and, through launchTemplate.name, the node group (read there).
 TEMPLATE_NOT_CONTENT = ("tags", "tagsAll", "updateDefaultVersion", "defaultVersion")
+# The kubelet's CPU and topology managers as read from user data (docs/numa.md): a change is a new template
+# version, so every node rolls; the kubelet applies them only at start.
+KUBELET_USER_DATA = "userData.kubelet"
 KARPENTER_AREAS = ("nodePool", "nodeClass")  # fingerprint keys of Karpenter pools (karpenter_disruption)
 # Top-level node group inputs the model reads on its own; every other one is applied in place.
 NODE_GROUP_READ = frozenset({p.split(".", 1)[0] for p in REPLACE_INPUTS} | {"releaseVersion", "version", "labels", "taints"})
@@ -83,6 +86,8 @@ def rule_for(key: str) -> Rule:
     if area == "launchTemplate":
         if item in TEMPLATE_NOT_CONTENT:
             return Rule(Effect.NONE, "launch template, no new version", False, item)
+        if item == KUBELET_USER_DATA:
+            return Rule(Effect.NODE_ROLL, "kubelet CPU and topology managers (launch template user data)", True)
         if item.startswith("userData."):
             return Rule(Effect.NODE_ROLL, f"launch template user data ({item.split('.', 1)[1]})", True)
         return Rule(Effect.NODE_ROLL, "launch template", True, item)

@@ -159,13 +159,15 @@ def user_data_values(value: Any) -> dict[str, Any]:
     if value is None:
         return {}
     if value == UNKNOWN:
-        return {f"launchTemplate.userData.{k}": UNKNOWN for k in ("labels", "taints", "bootstrap")}
+        return {f"launchTemplate.userData.{k}": UNKNOWN for k in ("labels", "taints", "bootstrap", "kubelet")}
     facts = read_user_data(value)
     values: dict[str, Any] = {"launchTemplate.userData.bootstrap": digest(facts.bootstrap)}
     if facts.labels:  # only a bootstrap that registers the node lists labels and taints (Ubuntu)
         values["launchTemplate.userData.labels"] = dict(sorted(facts.labels.items()))
     if facts.taints:
         values["launchTemplate.userData.taints"] = facts.taints
+    if facts.kubelet:  # the CPU and topology managers, however the node format spells them
+        values["launchTemplate.userData.kubelet"] = facts.kubelet
     return values
 
 

@@ -63,6 +63,8 @@ def rule_for(key: str) -> Rule:
         if item == "requirements":
             return Rule(_requirements_change, "NodePool requirements (nodes they no longer admit drift)", True)
         return Rule(Effect.NODE_ROLL, "NodePool template (nodes drift)", True, item.removeprefix("template."))
+    if item == "userData.kubelet":  # read from user data: the EC2NodeClass has no field for them
+        return Rule(Effect.NODE_ROLL, "kubelet CPU and topology managers (EC2NodeClass user data; nodes drift)", True)
     if item.startswith("userData."):
         return Rule(Effect.NODE_ROLL, f"EC2NodeClass user data ({item.split('.', 1)[1]}; nodes drift)", True)
     return Rule(Effect.NODE_ROLL, "EC2NodeClass (nodes drift)", True, item)

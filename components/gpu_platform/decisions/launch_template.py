@@ -19,11 +19,11 @@ import base64
 import ipaddress
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
 from collections.abc import Mapping, Sequence
 
-from gpu_platform.facts import catalog, syntax
+from gpu_platform.facts import catalog, kubelet, syntax
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import NodePoolSpec
@@ -75,8 +75,9 @@ def service_cidr_for(vpc_cidr: str) -> str:
     return next(c for c in catalog.SERVICE_CIDRS if not ipaddress.ip_network(c).overlaps(vpc))
 
 
-def kubelet_args(labels: Mapping[str, str], taints: Sequence[tuple[str, str, str]]) -> str:
-    """`--node-labels=k=v,... --register-with-taints=k=v:Effect,...` (Kubernetes effect spelling).
+def kubelet_args(labels: Mapping[str, str], taints: Sequence[tuple[str, str, str]], flags: Sequence[str] = ()) -> str:
+    """`--node-labels=k=v,... --register-with-taints=k=v:Effect,...` (Kubernetes effect spelling), then
+    `flags` (the pool's CPU and topology managers: decisions/numa.py).
 
     The bootstrap splits these into kubelet's command line, so a label or taint that is not Kubernetes
     syntax (a space, a comma, a newline) would become arguments of its own: refused here as well as where
@@ -90,16 +91,16 @@ def kubelet_args(labels: Mapping[str, str], taints: Sequence[tuple[str, str, str
         args.append("--node-labels=" + ",".join(f"{k}={v}" for k, v in sorted(labels.items())))
     if taints:
         args.append("--register-with-taints=" + ",".join(f"{k}={v}:{e}" for k, v, e in taints))
-    return " ".join(args)
+    return " ".join([*args, *flags])
 
 
 def ubuntu_bootstrap_script(cluster: str, endpoint: str, ca_data: str, service_cidr: str,
                             labels: Mapping[str, str], taints: Sequence[tuple[str, str, str]],
-                            prelude: Sequence[str] = ()) -> str:
+                            prelude: Sequence[str] = (), flags: Sequence[str] = ()) -> str:
     """Shell script joining a Canonical Ubuntu EKS node to `cluster` without a DescribeCluster call.
 
     `prelude` lines run first (node preparation: local NVMe, EFA, the Lustre client); errexit makes any
-    failure there stop the node from joining."""
+    failure there stop the node from joining. `flags` are further kubelet flags."""
     lines = [
         "#!/bin/bash",
         "set -o errexit -o nounset -o pipefail",
@@ -108,7 +109,7 @@ def ubuntu_bootstrap_script(cluster: str, endpoint: str, ca_data: str, service_c
         f"  --apiserver-endpoint {shlex.quote(endpoint)} \\",
         f"  --b64-cluster-ca {shlex.quote(ca_data)} \\",
         f"  --dns-cluster-ip {shlex.quote(dns_cluster_ip(service_cidr))} \\",
-        f"  --kubelet-extra-args {shlex.quote(kubelet_args(labels, taints))}",
+        f"  --kubelet-extra-args {shlex.quote(kubelet_args(labels, taints, flags))}",
     ]
     return "\n".join(lines) + "\n"
 
@@ -134,10 +135,10 @@ def encode(user_data: str) -> str:
 
 def ubuntu_user_data(cluster: str, endpoint: str, ca_data: str, service_cidr: str,
                      labels: Mapping[str, str], taints: Sequence[tuple[str, str, str]],
-                     prelude: Sequence[str] = ()) -> str:
+                     prelude: Sequence[str] = (), flags: Sequence[str] = ()) -> str:
     """Base64 user data for the launch template: the bootstrap script, after any `prelude` lines."""
     return encode(mime_multipart(ubuntu_bootstrap_script(cluster, endpoint, ca_data, service_cidr, labels, taints,
-                                                         prelude)))
+                                                         prelude, flags)))
 
 
 # --- reading user data back (the disruption model fingerprints what a node boots with) ---
@@ -146,6 +147,11 @@ def ubuntu_user_data(cluster: str, endpoint: str, ca_data: str, service_cidr: st
 CLUSTER_IDENTITY_FLAGS = ("--apiserver-endpoint", "--b64-cluster-ca", "--dns-cluster-ip")
 _IDENTITY = re.compile(r"(" + "|".join(CLUSTER_IDENTITY_FLAGS) + r")\s+('[^']*'|\S+)")
 _KUBELET_LIST = re.compile(r"--(node-labels|register-with-taints)=([^\s'\"]+)")
+# The CPU and topology manager settings as each node format writes them (facts/kubelet.py): NodeConfig YAML
+# `field: value`, kubelet flags `--flag=value`, Bottlerocket TOML `setting = "value"`.
+_SPELLED = {**{k: k for k in kubelet.KUBELET_FLAGS}, **{f.removeprefix("--"): k for k, f in kubelet.KUBELET_FLAGS.items()},
+            **{s: k for k, s in kubelet.BOTTLEROCKET_SETTINGS.items()}}
+_KUBELET_SETTING = re.compile(r"(?<![\w-])(?:--)?(" + "|".join(map(re.escape, _SPELLED)) + r")(?:\s*[:=]\s*)\"?([\w,.-]+)\"?")
 
 
 @dataclass(frozen=True)
@@ -154,7 +160,8 @@ class UserDataFacts:
 
     labels: dict[str, str]  # kubelet --node-labels
     taints: list[str]  # kubelet --register-with-taints, `key=value:Effect`
-    bootstrap: str  # the decoded text, its cluster identity and the two lists above masked
+    bootstrap: str  # the decoded text, its cluster identity and the lists above masked
+    kubelet: dict[str, str] = field(default_factory=dict)  # CPU and topology managers, KubeletConfiguration names
 
 
 def read_user_data(value: str) -> UserDataFacts:
@@ -172,5 +179,7 @@ def read_user_data(value: str) -> UserDataFacts:
                 labels[key] = val
             else:
                 taints.append(item)
+    settings = {_SPELLED[name]: value for name, value in _KUBELET_SETTING.findall(text)}
     masked = _KUBELET_LIST.sub(r"--\1=<listed>", _IDENTITY.sub(r"\1 <cluster>", text))
-    return UserDataFacts(labels, sorted(taints), masked)
+    masked = _KUBELET_SETTING.sub(r"\1=<kubelet>", masked)
+    return UserDataFacts(labels, sorted(taints), masked, dict(sorted(settings.items())))

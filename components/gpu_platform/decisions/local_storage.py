@@ -18,7 +18,8 @@ never the only copy of anything.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Optional
 
 import yaml
 
@@ -59,10 +60,15 @@ def pool_local_storage(pool: "NodePoolSpec") -> LocalStorage:
     return LocalStorage("raid0", disks, gb, how)
 
 
-def node_config() -> str:
-    """The nodeadm NodeConfig user-data part: RAID0 over the instance store (AL2023)."""
-    doc = {"apiVersion": catalog.NODEADM_API_VERSION, "kind": "NodeConfig",
-           "spec": {"instance": {"localStorage": {"strategy": "RAID0"}}}}
+def node_config(raid0: bool = True, kubelet: Optional[Mapping[str, str]] = None) -> str:
+    """The nodeadm NodeConfig user-data part (AL2023): RAID0 over the instance store, and `kubelet`
+    KubeletConfiguration fields under spec.kubelet.config (nodeadm merges them into the kubelet's)."""
+    spec: dict[str, Any] = {}
+    if raid0:
+        spec["instance"] = {"localStorage": {"strategy": "RAID0"}}
+    if kubelet:
+        spec["kubelet"] = {"config": dict(kubelet)}
+    doc = {"apiVersion": catalog.NODEADM_API_VERSION, "kind": "NodeConfig", "spec": spec}
     return yaml.safe_dump(doc, sort_keys=False)
 
 

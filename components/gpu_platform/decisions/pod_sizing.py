@@ -15,6 +15,8 @@ rounded down to half a CPU and a whole GiB (a share below that, say many time-sl
 node, down to 10 millicores and a MiB), never up: N pods of one unit, or one pod of all of them, always fit
 on a node. A pool with several instance types is sized by its smallest one; a pod that may land in several
 pools by the smallest share.
+On a pool whose kubelet pins CPUs (decisions/numa.py) the CPUs it keeps for the system come off the node
+first, and a pod gets whole CPUs (rounded down), which the static CPU manager can pin.
 A team's largest pod is checked against its quota on the pools the team can reach (its queue's, with Kueue).
 """
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING
 from collections.abc import Sequence
 
 from gpu_platform.decisions.capacity import node_resources
+from gpu_platform.decisions.numa import pool_kubelet
 from gpu_platform.facts import catalog, names
 
 if TYPE_CHECKING:
@@ -81,10 +84,12 @@ def _round_down(cpu: float, memory_gib: float) -> PodSize:
 
 
 def node_budget(pool: "NodePoolSpec") -> Budget:
-    """What the pool's smallest instance type leaves for GPU pods."""
+    """What the pool's smallest instance type leaves for GPU pods, after the CPUs the pool's kubelet keeps
+    for the system (reservedSystemCPUs: decisions/numa.py)."""
     smallest = min(pool.instances, key=lambda it: (it.vcpu, it.memory_gib))
     keep = 1 - RESERVED_FRACTION
-    return Budget(smallest.vcpu * keep - RESERVED_CPU, smallest.memory_gib * keep - RESERVED_MEMORY_GIB)
+    cpus = smallest.vcpu - pool_kubelet(pool).reserved_cpus
+    return Budget(cpus * keep - RESERVED_CPU, smallest.memory_gib * keep - RESERVED_MEMORY_GIB)
 
 
 def unit_share(pool: "NodePoolSpec", resource: str, mig_strategy: str) -> Budget:
@@ -102,14 +107,24 @@ def unit_share(pool: "NodePoolSpec", resource: str, mig_strategy: str) -> Budget
 
 
 def pod_size(pools: Sequence["NodePoolSpec"], resource: str, units: int, mig_strategy: str) -> PodSize:
-    """CPU and memory for a pod with `units` of `resource` that may run on any of `pools`."""
-    return _sized([unit_share(p, resource, mig_strategy) for p in pools], units)
+    """CPU and memory for a pod with `units` of `resource` that may run on any of `pools`: whole CPUs when
+    one of them pins CPUs (the static CPU manager pins only whole CPUs: decisions/numa.py) and the share
+    holds one; a smaller share (many time-sliced replicas) stays as it is, in the node's shared CPUs."""
+    return _sized([unit_share(p, resource, mig_strategy) for p in pools], units, _pins(pools))
 
 
-def _sized(shares: Sequence[Budget], units: int) -> PodSize:
-    """`units` of the smallest of the pools' unit shares (pools that do not offer the resource left out)."""
+def _pins(pools: Sequence["NodePoolSpec"]) -> bool:
+    return any(pool_kubelet(p).aligned for p in pools)
+
+
+def _sized(shares: Sequence[Budget], units: int, whole_cpus: bool) -> PodSize:
+    """`units` of the smallest of the pools' unit shares (pools that do not offer the resource left out), in
+    whole CPUs when `whole_cpus` and the size holds one."""
     offered = [s for s in shares if s.cpu > 0] or [Budget(0.0, 0.0)]
-    return _round_down(min(s.cpu for s in offered) * units, min(s.memory_gib for s in offered) * units)
+    size = _round_down(min(s.cpu for s in offered) * units, min(s.memory_gib for s in offered) * units)
+    if whole_cpus and size.cpu >= 1:
+        return PodSize(float(math.floor(size.cpu)), size.memory_mib)
+    return size
 
 
 @dataclass(frozen=True)
@@ -180,7 +195,7 @@ class _PoolSizes:
 
     def pod_size(self, pools: Sequence["NodePoolSpec"], gpus: int) -> PodSize:
         """`pod_size(pools, nvidia.com/gpu, gpus)` from the shares already worked out."""
-        return _sized([self.share(p) for p in pools], gpus)
+        return _sized([self.share(p) for p in pools], gpus, _pins(pools))
 
 
 def team_fits(spec: "PlatformSpec") -> list[TeamFit]:

@@ -12,6 +12,7 @@ from gpu_platform.decisions.dra import is_dra, is_ultraserver
 from gpu_platform.decisions.cuda import spec_pool_cuda
 from gpu_platform.decisions.launch_template import efa_interface_count
 from gpu_platform.decisions.local_storage import pool_local_storage
+from gpu_platform.decisions.numa import pool_kubelet
 from gpu_platform.planner.sections import PlanContext, Section, register
 from gpu_platform.planner.tables import count, md_table, percent, span, text_table
 from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
@@ -34,7 +35,7 @@ def from_spec(spec: PlatformSpec) -> dict[str, Any]:
             "name": pool.name, "gpu": pc.gpu, "instanceType": pool.instance_types[0],
             "minSize": pool.min_size, "maxSize": pool.max_size, "sharing": _sharing(pool),
             "physicalGpusPerNode": pool.gpus_per_node, "physicalGpusAtMax": pc.physical_gpus_max,
-            "perNode": pc.per_node, "atMax": pc.at_max, **_training(pool),
+            "perNode": pc.per_node, "atMax": pc.at_max, **_training(pool), "numa": _numa(pool),
             **_allocation(pool),
             "cudaCeiling": _cuda(spec, pool),
         })
@@ -78,6 +79,21 @@ def cuda_text(pool: dict[str, Any]) -> str:
     mvc = c["minorVersionCompatibility"]
     text = f"{c['native'] or '-'}" + (f" ({mvc})" if mvc else "")
     return text + ("" if all(d["certain"] for d in c["drivers"]) else " ~")
+def _numa(pool: NodePoolSpec) -> dict[str, Any]:
+    """The kubelet's CPU and topology managers (decisions/numa.py): `aligned` when pods get pinned CPUs."""
+    k = pool_kubelet(pool)
+    return {"aligned": k.aligned, "cpuManagerPolicy": k.cpu_manager_policy,
+            "topologyManagerPolicy": k.topology_manager_policy, "topologyManagerScope": k.topology_manager_scope,
+            "reservedSystemCpus": k.reserved_system_cpus}
+
+
+def numa_text(pool: dict[str, Any]) -> str:
+    """`restricted/pod, 0-3 kept` on an aligned pool, `-` elsewhere."""
+    numa = pool.get("numa") or {}
+    if not numa.get("aligned"):
+        return "-"
+    kept = f", {numa['reservedSystemCpus']} kept" if numa.get("reservedSystemCpus") else ""
+    return f"{numa['topologyManagerPolicy']}/{numa['topologyManagerScope']}{kept}"
 
 
 def _sharing(pool: NodePoolSpec) -> dict[str, Any]:
@@ -121,11 +137,12 @@ def text(section: dict[str, Any]) -> str:
         for i, (res, per_node) in enumerate(p["perNode"].items()):
             shared = sharing_text(p["sharing"]) + _allocation_text(p)
             head = [p["name"], p["gpu"], shared, span(p["minSize"], p["maxSize"]),
-                    count(p["physicalGpusPerNode"]), count(p["physicalGpusAtMax"]), scratch(p), cuda_text(p)] \
-                if i == 0 else [""] * 8
+                    count(p["physicalGpusPerNode"]), count(p["physicalGpusAtMax"]), scratch(p), numa_text(p),
+                    cuda_text(p)] if i == 0 else [""] * 9
             rows.append([*head, res, count(per_node), count(p["atMax"][res])])
-    lines = text_table(["Pool", "GPU", "Sharing", "Nodes", "GPUs/node", "GPUs at max", "Scratch/node", "CUDA",
-                        "Resource", "Per node", "At max"], rows, right=(3, 4, 5, 6, 9, 10))
+    lines = text_table(["Pool", "GPU", "Sharing", "Nodes", "GPUs/node", "GPUs at max", "Scratch/node", "NUMA pinning",
+                        "CUDA",
+                        "Resource", "Per node", "At max"], rows, right=(3, 4, 5, 6, 10, 11))
     lines.append("")
     res_rows = [[r["resource"], count(r["capacityAtMax"]), count(r["teamQuota"]), percent(r["quotaToCapacity"]),
                  "OVERCOMMITTED" if r["overcommitted"] else ""] for r in section["resources"]]

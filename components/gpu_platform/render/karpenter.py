@@ -21,13 +21,14 @@ controller's chart values are here too.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from gpu_platform.decisions import launch_template as lt
 from gpu_platform.decisions import reservations
 from gpu_platform.decisions.karpenter import karpenter_image, node_role_name
-from gpu_platform.decisions.local_storage import pool_local_storage
-from gpu_platform.decisions.node_boot import lustre_part, ubuntu_prelude
+from gpu_platform.decisions.local_storage import node_config, pool_local_storage
+from gpu_platform.decisions.node_boot import bottlerocket_kubelet, lustre_part, ubuntu_prelude
+from gpu_platform.decisions.numa import kubelet_flags, pool_kubelet
 from gpu_platform.decisions.node_pool import node_labels, node_taints
 from gpu_platform.decisions.node_repair import karpenter_repairs
 from gpu_platform.decisions.sharing import mig_layout_tag
@@ -203,15 +204,24 @@ def node_class_spec(ctx: "PoolContext", pool: "NodePoolSpec", user_data: Optiona
 def local_boot(ctx: "PoolContext", pool: "NodePoolSpec") -> dict[str, Any]:
     """What an AL2023 pool's nodes do at boot, as on a node group's launch template: Karpenter's
     `instanceStorePolicy: RAID0` writes the same nodeadm local-storage setting, and MIME user data (merged by
-    Karpenter with its own NodeConfig) installs the Lustre client. Ubuntu's steps are in `custom_user_data`."""
+    Karpenter with its own NodeConfig) sets the kubelet's CPU and topology managers and installs the Lustre
+    client. Those managers have no field in the EC2NodeClass's `kubelet` (the pinned v1.14.1 CRD), so they
+    go through user data, on Bottlerocket as its settings TOML. Ubuntu's steps are in `custom_user_data`."""
     out: dict[str, Any] = {}
+    if pool.ami.image.os == "bottlerocket":
+        settings = bottlerocket_kubelet(pool)
+        return {"userData": settings} if settings else out
     if pool.ami.image.os != "al2023":
         return out
     if pool_local_storage(pool).how == "nodeadm":
         out["instanceStorePolicy"] = "RAID0"
+    kubelet = pool_kubelet(pool).config()
+    parts: list[Union[str, tuple[str, str]]] = [(catalog.NODEADM_CONTENT_TYPE, node_config(False, kubelet))] if kubelet else []
     lustre = lustre_part(ctx, pool)
     if lustre:
-        out["userData"] = lt.mime_multipart(lustre)
+        parts.append(lustre)
+    if parts:
+        out["userData"] = lt.mime_multipart(*parts)
     return out
 
 
@@ -235,7 +245,7 @@ def custom_user_data(ctx: "PoolContext", pool: "NodePoolSpec", endpoint: str, ca
     labels and taints (karpenter.sh v1.14 NodeClasses, Custom user data)."""
     registering = [*node_taints(pool), (names.KARPENTER_UNREGISTERED_TAINT, "", "NoExecute")]
     return lt.ubuntu_bootstrap_script(_cluster_name(ctx), endpoint, ca_data, service_cidr, node_labels(pool), registering,
-                                      ubuntu_prelude(ctx, pool))
+                                      ubuntu_prelude(ctx, pool), kubelet_flags(pool))
 
 
 # --- the controller's chart ---

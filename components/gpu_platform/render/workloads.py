@@ -3,7 +3,9 @@
 It encodes the lessons users otherwise learn the hard way: tolerate the GPU taint, select the pool or
 GPU product, give `/dev/shm` real memory (the container default of 64 MiB breaks PyTorch data loaders
 and NCCL), mount the team's model cache and point `HF_HOME` at it, ask for GPUs with requests equal to
-limits, and run at the team's priority tier (Kubernetes has no per-namespace default priority).
+limits, and run at the team's priority tier (Kubernetes has no per-namespace default priority). On pools
+whose kubelet pins CPUs (decisions/numa.py) the pod is Guaranteed with whole CPUs (CPU limit = request),
+so the static CPU manager gives it exclusive cores beside its GPUs.
 
 Job pods (`gpu_job`, or `job=True`) also carry what keeps a running job alive while the platform
 changes: the label the GPU Operator's driver upgrade waits for (`waitForCompletion.podSelector`),
@@ -22,6 +24,7 @@ from gpu_platform.decisions.datasets import SHARED_MOUNT_PATH, claim_teams
 from gpu_platform.decisions.dra import ClaimShape, DomainShape, claim_counts, is_dra, is_ultraserver, team_domain_shapes
 from gpu_platform.decisions.efa import pod_devices, pod_env
 from gpu_platform.decisions.local_storage import pool_local_storage
+from gpu_platform.decisions.numa import pool_kubelet
 from gpu_platform.decisions.pod_sizing import pod_size
 from gpu_platform.decisions.pod_sizing import shm_size as default_shm
 from gpu_platform.decisions.queueing import queue_labels
@@ -169,7 +172,10 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
     efa_devices = _efa_devices(spec, landing, resource, gpus)
     if efa_devices:
         requests[names.EFA_RESOURCE] = limits[names.EFA_RESOURCE] = str(efa_devices)
-    requests["cpu"] = cpu  # no CPU limit: limits only throttle
+    requests["cpu"] = cpu
+    if any(pool_kubelet(p).aligned for p in landing):  # Guaranteed QoS: the static CPU manager pins its CPUs
+        limits["cpu"] = cpu
+    # elsewhere no CPU limit: limits only throttle
     requests["memory"] = limits["memory"] = memory  # memory limit = request: no OOM kill for using what was asked
     mounts: list[dict[str, Any]] = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}]
     volumes: list[dict[str, Any]] = [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": shm_size}}]

@@ -115,6 +115,21 @@ class PoolReservationArgs(TypedDict, total=False):
     """The day the block was quoted and bought, YYYY-MM-DD: the month its whole fee is charged in."""
 
 
+class PoolKubeletArgs(TypedDict, total=False):
+    """The kubelet's CPU and topology managers on the pool's nodes (docs/numa.md). Unset, pools of 8-GPU
+    training instances (p4d, p4de, p5, p5e, p5en, p6-b200, p6-b300) get the defaults below; others none."""
+
+    cpu_manager_policy: str
+    """static (default: Guaranteed pods with whole CPUs get exclusive cores) or none."""
+    topology_manager_policy: str
+    """restricted (default), single-numa-node, best-effort or none: how strictly a pod's CPUs and devices share
+    NUMA nodes."""
+    topology_manager_scope: str
+    """pod (default: the whole pod aligned together) or container."""
+    reserved_system_cpus: str
+    """CPUs kept for the system, never for pods, as a Linux CPU list (default 0-3 under the static policy)."""
+
+
 class PoolArgs(TypedDict, total=False):
     """The pool itself: what both pool components take (a managed node group or a Karpenter NodePool)."""
 
@@ -153,6 +168,8 @@ class PoolArgs(TypedDict, total=False):
     """raid0 (default where the image supports it) or none: the instance-store NVMe under kubelet."""
     repair: PoolRepairArgs
     """EKS node auto repair of the pool's nodes (default on)."""
+    kubelet: PoolKubeletArgs
+    """The kubelet's CPU and topology managers (default: on for 8-GPU training instance types)."""
     environment: str
     """dev, staging or prod: prod protects the pool and rolls one node at a time."""
     kubernetes_version: str

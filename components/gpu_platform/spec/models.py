@@ -16,6 +16,7 @@ from typing import Literal, Optional, Sequence, Union
 from pydantic import Field, field_validator
 
 from gpu_platform.facts import catalog, names, syntax
+from gpu_platform.facts import kubelet as kubelet_facts
 from gpu_platform.spec.alerting import AlertingSpec, SeverityRoutesSpec
 from gpu_platform.spec.fields import (
     AmiId, CapacityReservationId, CudaVersion, DnsLabel, EqualitySelector, FsxFileSystemPath, InstanceType, Ipv4Cidr,
@@ -245,6 +246,19 @@ class ReservationSpec(StrictModel):
         return v
 
 
+CPUSET = r"^\d+(-\d+)?(,\d+(-\d+)?)*$"  # a Linux CPU list, e.g. 0-3 or 0,1,96,97
+
+
+class KubeletSpec(StrictModel):
+    """The kubelet's CPU and topology managers on a pool's nodes (docs/numa.md). Unset, a pool of 8-GPU
+    training instances (facts/kubelet.py NUMA_ALIGNED_FAMILIES) gets these defaults and any other pool none."""
+    cpu_manager_policy: Literal[kubelet_facts.CPU_MANAGER_POLICIES] = "static"  # type: ignore[valid-type]
+    topology_manager_policy: Literal[kubelet_facts.TOPOLOGY_MANAGER_POLICIES] = "restricted"  # type: ignore[valid-type]
+    topology_manager_scope: Literal[kubelet_facts.TOPOLOGY_MANAGER_SCOPES] = "pod"  # type: ignore[valid-type]
+    # CPUs kept for the system and kubelet, never given to pods (default 0-3 under the static policy).
+    reserved_system_cpus: Optional[str] = Field(None, pattern=CPUSET)
+
+
 class _GpuShape:
     """Look-ups on a pool's `instance_types`, valid once the rules accepted them (known, one GPU shape)."""
 
@@ -289,6 +303,7 @@ class NodePoolSpec(StrictModel, _GpuShape):
     # Instance-store NVMe as one RAID0 array for kubelet and containers (default raid0 where offered).
     local_storage: Optional[Literal["raid0", "none"]] = None
     repair: NodeRepairSpec = Field(default_factory=NodeRepairSpec)  # managed node group auto repair
+    kubelet: Optional[KubeletSpec] = None  # CPU and topology managers; default by instance type (docs/numa.md)
 
     _max_unavailable = field_validator("max_unavailable")(lambda v: node_count_or_percent(v))
 

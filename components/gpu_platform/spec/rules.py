@@ -31,6 +31,7 @@ from gpu_platform.spec.rules_karpenter import rules as karpenter_rules
 from gpu_platform.spec.rules_teams import ROLE_ARN, cache_claim_rules
 from gpu_platform.spec.rules_ultraserver import platform_rules as ultraserver_platform_rules
 from gpu_platform.spec.rules_ultraserver import pool_rules as ultraserver_rules
+from gpu_platform.spec.rules_kubelet import kubelet_rules
 
 # Label prefixes pool labels may not use: the platform's, NVIDIA's and EKS's own, and Kubernetes' reserved
 # domains with their subdomains (kubelet refuses such labels at registration).
@@ -228,6 +229,7 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
     yield from capacity_rules(ctx, pool)
     yield from dra_rules(ctx, pool)
     yield from ultraserver_rules(ctx, pool)
+    yield from kubelet_rules(at, pool)
 
 
 def gpu_shape_rules(at: FieldPath, pool: GpuPool) -> Iterator[Problem]:
