@@ -87,36 +87,3 @@ def test_the_schema_refuses_a_malformed_section():
 
 def test_a_stack_that_does_not_queue_has_no_section():
     assert "queueing" not in cached_plan(stack_platform("dev"), "dev")
-
-
-# --- placement by network topology ---
-
-def test_the_section_says_which_pools_place_multi_node_jobs_by_topology_and_at_which_level(prod_section):
-    topology = prod_section["topology"]
-    assert topology["name"] == "gpu-platform-network"
-    assert topology["levels"][-1] == "kubernetes.io/hostname" and len(topology["levels"]) == 4
-    assert topology["pools"] == [{"pool": "a100-train", "placement": "preferred", "level": "network-node-layer-3",
-                                  "nodeLabel": "topology.k8s.aws/network-node-layer-3",
-                                  "annotation": "kueue.x-k8s.io/podset-preferred-topology"}]
-    flavors = {f["name"]: f["topology"] for f in prod_section["flavors"]}
-    assert flavors["a100-train"]["level"] == "network-node-layer-3" and flavors["l4-inference"] is None
-
-
-def test_text_and_markdown_name_the_topology_pools(prod_section):
-    line = ("Multi-node jobs placed by network topology (gpu-platform-network: network-node-layer-1 > "
-            "network-node-layer-2 > network-node-layer-3 > hostname): a100-train preferred within network-node-layer-3.")
-    assert line in section.text(prod_section) and line in section.markdown(prod_section)
-
-
-def test_without_a_topology_pool_the_section_says_none():
-    platform = stack_platform("prod")
-    next(p for p in platform["nodePools"] if p["name"] == "a100-train")["topology"] = {"placement": "none"}
-    sec = section.from_spec(parse_platform(platform))
-    assert sec["topology"] is None and all(f["topology"] is None for f in sec["flavors"])
-    assert "network topology" not in section.text(sec)
-
-
-def test_the_schema_refuses_a_malformed_topology():
-    plan = cached_plan(stack_platform("prod"), "prod")
-    plan["queueing"]["topology"]["pools"][0]["placement"] = "sometimes"
-    assert schema_problems(plan)

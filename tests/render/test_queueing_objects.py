@@ -231,7 +231,6 @@ VERIFIED_CONFIG_KEYS = {
     "webhook.port", "leaderElection.leaderElect", "leaderElection.resourceName", "managedJobsNamespaceSelector",
     "manageJobsWithoutQueueName", "integrations.frameworks", "fairSharing.preemptionStrategies",
     "resources.excludeResourcePrefixes",
-    "featureGates.TopologyAwareScheduling",  # FeatureGates map[string]bool; the gate: pkg/features/kube_features.go
 }
 DATA_KEYS = ("nodeSelector", "managedJobsNamespaceSelector")  # values that are data, not further keys
 
@@ -255,7 +254,6 @@ def test_every_chart_value_is_a_verified_key(stack):
 
 def test_every_configuration_key_is_verified(prod):
     assert leaf_keys(o.manager_config()) <= VERIFIED_CONFIG_KEYS
-    assert leaf_keys(o.manager_config(topology=True)) <= VERIFIED_CONFIG_KEYS
 
 
 def test_the_chart_takes_the_configuration_the_manager_reads(prod):

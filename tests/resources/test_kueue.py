@@ -33,8 +33,7 @@ def test_the_release_is_the_pinned_official_chart_on_system_nodes(prod_plan):
         "oci://registry.k8s.io/kueue/charts/kueue", "0.19.2", names.KUEUE_RELEASE)
     assert "repositoryOpts" not in release  # an OCI reference needs no repository
     assert release["namespace"] == "kueue-system" and release["createNamespace"] is False
-    # prod's a100-train pool places multi-node jobs by topology: the gate is pinned on
-    assert release["values"] == chart_values(True, {names.ROLE_LABEL: names.SYSTEM_ROLE}, "monitoring", topology=True)
+    assert release["values"] == chart_values(True, {names.ROLE_LABEL: names.SYSTEM_ROLE}, "monitoring")
     assert release["values"]["controllerManager"]["nodeSelector"] == {names.ROLE_LABEL: names.SYSTEM_ROLE}
 
 
@@ -59,22 +58,10 @@ def test_kueue_objects_wait_for_the_release_and_belong_to_the_component(prod_pla
     release = kueue_release(prod_plan)
     (component,) = resources(prod_plan, COMPONENT)
     objects = [r for r in prod_plan["resources"] if r["type"].startswith(KUEUE)]
-    assert len(objects) == 1 + 6 + 1 + 3 + 3 + 3  # topology, flavors, cohort, priorities, cluster queues, local queues
+    assert len(objects) == 6 + 1 + 3 + 3 + 3  # flavors, cohort, priorities, cluster queues, local queues
     for r in objects:
         assert release["urn"] in r["options"]["dependsOn"], r["name"]
         assert r["parent"] == component["urn"] and r["provider"] and "kubernetes" in r["provider"]
-
-
-def test_flavors_wait_for_the_topology_they_name(prod_plan):
-    urns = by_urn(prod_plan)
-    topology = resource(prod_plan, KUEUE + "Topology", "kueue-topology")
-    flavors = resources(prod_plan, KUEUE + "ResourceFlavor")
-    named = [f for f in flavors if "topologyName" in f["inputs"]["spec"]]
-    assert [f["name"] for f in named] == ["kueue-flavor-a100-train"]
-    assert named[0]["inputs"]["spec"]["topologyName"] == topology["inputs"]["metadata"]["name"]
-    # without the Topology a queue using the flavor is inactive: every flavor is created after it
-    assert all(topology["urn"] in f["options"]["dependsOn"] for f in flavors)
-    assert all(urns[u]["type"] != KUEUE + "ResourceFlavor" for u in topology["options"]["dependsOn"])
 
 
 def test_queues_wait_for_their_flavors_and_local_queues_for_their_namespace(prod_plan):
@@ -121,50 +108,3 @@ def test_without_prometheus_the_release_neither_scrapes_nor_waits_for_crds():
     platform["monitoring"]["prometheus"]["mode"] = "none"
     release = kueue_release(cached_plan(platform, "prod"))
     assert release["inputs"]["values"]["enablePrometheus"] is False
-
-
-# --- placement by network topology, from the components' own arguments ---
-
-def queue_args(**pool) -> dict:
-    base = {"name": "train", "instance_types": ["p4d.24xlarge"], "capacity_type": "on-demand", "max_size": 2}
-    return {"chart_version": "0.19.2", "node_pools": [{**base, **pool}],
-            "teams": [{"name": "research", "quota": {"gpus": 8, "cpu": "32", "memory": "128Gi"}}]}
-
-
-def test_kueue_alone_places_an_efa_pool_by_topology_and_takes_a_setting():
-    from gpu_platform.decisions.topology import PoolTopology, pool_topology
-    from gpu_platform.resources.kueue import queueing_settings
-
-    (pool,) = queueing_settings("kueue", queue_args(efa=True)).node_pools
-    assert pool_topology(pool) == PoolTopology("preferred", "network-node-layer-3")
-    (pool,) = queueing_settings("kueue", queue_args()).node_pools
-    assert pool_topology(pool) is None
-    (pool,) = queueing_settings("kueue", queue_args(topology={"placement": "required", "level": "network-node-layer-1"})).node_pools
-    assert pool_topology(pool) == PoolTopology("required", "network-node-layer-1")
-
-
-def test_kueue_alone_refuses_topology_on_a_pool_without_network_layers():
-    from gpu_platform.resources.kueue import queueing_settings
-    from gpu_platform.spec.errors import SpecError
-
-    with pytest.raises(SpecError) as err:
-        queueing_settings("kueue", queue_args(instance_types=["g6.12xlarge"], topology={"placement": "preferred"}))
-    (problem,) = err.value.problems
-    assert problem.startswith("KueueQueueing 'kueue': nodePools[0].topology.placement: EC2 does not describe the "
-                              "network topology of g6.12xlarge")
-
-
-def test_a_node_pool_alone_checks_its_topology_argument():
-    from gpu_platform.resources.node_pool import GpuNodePoolArgs
-    from gpu_platform.resources.pool_args import pool_from_args
-    from gpu_platform.spec.errors import SpecError
-
-    args = {"cluster_name": "gpu-dev", "instance_types": ["g6.12xlarge"], "capacity_type": "on-demand", "max_size": 2,
-            "ami": {"type": "AL2023_x86_64_NVIDIA", "release_version": "1.35.7-20260911"},
-            "topology": {"placement": "required"}}
-    with pytest.raises(SpecError) as err:
-        pool_from_args(GpuNodePoolArgs, "p", args, "managed-node-group")
-    assert [p for p in err.value.problems if "topology" in p][0].startswith(
-        "GpuNodePool 'p': topology.placement: EC2 does not describe the network topology of g6.12xlarge")
-    pool, _ = pool_from_args(GpuNodePoolArgs, "p", {**args, "topology": {"placement": "none"}}, "managed-node-group")
-    assert pool.topology.placement == "none"

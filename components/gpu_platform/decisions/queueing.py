@@ -10,7 +10,6 @@ and the team ResourceQuotas cannot disagree (docs/queueing.md).
   (default: every pool offering it, in stack-file order). Teams are placed in stack-file order, each filling
   a flavor up to what the teams above it left, so nominal quotas never exceed capacity at max size.
 - CPU and memory quota sit on one flavor matching any node (`cpu-memory`).
-- A pool scheduling multi-node jobs by network topology (decisions/topology.py) names the Topology in its flavors.
 - Borrowing and lending limits are percentages of each nominal quota (rounded down); the defaults come
   from the team's priority tier. The team's ResourceQuota becomes the ceiling: nominal + borrowing limit.
 """
@@ -22,7 +21,6 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Iterator, Optional, Protocol, Sequence
 
 from gpu_platform.decisions.capacity import node_resources
-from gpu_platform.decisions.topology import PoolTopology, pool_topology, topology_rules
 from gpu_platform.facts import catalog, names
 from gpu_platform.facts.syntax import quantity_fraction
 
@@ -123,7 +121,6 @@ class GpuFlavor:
     capacity_type: str  # spot | on-demand
     capacity: int  # units of `resource` the pool schedules at max size
     taints: tuple[tuple[str, str, str], ...]  # the pool's own taints (key, value, effect); the GPU taint is not here
-    topology: Optional[PoolTopology] = None  # the pool's placement by network topology (decisions/topology.py)
 
 
 def _mig_profile(pool: NodePoolSpec | QueuePoolSpec, resource: str) -> Optional[str]:
@@ -143,7 +140,7 @@ def gpu_flavors(spec: "QueueScope") -> list[GpuFlavor]:
             named = profile if resource.startswith(names.MIG_RESOURCE_PREFIX) else None
             out.append(GpuFlavor(names.gpu_flavor(pool.name, named), pool.name, resource, pool.gpu.key, profile,
                                  pool.capacity_type, per_node * pool.max_size,
-                                 tuple((t.key, t.value, t.effect) for t in pool.taints), pool_topology(pool)))
+                                 tuple((t.key, t.value, t.effect) for t in pool.taints)))
     return out
 
 
@@ -306,7 +303,6 @@ def quota_ceiling(spec: "QueueScope", team: "TeamSpec") -> dict[str, str]:
 
 def queueing_rules(spec: "QueueScope") -> Iterator[tuple[str, str]]:
     q = spec.queueing
-    yield from topology_rules(spec.node_pools, q.enabled)
     if not q.enabled:
         for i, team in enumerate(spec.teams):
             if team.queue.model_fields_set:

@@ -291,19 +291,6 @@ KUEUE_RELEASE = "kueue"  # Helm release (and fullname prefix of the controller)
 KUEUE_COHORT = MANAGED_BY  # every team's ClusterQueue lends and borrows inside this one cohort
 TEAM_LOCAL_QUEUE = "team-queue"  # the LocalQueue inside each team namespace
 KUEUE_CPU_MEMORY_FLAVOR = "cpu-memory"  # the ResourceFlavor CPU and memory quota is counted in (any node)
-# Topology-aware scheduling (Kueue v0.19.2, apis/kueue/v1beta2/topology_types.go): the pod-template annotations
-# asking that a multi-node job's pods stay within one domain of a level (required) or as few as fit (preferred).
-KUEUE_REQUIRED_TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-required-topology"
-KUEUE_PREFERRED_TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-preferred-topology"
-KUEUE_TOPOLOGY = f"{MANAGED_BY}-network"  # the Topology the flavors of pools scheduled by topology name
-# A node's place in the AWS network, top layer first, set by the cloud controller from EC2
-# DescribeInstanceTopology (kubernetes/cloud-provider-aws pkg/providers/v1/well_known_labels.go,
-# https://github.com/kubernetes/cloud-provider-aws/pull/1038;
-# https://docs.aws.amazon.com/eks/latest/userguide/ml-workload-topology.html).
-NETWORK_NODE_LAYER_LABELS = tuple(f"topology.k8s.aws/network-node-layer-{n}" for n in (1, 2, 3))
-# The stack file names a level by the label's name: network-node-layer-1 ... -3 (coarsest first).
-NETWORK_NODE_LAYERS = {label.split("/", 1)[1]: label for label in NETWORK_NODE_LAYER_LABELS}
-HOSTNAME_LABEL = "kubernetes.io/hostname"  # the kubelet's well-known label: Kueue's lowest topology level
 QUEUED_GPU_PODS_POLICY = f"{MANAGED_BY}-queued-gpu-pods"  # ValidatingAdmissionPolicy (and its binding)
 # The ValidatingAdmissionPolicies (each with a binding of the same name) every team namespace is held to.
 GPU_NODES_POLICY = f"{MANAGED_BY}-gpu-nodes-for-gpu-pods"

@@ -1,6 +1,5 @@
 """The plan's `queueing` section: per team, what Kueue guarantees (nominal), what it may borrow, and the
-ceiling its ResourceQuota holds; per flavor, capacity at max size beside the nominal quotas placed on it, and
-which pools Kueue places multi-node jobs on by network topology, at which level (docs/topology.md).
+ceiling its ResourceQuota holds; per flavor, capacity at max size beside the nominal quotas placed on it.
 
 Computed from the validated spec of the stack being planned (decisions/queueing.py does the numbers the
 program renders), only when `queueing.mode` is kueue. Quantities are Kubernetes quantity strings. JSON
@@ -11,7 +10,6 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from gpu_platform.decisions.queueing import format_quantity, gpu_flavors, placement, team_queue
-from gpu_platform.decisions.topology import PoolTopology, pool_topology, topology_levels
 from gpu_platform.facts import names
 from gpu_platform.planner.capacity_section import short
 from gpu_platform.planner.sections import PlanContext, Section, register
@@ -51,35 +49,10 @@ def from_spec(spec: PlatformSpec) -> dict[str, Any]:
         })
     flavors = [{"name": f.name, "pool": f.pool, "resource": f.resource, "gpu": f.gpu, "migProfile": f.mig_profile,
                 "capacityType": f.capacity_type, "capacityAtMax": f.capacity,
-                "nominal": f.capacity - placed.left[f.name], "unplaced": placed.left[f.name],
-                "topology": _placement(f.topology)}
+                "nominal": f.capacity - placed.left[f.name], "unplaced": placed.left[f.name]}
                for f in gpu_flavors(spec)]
     return {"version": VERSION, "mode": spec.queueing.mode, "chartVersion": spec.queueing.chart_version,
-            "cohort": names.KUEUE_COHORT, "flavors": flavors, "teams": teams, "topology": _topology(spec)}
-
-
-def _placement(topology: Optional[PoolTopology]) -> Optional[dict[str, str]]:
-    if topology is None:
-        return None
-    return {"placement": topology.placement, "level": topology.level, "nodeLabel": topology.label,
-            "annotation": topology.annotation}
-
-
-def _topology(spec: PlatformSpec) -> Optional[dict[str, Any]]:
-    """The Topology and the pools whose multi-node jobs Kueue places by it (None when no pool is)."""
-    pools = [{"pool": p.name, **(_placement(pool_topology(p)) or {})} for p in spec.node_pools if pool_topology(p)]
-    if not pools:
-        return None
-    return {"name": names.KUEUE_TOPOLOGY, "levels": topology_levels(), "pools": pools}
-
-
-def _topology_line(section: dict[str, Any]) -> Optional[str]:
-    topo = section.get("topology")
-    if not topo:
-        return None
-    pools = "; ".join(f"{p['pool']} {p['placement']} within {p['level']}" for p in topo["pools"])
-    return (f"Multi-node jobs placed by network topology ({topo['name']}: "
-            f"{' > '.join(level.split('/')[-1] for level in topo['levels'])}): {pools}.")
+            "cohort": names.KUEUE_COHORT, "flavors": flavors, "teams": teams}
 
 
 def _held(team: dict[str, Any], resource: str) -> str:
@@ -114,9 +87,6 @@ def text(section: dict[str, Any]) -> str:
     lines += text_table(FLAVOR_HEADERS, _flavor_rows(section), right=(4, 5, 6))
     lines.append(f"  Kueue {section['chartVersion']}, cohort {section['cohort']}. Ceiling = nominal + borrowable "
                  "(the team's ResourceQuota); nominal quotas fit capacity at max size.")
-    topology = _topology_line(section)
-    if topology:
-        lines.append(f"  {topology}")
     return "\n".join(lines)
 
 
@@ -124,9 +94,6 @@ def markdown(section: dict[str, Any]) -> str:
     lines = [*md_table(TEAM_HEADERS, _team_rows(section), right=(3, 4, 5, 6)), "",
              "<details><summary>Flavors: capacity at max size and the nominal quota placed on it</summary>", "",
              *md_table(FLAVOR_HEADERS, _flavor_rows(section), right=(4, 5, 6)), "", "</details>"]
-    topology = _topology_line(section)
-    if topology:
-        lines += ["", topology]
     return "\n".join(lines)
 
 

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 import yaml
 
 from gpu_platform.decisions.queueing import FAIR_SHARING_STRATEGIES, GpuFlavor, TeamQueue, format_quantity
-from gpu_platform.decisions.topology import topology_levels
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.admission import API_VERSION, ASKS_FOR_GPUS, binding, team_namespaces
 from gpu_platform.render.team_objects import PRIORITY_TIERS, _meta, _team_meta
@@ -45,15 +44,7 @@ def resource_flavor(flavor: GpuFlavor) -> dict:
     if flavor.taints:
         spec["nodeTaints"] = [{"key": k, "value": v, "effect": e} for k, v, e in flavor.taints]
     spec["tolerations"] = [_gpu_toleration()]
-    if flavor.topology is not None:  # Kueue reads the levels of the pool's nodes (selected by nodeLabels)
-        spec["topologyName"] = names.KUEUE_TOPOLOGY
     return _kueue("ResourceFlavor", _meta(flavor.name, labels=labels), spec=spec)
-
-
-def topology() -> dict:
-    """The AWS network layers, then the node: the levels Kueue places multi-node jobs within."""
-    return _kueue("Topology", _meta(names.KUEUE_TOPOLOGY),
-                  spec={"levels": [{"nodeLabel": label} for label in topology_levels()]})
 
 
 def cpu_memory_flavor() -> dict:
@@ -141,16 +132,15 @@ def queued_gpu_pods_binding() -> dict:
 
 # --- the controller: its Configuration and the chart values ---
 
-def manager_config(dra: bool = False, topology: bool = False) -> dict:
+def manager_config(dra: bool = False) -> dict:
     """The controller's Configuration (config.kueue.x-k8s.io/v1beta2). The chart takes it whole, so the
     listeners its Services and probes expect are set here too. With DRA pools, GPUs claimed through the
     driver's DeviceClass count as nvidia.com/gpu (Kueue 0.19 deviceClassMappings, read at start-up): one
-    quota per team covers both allocation modes, and a claim of an unmapped class is inadmissible. With pools
-    scheduled by topology, the topology-aware scheduling gate is set on, not left to the release's default."""
+    quota per team covers both allocation modes, and a claim of an unmapped class is inadmissible."""
     resources: dict = {"excludeResourcePrefixes": list(catalog.KUEUE_EXCLUDED_RESOURCE_PREFIXES)}
     if dra:
         resources["deviceClassMappings"] = [{"name": names.GPU_RESOURCE, "deviceClassNames": [names.DRA_GPU_CLASS]}]
-    config = {
+    return {
         "apiVersion": catalog.KUEUE_CONFIG_API_VERSION, "kind": "Configuration",
         "health": {"healthProbeBindAddress": f":{HEALTH_PORT}"},
         "metrics": {"bindAddress": f":{METRICS_PORT}", "enableClusterQueueResources": True},
@@ -164,13 +154,10 @@ def manager_config(dra: bool = False, topology: bool = False) -> dict:
         "fairSharing": {"preemptionStrategies": list(FAIR_SHARING_STRATEGIES)},
         "resources": resources,
     }
-    if topology:
-        config["featureGates"] = {catalog.KUEUE_TAS_FEATURE_GATE: True}
-    return config
 
 
 def chart_values(prod: bool, system_node_selector: Mapping[str, str], prometheus_namespace: str | None,
-                 dra: bool = False, topology: bool = False) -> dict:
+                 dra: bool = False) -> dict:
     """Kueue chart values (every key checked against the chart: tests/render/test_queueing_objects.py)."""
     manager: dict = {"replicas": 2 if prod else 1,  # leader election keeps one active; both serve webhooks
                      "nodeSelector": dict(system_node_selector)}
@@ -178,7 +165,7 @@ def chart_values(prod: bool, system_node_selector: Mapping[str, str], prometheus
         manager["podDisruptionBudget"] = {"enabled": True, "minAvailable": 1}
     values: dict = {
         "controllerManager": manager,
-        "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(manager_config(dra, topology), sort_keys=False)},
+        "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(manager_config(dra), sort_keys=False)},
         "enablePrometheus": prometheus_namespace is not None,
     }
     if prometheus_namespace is not None:
@@ -189,8 +176,6 @@ def chart_values(prod: bool, system_node_selector: Mapping[str, str], prometheus
 def queueing_manifests(teams: Sequence["TeamSpec"], queues: dict[str, TeamQueue], flavors: list[GpuFlavor]) -> dict[str, dict]:
     """Every Kueue object and the admission policy, keyed by a stable logical name."""
     out = {f"flavor-{names.KUEUE_CPU_MEMORY_FLAVOR}": cpu_memory_flavor()}
-    if any(f.topology for f in flavors):
-        out["topology"] = topology()
     out.update({f"flavor-{f.name}": resource_flavor(f) for f in flavors})
     out["cohort"] = cohort()
     out.update({f"priority-{tier}": workload_priority_class(tier) for tier in PRIORITY_TIERS})

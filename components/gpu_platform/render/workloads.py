@@ -12,7 +12,6 @@ save money, and `karpenter.sh/do-not-disrupt: "true"` so Karpenter neither conso
 """
 from __future__ import annotations
 
-import inspect
 from typing import TYPE_CHECKING, Optional
 
 from gpu_platform.decisions.capacity import max_gpus_per_pod, node_resources, platform_capacity
@@ -24,7 +23,6 @@ from gpu_platform.decisions.local_storage import pool_local_storage
 from gpu_platform.decisions.pod_sizing import pod_size
 from gpu_platform.decisions.pod_sizing import shm_size as default_shm
 from gpu_platform.decisions.queueing import queue_labels
-from gpu_platform.decisions.topology import job_topology
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.model_cache import BASE_PATH
 from gpu_platform.spec.models import quantity_value, selector_labels
@@ -141,16 +139,6 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
     cluster cannot schedule (unknown team, pool or product, more GPUs than a node or the team's pod
     limit, more CPU or memory than a node has).
     """
-    return _pod_and_landing(spec, team, image, gpus=gpus, pool=pool, gpu_product=gpu_product, mig_profile=mig_profile,
-                            shm_size=shm_size, cpu=cpu, memory=memory, container=container, command=command,
-                            nodes=nodes)[0]
-
-
-def _pod_and_landing(spec: "PlatformSpec", team: str, image: str, *, gpus: int, pool: Optional[str],
-                     gpu_product: Optional[str], mig_profile: Optional[str], shm_size: Optional[str],
-                     cpu: Optional[str], memory: Optional[str], container: str, command: Optional[list[str]],
-                     nodes: int) -> tuple[dict, list["NodePoolSpec"]]:
-    """gpu_pod_spec's PodSpec and the pools it may land in."""
     t = _team(spec, team)
     if gpus < 1:
         raise ValueError("gpus must be >= 1")
@@ -213,7 +201,7 @@ def _pod_and_landing(spec: "PlatformSpec", team: str, image: str, *, gpus: int, 
         if channel:
             pod["resourceClaims"].append({"name": CHANNEL, "resourceClaimTemplateName": channel})
             resources["claims"].append({"name": CHANNEL})
-    return pod, landing
+    return pod
 
 
 def _channel(team: "TeamSpec", landing: list["NodePoolSpec"], nodes: int) -> Optional[str]:
@@ -266,20 +254,10 @@ def gpu_pod(spec: "PlatformSpec", team: str, name: str, image: str, *, job: bool
 
 def gpu_job(spec: "PlatformSpec", team: str, name: str, image: str, *, backoff_limit: Optional[int] = None,
             **options) -> dict:
-    """A batch/v1 Job of `team` whose pods the driver upgrade waits for and the autoscaler never evicts. A
-    multi-node Job on pools Kueue places by network topology asks for their level (docs/topology.md)."""
-    defaults = {k: p.default for k, p in inspect.signature(gpu_pod_spec).parameters.items() if p.kind is p.KEYWORD_ONLY}
-    unknown = sorted(set(options) - set(defaults))
-    if unknown:
-        raise TypeError(f"gpu_job() got unexpected keyword arguments: {', '.join(unknown)}")
-    pod, landing = _pod_and_landing(spec, team, image, **{**defaults, **options})
-    pod_spec = {**pod, "restartPolicy": "Never"}
-    metadata = gpu_pod_metadata(spec, team, job=True)
+    """A batch/v1 Job of `team` whose pods the driver upgrade waits for and the autoscaler never evicts."""
+    pod_spec = {**gpu_pod_spec(spec, team, image, **options), "restartPolicy": "Never"}
+    job: dict = {"template": {"metadata": gpu_pod_metadata(spec, team, job=True), "spec": pod_spec}}
     nodes = options.get("nodes", 1)
-    topology = job_topology(landing) if nodes > 1 and spec.queueing.enabled else None
-    if topology is not None:  # Kueue reads the pod-set annotation on the pod template
-        metadata["annotations"][topology.annotation] = topology.label
-    job: dict = {"template": {"metadata": metadata, "spec": pod_spec}}
     if nodes > 1:  # one pod per node, each with its index (the rank of a multi-node job)
         job = {"parallelism": nodes, "completions": nodes, "completionMode": "Indexed", **job}
     if backoff_limit is not None:

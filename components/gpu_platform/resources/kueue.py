@@ -14,11 +14,10 @@ from pulumi_kubernetes.apiextensions import CustomResource
 
 from gpu_platform.decisions.dra import dra_pools, is_dra
 from gpu_platform.decisions.queueing import Fleet, gpu_flavors, placement, queueing_rules, quota_ceiling, team_queue
-from gpu_platform.decisions.topology import pool_topology
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.queueing_objects import chart_values, queueing_manifests
 from gpu_platform.resources import options
-from gpu_platform.resources.pool_args import PoolSharingArgs, PoolTaintArgs, PoolTopologyArgs
+from gpu_platform.resources.pool_args import PoolSharingArgs, PoolTaintArgs
 from gpu_platform.resources.team import TeamQuotaArgs
 from gpu_platform.resources.typed_args import Required, TypedDict, argument_problems
 from gpu_platform.spec.errors import SpecError
@@ -62,11 +61,6 @@ class QueuePoolArgs(TypedDict, total=False):
     """device-plugin (default) or dra: Kueue counts a DRA pool's claimed GPUs (DeviceClass gpu.nvidia.com) as
     nvidia.com/gpu."""
     taints: list[PoolTaintArgs]
-    efa: bool
-    """The pool's nodes have EFA: multi-node jobs on it are placed by network topology unless `topology` says
-    otherwise."""
-    topology: PoolTopologyArgs
-    """How the pool's multi-node jobs are placed by network topology (its flavors then name the Topology)."""
 
 
 class TeamQueueArgs(TypedDict, total=False):
@@ -145,8 +139,7 @@ class KueueQueueing(pulumi.ComponentResource):
             name=queueing.namespace, labels=names.platform_namespace_labels(POD_SECURITY_LEVEL)), opts=after())
         self.values = chart_values(args.get("environment") == "prod",
                                    args.get("system_node_selector") or names.SYSTEM_NODE_SELECTOR,
-                                   args.get("prometheus_namespace"), dra=bool(dra_pools(fleet.node_pools)),
-                                   topology=any(pool_topology(p) for p in fleet.node_pools))
+                                   args.get("prometheus_namespace"), dra=bool(dra_pools(fleet.node_pools)))
         self.release = Release(
             name, name=names.KUEUE_RELEASE, chart=catalog.KUEUE_CHART, version=queueing.chart_version,
             namespace=self.namespace.metadata.name, create_namespace=False, values=self.values,
@@ -156,14 +149,9 @@ class KueueQueueing(pulumi.ComponentResource):
         self.queues = {t.name: team_queue(fleet, t, placed) for t in fleet.teams}
         m = queueing_manifests(fleet.teams, self.queues, gpu_flavors(fleet))
         self.objects: dict[str, pulumi.Resource] = {}
-        # A queue whose flavor names a missing Topology stays inactive: the Topology comes before the flavors.
-        first = [self.release]
-        if "topology" in m:
-            self.objects["topology"] = KueueObject(f"{name}-topology", m["topology"], opts=after(self.release))
-            first.append(self.objects["topology"])
         for key, obj in m.items():
             if key.startswith(("flavor-", "priority-")) or key == "cohort":
-                self.objects[key] = KueueObject(f"{name}-{key}", obj, opts=after(*first))
+                self.objects[key] = KueueObject(f"{name}-{key}", obj, opts=after(self.release))
         shared = list(self.objects.values())  # flavors, the cohort and the priorities come before any queue
         namespaces = {t["name"]: t.get("namespace") for t in args["teams"]}
         for team in fleet.teams:
@@ -251,7 +239,7 @@ def queueing_args(spec: "PlatformSpec", k8s_provider: Any, prometheus_namespace:
                   namespaces: Mapping[str, Any]) -> KueueQueueingArgs:
     """The stack file's queueing block, pools and teams as KueueQueueing's arguments."""
     pools = [QueuePoolArgs(**p.model_dump(include={"name", "instance_types", "capacity_type", "max_size", "sharing",
-                                                   "taints", "efa", "topology"}, exclude_none=True),
+                                                   "taints"}, exclude_none=True),
                            **({"gpu_allocation": p.gpu_allocation} if is_dra(p) else {})) for p in spec.node_pools]
     teams = [QueuedTeamArgs(**t.model_dump(include={"name", "quota", "priority_tier", "queue"}, exclude_none=True),
                             namespace=namespaces[names.team_namespace(t.name)]) for t in spec.teams]

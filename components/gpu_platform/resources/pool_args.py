@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 import pulumi
 
-from gpu_platform.decisions.topology import unsupported as unsupported_topology
 from gpu_platform.facts.karpenter_window import window_problem
 from gpu_platform.resources.typed_args import ENVIRONMENTS, Required, TypedDict, camel, syntax_problems
 from gpu_platform.spec.errors import SpecError
@@ -62,16 +61,6 @@ class PoolTaintArgs(TypedDict, total=False):
     value: str
     effect: Required[str]
     """NoSchedule, PreferNoSchedule or NoExecute."""
-
-
-class PoolTopologyArgs(TypedDict, total=False):
-    """How Kueue places the pool's multi-node jobs by network topology (with queueing on; docs/topology.md)."""
-
-    placement: str
-    """preferred (default: as few network domains as fit), required (all pods within one domain of `level`) or
-    none. Unset on the pool: preferred on EFA pools of instance types EC2 describes the topology of, else none."""
-    level: str
-    """network-node-layer-1, -2 or -3 (default: network-node-layer-3, the nodes closest to each other)."""
 
 
 class PoolRepairOverrideArgs(TypedDict):
@@ -160,9 +149,6 @@ class PoolArgs(TypedDict, total=False):
     """raid0 (default where the image supports it) or none: the instance-store NVMe under kubelet."""
     repair: PoolRepairArgs
     """EKS node auto repair of the pool's nodes (default on)."""
-    topology: PoolTopologyArgs
-    """Kueue's placement of multi-node jobs on the pool by network topology: KueueQueueing reads it; here the pool's
-    instance types and GPU allocation are checked against it."""
     environment: str
     """dev, staging or prod: prod protects the pool and rolls one node at a time."""
     kubernetes_version: str
@@ -216,10 +202,6 @@ def _pool_problems(ctx: PoolContext, pool: NodePoolSpec) -> list[str]:
     found = [*pool_rules(ctx, pool), *karpenter_pool_rules(ctx, pool), *pool_repair_rules(".repair", pool.repair)]
     if ctx.driver_source == "operator" and ctx.driver_version and gpu_known(pool):
         found += [("driverVersion", need) for need in driver_shortfalls(pool, ctx.driver_version)]
-    asked = pool.topology is not None and pool.topology.placement != "none"
-    reason = unsupported_topology(pool) if asked and gpu_known(pool) else None
-    if reason:  # the stack file's pools are checked with queueing (decisions/queueing.py queueing_rules)
-        found.append(("topology.placement", reason))
     window = ctx.disruption_window
     problem = window_problem(window.schedule, window.duration) if window else None
     if problem:

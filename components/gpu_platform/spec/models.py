@@ -235,18 +235,6 @@ class _GpuShape:
         return self.instances[0].gpu_count
 
 
-# Kueue topology levels a pool's multi-node jobs may be held to: the AWS network layers, top first.
-TOPOLOGY_LEVELS = tuple(names.NETWORK_NODE_LAYERS)
-TOPOLOGY_PLACEMENTS = ("preferred", "required", "none")
-
-
-class PoolTopologySpec(StrictModel):
-    """How Kueue places the pool's multi-node jobs by network topology (queueing.mode kueue; docs/topology.md):
-    every pod within one domain of `level` (required), as few domains as fit (preferred), or no topology (none)."""
-    placement: Literal[TOPOLOGY_PLACEMENTS] = "preferred"  # type: ignore[valid-type]
-    level: Literal[TOPOLOGY_LEVELS] = TOPOLOGY_LEVELS[-1]  # type: ignore[valid-type]
-
-
 class NodePoolSpec(StrictModel, _GpuShape):
     name: DnsLabel  # a node label value and Karpenter NodePool name (63); see docs/planner.md for the limits
     provisioner: Literal["managed-node-group", "karpenter"] = "managed-node-group"
@@ -264,9 +252,6 @@ class NodePoolSpec(StrictModel, _GpuShape):
     labels: Labels = Field(default_factory=dict)
     disk_size_gib: int = Field(200, ge=100, le=16384, alias="diskSizeGiB")
     efa: bool = False
-    # Kueue's placement of multi-node jobs by network topology (default: preferred within network-node-layer-3
-    # on EFA pools of instance types EC2 describes the topology of; none elsewhere).
-    topology: Optional[PoolTopologySpec] = None
     critical: bool = False
     protect: Optional[bool] = None  # default: protected in prod
     # The managed node group's rolling update: nodes (1-100) or a percentage ("25%") replaced at a time.
@@ -300,8 +285,6 @@ class QueuePoolSpec(StrictModel, _GpuShape):
     sharing: SharingSpec = Field(default_factory=SharingSpec)
     gpu_allocation: GpuAllocation = "device-plugin"
     taints: list[TaintSpec] = Field(default_factory=list)
-    efa: bool = False  # EFA pools schedule multi-node jobs by topology by default
-    topology: Optional[PoolTopologySpec] = None  # as NodePoolSpec.topology
 
 
 GpuPool = Union[NodePoolSpec, OperatorPoolSpec, QueuePoolSpec]  # what the operator and Kueue read of a pool
