@@ -6,7 +6,6 @@ import pytest
 
 from gpu_platform.facts import names
 from gpu_platform.render.workloads import gpu_job
-from tests.support.stacks import spec_of
 
 IMAGE = "registry.example.com/trainer:2.3"
 
