@@ -267,3 +267,33 @@ def test_the_documented_json_is_the_prod_plan_s(prod):
     assert {k: doc[k] for k in ("version", "efaDevicePlugin", "datasets")} == {
         k: prod[k] for k in ("version", "efaDevicePlugin", "datasets")}
     assert doc["teams"] == prod["teams"][:1]
+
+
+# --- network proximity of multi-node Jobs ---
+
+LAYERS = ["topology.k8s.aws/network-node-layer-3", "topology.k8s.aws/network-node-layer-2",
+          "topology.k8s.aws/network-node-layer-1"]
+
+
+def test_pools_of_described_types_list_the_network_layers_their_nodes_carry(prod):
+    assert pools(prod)["a100-train"]["networkLayers"] == LAYERS  # p4d
+    assert pools(prod)["h100-mig"]["networkLayers"] == LAYERS  # p5
+    assert pools(prod)["l4-inference"]["networkLayers"] == []  # g6: EC2 does not describe its topology
+
+
+def test_text_and_markdown_name_the_pools_whose_multi_node_jobs_prefer_proximity(prod):
+    line = ("Network proximity: multi-node Jobs (gpu_job nodes > 1) on h100-mig, a100-train prefer nodes sharing "
+            "network-node-layer-3, then network-node-layer-2, then network-node-layer-1 with the Job's other pods.")
+    assert line in training_section.text(prod) and line in training_section.markdown(prod)
+
+
+def test_no_proximity_line_without_a_described_pool():
+    plan = planned(stack_platform("dev"))
+    assert all(p["networkLayers"] == [] for p in plan["training"]["pools"])
+    assert "Network proximity" not in training_section.text(plan["training"])
+
+
+def test_the_schema_refuses_a_network_layer_that_is_not_one():
+    plan = planned(stack_platform("prod"))
+    plan["training"]["pools"][0]["networkLayers"] = ["rack"]
+    assert schema_problems(plan)

@@ -931,6 +931,17 @@ KUEUE_FRAMEWORKS = ("batch/job", "pod", "deployment", "statefulset", "jobset.x-k
 KUEUE_EXCLUDED_RESOURCE_PREFIXES = ("vpc.amazonaws.com/", "ephemeral-storage", "hugepages-")
 
 
+# Instance types EC2 DescribeInstanceTopology describes, hence whose nodes the cloud controller labels with
+# their network layers (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-instance-topology-prerequisites.html,
+# "Instance types": those the catalog has). p6-b200 and p6-b300 have a fourth layer, below the three used here.
+TOPOLOGY_INSTANCE_TYPES = frozenset({
+    *(f"g6e.{s}" for s in ("xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge", "48xlarge")),
+    *(f"g7e.{s}" for s in ("2xlarge", "4xlarge", "8xlarge", "12xlarge", "24xlarge", "48xlarge")),
+    "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge",
+    "p6e-gb200.36xlarge", "p6-b200.48xlarge", "p6-b300.48xlarge",
+})
+
+
 # --- Dynamic Resource Allocation: NVIDIA's DRA driver (kubernetes-sigs/dra-driver-nvidia-gpu; AWS EKS user
 # guide, device-management-nvidia-dra-device-plugin @43d79bdb; kubernetes-sigs/dra-driver-nvidia-gpu README.md) ---
 

@@ -302,6 +302,12 @@ KUEUE_RELEASE = "kueue"  # Helm release (and fullname prefix of the controller)
 KUEUE_COHORT = MANAGED_BY  # every team's ClusterQueue lends and borrows inside this one cohort
 TEAM_LOCAL_QUEUE = "team-queue"  # the LocalQueue inside each team namespace
 KUEUE_CPU_MEMORY_FLAVOR = "cpu-memory"  # the ResourceFlavor CPU and memory quota is counted in (any node)
+# A node's place in the AWS network, top layer first, set by the cloud controller from EC2
+# DescribeInstanceTopology (kubernetes/cloud-provider-aws pkg/providers/v1/well_known_labels.go,
+# https://github.com/kubernetes/cloud-provider-aws/pull/1038;
+# https://docs.aws.amazon.com/eks/latest/userguide/ml-workload-topology.html).
+NETWORK_NODE_LAYER_LABELS = tuple(f"topology.k8s.aws/network-node-layer-{n}" for n in (1, 2, 3))
+JOB_NAME_LABEL = "batch.kubernetes.io/job-name"  # the Job controller's label on the Job's pods (Kubernetes 1.27+)
 QUEUED_GPU_PODS_POLICY = f"{MANAGED_BY}-queued-gpu-pods"  # ValidatingAdmissionPolicy (and its binding)
 # The ValidatingAdmissionPolicies (each with a binding of the same name) every team namespace is held to.
 GPU_NODES_POLICY = f"{MANAGED_BY}-gpu-nodes-for-gpu-pods"

@@ -1,5 +1,5 @@
-"""The plan's `training` section: per pool its EFA, local NVMe scratch and datasets mount, and the
-datasets file system, each with what it adds to the bill.
+"""The plan's `training` section: per pool its EFA, local NVMe scratch, datasets mount and the network
+layers its multi-node Jobs prefer to share, and the datasets file system, each with what it adds to the bill.
 
 Computed from the validated spec (decisions.efa, local_storage, datasets, cost). EFA interfaces and
 instance-store NVMe come with the instance: they add nothing to the pool's price, and the section says
@@ -20,6 +20,7 @@ from gpu_platform.decisions.launch_template import efa_interface_count
 from gpu_platform.decisions.local_storage import pool_local_storage
 from gpu_platform.decisions.placement import subnet_index, subnet_indices
 from gpu_platform.decisions.pod_sizing import team_fits
+from gpu_platform.decisions.topology import proximity_layers
 from gpu_platform.facts import catalog, names
 from gpu_platform.planner.sections import PlanContext, Section, register
 from gpu_platform.planner.tables import count, md_table, money, text_table
@@ -86,6 +87,8 @@ def _pool(spec: PlatformSpec, pool: NodePoolSpec, zone_names: Optional[list[str]
                          "gbAtMax": scratch.gb_per_node * pool.max_size if scratch.mount else 0,
                          "mount": scratch.mount, "note": scratch.reason},
         "datasets": {"mounted": mounted, "path": MOUNT_PATH if mounted else None},
+        # the network-layer labels its nodes carry, bottom layer first: what multi-node Jobs prefer to share
+        "networkLayers": [label for label, _ in proximity_layers([pool])],
         "monthlyUsdAtMax": 0.0, "cost": INCLUDED,
     }
 
@@ -175,8 +178,18 @@ def _team_lines(section: dict[str, Any]) -> list[str]:
             "such pods explicitly" for t in section["teams"] if not t["fits"]]
 
 
+def _proximity_line(section: dict[str, Any]) -> Optional[str]:
+    pools = [p for p in section["pools"] if p.get("networkLayers")]
+    if not pools:
+        return None
+    layers = ", then ".join(label.rsplit("/", 1)[-1] for label in pools[0]["networkLayers"])
+    return (f"Network proximity: multi-node Jobs (gpu_job nodes > 1) on {', '.join(p['name'] for p in pools)} prefer "
+            f"nodes sharing {layers} with the Job's other pods.")
+
+
 def _extra(section: dict[str, Any]) -> list[str]:
-    lines = [_plugin_line(section), _datasets_line(section["datasets"]) if section["datasets"] else None]
+    lines = [_plugin_line(section), _proximity_line(section),
+             _datasets_line(section["datasets"]) if section["datasets"] else None]
     return [x for x in lines if x]
 
 

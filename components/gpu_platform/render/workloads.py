@@ -15,6 +15,7 @@ Long-running services get neither: an upgrade must not wait for pods that never 
 """
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING, Any, Optional
 
 from gpu_platform.decisions.capacity import max_gpus_per_pod, node_resources, platform_capacity
@@ -28,6 +29,7 @@ from gpu_platform.decisions.numa import pool_kubelet
 from gpu_platform.decisions.pod_sizing import pod_size
 from gpu_platform.decisions.pod_sizing import shm_size as default_shm
 from gpu_platform.decisions.queueing import queue_labels
+from gpu_platform.decisions.topology import proximity_layers
 from gpu_platform.facts import catalog, names
 from gpu_platform.facts import cuda as cuda_facts
 from gpu_platform.render.model_cache import BASE_PATH
@@ -150,6 +152,16 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
     cluster cannot schedule (unknown team, pool or product, more GPUs than a node or the team's pod
     limit, more CPU or memory than a node has).
     """
+    return _pod_and_landing(spec, team, image, gpus=gpus, pool=pool, gpu_product=gpu_product, mig_profile=mig_profile,
+                            shm_size=shm_size, cpu=cpu, memory=memory, container=container, command=command,
+                            nodes=nodes, cuda=cuda)[0]
+
+
+def _pod_and_landing(spec: "PlatformSpec", team: str, image: str, *, gpus: int, pool: Optional[str],
+                     gpu_product: Optional[str], mig_profile: Optional[str], shm_size: Optional[str],
+                     cpu: Optional[str], memory: Optional[str], container: str, command: Optional[list[str]],
+                     nodes: int, cuda: Optional[str]) -> tuple[dict[str, Any], list["NodePoolSpec"]]:
+    """gpu_pod_spec's PodSpec and the pools it may land in."""
     t = _team(spec, team)
     if gpus < 1:
         raise ValueError("gpus must be >= 1")
@@ -220,7 +232,7 @@ def gpu_pod_spec(spec: "PlatformSpec", team: str, image: str, *, gpus: int = 1, 
     if claims:
         pod["resourceClaims"] = claims
         resources["claims"] = [{"name": c["name"]} for c in claims]
-    return pod
+    return pod, landing
 
 
 def _cuda_landing(spec: "PlatformSpec", landing: list["NodePoolSpec"], version: str) -> list["NodePoolSpec"]:
@@ -270,6 +282,16 @@ def _efa_devices(spec: "PlatformSpec", landing: list["NodePoolSpec"], resource: 
     return min(pod_devices(p, gpus, node_resources(p, spec.mig_strategy).get(resource, 0)) for p in landing)
 
 
+def _proximity(job: str, landing: list["NodePoolSpec"]) -> Optional[dict[str, Any]]:
+    """Preferred pod affinity to the Job's other pods, one term per network layer (bottom layer weighs most).
+    Preferred, not required: Kueue admits the Job by quota alone, and a required term could then leave it
+    pending on free nodes in other parts of the network."""
+    terms = [{"weight": weight, "podAffinityTerm": {"labelSelector": {"matchLabels": {names.JOB_NAME_LABEL: job}},
+                                                    "topologyKey": label}}
+             for label, weight in proximity_layers(landing)]
+    return {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": terms}} if terms else None
+
+
 def gpu_pod_metadata(spec: "PlatformSpec", team: str, *, job: bool = False) -> dict[str, Any]:
     """Labels (and, for job pods, annotations) for a GPU pod or a pod template of `team`; with queueing on,
     the labels that queue it in the team's LocalQueue."""
@@ -289,8 +311,20 @@ def gpu_pod(spec: "PlatformSpec", team: str, name: str, image: str, *, job: bool
 
 def gpu_job(spec: "PlatformSpec", team: str, name: str, image: str, *, backoff_limit: Optional[int] = None,
             **options: Any) -> dict[str, Any]:
-    """A batch/v1 Job of `team` whose pods the driver upgrade waits for and the autoscaler never evicts."""
-    pod_spec = {**gpu_pod_spec(spec, team, image, **options), "restartPolicy": "Never"}
+    """A batch/v1 Job of `team` whose pods the driver upgrade waits for and the autoscaler never evicts. The
+    pods of a multi-node Job on pools whose nodes carry the AWS network-layer labels prefer nodes close in
+    the network to each other (docs/topology.md)."""
+    keywords = inspect.signature(gpu_pod_spec).parameters.items()
+    defaults = {k: p.default for k, p in keywords if p.kind is p.KEYWORD_ONLY}
+    unknown = sorted(set(options) - set(defaults))
+    if unknown:
+        raise TypeError(f"gpu_job() got unexpected keyword arguments: {', '.join(unknown)}")
+    pod, landing = _pod_and_landing(spec, team, image, **{**defaults, **options})
+    pod_spec = {**pod, "restartPolicy": "Never"}
+    if options.get("nodes", 1) > 1:
+        proximity = _proximity(name, landing)
+        if proximity:  # beside a node affinity the pod may already have (cuda=)
+            pod_spec["affinity"] = {**pod_spec.get("affinity", {}), **proximity}
     job: dict[str, Any] = {"template": {"metadata": gpu_pod_metadata(spec, team, job=True), "spec": pod_spec}}
     nodes = options.get("nodes", 1)
     if nodes > 1:  # one pod per node, each with its index (the rank of a multi-node job)
