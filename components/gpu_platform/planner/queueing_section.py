@@ -38,6 +38,9 @@ def from_spec(spec: PlatformSpec) -> dict[str, Any]:
             "borrowingLimit": queue.borrowing_limit, "lendingLimit": queue.lending_limit,
             "preemption": {"withinClusterQueue": queue.tier.within_cluster_queue,
                            "reclaimWithinCohort": queue.tier.reclaim_within_cohort},
+            "spot": "first" if queue.tier.on_spot else "never",
+            # The order Kueue tries flavors in, per GPU resource: the only flavors the team's work may land on.
+            "flavorOrder": [{"resource": covered[0], "flavors": flavors} for covered, flavors in queue.groups[1:]],
             "resources": [{"resource": t.resource, "nominal": format_quantity(t.resource, t.nominal),
                            "borrowable": format_quantity(t.resource, t.borrowable),
                            "lendable": format_quantity(t.resource, t.lendable),
@@ -72,17 +75,30 @@ def _team_rows(section: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
+def _order_rows(section: dict[str, Any]) -> list[list[str]]:
+    """Per team and GPU resource, the flavors its work may use, in the order Kueue tries them."""
+    rows = []
+    for team in section["teams"]:
+        for i, group in enumerate(team["flavorOrder"]):
+            head = [team["name"], f"{team['tier']} (spot {team['spot']})"] if i == 0 else ["", ""]
+            rows.append([*head, short(group["resource"]), " > ".join(group["flavors"])])
+    return rows
+
+
 def _flavor_rows(section: dict[str, Any]) -> list[list[str]]:
     return [[f["name"], f["pool"], short(f["resource"]), f["capacityType"], str(f["capacityAtMax"]), str(f["nominal"]),
              str(f["unplaced"])] for f in section["flavors"]]
 
 
 TEAM_HEADERS = ["Team", "Tier", "Resource", "Nominal", "Borrowable", "Ceiling", "Lendable", "Nominal on flavors"]
+ORDER_HEADERS = ["Team", "Tier", "Resource", "Flavors it may use, in order"]
 FLAVOR_HEADERS = ["Flavor", "Pool", "Resource", "Capacity type", "At max", "Nominal", "Unplaced"]
 
 
 def text(section: dict[str, Any]) -> str:
     lines = text_table(TEAM_HEADERS, _team_rows(section), right=(3, 4, 5, 6))
+    lines.append("")
+    lines += text_table(ORDER_HEADERS, _order_rows(section))
     lines.append("")
     lines += text_table(FLAVOR_HEADERS, _flavor_rows(section), right=(4, 5, 6))
     lines.append(f"  Kueue {section['chartVersion']}, cohort {section['cohort']}. Ceiling = nominal + borrowable "
@@ -92,6 +108,7 @@ def text(section: dict[str, Any]) -> str:
 
 def markdown(section: dict[str, Any]) -> str:
     lines = [*md_table(TEAM_HEADERS, _team_rows(section), right=(3, 4, 5, 6)), "",
+             *md_table(ORDER_HEADERS, _order_rows(section)), "",
              "<details><summary>Flavors: capacity at max size and the nominal quota placed on it</summary>", "",
              *md_table(FLAVOR_HEADERS, _flavor_rows(section), right=(4, 5, 6)), "", "</details>"]
     return "\n".join(lines)
