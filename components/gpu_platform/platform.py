@@ -14,6 +14,7 @@ from typing import Any, Mapping, Optional
 
 import pulumi
 
+from gpu_platform.decisions.metrics_storage import scale as metrics_scale
 from gpu_platform.decisions.dra import compute_domains_on, driver_pools
 from gpu_platform.decisions.efa import efa_pools
 from gpu_platform.decisions.karpenter import karpenter_pools
@@ -198,8 +199,10 @@ def monitoring_args(spec: PlatformSpec, k8s_provider: Any, receiver_secrets: Map
     """The stack file's monitoring block, the teams' alert routes and the GPU prices, as GpuMonitoring's arguments."""
     settings = MonitoringSettings.of(spec)
     mon = spec.monitoring.model_dump(exclude_none=True)
+    nodes, gpus = metrics_scale(spec)
     return GpuMonitoringArgs(
         k8s_provider=k8s_provider, **mon,
         team_routes={t: r.model_dump(exclude_none=True) for t, r in settings.team_routes.items()},
         receiver_secrets=dict(receiver_secrets), gpu_prices=dict(settings.gpu_prices), cluster_name=spec.cluster.name,
-        system_node_selector=dict(spec.cluster.system_node_selector), environment=spec.environment)
+        system_node_selector=dict(spec.cluster.system_node_selector), environment=spec.environment,
+        nodes_at_max=nodes, gpus_at_max=gpus)
