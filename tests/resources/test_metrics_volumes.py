@@ -119,3 +119,24 @@ def test_the_plan_states_retention_and_volumes():
     section = {"pools": [], "nodeMonitoringAgent": None, "alerting": None,
                "metrics": metrics(planned()["resources"])}
     assert "Prometheus keeps 30d in its pod" in health_text(section)
+
+
+@pytest.mark.parametrize("mode", ["existing", "none"])
+def test_retention_and_volumes_apply_only_to_an_installed_stack(mode):
+    def edit(p):
+        p["monitoring"]["prometheus"].update(mode=mode, storageGi=50, ebsCsiAddonVersion=EXAMPLE_ADDON)
+    with pytest.raises(SpecError) as err:
+        spec_of("prod", edit)
+    assert [p for p in err.value.problems if "applies only" in p] == [
+        f"monitoring.prometheus.{f}: applies only when monitoring.prometheus.mode is install"
+        for f in ("ebsCsiAddonVersion", "storageGi")]
+
+
+def test_the_component_alone_needs_the_cluster_for_the_add_on():
+    from gpu_platform.resources.monitoring import monitoring_settings
+    with pytest.raises(SpecError, match=re.escape(
+            "GpuMonitoring 'm': prometheus.ebsCsiAddonVersion: also give cluster_name, the cluster the add-on goes to")):
+        monitoring_settings("m", {"prometheus": {"ebs_csi_addon_version": EXAMPLE_ADDON}})
+    settings = monitoring_settings("m", {"prometheus": {"ebs_csi_addon_version": EXAMPLE_ADDON, "retention": "15d"},
+                                         "cluster_name": "c", "nodes_at_max": 16, "gpus_at_max": 38})
+    assert (settings.storage.persistent, settings.storage.prometheus_gib) == (True, estimate_gib("15d", 16, 38)[1])
