@@ -80,3 +80,19 @@ def test_a_standard_quota_only_spot_offers_is_refused_naming_the_way_out():
     with pytest.raises(SpecError, match=re.escape(
             "teams[0].quota: a standard team never runs on spot, and only spot pools offer nvidia.com/gpu (a10g-spot)")):
         spec_of("dev", spot_only)
+
+
+def test_a_resource_only_spot_offers_is_covered_at_zero_and_shown_as_none():
+    def spot_mig(p):
+        with_spot(p)
+        p["nodePools"].append({**SPOT_POOL, "name": "h100-spot", "instanceTypes": ["p5.48xlarge"], "maxSize": 1,
+                               "sharing": {"mode": "mig", "strategy": "mixed", "layout": {"7g.80gb": 1}}})
+    spec = spec_of("prod", spot_mig)
+    research = next(t for t in spec.teams if t.name == "research")
+    queue = team_queue(spec, research)
+    mig = names.mig_resource("7g.80gb")
+    assert [f for (covered, flavors) in queue.groups if covered == (mig,) for f in flavors] == ["h100-spot-7g.80gb"]
+    zero = queue.quotas[("h100-spot-7g.80gb", mig)]
+    assert (zero.nominal, zero.borrowing_limit) == (0, 0)  # covered, never admitted
+    order = next(t for t in from_spec(spec)["teams"] if t["name"] == "research")["flavorOrder"]
+    assert {"resource": mig, "flavors": []} in order

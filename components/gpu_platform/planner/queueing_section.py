@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from gpu_platform.decisions.queueing import format_quantity, gpu_flavors, placement, team_queue
+from gpu_platform.decisions.queueing import SPOT, format_quantity, gpu_flavors, placement, team_queue
 from gpu_platform.facts import names
 from gpu_platform.planner.capacity_section import short
 from gpu_platform.planner.sections import PlanContext, Section, register
@@ -29,6 +29,7 @@ def build(ctx: PlanContext) -> Optional[dict[str, Any]]:
 
 def from_spec(spec: PlatformSpec) -> dict[str, Any]:
     placed = placement(spec)
+    spot = {f.name for f in gpu_flavors(spec) if f.capacity_type == SPOT}  # covered at 0 for tiers never on spot
     teams = []
     for team in spec.teams:
         queue = team_queue(spec, team, placed)
@@ -40,7 +41,8 @@ def from_spec(spec: PlatformSpec) -> dict[str, Any]:
                            "reclaimWithinCohort": queue.tier.reclaim_within_cohort},
             "spot": "first" if queue.tier.on_spot else "never",
             # The order Kueue tries flavors in, per GPU resource: the only flavors the team's work may land on.
-            "flavorOrder": [{"resource": covered[0], "flavors": flavors} for covered, flavors in queue.groups[1:]],
+            "flavorOrder": [{"resource": covered[0], "flavors": [f for f in flavors if queue.tier.on_spot or f not in spot]}
+                            for covered, flavors in queue.groups[1:]],
             "resources": [{"resource": t.resource, "nominal": format_quantity(t.resource, t.nominal),
                            "borrowable": format_quantity(t.resource, t.borrowable),
                            "lendable": format_quantity(t.resource, t.lendable),
@@ -81,7 +83,7 @@ def _order_rows(section: dict[str, Any]) -> list[list[str]]:
     for team in section["teams"]:
         for i, group in enumerate(team["flavorOrder"]):
             head = [team["name"], f"{team['tier']} (spot {team['spot']})"] if i == 0 else ["", ""]
-            rows.append([*head, short(group["resource"]), " > ".join(group["flavors"])])
+            rows.append([*head, short(group["resource"]), " > ".join(group["flavors"]) or "none (only spot offers it)"])
     return rows
 
 
