@@ -192,19 +192,20 @@ def _prod(edit=None):
 
 # --- limits and quantities ---
 
-@pytest.mark.parametrize("tier, borrowing, lending, within, reclaim", [
-    ("critical-inference", "0%", "100%", "LowerPriority", "Any"),
-    ("standard", "100%", "100%", "LowerPriority", "Any"),
-    ("preemptible-batch", "100%", "100%", "Never", "LowerPriority"),
+@pytest.mark.parametrize("tier, borrowing, lending, within, reclaim, on_spot", [
+    ("critical-inference", "0%", "100%", "LowerPriority", "Any", False),
+    ("standard", "100%", "100%", "LowerPriority", "Any", False),
+    ("preemptible-batch", "100%", "100%", "Never", "LowerPriority", True),
 ])
-def test_tier_defaults(tier, borrowing, lending, within, reclaim):
-    assert q.TIER_QUEUES[tier] == q.TierQueue(borrowing, lending, within, reclaim)
+def test_tier_defaults(tier, borrowing, lending, within, reclaim, on_spot):
+    assert q.TIER_QUEUES[tier] == q.TierQueue(borrowing, lending, within, reclaim, on_spot)
 
 
 def test_limits_are_percentages_of_each_nominal_quota_rounded_down():
     def edit(p):
         queued(p)
         p["teams"] = [{"name": "a", "quota": {"gpus": 3, "cpu": "3", "memory": "3Gi"},
+                       "priorityTier": "preemptible-batch",  # the dev pool is spot
                        "queue": {"borrowingLimit": "50%", "lendingLimit": "33%"}}]
     spec = spec_of("dev", edit)
     queue = q.team_queue(spec, spec.teams[0])

@@ -69,3 +69,13 @@ def test_plan_keys_cannot_be_section_names():
 def test_two_sections_cannot_share_a_name(registered):
     with pytest.raises(ValueError, match="registered twice"):
         sections.register(_count_section())
+
+
+def test_sections_keep_their_listed_order_whichever_module_was_imported_first():
+    from gpu_platform.planner import capacity_section
+
+    sections.sections()  # every listed module imported
+    sections.unregister(capacity_section.NAME)  # re-registered last, as when another module is imported first
+    sections.register(capacity_section.SECTION)
+    listed = [s.build.__module__ for s in sections.sections() if s.build.__module__ in sections.SECTION_MODULES]
+    assert listed == sections.SECTION_MODULES

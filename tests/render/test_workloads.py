@@ -163,7 +163,7 @@ def test_documented_snippet_is_the_helpers_output(dev):
 
 def documented_job(prod):
     return gpu_job(prod, "research", "finetune-llama", "registry.example.com/trainer:2.3", pool="a100-train", gpus=8,
-                   command=["torchrun", "--nproc-per-node=8", "train.py"], backoff_limit=0)
+                   command=["torchrun", "--nproc-per-node=8", "train.py"], backoff_limit=0, fail_on_exit_codes=[2])
 
 
 def documented_pod(dev):

@@ -84,6 +84,8 @@ DIFFERENCES: dict[str, str] = {
     "GpuMonitoring.gpu_prices": "the pools' instance prices (catalog and pricing), for the cost dashboard",
     "GpuMonitoring.receiver_secrets": "the receivers' secrets are Pulumi secrets, never in the file",
     "GpuMonitoring.team_routes": "teams[].alerting, the teams' own routes",
+    "GpuMonitoring.nodes_at_max": "the pools' nodes at max size (nodePools), which size the Prometheus volume",
+    "GpuMonitoring.gpus_at_max": "the pools' GPUs at max size (nodePools), which size the Prometheus volume",
     "ModelCache.enabled": "whether the platform builds the component at all",
     "ModelCache.pvc_size": "the teams' claims on the cache (TeamNamespace.model_cache.size)",
     "ModelCache.storage_gib_estimate": "read by the plan's cost section only: the file system grows as it is used",

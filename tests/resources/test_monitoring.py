@@ -4,6 +4,7 @@ import json
 
 import kubernetes_validate
 import pytest
+import yaml
 
 from gpu_platform.decisions.cost import gpu_hourly_cost_by_model
 from gpu_platform.decisions.tolerations import tolerates
@@ -47,6 +48,11 @@ VERIFIED_KEYS = {
     "kube-state-metrics.nodeSelector": ("kube-state-metrics", "{}"),
     "kube-state-metrics.metricLabelsAllowlist": ("kube-state-metrics", "[]"),
     "prometheus-node-exporter.tolerations": ("prometheus-node-exporter", "[{effect: NoSchedule, operator: Exists}]"),
+    # Metrics that remember: read by templates/prometheus/prometheus.yaml and templates/alertmanager/alertmanager.yaml.
+    "prometheus.prometheusSpec.retention": ("kube-prometheus-stack", "10d"),
+    "prometheus.prometheusSpec.retentionSize": ("kube-prometheus-stack", '""'),
+    "prometheus.prometheusSpec.storageSpec": ("kube-prometheus-stack", "{} (volumeClaimTemplate: a claim per replica)"),
+    "alertmanager.alertmanagerSpec.storage": ("kube-prometheus-stack", "{} (volumeClaimTemplate: a claim per replica)"),
 }
 # Values whose content is data for a pod spec, not further chart keys.
 SYSTEM_NODE_SELECTORS = [k for k in VERIFIED_KEYS if k.endswith(".nodeSelector")]
@@ -82,7 +88,14 @@ def custom_install():
     return p
 
 
+def persistent():
+    p = stack_platform("dev")
+    p["monitoring"]["prometheus"].update(ebsCsiAddonVersion="v1.0.0-eksbuild.1", retention="90d")
+    return p
+
+
 PLATFORMS = {
+    "persistent": persistent,
     "dev": lambda: stack_platform("dev"),
     "prod": lambda: stack_platform("prod"),
     "existing": existing_stack,
@@ -90,7 +103,8 @@ PLATFORMS = {
     "disabled": disabled,
     "custom-install": custom_install,
 }
-INSTALL, WITH_PROMETHEUS, WITHOUT = ("dev", "prod", "custom-install"), ("dev", "prod", "existing", "custom-install"), ("none", "disabled")
+INSTALL = ("dev", "prod", "custom-install", "persistent")
+WITH_PROMETHEUS, WITHOUT = ("dev", "prod", "existing", "custom-install"), ("none", "disabled")
 
 
 @pytest.fixture(scope="module")
@@ -231,7 +245,22 @@ def test_every_stack_value_set_was_checked_against_the_chart(planned, key):
 
 
 def test_the_verified_keys_table_lists_only_keys_that_are_set():
-    assert set(set_keys(stack_values(MonitoringSettings.of(spec("dev"))))) == set(VERIFIED_KEYS)
+    keys = {k for key in ("dev", "persistent") for k in set_keys(stack_values(MonitoringSettings.of(spec(key))))}
+    assert keys == set(VERIFIED_KEYS)
+
+
+def test_the_charts_own_keys_are_in_its_pinned_values_file():
+    version = spec("dev").monitoring.prometheus.chart_version
+    values = yaml.safe_load((catalog.UPSTREAM / catalog.KUBE_PROMETHEUS_STACK_VALUES[version]).read_text())
+    missing = []
+    for key, (chart, _) in VERIFIED_KEYS.items():
+        node = values
+        for part in key.split(".") if chart == "kube-prometheus-stack" else ():
+            if not isinstance(node, dict) or part not in node:
+                missing.append(key)
+                break
+            node = node[part]
+    assert missing == []
 
 
 # --- the PrometheusRule ---

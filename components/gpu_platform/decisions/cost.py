@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from gpu_platform.decisions.capacity import node_resources
 from gpu_platform.decisions.datasets import throughput
 from gpu_platform.decisions.karpenter import os_volume_gib
+from gpu_platform.decisions.metrics_storage import stack_metrics_storage
 from gpu_platform.decisions.lifecycle import control_plane_price
 from gpu_platform.decisions.network import nat_gateway_count as network_nat_count
 from gpu_platform.decisions.reservations import hours_in_month, is_block, reservation, window
@@ -59,6 +60,8 @@ EXCLUSIONS = (
     "taxes, support plans, savings plans and reserved-instance discounts",
 )
 
+
+METRICS_VOLUMES = "ebsMetricsVolumes"
 
 # --- prices ---
 
@@ -344,7 +347,7 @@ def nat_gateway_count(spec: "PlatformSpec") -> int:
 def fixed_items_from_spec(spec: "PlatformSpec", pricing: Pricing, as_of: Optional[date] = None) -> list[FixedItem]:
     return [item for item in (_eks(spec, pricing, as_of or date.today()), _nat(spec, pricing),
                               _system_nodes(spec, pricing), _efs(spec, pricing), _ebs(spec, pricing),
-                              _fsx(spec, pricing)) if item is not None]
+                              _metrics_volumes(spec, pricing), _fsx(spec, pricing)) if item is not None]
 
 
 def _eks(spec: "PlatformSpec", pricing: Pricing, as_of: date) -> FixedItem:
@@ -414,6 +417,17 @@ def _ebs(spec: "PlatformSpec", pricing: Pricing) -> FixedItem:
     return FixedItem("ebsRootVolumes", "EBS gp3 root volumes", "GB-month", "GB provisioned",
                      sum(g * lo for _, g, lo, _ in groups), sum(g * hi for _, g, _, hi in groups),
                      pricing.fixed("ebsGp3"), note=note)
+
+
+def _metrics_volumes(spec: "PlatformSpec", pricing: Pricing) -> Optional[FixedItem]:
+    """Prometheus' and Alertmanager's gp3 volumes (none when the stack keeps metrics in the pod)."""
+    storage = stack_metrics_storage(spec)
+    if storage is None or not storage.persistent:
+        return None
+    note = (f"Prometheus {storage.prometheus_gib} GiB for {storage.retention} (estimate {storage.estimate_gib} GiB "
+            f"for {storage.series} series), Alertmanager {storage.alertmanager_gib} GiB")
+    return FixedItem(METRICS_VOLUMES, "EBS gp3 metrics volumes", "GB-month", "GB provisioned", storage.volumes_gib,
+                     storage.volumes_gib, pricing.fixed("ebsGp3"), note=note)
 
 
 # --- the estimate ---

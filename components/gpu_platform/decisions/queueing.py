@@ -43,17 +43,21 @@ class TierQueue:
     lending_limit: str  # default `teams[].queue.lendingLimit`
     within_cluster_queue: str  # preempt the team's own lower-priority workloads
     reclaim_within_cohort: str  # take lent quota back from other teams' borrowing workloads
+    on_spot: bool  # True: spot flavors first; False: never a spot flavor (its pods can be taken back any time)
 
 
 # Critical inference runs on its own nominal quota (it never borrows by default, so no other team ever has
 # a claim on its pods) and takes back anything it lent at once. Standard teams borrow up to their nominal
 # quota again and reclaim theirs from any borrower. Batch never preempts anyone: it reclaims only from
 # workloads of lower priority than its own, and its borrowed capacity is the first to be taken back.
+# Only batch, which is preemptible anyway, runs on spot, and there first; the higher tiers' queues hold no
+# spot flavor, so Kueue never admits their work to one (docs/queueing.md).
 TIER_QUEUES = {
-    "critical-inference": TierQueue("0%", "100%", "LowerPriority", "Any"),
-    "standard": TierQueue("100%", "100%", "LowerPriority", "Any"),
-    "preemptible-batch": TierQueue("100%", "100%", "Never", "LowerPriority"),
+    "critical-inference": TierQueue("0%", "100%", "LowerPriority", "Any", on_spot=False),
+    "standard": TierQueue("100%", "100%", "LowerPriority", "Any", on_spot=False),
+    "preemptible-batch": TierQueue("100%", "100%", "Never", "LowerPriority", on_spot=True),
 }
+SPOT = "spot"
 
 
 class QueueScope(Protocol):
@@ -176,12 +180,25 @@ def _quota_field(i: int, resource: str) -> str:
     return f'teams[{i}].quota.migSlices["{resource.removeprefix(names.MIG_RESOURCE_PREFIX)}"]'
 
 
-def _candidates(team: "TeamSpec", flavors: list[GpuFlavor]) -> list[GpuFlavor]:
-    """The team's flavors for one resource in the order its nominal quota fills them."""
+def tier_flavors(team: "TeamSpec", flavors: list[GpuFlavor]) -> list[GpuFlavor]:
+    """The flavors the team's tier may use, in its order: spot first for a tier on spot (stable, so the
+    team's own order holds within spot and within the rest), no spot flavor for the others."""
+    if TIER_QUEUES[team.priority_tier].on_spot:
+        return sorted(flavors, key=lambda f: f.capacity_type != SPOT)
+    return [f for f in flavors if f.capacity_type != SPOT]
+
+
+def _listed(team: "TeamSpec", flavors: list[GpuFlavor]) -> list[GpuFlavor]:
+    """The flavors of `teams[].queue.pools` in that order (every flavor when it lists none)."""
     if not team.queue.pools:
         return flavors
     order = {p: i for i, p in enumerate(team.queue.pools)}
     return sorted((f for f in flavors if f.pool in order), key=lambda f: order[f.pool])
+
+
+def _candidates(team: "TeamSpec", flavors: list[GpuFlavor]) -> list[GpuFlavor]:
+    """The team's flavors for one resource in the order its nominal quota fills them."""
+    return tier_flavors(team, _listed(team, flavors))
 
 
 def placement(spec: "QueueScope") -> Placement:
@@ -201,6 +218,12 @@ def placement(spec: "QueueScope") -> Placement:
                     left[f.name] -= take
                     need -= take
             if not need:
+                continue
+            if not mine and _listed(team, offering):  # listed, but spot only
+                problems.append((f"teams[{i}].quota", (
+                    f"a {team.priority_tier} team never runs on spot, and only spot pools offer {resource} "
+                    f"({', '.join(sorted({f.pool for f in offering}))}): set its quota of it to 0, add an on-demand "
+                    "pool, or make the team's priorityTier preemptible-batch")))
                 continue
             if not mine:
                 problems.append((f"teams[{i}].queue.pools", f"none of the listed pools offers {resource}; offered by "
@@ -284,11 +307,16 @@ def team_queue(spec: "QueueScope", team: "TeamSpec", placed: Optional[Placement]
     for resource in offered:
         offering = [f for f in flavors if f.resource == resource]
         mine = _candidates(team, offering)
-        ordered = mine + [f for f in offering if f not in mine]  # its own pools first: Kueue tries flavors in order
+        # Its own pools first (Kueue tries flavors in order), spot first for batch, no spot for higher tiers.
+        ordered = tier_flavors(team, mine + [f for f in offering if f not in mine])
         for f in ordered:
             nominal = Fraction(placed.nominal.get((team.name, f.name), 0))
             quotas[(f.name, resource)] = FlavorQuota(f.name, resource, nominal,
                                                      *_limits(resource, nominal, borrow, lend))
+        if not ordered:  # only spot offers it: covered at 0 with nothing to borrow, so never admitted
+            ordered = offering
+            quotas.update({(f.name, resource): FlavorQuota(f.name, resource, Fraction(0), Fraction(0), Fraction(0))
+                           for f in offering})
         groups.append(((resource,), [f.name for f in ordered]))
     return TeamQueue(team.name, tier, team.queue.weight, borrow_text, lend_text, groups, quotas)
 

@@ -626,6 +626,12 @@ CORE_ADDONS = ("vpc-cni", "coredns", "kube-proxy", "eks-pod-identity-agent")
 # policy agent, vpc-cni accepts the teams' NetworkPolicies but never enforces them.
 ADDON_CONFIGURATION = MappingProxyType({"vpc-cni": {"enableNetworkPolicy": "true"}})
 EFS_CSI_ADDON = "aws-efs-csi-driver"
+# The EBS CSI driver is not part of an EKS cluster; it needs this managed policy on its controller's
+# service account (https://docs.aws.amazon.com/eks/latest/userguide/ebs-csi.html).
+EBS_CSI_ADDON = "aws-ebs-csi-driver"
+EBS_CSI_CONTROLLER_SERVICE_ACCOUNT = "ebs-csi-controller-sa"
+EBS_CSI_PROVISIONER = "ebs.csi.aws.com"
+EBS_CSI_MANAGED_POLICY = "service-role/AmazonEBSCSIDriverPolicy"
 # The add-on's controller creates access points under this service account; the node service account
 # needs no AWS permissions (AWS EKS user guide, "Use Amazon EFS storage"; aws-efs-csi-driver docs).
 EFS_CSI_CONTROLLER_SERVICE_ACCOUNT = "efs-csi-controller-sa"
@@ -699,6 +705,23 @@ IMAGE_VOLUME_DEVICE: Mapping[str, str] = MappingProxyType({
 # managed Ubuntu nodes on EKS"); kubelet runs from the kubelet-eks snap.
 UBUNTU_EKS_BOOTSTRAP = "/etc/eks/bootstrap.sh"
 KUBE_PROMETHEUS_STACK_CHART = ("https://prometheus-community.github.io/helm-charts", "kube-prometheus-stack")
+# The chart's values.yaml by version, kept in facts/upstream/ for the chart-keys check: prometheus-community/
+# helm-charts charts/kube-prometheus-stack/values.yaml at tag kube-prometheus-stack-79.5.0.
+KUBE_PROMETHEUS_STACK_VALUES = MappingProxyType({"79.5.0": "kube-prometheus-stack-values-79.5.0.yaml"})
+
+# Sizing Prometheus' volume (docs/monitoring.md#metrics-that-remember). Disk = retention x samples per second x
+# bytes per sample (https://prometheus.io/docs/prometheus/latest/storage/#operational-aspects: "on average,
+# Prometheus uses only around 1-2 bytes per sample"; the upper figure is used), plus headroom for the WAL and
+# compaction. Series counts are planning figures for this platform's scrape targets, not measurements.
+PROMETHEUS_SCRAPE_INTERVAL_SECONDS = 30  # the operator's default interval, which the chart leaves unset
+PROMETHEUS_BYTES_PER_SAMPLE = 2
+PROMETHEUS_BASE_SERIES = 20_000  # control plane, kube-state-metrics, the operators, Kueue, Alertmanager
+PROMETHEUS_SERIES_PER_NODE = 1_500  # node-exporter and kubelet/cAdvisor of one node and its pods
+PROMETHEUS_SERIES_PER_GPU = 60  # dcgm-exporter's fields for one GPU (or MIG slice), with their labels
+PROMETHEUS_DISK_HEADROOM = 1.25  # the WAL, the head block and space for compaction
+PROMETHEUS_MIN_VOLUME_GIB = 10
+PROMETHEUS_RETENTION_SIZE_SHARE = 0.9  # retentionSize: blocks go before the volume fills, whatever the estimate
+ALERTMANAGER_VOLUME_GIB = 2  # silences and the notification log: a few MiB (gp3 volumes start at 1 GiB)
 
 
 # --- Training: instance-store NVMe, EFA, FSx for Lustre ---

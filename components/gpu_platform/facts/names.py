@@ -263,6 +263,7 @@ TEAM_INGRESS_POLICY = "team-ingress"
 TEAM_ROLES = ("developers", "admins")
 MODEL_CACHE_PVC = "model-cache"
 MODEL_CACHE_STORAGE_CLASS = "model-cache-efs"
+METRICS_STORAGE_CLASS = "metrics-gp3"  # Prometheus and Alertmanager volumes (render/monitoring.py)
 
 
 def pod_security_label(mode: str) -> str:

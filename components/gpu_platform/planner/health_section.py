@@ -24,6 +24,8 @@ TITLE = "GPU health and alert delivery"
 VERSION = 1
 NODE_GROUP, ADDON, RELEASE = "aws:eks/nodeGroup:NodeGroup", "aws:eks/addon:Addon", "kubernetes:helm.sh/v3:Release"
 KARPENTER_CHART = catalog.KARPENTER_CHART
+PROMETHEUS_CHART = catalog.KUBE_PROMETHEUS_STACK_CHART[1]
+CHART_RETENTION = "10d"  # prometheus.prometheusSpec.retention in kube-prometheus-stack 79.5.0's values.yaml
 AGENT = catalog.NODE_MONITORING_AGENT_ADDON
 DEVICE_PLUGIN_OFF = names.gpu_deploy_label("device-plugin")
 K8S_EFFECTS = {api: k8s for k8s, api in names.TAINT_EFFECTS.items()}
@@ -48,7 +50,28 @@ def build(ctx: PlanContext) -> Optional[dict[str, Any]]:
         "pools": [*(_pool(g, agent is not None, config) for g in groups),
                   *(_pool(v, agent is not None, config, karpenter) for v in node_pools)],
         "alerting": _alerting(alertmanager_config(ctx.plan)),
+        "metrics": metrics(resources),
     }
+
+
+def _claim_gi(spec: dict[str, Any]) -> Optional[int]:
+    requested = (((spec.get("volumeClaimTemplate") or {}).get("spec") or {}).get("resources") or {}).get("requests")
+    size = (requested or {}).get("storage")
+    return int(str(size).removesuffix("Gi")) if size else None
+
+
+def metrics(resources: list[dict[str, Any]]) -> Optional[dict[str, Any]]:
+    """How long the installed Prometheus keeps samples and where (None: no kube-prometheus-stack release)."""
+    release = next((r["inputs"] for r in resources if r["type"] == RELEASE
+                    and r["inputs"].get("chart") == PROMETHEUS_CHART), None)
+    if release is None:
+        return None
+    values = release.get("values") or {}
+    prom = (values.get("prometheus") or {}).get("prometheusSpec") or {}
+    alertmanager = (values.get("alertmanager") or {}).get("alertmanagerSpec") or {}
+    return {"retention": prom.get("retention", CHART_RETENTION), "retentionSize": prom.get("retentionSize"),
+            "prometheusVolumeGi": _claim_gi(prom.get("storageSpec") or {}),
+            "alertmanagerVolumeGi": _claim_gi(alertmanager.get("storage") or {})}
 
 
 def karpenter_gates(resources: list[dict[str, Any]]) -> dict[str, Any]:
@@ -171,6 +194,17 @@ def _agent_line(section: dict[str, Any]) -> str:
     return f"{AGENT} {agent['addonVersion']}: reports GPU faults as node conditions that node repair acts on."
 
 
+def _metrics_line(section: dict[str, Any]) -> Optional[str]:
+    m = section.get("metrics")
+    if m is None:
+        return None
+    if m["prometheusVolumeGi"] is None:
+        return (f"Metrics: Prometheus keeps {m['retention']} in its pod, so history is lost when the pod moves "
+                "(monitoring.prometheus.ebsCsiAddonVersion puts it on a volume).")
+    return (f"Metrics: Prometheus keeps {m['retention']} (at most {m['retentionSize']}) on a {m['prometheusVolumeGi']} "
+            f"GiB gp3 volume, Alertmanager on {m['alertmanagerVolumeGi']} GiB: history survives restarts.")
+
+
 def _alerting_line(section: dict[str, Any]) -> str:
     alerting = section["alerting"]
     if alerting is None:
@@ -182,14 +216,18 @@ def _alerting_line(section: dict[str, Any]) -> str:
 
 def text(section: dict[str, Any]) -> str:
     lines = text_table(POOL_HEADERS, _pool_rows(section))
-    lines += ["", f"  {_agent_line(section)}", f"  {_alerting_line(section)}"]
+    lines += ["", f"  {_agent_line(section)}"]
+    lines += [f"  {line}" for line in [_metrics_line(section)] if line]
+    lines.append(f"  {_alerting_line(section)}")
     if section["alerting"]:
         lines += text_table(["Alert labels", "Receiver"], _route_rows(section["alerting"]), indent="    ")
     return "\n".join(lines)
 
 
 def markdown(section: dict[str, Any]) -> str:
-    lines = [*md_table(POOL_HEADERS, _pool_rows(section)), "", _agent_line(section), "", _alerting_line(section)]
+    metrics_line = _metrics_line(section)
+    lines = [*md_table(POOL_HEADERS, _pool_rows(section)), "", _agent_line(section), "",
+             *([metrics_line, ""] if metrics_line else []), _alerting_line(section)]
     if section["alerting"]:
         lines += ["", *md_table(["Alert labels", "Receiver"], [[f"`{m}`" if m != "(everything else)" else m, r]
                                                                for m, r in _route_rows(section["alerting"])])]

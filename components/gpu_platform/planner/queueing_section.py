@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from gpu_platform.decisions.queueing import format_quantity, gpu_flavors, placement, team_queue
+from gpu_platform.decisions.queueing import SPOT, format_quantity, gpu_flavors, placement, team_queue
 from gpu_platform.facts import names
 from gpu_platform.planner.capacity_section import short
 from gpu_platform.planner.sections import PlanContext, Section, register
@@ -29,6 +29,7 @@ def build(ctx: PlanContext) -> Optional[dict[str, Any]]:
 
 def from_spec(spec: PlatformSpec) -> dict[str, Any]:
     placed = placement(spec)
+    spot = {f.name for f in gpu_flavors(spec) if f.capacity_type == SPOT}  # covered at 0 for tiers never on spot
     teams = []
     for team in spec.teams:
         queue = team_queue(spec, team, placed)
@@ -38,6 +39,10 @@ def from_spec(spec: PlatformSpec) -> dict[str, Any]:
             "borrowingLimit": queue.borrowing_limit, "lendingLimit": queue.lending_limit,
             "preemption": {"withinClusterQueue": queue.tier.within_cluster_queue,
                            "reclaimWithinCohort": queue.tier.reclaim_within_cohort},
+            "spot": "first" if queue.tier.on_spot else "never",
+            # The order Kueue tries flavors in, per GPU resource: the only flavors the team's work may land on.
+            "flavorOrder": [{"resource": covered[0], "flavors": [f for f in flavors if queue.tier.on_spot or f not in spot]}
+                            for covered, flavors in queue.groups[1:]],
             "resources": [{"resource": t.resource, "nominal": format_quantity(t.resource, t.nominal),
                            "borrowable": format_quantity(t.resource, t.borrowable),
                            "lendable": format_quantity(t.resource, t.lendable),
@@ -72,17 +77,30 @@ def _team_rows(section: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
+def _order_rows(section: dict[str, Any]) -> list[list[str]]:
+    """Per team and GPU resource, the flavors its work may use, in the order Kueue tries them."""
+    rows = []
+    for team in section["teams"]:
+        for i, group in enumerate(team["flavorOrder"]):
+            head = [team["name"], f"{team['tier']} (spot {team['spot']})"] if i == 0 else ["", ""]
+            rows.append([*head, short(group["resource"]), " > ".join(group["flavors"]) or "none (only spot offers it)"])
+    return rows
+
+
 def _flavor_rows(section: dict[str, Any]) -> list[list[str]]:
     return [[f["name"], f["pool"], short(f["resource"]), f["capacityType"], str(f["capacityAtMax"]), str(f["nominal"]),
              str(f["unplaced"])] for f in section["flavors"]]
 
 
 TEAM_HEADERS = ["Team", "Tier", "Resource", "Nominal", "Borrowable", "Ceiling", "Lendable", "Nominal on flavors"]
+ORDER_HEADERS = ["Team", "Tier", "Resource", "Flavors it may use, in order"]
 FLAVOR_HEADERS = ["Flavor", "Pool", "Resource", "Capacity type", "At max", "Nominal", "Unplaced"]
 
 
 def text(section: dict[str, Any]) -> str:
     lines = text_table(TEAM_HEADERS, _team_rows(section), right=(3, 4, 5, 6))
+    lines.append("")
+    lines += text_table(ORDER_HEADERS, _order_rows(section))
     lines.append("")
     lines += text_table(FLAVOR_HEADERS, _flavor_rows(section), right=(4, 5, 6))
     lines.append(f"  Kueue {section['chartVersion']}, cohort {section['cohort']}. Ceiling = nominal + borrowable "
@@ -92,6 +110,7 @@ def text(section: dict[str, Any]) -> str:
 
 def markdown(section: dict[str, Any]) -> str:
     lines = [*md_table(TEAM_HEADERS, _team_rows(section), right=(3, 4, 5, 6)), "",
+             *md_table(ORDER_HEADERS, _order_rows(section)), "",
              "<details><summary>Flavors: capacity at max size and the nominal quota placed on it</summary>", "",
              *md_table(FLAVOR_HEADERS, _flavor_rows(section), right=(4, 5, 6)), "", "</details>"]
     return "\n".join(lines)

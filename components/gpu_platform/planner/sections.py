@@ -3,7 +3,7 @@
 A section turns the plan context into JSON-ready data (stored in the plan under `name`), renders that
 data as text and as Markdown, and may contribute files to `--out`. To add one, write a module that
 calls `register(Section(...))` at import and add the module's name to `SECTION_MODULES`.
-Sections run in registration order, after the resources are recorded and before the policy
+Sections run in `SECTION_MODULES` order, after the resources are recorded and before the policy
 verdict, so policies can read them.
 """
 from __future__ import annotations
@@ -72,9 +72,12 @@ def unregister(name: str) -> None:
 
 
 def sections() -> list[Section]:
+    """The sections in SECTION_MODULES order, whichever module was imported first; others (tests' temporary
+    ones) after them, in registration order."""
     for module in SECTION_MODULES:
         importlib.import_module(module)
-    return list(_REGISTRY.values())
+    rank = {m: i for i, m in enumerate(SECTION_MODULES)}
+    return sorted(_REGISTRY.values(), key=lambda s: rank.get(s.build.__module__, len(rank)))
 
 
 def build_all(ctx: PlanContext) -> dict[str, Any]:

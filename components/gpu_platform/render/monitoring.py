@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, Optional
 from collections.abc import Mapping
 
 from gpu_platform.decisions.cost import gpu_hourly_cost_by_model
-from gpu_platform.facts import names
+from gpu_platform.decisions.metrics_storage import MetricsStorage, stack_metrics_storage
+from gpu_platform.facts import catalog, names
 from gpu_platform.render.alert_routing import alertmanager_values
 from gpu_platform.render.alerts import rule_groups
 
@@ -41,11 +42,13 @@ class MonitoringSettings:
     team_routes: Mapping[str, "SeverityRoutesSpec"] = field(default_factory=dict)  # team -> its own receivers
     gpu_prices: Mapping[str, float] = field(default_factory=dict)  # USD per GPU-hour by NVML model (idle cost)
     system_node_selector: Mapping[str, str] = field(default_factory=lambda: dict(names.SYSTEM_NODE_SELECTOR))
+    storage: Optional[MetricsStorage] = None  # retention and volumes of an installed stack
 
     @classmethod
     def of(cls, spec: "PlatformSpec") -> "MonitoringSettings":
         return cls(spec.monitoring, spec.cluster.name, {t.name: t.alerting for t in spec.teams if t.alerting},
-                   gpu_hourly_cost_by_model(spec), dict(spec.cluster.system_node_selector))
+                   gpu_hourly_cost_by_model(spec), dict(spec.cluster.system_node_selector),
+                   stack_metrics_storage(spec))
 
 
 def prometheus_mode(monitoring: "MonitoringSpec") -> str:
@@ -56,6 +59,33 @@ def prometheus_mode(monitoring: "MonitoringSpec") -> str:
 def scraping_namespace(monitoring: "MonitoringSpec") -> Optional[str]:
     """The namespace Prometheus scrapes from (None: no Prometheus in the cluster)."""
     return monitoring.prometheus.namespace if prometheus_mode(monitoring) != "none" else None
+
+
+def metrics_storage_class() -> dict[str, Any]:
+    """Encrypted gp3 volumes from the EBS CSI driver, made in the zone where the pod lands (WaitForFirstConsumer)
+    and kept when the claim goes (a reinstall finds its history). Parameters: the driver's documentation,
+    https://github.com/kubernetes-sigs/aws-ebs-csi-driver/blob/master/docs/parameters.md"""
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+            "metadata": {"name": names.METRICS_STORAGE_CLASS},
+            "provisioner": catalog.EBS_CSI_PROVISIONER, "parameters": {"type": "gp3", "encrypted": "true"},
+            "reclaimPolicy": "Retain", "volumeBindingMode": "WaitForFirstConsumer", "allowVolumeExpansion": True}
+
+
+def _claim_template(gib: int) -> dict[str, Any]:
+    return {"volumeClaimTemplate": {"spec": {"storageClassName": names.METRICS_STORAGE_CLASS,
+                                             "accessModes": ["ReadWriteOnce"],
+                                             "resources": {"requests": {"storage": f"{gib}Gi"}}}}}
+
+
+def _storage_values(storage: Optional[MetricsStorage]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """prometheusSpec and alertmanagerSpec entries: the retention, and the volumes when they persist."""
+    if storage is None:
+        return {}, {}
+    prom: dict[str, Any] = {"retention": storage.retention}
+    if not storage.persistent:
+        return prom, {}
+    prom.update({"retentionSize": storage.retention_size, "storageSpec": _claim_template(storage.prometheus_gib)})
+    return prom, {"storage": _claim_template(storage.alertmanager_gib)}
 
 
 def gpu_rule_groups(settings: MonitoringSettings) -> list[dict[str, Any]]:
@@ -76,6 +106,7 @@ def stack_values(settings: MonitoringSettings) -> dict[str, Any]:
     system = dict(settings.system_node_selector)
     delivery = alertmanager_values(settings)
     scraped = {"matchLabels": {names.SCRAPE_LABEL: names.SCRAPE_VALUE}}
+    prom_storage, alertmanager_storage = _storage_values(settings.storage)
     return {
         "prometheus": {"prometheusSpec": {
             "nodeSelector": dict(system),
@@ -84,8 +115,9 @@ def stack_values(settings: MonitoringSettings) -> dict[str, Any]:
             "podMonitorSelectorNilUsesHelmValues": False,
             "serviceMonitorNamespaceSelector": dict(scraped),
             "podMonitorNamespaceSelector": dict(scraped),
+            **prom_storage,
         }},
-        "alertmanager": {**delivery, "alertmanagerSpec": {"nodeSelector": dict(system),
+        "alertmanager": {**delivery, "alertmanagerSpec": {"nodeSelector": dict(system), **alertmanager_storage,
                                                           **delivery.get("alertmanagerSpec", {})}},
         "prometheusOperator": {
             "nodeSelector": dict(system),

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 from typing import TYPE_CHECKING, Any, Optional
+from collections.abc import Sequence
 
 from gpu_platform.decisions.capacity import max_gpus_per_pod, node_resources, platform_capacity
 from gpu_platform.decisions.cuda import spec_pool_cuda
@@ -47,6 +48,9 @@ SCRATCH_PATH = "/scratch"  # an emptyDir: on pools with instance-store NVMe it l
 HF_HOME = f"{BASE_PATH}/huggingface"
 CLAIM = "gpus"  # the pod's claim on a DRA pool
 CHANNEL = "imex"  # its IMEX channel claim on an UltraServer pool
+CHECKPOINT_ENV = "CHECKPOINT_DIR"
+CHECKPOINT_SUBDIR = "checkpoints"  # <volume>/checkpoints/<job name>: one directory per Job
+MAX_EXIT_CODES = 255  # Kubernetes: onExitCodes.values holds at most 255 codes
 
 
 def _team(spec: "PlatformSpec", name: str) -> "TeamSpec":
@@ -309,23 +313,62 @@ def gpu_pod(spec: "PlatformSpec", team: str, name: str, image: str, *, job: bool
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": gpu_pod_spec(spec, team, image, **options)}
 
 
+def checkpoint_dir(pod_spec: dict[str, Any], job: str) -> Optional[str]:
+    """The job's own directory on a volume that outlives the node: the team's datasets claim, else the model
+    cache; None when the pod mounts neither (then no directory survives a node repair)."""
+    mounted = {v["name"] for v in pod_spec["volumes"]}
+    for volume, base in ((DATASETS_VOLUME, DATASETS_PATH), (CACHE_VOLUME, BASE_PATH)):
+        if volume in mounted:
+            return f"{base}/{CHECKPOINT_SUBDIR}/{job}"
+    return None
+
+
+def pod_failure_policy(container: str, fail_on_exit_codes: Sequence[int]) -> dict[str, Any]:
+    """Disruptions (eviction for node repair, spot reclaim, a drain, preemption) do not count against
+    `backoffLimit`; an exit code the team names fails the Job at once. Kubernetes requires 1-255 values, each
+    nonzero for `In` (https://kubernetes.io/docs/concepts/workloads/controllers/job/#pod-failure-policy)."""
+    codes = sorted(set(fail_on_exit_codes))
+    bad = [c for c in codes if isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= 255]
+    if bad:
+        raise ValueError(f"fail_on_exit_codes: {bad} are not exit codes a container can fail with; give integers 1-255")
+    if len(codes) > MAX_EXIT_CODES:
+        raise ValueError(f"fail_on_exit_codes: at most {MAX_EXIT_CODES} values; got {len(codes)}")
+    rules: list[dict[str, Any]] = [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget",
+                                                                             "status": "True"}]}]
+    if codes:
+        rules.append({"action": "FailJob", "onExitCodes": {"containerName": container, "operator": "In",
+                                                           "values": codes}})
+    return {"rules": rules}
+
+
 def gpu_job(spec: "PlatformSpec", team: str, name: str, image: str, *, backoff_limit: Optional[int] = None,
-            **options: Any) -> dict[str, Any]:
-    """A batch/v1 Job of `team` whose pods the driver upgrade waits for and the autoscaler never evicts. The
-    pods of a multi-node Job on pools whose nodes carry the AWS network-layer labels prefer nodes close in
-    the network to each other (docs/topology.md)."""
+            fail_on_exit_codes: Sequence[int] = (), **options: Any) -> dict[str, Any]:
+    """A batch/v1 Job of `team` whose pods the driver upgrade waits for and the autoscaler never evicts.
+
+    A pod evicted by a disruption is replaced without counting as a failure, and `fail_on_exit_codes` (1-255,
+    at most 255) end the Job at the first pod exiting with one of them, whatever `backoff_limit` allows.
+    Pods get `CHECKPOINT_DIR`, the job's directory on the team's datasets or model-cache volume (docs/workloads.md).
+    The pods of a multi-node Job on pools whose nodes carry the AWS network-layer labels prefer nodes close in
+    the network to each other (docs/topology.md).
+    """
     keywords = inspect.signature(gpu_pod_spec).parameters.items()
     defaults = {k: p.default for k, p in keywords if p.kind is p.KEYWORD_ONLY}
     unknown = sorted(set(options) - set(defaults))
     if unknown:
         raise TypeError(f"gpu_job() got unexpected keyword arguments: {', '.join(unknown)}")
     pod, landing = _pod_and_landing(spec, team, image, **{**defaults, **options})
-    pod_spec = {**pod, "restartPolicy": "Never"}
+    pod_spec = {**pod, "restartPolicy": "Never"}  # podFailurePolicy needs it
     if options.get("nodes", 1) > 1:
         proximity = _proximity(name, landing)
         if proximity:  # beside a node affinity the pod may already have (cuda=)
             pod_spec["affinity"] = {**pod_spec.get("affinity", {}), **proximity}
-    job: dict[str, Any] = {"template": {"metadata": gpu_pod_metadata(spec, team, job=True), "spec": pod_spec}}
+    policy = pod_failure_policy(options.get("container", "main"), fail_on_exit_codes)
+    checkpoints = checkpoint_dir(pod_spec, name)
+    if checkpoints is not None:
+        main = pod_spec["containers"][0]
+        main["env"] = [*main.get("env", []), {"name": CHECKPOINT_ENV, "value": checkpoints}]
+    job: dict[str, Any] = {"podFailurePolicy": policy,
+                           "template": {"metadata": gpu_pod_metadata(spec, team, job=True), "spec": pod_spec}}
     nodes = options.get("nodes", 1)
     if nodes > 1:  # one pod per node, each with its index (the rank of a multi-node job)
         job = {"parallelism": nodes, "completions": nodes, "completionMode": "Indexed", **job}

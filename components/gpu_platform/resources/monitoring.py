@@ -10,13 +10,17 @@ from typing import Any, Mapping, Optional
 import pulumi
 import pulumi_kubernetes
 
+from gpu_platform.decisions.metrics_storage import metrics_storage
 from gpu_platform.facts import catalog, component_types, names
 from gpu_platform.render.dashboard import FILE_NAME as DASHBOARD_FILE
 from gpu_platform.render.dashboard import dashboard
 from gpu_platform.render.monitoring import (
-    DASHBOARD_LABEL_VALUE, PROMETHEUS_RULE_API, MonitoringSettings, gpu_rule_groups, prometheus_mode, stack_values,
+    DASHBOARD_LABEL_VALUE, PROMETHEUS_RULE_API, MonitoringSettings, gpu_rule_groups, metrics_storage_class,
+    prometheus_mode, stack_values,
 )
+from gpu_platform.render.iam import pod_identity_trust_policy
 from gpu_platform.resources import options
+from gpu_platform.resources.options import named
 from gpu_platform.resources.typed_args import ArgumentsError, TypedDict, argument_problems, as_arguments
 from gpu_platform.spec.alerting import SeverityRoutesSpec, monitoring_rules
 from gpu_platform.spec.errors import SpecError
@@ -39,6 +43,14 @@ class PrometheusArgs(TypedDict, total=False):
     selector_labels: dict[str, str]
     """Labels the rules and dashboard carry for an existing Prometheus to select them."""
     grafana_dashboard_label: str
+    """The label the Grafana sidecar finds dashboards by (default grafana_dashboard)."""
+    retention: str
+    """How long Prometheus keeps samples: whole h, d, w or y (default 10d, the chart's)."""
+    storage_gi: int
+    """The Prometheus volume in GiB (default: sized from the retention, docs/monitoring.md)."""
+    ebs_csi_addon_version: str
+    """The aws-ebs-csi-driver add-on, pinned: installed with its role, it puts Prometheus and Alertmanager on
+    encrypted gp3 volumes; without it both keep their data in the pod (lost when it moves)."""
 
 
 class AlertThresholdsArgs(TypedDict, total=False):
@@ -119,6 +131,10 @@ class GpuMonitoringArgs(TypedDict, total=False):
     """Where the Prometheus stack runs (default gpu-platform.io/role=system)."""
     environment: str
     """prod requires alert delivery when the stack is installed."""
+    nodes_at_max: int
+    """Nodes of the cluster at max size: sizes the Prometheus volume with the retention (default 0)."""
+    gpus_at_max: int
+    """GPUs (or MIG slices) at max size: sizes the Prometheus volume with the retention (default 0)."""
 
 
 class GpuMonitoring(pulumi.ComponentResource):
@@ -187,6 +203,7 @@ class GpuMonitoring(pulumi.ComponentResource):
                                     labels={names.MANAGED_BY_LABEL: names.MANAGED_BY}),
             type="Opaque", string_data=dict(alert_secrets), opts=self._k8s,
         ) if alert_secrets else None
+        volumes = self._volumes(name, settings)
         self.release = Release(
             f"{name}-stack",
             name=names.KUBE_PROMETHEUS_STACK_RELEASE,
@@ -199,8 +216,39 @@ class GpuMonitoring(pulumi.ComponentResource):
             skip_await=False,
             timeout=RELEASE_TIMEOUT_SECONDS,
             opts=options.child(self, self._opts, depends_on=[
-                self.namespace, *([self.receiver_secrets] if self.receiver_secrets else [])], **self._provider),
+                self.namespace, *([self.receiver_secrets] if self.receiver_secrets else []), *volumes],
+                **self._provider),
         )
+
+    def _volumes(self, name: str, settings: MonitoringSettings) -> list[pulumi.Resource]:
+        """The EBS CSI add-on with its Pod Identity role and the gp3 StorageClass, when the volumes persist: the
+        release waits for them, or its claims would stay Pending."""
+        if settings.storage is None or not settings.storage.persistent:
+            return []
+        from pulumi_aws import eks, iam
+        from pulumi_kubernetes.storage.v1 import StorageClass
+
+        version = settings.monitoring.prometheus.ebs_csi_addon_version
+        child = options.child(self, self._opts)
+        role = iam.Role(f"{name}-ebs-csi", name=named(settings.cluster_name, lambda c: names.role_name(c, "ebs-csi")),
+                        assume_role_policy=pod_identity_trust_policy(),
+                        description="EBS CSI controller: creates, attaches and deletes volumes", opts=child)
+        attachment = iam.RolePolicyAttachment(
+            f"{name}-ebs-csi", role=role.name,
+            policy_arn=f"{catalog.AWS_MANAGED_POLICY_PREFIX}{catalog.EBS_CSI_MANAGED_POLICY}", opts=child)
+        self.ebs_csi_addon = eks.Addon(
+            f"{name}-ebs-csi", cluster_name=settings.cluster_name, addon_name=catalog.EBS_CSI_ADDON,
+            addon_version=version,
+            pod_identity_associations=[eks.AddonPodIdentityAssociationArgs(
+                role_arn=role.arn, service_account=catalog.EBS_CSI_CONTROLLER_SERVICE_ACCOUNT)],
+            resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE",
+            opts=options.child(self, self._opts, depends_on=[attachment]))
+        manifest = metrics_storage_class()
+        self.storage_class = StorageClass(
+            f"{name}-gp3", metadata=manifest["metadata"], provisioner=manifest["provisioner"],
+            parameters=manifest["parameters"], reclaim_policy=manifest["reclaimPolicy"],
+            volume_binding_mode=manifest["volumeBindingMode"], allow_volume_expansion=True, opts=self._k8s)
+        return [self.ebs_csi_addon, self.storage_class]
 
     def _prometheus_rule(self, name: str, settings: MonitoringSettings, after: pulumi.ResourceOptions):
         from pulumi_kubernetes.apiextensions import CustomResource
@@ -247,7 +295,11 @@ def monitoring_settings(name: str, args: Mapping[str, Any]) -> MonitoringSetting
     found = monitoring_rules(monitoring, [(f"teamRoutes.{t}", r) for t, r in teams.items()],
                              args.get("environment") == "prod", at="")
     problems += [f"{path}: {message}" for path, message in found]
+    if monitoring.prometheus.ebs_csi_addon_version is not None and not args.get("cluster_name"):
+        problems.append("prometheus.ebsCsiAddonVersion: also give cluster_name, the cluster the add-on goes to")
     if problems:
         raise ArgumentsError(where, problems)
+    storage = (metrics_storage(monitoring, args.get("nodes_at_max") or 0, args.get("gpus_at_max") or 0)
+               if prometheus_mode(monitoring) == "install" else None)
     return MonitoringSettings(monitoring, args.get("cluster_name") or "", teams, dict(args.get("gpu_prices") or {}),
-                              dict(args.get("system_node_selector") or names.SYSTEM_NODE_SELECTOR))
+                              dict(args.get("system_node_selector") or names.SYSTEM_NODE_SELECTOR), storage)

@@ -163,12 +163,19 @@ def alerting_rules(spec: "PlatformSpec") -> Iterator[tuple[str, str]]:
     yield from monitoring_rules(spec.monitoring, teams, spec.prod)
 
 
+INSTALL_ONLY = ("ebs_csi_addon_version", "storage_gi")  # PrometheusSpec fields that make volumes
+
+
 def monitoring_rules(mon: "MonitoringSpec", team_routes: Sequence[tuple[str, SeverityRoutesSpec]], prod: bool,
                      at: str = "monitoring.") -> Iterator[tuple[str, str]]:
     """Alert tiers, receivers and routes (the platform's and each team's, given as (path, routes))."""
     yield from _tier_rules(mon.alerts, at)
     alerting = mon.alerting
     installs = mon.enabled and mon.prometheus.mode == "install"
+    if mon.prometheus.mode != "install":  # an existing Prometheus keeps its own storage
+        for name in INSTALL_ONLY:
+            if getattr(mon.prometheus, name) is not None:
+                yield f"{at}prometheus.{to_camel(name)}", "applies only when monitoring.prometheus.mode is install"
     if alerting is None:
         for path, _ in team_routes:
             yield path, f"names receivers, which are defined in {at}alerting.receivers"

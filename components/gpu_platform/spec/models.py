@@ -427,6 +427,9 @@ class PrometheusSpec(StrictModel):
     namespace: DnsLabel = "monitoring"
     selector_labels: Labels = Field(default_factory=lambda: {"release": "kube-prometheus-stack"})
     grafana_dashboard_label: LabelKey = "grafana_dashboard"  # the Grafana sidecar's label on dashboards
+    retention: str = Field("10d", pattern=r"^[1-9][0-9]*(h|d|w|y)$")  # how long Prometheus keeps samples
+    storage_gi: Optional[int] = Field(None, ge=1)  # the Prometheus volume; default: sized from the retention
+    ebs_csi_addon_version: Optional[str] = Field(None, pattern=ADDON_VERSION)  # aws-ebs-csi-driver: volumes on
 
 
 class MonitoringSpec(StrictModel):
