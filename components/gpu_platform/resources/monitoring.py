@@ -55,6 +55,7 @@ class AlertThresholdsArgs(TypedDict, total=False):
     exporter_down_minutes: int
     not_detected_minutes: int
     gpu_unhealthy_minutes: int
+    pending_minutes: int
 
 
 class SeverityRoutesArgs(TypedDict, total=False):

@@ -404,6 +404,7 @@ class AlertThresholds(StrictModel):
     exporter_down_minutes: int = Field(5, ge=1)
     not_detected_minutes: int = Field(10, ge=1)
     gpu_unhealthy_minutes: int = Field(5, ge=0)  # GPUs out of allocatable, node reports a GPU fault
+    pending_minutes: int = Field(15, ge=1)  # a GPU pod unschedulable this long alerts its team and the platform
 
 
 class PrometheusSpec(StrictModel):
