@@ -29,7 +29,7 @@ from gpu_platform.resources.efa import EfaDevicePlugin
 from gpu_platform.resources.gpu_operator import GpuOperator, GpuOperatorArgs, OperatorPoolArgs
 from gpu_platform.resources.karpenter_pool import build_karpenter
 from gpu_platform.resources.model_cache import build_model_cache
-from gpu_platform.resources.monitoring import GpuMonitoring, GpuMonitoringArgs
+from gpu_platform.resources.monitoring import GpuMonitoring, GpuMonitoringArgs, reservation_end_args
 from gpu_platform.resources.node_pool import GpuNodePool, GpuNodePoolArgs
 from gpu_platform.resources.options import caller_provider
 from gpu_platform.resources.pool_args import pool_args, pool_options
@@ -202,4 +202,5 @@ def monitoring_args(spec: PlatformSpec, k8s_provider: Any, receiver_secrets: Map
         k8s_provider=k8s_provider, **mon,
         team_routes={t: r.model_dump(exclude_none=True) for t, r in settings.team_routes.items()},
         receiver_secrets=dict(receiver_secrets), gpu_prices=dict(settings.gpu_prices), cluster_name=spec.cluster.name,
-        system_node_selector=dict(spec.cluster.system_node_selector), environment=spec.environment)
+        system_node_selector=dict(spec.cluster.system_node_selector), environment=spec.environment,
+        reservation_ends=reservation_end_args(settings))

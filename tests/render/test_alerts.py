@@ -410,7 +410,8 @@ def test_every_alert_has_its_listed_severities(t):
                           "GpuDevicesUnhealthy": {"critical"}, "GpuNodeHardwareUnhealthy": {"critical"},
                           "GpuRowRemapFailure": {"critical"}, "GpuEccUncorrectable": {"critical"},
                           "GpuNvlinkErrors": {"warning"}, "GpuPodPending": {"high"},
-                          "GpuScaleUpFailed": {"warning"}, "GpuNodeLaunchFailed": {"warning"}}
+                          "GpuScaleUpFailed": {"warning"}, "GpuNodeLaunchFailed": {"warning"},
+                          "GpuReservationEnding": {"warning", "critical"}}
 
 
 def test_descriptions_are_static_runbook_text(t):

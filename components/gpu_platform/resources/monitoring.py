@@ -5,6 +5,7 @@ and render/dashboard.py; `GpuMonitoring` only turns it into resources. It takes 
 stack file's `monitoring` block, in the schema's terms), so it serves any cluster.
 """
 import json
+from datetime import datetime
 from typing import Any, Mapping, Optional
 
 import pulumi
@@ -13,6 +14,7 @@ import pulumi_kubernetes
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.dashboard import FILE_NAME as DASHBOARD_FILE
 from gpu_platform.render.dashboard import dashboard
+from gpu_platform.render.reservation_alerts import ReservationEnd
 from gpu_platform.render.monitoring import (
     DASHBOARD_LABEL_VALUE, PROMETHEUS_RULE_API, MonitoringSettings, gpu_rule_groups, prometheus_mode, stack_values,
 )
@@ -56,6 +58,8 @@ class AlertThresholdsArgs(TypedDict, total=False):
     not_detected_minutes: int
     gpu_unhealthy_minutes: int
     pending_minutes: int
+    reservation_warning_hours: int
+    reservation_critical_hours: int
 
 
 class SeverityRoutesArgs(TypedDict, total=False):
@@ -95,6 +99,20 @@ class AlertingArgs(TypedDict, total=False):
     critical_repeat_interval: str
 
 
+class ReservationEndArgs(TypedDict, total=False):
+    """A reserved pool's end, alerted at run time (GpuReservationEnding)."""
+
+    pool: str
+    reservation: str
+    """The reservation's id (cr-...)."""
+    kind: str
+    """capacity-block or odcr."""
+    drain: str
+    """When the pool's nodes go, ISO 8601 in UTC (a Capacity Block: 40 minutes before its end)."""
+    end: str
+    """When the reservation ends, ISO 8601 in UTC."""
+
+
 class GpuMonitoringArgs(TypedDict, total=False):
     """Prometheus, the GPU alert rules and dashboard, and where alerts go."""
 
@@ -120,6 +138,8 @@ class GpuMonitoringArgs(TypedDict, total=False):
     """Where the Prometheus stack runs (default gpu-platform.io/role=system)."""
     environment: str
     """prod requires alert delivery when the stack is installed."""
+    reservation_ends: list[ReservationEndArgs]
+    """Reserved pools whose end alerts at run time (default: none)."""
 
 
 class GpuMonitoring(pulumi.ComponentResource):
@@ -235,7 +255,26 @@ def monitoring_settings(name: str, args: Mapping[str, Any]) -> MonitoringSetting
     found = monitoring_rules(monitoring, [(f"teamRoutes.{t}", r) for t, r in teams.items()],
                              args.get("environment") == "prod", at="")
     problems += [f"{path}: {message}" for path, message in found]
+    ends, bad = _reservation_ends(args.get("reservation_ends") or [])
+    problems += bad
     if problems:
         raise SpecError([where + p for p in problems])
     return MonitoringSettings(monitoring, args.get("cluster_name") or "", teams, dict(args.get("gpu_prices") or {}),
-                              dict(args.get("system_node_selector") or names.SYSTEM_NODE_SELECTOR))
+                              dict(args.get("system_node_selector") or names.SYSTEM_NODE_SELECTOR), ends)
+
+
+def _reservation_ends(given: list[Mapping[str, str]]) -> tuple[tuple[ReservationEnd, ...], list[str]]:
+    ends, problems = [], []
+    for i, r in enumerate(given):
+        try:
+            moments = [datetime.fromisoformat(str(r.get(k))) for k in ("drain", "end")]
+            ends.append(ReservationEnd(str(r.get("pool")), str(r.get("reservation")), str(r.get("kind")), *moments))
+        except ValueError:
+            problems.append(f"reservation_ends[{i}]: drain and end must be ISO 8601 times in UTC such as "
+                            f"2026-12-07T11:30:00+00:00, not {r.get('drain')!r} and {r.get('end')!r}")
+    return tuple(ends), problems
+
+
+def reservation_end_args(settings: MonitoringSettings) -> list[ReservationEndArgs]:
+    return [ReservationEndArgs(pool=r.pool, reservation=r.reservation, kind=r.kind, drain=r.drain.isoformat(),
+                               end=r.end.isoformat()) for r in settings.reservation_ends]
