@@ -55,8 +55,8 @@ def fired(labels: dict, summary: str, alertname: str) -> dict:
                                                       "description": description(alertname, **rule_labels)}}
 
 
-def run(promtool: str, tmp_path, t, groups: list[dict], prices=PRICES) -> None:
-    (tmp_path / "rules.yaml").write_text(alerts.rules_file(t, prices))
+def run(promtool: str, tmp_path, t, groups: list[dict], prices=PRICES, reservation_ends=()) -> None:
+    (tmp_path / "rules.yaml").write_text(alerts.rules_file(t, prices, reservation_ends))
     spec = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": groups}
     (tmp_path / "tests.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     result = subprocess.run([promtool, "test", "rules", "tests.yaml"], cwd=tmp_path, capture_output=True,

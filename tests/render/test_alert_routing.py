@@ -131,6 +131,14 @@ ROUTES = [
     ("prod", {"alertname": "KubeNodeNotReady", "severity": "warning"}, "platform-chat"),
     ("prod", {"alertname": "GpuIdle", "severity": "info", "namespace": "batch"}, "gpu-cost-feed"),
     ("prod", {"alertname": "GpuXidError", "severity": "critical", "namespace": "batch"}, "platform-pager"),
+    # a GPU pod left pending reaches its team (where it takes `high`) and the platform; the autoscalers'
+    # failures name no namespace: the platform's
+    ("prod", {"alertname": "GpuPodPending", "severity": "high", "namespace": "inference"},
+     "platform-chat,inference-oncall"),
+    ("prod", {"alertname": "GpuPodPending", "severity": "high", "namespace": "research"}, "platform-chat"),
+    ("prod", {"alertname": "GpuScaleUpFailed", "severity": "warning", "reason": "cloudProviderError"}, "platform-chat"),
+    ("prod", {"alertname": "GpuNodeLaunchFailed", "severity": "warning", "error": "InsufficientCapacityError"},
+     "platform-chat"),
     ("prod", {"alertname": "Watchdog", "severity": "none"}, "null"),
     ("dev", {"alertname": "InfoInhibitor", "severity": "none"}, "null"),
 ]

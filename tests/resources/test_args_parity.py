@@ -85,6 +85,7 @@ DIFFERENCES: dict[str, str] = {
     "GpuMonitoring.receiver_secrets": "the receivers' secrets are Pulumi secrets, never in the file",
     "GpuMonitoring.team_routes": "teams[].alerting, the teams' own routes",
     "GpuMonitoring.nodes_at_max": "the pools' nodes at max size (nodePools), which size the Prometheus volume",
+    "GpuMonitoring.reservation_ends": "the reserved pools' ends and drains (nodePools[].reservation)",
     "GpuMonitoring.gpus_at_max": "the pools' GPUs at max size (nodePools), which size the Prometheus volume",
     "ModelCache.enabled": "whether the platform builds the component at all",
     "ModelCache.pvc_size": "the teams' claims on the cache (TeamNamespace.model_cache.size)",

@@ -4,8 +4,9 @@ Routing, first match wins:
   1. the stack's heartbeat alerts (Watchdog, InfoInhibitor) go nowhere;
   2. per team, per severity it lists: alerts whose `namespace` is the team's go to the team's receiver
      (a team's `default` takes its remaining severities). A hardware alert (an XID, ECC or NVLink error,
-     a failed row remap) that a team route takes reaches the platform's receiver for its severity first,
-     through a route with `continue`: the team learns its job was hit, the platform repairs the GPU;
+     a failed row remap) or a GPU pod left pending that a team route takes reaches the platform's receiver
+     for its severity first, through a route with `continue`: the team learns its job was hit or waits, the
+     platform repairs the GPU or finds capacity (the autoscalers' own failures carry no namespace: platform);
   3. per severity the platform lists; everything else to the platform's `default` (the root).
 Critical routes repeat at `criticalRepeatInterval`, the rest at `repeatInterval`.
 
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from gpu_platform.facts import names
 from gpu_platform.render.alerts import HARDWARE_ALERTS
+from gpu_platform.render.capacity_alerts import CAPACITY_ALERTS
 from gpu_platform.spec.alerting import NULL_RECEIVER, SEVERITIES, AlertingSpec, ReceiverSpec, SeverityRoutesSpec
 
 if TYPE_CHECKING:
@@ -142,8 +144,8 @@ def _severity_routes(alerting: AlertingSpec, table: dict[str, str], matchers: li
 
 
 def _hardware_copies(alerting: AlertingSpec, team_routes: SeverityRoutesSpec, namespace: str) -> list[dict[str, Any]]:
-    """For each severity the team takes, hardware alerts in its namespace also go to the platform's receiver
-    for that severity (none where that is the team's receiver already: one notification is enough)."""
+    """For each severity the team takes, hardware and capacity alerts in its namespace also go to the platform's
+    receiver for that severity (none where that is the team's receiver already: one notification is enough)."""
     taken, platform = team_routes.routes(), alerting.platform.routes()
     copies: dict[str, str] = {}
     for severity in SEVERITIES:
@@ -151,8 +153,8 @@ def _hardware_copies(alerting: AlertingSpec, team_routes: SeverityRoutesSpec, na
         platform_receiver = platform.get(severity, _platform_default(alerting))
         if team_receiver is not None and team_receiver != platform_receiver:
             copies[severity] = platform_receiver
-    hardware = f'alertname=~"{"|".join(HARDWARE_ALERTS)}"'
-    return _severity_routes(alerting, copies, [namespace, hardware], also=True)
+    shared = f'alertname=~"{"|".join(HARDWARE_ALERTS + CAPACITY_ALERTS)}"'
+    return _severity_routes(alerting, copies, [namespace, shared], also=True)
 
 
 def inhibit_rules() -> list[dict[str, Any]]:

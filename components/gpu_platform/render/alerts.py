@@ -6,14 +6,18 @@ in exporter builds after May 2026), so summaries and routing work with either sp
 """
 from __future__ import annotations
 
-import re
 from typing import Any
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import yaml
 
 from gpu_platform.decisions.dra import DRA
 from gpu_platform.facts import names
+from gpu_platform.render.alert_rule import GPU_RESOURCES_RE, ksm_name
+from gpu_platform.render.alert_rule import alerting_rule as _alert
+from gpu_platform.render.capacity_alerts import capacity_rules
+from gpu_platform.render.reservation_alerts import RECORDED as RESERVATION_RECORDS
+from gpu_platform.render.reservation_alerts import ReservationEnd, ending_alerts, recording_rules
 
 ALERT_GROUP = "gpu-platform.gpu-alerts"
 HOURLY_COST = "gpu_platform:gpu_hourly_cost_usd"  # recorded per modelName from the price catalog
@@ -34,17 +38,11 @@ KSM_METRICS = frozenset({
     "kube_node_status_condition",
     "kube_pod_container_status_last_terminated_reason", "kube_pod_container_status_restarts_total",
     "kube_pod_container_resource_requests",
+    "kube_pod_status_unschedulable", "kube_pod_status_phase", "kube_pod_tolerations", "kube_pod_owner",
 })
-RECORDED_METRICS = frozenset({HOURLY_COST, MIG_SLICE_COST})
+RECORDED_METRICS = frozenset({HOURLY_COST, MIG_SLICE_COST, *RESERVATION_RECORDS})
 
 
-def ksm_name(key: str) -> str:
-    """kube-state-metrics' spelling of a resource or label key: `nvidia.com/gpu` -> `nvidia_com_gpu`."""
-    return re.sub(r"[^a-zA-Z0-9_]", "_", key)
-
-
-# Resource values of every way to ask for a GPU: whole (or time-sliced) GPUs and MIG slices.
-GPU_RESOURCES_RE = f"{ksm_name(names.GPU_RESOURCE)}.*|{ksm_name(names.MIG_RESOURCE_PREFIX)}.+"
 GPU_PRESENT_KSM_LABEL = f"label_{ksm_name(names.GPU_PRESENT_LABEL)}"
 GPU_ALLOCATION_KSM_LABEL = f"label_{ksm_name(names.GPU_ALLOCATION_LABEL)}"
 
@@ -78,17 +76,6 @@ def dra_nodes() -> str:
 
 _GPU = "GPU {{ $labels.gpu }} ({{ $labels.modelName }}, {{ $labels.UUID }}) on node {{ $labels.node }}"
 _WORKLOAD = "{{ with $labels.pod }}, used by pod {{ $labels.namespace }}/{{ . }}{{ end }}"
-
-
-def _alert(name: str, expr: str, minutes: int, severity: str, summary: str, description: str,
-           extra_labels: Mapping[str, str] | None = None) -> dict[str, Any]:
-    return {
-        "alert": name,
-        "expr": expr,
-        "for": f"{minutes}m",
-        "labels": {"severity": severity, **(extra_labels or {})},
-        "annotations": {"summary": summary, "description": description},
-    }
 
 
 def _tiers(warning: float, critical: float) -> list[tuple[str, float]]:
@@ -339,20 +326,25 @@ def alert_rules(thresholds: Any) -> list[dict[str, Any]]:
     return [
         *memory_near_limit(t), *temperature_high(t), *idle(t), xid_error(t), cuda_oom(t), *not_detected(t),
         exporter_down(t), devices_unhealthy(t), node_hardware_unhealthy(t), row_remap_failure(t),
-        ecc_uncorrectable(t), nvlink_errors(t),
+        ecc_uncorrectable(t), nvlink_errors(t), *capacity_rules(t.pending_minutes),
+        *ending_alerts(t),
     ]
 
 
-def rule_groups(thresholds: Any, gpu_hourly_cost: Mapping[str, float]) -> list[dict[str, Any]]:
+def rule_groups(thresholds: Any, gpu_hourly_cost: Mapping[str, float],
+                reservation_ends: Sequence[ReservationEnd] = ()) -> list[dict[str, Any]]:
     """Prometheus rule groups: usable as a PrometheusRule's `spec.groups` and as a rules file.
 
     The price series are recorded at the head of the alert group: rules in one group run in order, while
     separate groups run independently, so a GPU idle since start-up would first alert as unpriced and
-    then restart its `for:` timer once priced.
+    then restart its `for:` timer once priced. Each reservation's end and drain are recorded there too.
     """
-    return [{"name": ALERT_GROUP, "rules": [*cost_rules(gpu_hourly_cost), *alert_rules(thresholds)]}]
+    records = [*cost_rules(gpu_hourly_cost), *recording_rules(reservation_ends)]
+    return [{"name": ALERT_GROUP, "rules": [*records, *alert_rules(thresholds)]}]
 
 
-def rules_file(thresholds: Any, gpu_hourly_cost: Mapping[str, float]) -> str:
+def rules_file(thresholds: Any, gpu_hourly_cost: Mapping[str, float],
+               reservation_ends: Sequence[ReservationEnd] = ()) -> str:
     """The rule groups as a YAML rules file (`groups:` document)."""
-    return yaml.safe_dump({"groups": rule_groups(thresholds, gpu_hourly_cost)}, sort_keys=False, width=120)
+    groups = rule_groups(thresholds, gpu_hourly_cost, reservation_ends)
+    return yaml.safe_dump({"groups": groups}, sort_keys=False, width=120)

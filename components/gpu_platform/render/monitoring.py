@@ -21,6 +21,7 @@ from gpu_platform.decisions.metrics_storage import MetricsStorage, stack_metrics
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.alert_routing import alertmanager_values
 from gpu_platform.render.alerts import rule_groups
+from gpu_platform.render.reservation_alerts import ReservationEnd, reservation_ends
 
 if TYPE_CHECKING:
     from gpu_platform.spec.alerting import SeverityRoutesSpec
@@ -43,12 +44,13 @@ class MonitoringSettings:
     gpu_prices: Mapping[str, float] = field(default_factory=dict)  # USD per GPU-hour by NVML model (idle cost)
     system_node_selector: Mapping[str, str] = field(default_factory=lambda: dict(names.SYSTEM_NODE_SELECTOR))
     storage: Optional[MetricsStorage] = None  # retention and volumes of an installed stack
+    reservation_ends: tuple[ReservationEnd, ...] = ()  # reserved pools' ends and drains (run-time alerts)
 
     @classmethod
     def of(cls, spec: "PlatformSpec") -> "MonitoringSettings":
         return cls(spec.monitoring, spec.cluster.name, {t.name: t.alerting for t in spec.teams if t.alerting},
                    gpu_hourly_cost_by_model(spec), dict(spec.cluster.system_node_selector),
-                   stack_metrics_storage(spec))
+                   stack_metrics_storage(spec), reservation_ends(spec))
 
 
 def prometheus_mode(monitoring: "MonitoringSpec") -> str:
@@ -90,7 +92,7 @@ def _storage_values(storage: Optional[MetricsStorage]) -> tuple[dict[str, Any], 
 
 def gpu_rule_groups(settings: MonitoringSettings) -> list[dict[str, Any]]:
     """The rule groups for this stack: its thresholds and the hourly price of each of its GPU models."""
-    return rule_groups(settings.monitoring.alerts, settings.gpu_prices)
+    return rule_groups(settings.monitoring.alerts, settings.gpu_prices, settings.reservation_ends)
 
 
 def stack_values(settings: MonitoringSettings) -> dict[str, Any]:

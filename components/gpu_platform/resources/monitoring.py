@@ -5,6 +5,7 @@ and render/dashboard.py; `GpuMonitoring` only turns it into resources. It takes 
 stack file's `monitoring` block, in the schema's terms), so it serves any cluster.
 """
 import json
+from datetime import datetime
 from typing import Any, Mapping, Optional
 
 import pulumi
@@ -14,6 +15,7 @@ from gpu_platform.decisions.metrics_storage import metrics_storage
 from gpu_platform.facts import catalog, component_types, names
 from gpu_platform.render.dashboard import FILE_NAME as DASHBOARD_FILE
 from gpu_platform.render.dashboard import dashboard
+from gpu_platform.render.reservation_alerts import ReservationEnd
 from gpu_platform.render.monitoring import (
     DASHBOARD_LABEL_VALUE, PROMETHEUS_RULE_API, MonitoringSettings, gpu_rule_groups, metrics_storage_class,
     prometheus_mode, stack_values,
@@ -67,6 +69,9 @@ class AlertThresholdsArgs(TypedDict, total=False):
     exporter_down_minutes: int
     not_detected_minutes: int
     gpu_unhealthy_minutes: int
+    pending_minutes: int
+    reservation_warning_hours: int
+    reservation_critical_hours: int
 
 
 class SeverityRoutesArgs(TypedDict, total=False):
@@ -106,6 +111,20 @@ class AlertingArgs(TypedDict, total=False):
     critical_repeat_interval: str
 
 
+class ReservationEndArgs(TypedDict, total=False):
+    """A reserved pool's end, alerted at run time (GpuReservationEnding)."""
+
+    pool: str
+    reservation: str
+    """The reservation's id (cr-...)."""
+    kind: str
+    """capacity-block or odcr."""
+    drain: str
+    """When the pool's nodes go, ISO 8601 in UTC (a Capacity Block: 40 minutes before its end)."""
+    end: str
+    """When the reservation ends, ISO 8601 in UTC."""
+
+
 class GpuMonitoringArgs(TypedDict, total=False):
     """Prometheus, the GPU alert rules and dashboard, and where alerts go."""
 
@@ -135,6 +154,8 @@ class GpuMonitoringArgs(TypedDict, total=False):
     """Nodes of the cluster at max size: sizes the Prometheus volume with the retention (default 0)."""
     gpus_at_max: int
     """GPUs (or MIG slices) at max size: sizes the Prometheus volume with the retention (default 0)."""
+    reservation_ends: list[ReservationEndArgs]
+    """Reserved pools whose end alerts at run time (default: none)."""
 
 
 class GpuMonitoring(pulumi.ComponentResource):
@@ -297,9 +318,23 @@ def monitoring_settings(name: str, args: Mapping[str, Any]) -> MonitoringSetting
     problems += [f"{path}: {message}" for path, message in found]
     if monitoring.prometheus.ebs_csi_addon_version is not None and not args.get("cluster_name"):
         problems.append("prometheus.ebsCsiAddonVersion: also give cluster_name, the cluster the add-on goes to")
+    ends, bad = _reservation_ends(args.get("reservation_ends") or [])
+    problems += bad
     if problems:
         raise ArgumentsError(where, problems)
     storage = (metrics_storage(monitoring, args.get("nodes_at_max") or 0, args.get("gpus_at_max") or 0)
                if prometheus_mode(monitoring) == "install" else None)
     return MonitoringSettings(monitoring, args.get("cluster_name") or "", teams, dict(args.get("gpu_prices") or {}),
-                              dict(args.get("system_node_selector") or names.SYSTEM_NODE_SELECTOR), storage)
+                              dict(args.get("system_node_selector") or names.SYSTEM_NODE_SELECTOR), storage, ends)
+
+
+def _reservation_ends(given: list[Mapping[str, str]]) -> tuple[tuple[ReservationEnd, ...], list[str]]:
+    ends, problems = [], []
+    for i, r in enumerate(given):
+        try:
+            moments = [datetime.fromisoformat(str(r.get(k))) for k in ("drain", "end")]
+            ends.append(ReservationEnd(str(r.get("pool")), str(r.get("reservation")), str(r.get("kind")), *moments))
+        except ValueError:
+            problems.append(f"reservation_ends[{i}]: drain and end must be ISO 8601 times in UTC such as "
+                            f"2026-12-07T11:30:00+00:00, not {r.get('drain')!r} and {r.get('end')!r}")
+    return tuple(ends), problems

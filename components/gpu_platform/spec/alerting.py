@@ -194,6 +194,9 @@ def _tier_rules(t, at: str) -> Iterator[tuple[str, str]]:
         w, c = getattr(t, to_snake(warning)), getattr(t, to_snake(critical))
         if c <= w:
             yield f"{at}alerts.{critical}", f"must be above {warning} ({w:g}): it is the critical tier"
+    if t.reservation_critical_hours >= t.reservation_warning_hours:
+        yield (f"{at}alerts.reservationCriticalHours",
+               f"must be below reservationWarningHours ({t.reservation_warning_hours}): it is the critical tier")
 
 
 def _receiver_rules(alerting: AlertingSpec, at: str) -> Iterator[tuple[str, str]]:

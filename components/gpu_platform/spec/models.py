@@ -419,6 +419,9 @@ class AlertThresholds(StrictModel):
     exporter_down_minutes: int = Field(5, ge=1)
     not_detected_minutes: int = Field(10, ge=1)
     gpu_unhealthy_minutes: int = Field(5, ge=0)  # GPUs out of allocatable, node reports a GPU fault
+    pending_minutes: int = Field(15, ge=1)  # a GPU pod unschedulable this long alerts its team and the platform
+    reservation_warning_hours: int = Field(48, ge=1)  # a Capacity Block's drain (an ODCR's end) this close: warning
+    reservation_critical_hours: int = Field(4, ge=1)  # ... this close: critical
 
 
 class PrometheusSpec(StrictModel):
