@@ -79,6 +79,7 @@ class GpuPlatform(pulumi.ComponentResource):
         self._gpu_operator(spec)
         self._compute(spec, region, aws_child)
         self._tenancy(spec, aws_child)
+        self._logging(spec, region, aws_child)
         self.cluster_name = self.cluster.cluster_name
         self.kubeconfig = self.cluster.kubeconfig
         self.register_outputs(self._exports)
@@ -138,6 +139,17 @@ class GpuPlatform(pulumi.ComponentResource):
             "monitoring", monitoring_args(spec, self.cluster.k8s_provider, alert_secrets),
             opts=self._after(*self.cluster.system_ready, *publishing))
         self._exports["monitoring"] = self.monitoring.outputs
+
+    def _logging(self, spec: PlatformSpec, region: str, aws_child: pulumi.ResourceOptions) -> None:
+        from gpu_platform.render.monitoring import prometheus_mode
+        from gpu_platform.resources.logging import build_logging
+
+        # The ServiceMonitor needs the Prometheus operator's CRDs: they come with the monitoring release.
+        scraped = prometheus_mode(spec.monitoring) != "none"
+        self.logging = build_logging(spec, region, self.cluster.cluster_name, self.cluster.k8s_provider, scraped,
+                                     [*self.cluster.system_ready, *self.monitoring.crds_ready], aws_child)
+        if self.logging is not None:
+            self._exports["logging"] = {k: g.name for k, g in self.logging.log_groups.items()}
 
     def _gpu_operator(self, spec: PlatformSpec) -> None:
         # The operator creates dcgm-exporter's ServiceMonitor only if the Prometheus CRDs exist at start.

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pulumi_policy import EnforcementLevel
 
 from gpu_platform.policy import (
-    cost, disruption, driver, endpoint, karpenter, lifecycle, node_groups, pinning, queueing, replacement, reservations,
-    sharing, storage, teams,
+    cost, disruption, driver, endpoint, karpenter, lifecycle, logging, node_groups, pinning, queueing, replacement,
+    reservations, sharing, storage, teams,
 )
 
 PACK_NAME = "gpu-platform"
@@ -35,6 +35,7 @@ POLICIES = [
     *lifecycle.POLICIES,
     *replacement.POLICIES,
     *disruption.POLICIES,
+    *logging.POLICIES,
 ]
 
 BY_NAME = {p.name: p for p in POLICIES}

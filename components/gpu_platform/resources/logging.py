@@ -1,0 +1,135 @@
+"""The log pipeline: CloudWatch log groups per team namespace (retention, KMS), Fluent Bit on every node
+with EKS Pod Identity, and a read role per team scoped to its own log group.
+
+What goes in is rendered in render/logging.py; this component only registers it (docs/logging.md).
+"""
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Optional, Sequence
+
+import pulumi
+
+from gpu_platform.facts import catalog, names
+from gpu_platform.render.logging import (
+    chart_values, destinations, key_policy, retention_days, team_read_policy, team_read_trust, writer_policy,
+)
+from gpu_platform.resources.typed_args import TypedDict
+
+if TYPE_CHECKING:
+    from gpu_platform.spec.models import PlatformSpec
+
+# Fluent Bit reads the node's /var/log through hostPath volumes.
+POD_SECURITY_LEVEL = "privileged"
+
+
+class LoggingArgs(TypedDict, total=False):
+    """The stack file's `logging` block."""
+
+    enabled: bool
+    """False: no pipeline, no log groups (prod requires it)."""
+    retention_days: int
+    """Days CloudWatch Logs keeps each group (a value PutRetentionPolicy accepts); default per environment."""
+    kms_key_arn: str
+    """KMS key encrypting the log groups (default: a key the stack creates)."""
+    chart_version: str
+    """The pinned fluent-bit chart version."""
+    namespace: str
+    """Namespace Fluent Bit runs in."""
+    ingest_gb_per_day: dict[str, float]
+    """Expected ingestion per namespace (GB/day), for the plan's cost rows (docs/logging.md)."""
+
+
+class LogPipeline(pulumi.ComponentResource):
+    """Log groups, Fluent Bit's role, Pod Identity association and release, and the teams' read roles."""
+
+    def __init__(self, name: str, spec: "PlatformSpec", region: str, cluster_name: pulumi.Input[str],
+                 k8s_provider: Any, service_monitor: bool, depends_on: Sequence[pulumi.Resource] = (),
+                 opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("gpu-platform:logging:LogPipeline", name, None, opts)
+        from pulumi_aws import cloudwatch, eks, iam
+
+        import pulumi_aws as aws
+
+        child = pulumi.ResourceOptions(parent=self)
+        self._root = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id.apply(
+            lambda a: f"arn:aws:iam::{a}:root")
+        key_arn = self._key(name, spec, region, child)
+        days = retention_days(spec)
+        self.log_groups = {key: cloudwatch.LogGroup(f"{name}-{key}", name=dest.group, retention_in_days=days,
+                                                    kms_key_id=key_arn, opts=child)
+                           for key, dest in destinations(spec).items()}
+        arns = [g.arn for g in self.log_groups.values()]
+        self.role = iam.Role(f"{name}-fluent-bit", name=names.role_name(spec.cluster.name, "fluent-bit"),
+                             assume_role_policy=_pod_identity_trust(),
+                             description="Fluent Bit: write pod and node logs to the platform's log groups",
+                             opts=child)
+        policy = iam.RolePolicy(f"{name}-fluent-bit", role=self.role.name,
+                                policy=pulumi.Output.all(*arns).apply(lambda a: json.dumps(writer_policy(list(a)))),
+                                opts=child)
+        self.association = eks.PodIdentityAssociation(
+            f"{name}-fluent-bit", cluster_name=cluster_name, namespace=spec.logging.namespace,
+            service_account=names.FLUENT_BIT_SERVICE_ACCOUNT, role_arn=self.role.arn,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[policy, *depends_on]))
+        self.read_roles = self._read_roles(name, spec, child)
+        self.release = self._release(name, spec, region, k8s_provider, service_monitor, depends_on)
+        self.register_outputs({"logGroups": {k: g.name for k, g in self.log_groups.items()},
+                               "retentionDays": days})
+
+    def _key(self, name: str, spec: "PlatformSpec", region: str, child: pulumi.ResourceOptions) -> pulumi.Input[str]:
+        if spec.logging.kms_key_arn:
+            return spec.logging.kms_key_arn
+        from pulumi_aws import kms
+
+        key = kms.Key(f"{name}-logs", description=f"{spec.cluster.name}: CloudWatch log groups",
+                      enable_key_rotation=True,
+                          policy=self._root.apply(lambda r: json.dumps(key_policy(r, region))), opts=child)
+        return key.arn
+
+    def _read_roles(self, name: str, spec: "PlatformSpec", child: pulumi.ResourceOptions) -> dict[str, Any]:
+        from pulumi_aws import iam
+
+        roles = {}
+        for team in spec.teams:
+            # The team's own roles may take it; without any, the account decides who may (its IAM policies).
+            given = [*team.access.developer_role_arns, *team.access.admin_role_arns]
+            principals = pulumi.Output.from_input(given) if given else self._root.apply(lambda r: [r])
+            role = iam.Role(f"{name}-{team.name}-read", name=names.role_name(spec.cluster.name, f"{team.name}-logs"),
+                            assume_role_policy=principals.apply(lambda p: json.dumps(team_read_trust(list(p)))),
+                            description=f"Read the {team.name} team's logs", opts=child)
+            iam.RolePolicy(f"{name}-{team.name}-read", role=role.name, opts=child,
+                           policy=self.log_groups[team.name].arn.apply(lambda a: json.dumps(team_read_policy(a))))
+            roles[team.name] = role
+        return roles
+
+    def _release(self, name: str, spec: "PlatformSpec", region: str, k8s_provider: Any, service_monitor: bool,
+                 depends_on: Sequence[pulumi.Resource]) -> Any:
+        from pulumi_kubernetes.core.v1 import Namespace
+        from pulumi_kubernetes.helm.v3 import Release, RepositoryOptsArgs
+        from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
+
+        k8s = pulumi.ResourceOptions(parent=self, provider=k8s_provider)
+        namespace = Namespace(f"{name}-namespace", metadata=ObjectMetaArgs(
+            name=spec.logging.namespace, labels=names.platform_namespace_labels(POD_SECURITY_LEVEL)), opts=k8s)
+        repo, chart = catalog.FLUENT_BIT_CHART
+        # Credentials are injected at pod creation: the association exists before the first pod.
+        return Release(f"{name}-fluent-bit", name=names.FLUENT_BIT_RELEASE, chart=chart,
+                       version=spec.logging.chart_version, repository_opts=RepositoryOptsArgs(repo=repo),
+                       namespace=namespace.metadata.name, create_namespace=False,
+                       values=chart_values(spec, region, service_monitor),
+                       opts=pulumi.ResourceOptions.merge(k8s, pulumi.ResourceOptions(
+                           depends_on=[namespace, self.association, *self.log_groups.values(), *depends_on])))
+
+
+def _pod_identity_trust() -> str:
+    from gpu_platform.render.iam import pod_identity_trust_policy
+
+    return pod_identity_trust_policy()
+
+
+def build_logging(spec: "PlatformSpec", region: str, cluster_name: pulumi.Input[str], k8s_provider: Any,
+                  service_monitor: bool, depends_on: Sequence[pulumi.Resource],
+                  opts: pulumi.ResourceOptions) -> Optional[LogPipeline]:
+    if not spec.logging.enabled:
+        return None
+    return LogPipeline("logging", spec, region, cluster_name, k8s_provider, service_monitor, depends_on, opts=opts)
