@@ -146,3 +146,41 @@ def test_a_stack_can_turn_logging_off():
     from tests.support.plans import plan
 
     assert resources(plan(platform), GROUP) == []
+
+
+# --- the plan's logging section ---
+
+def test_the_plan_has_a_logging_row_per_namespace_priced_from_the_catalog():
+    from gpu_platform.planner.logging_section import from_spec
+
+    section = from_spec(spec_of("prod"))
+    rows = {r["namespace"]: r for r in section["destinations"]}
+    assert set(rows) == {"platform", "research", "inference", "batch"}
+    research = rows["research"]
+    assert (research["logGroup"], research["retentionDays"], research["ingestGbPerDay"]) == (
+        "/gpu-platform/gpu-prod/research", 365, 20)
+    ingest = 20 * catalog.HOURS_PER_MONTH / 24 * catalog.CLOUDWATCH_LOGS_INGEST_USD_PER_GB
+    storage = 20 * 365 * catalog.CLOUDWATCH_LOGS_STORAGE_USD_PER_GB_MONTH
+    assert research["monthlyUsd"] == round(ingest + storage, 2) == 523.17
+    assert section["monthlyUsd"] == round(sum(r["monthlyUsd"] for r in rows.values()), 2)
+
+
+def test_a_namespace_without_stated_ingestion_is_priced_at_the_stated_default():
+    from gpu_platform.planner.logging_section import from_spec
+
+    spec = spec_of("dev", lambda p: p["logging"].pop("ingestGbPerDay"))
+    assert {r["ingestGbPerDay"] for r in from_spec(spec)["destinations"]} == {catalog.DEFAULT_LOG_INGEST_GB_PER_DAY}
+
+
+def test_ingestion_stated_for_no_destination_is_named_in_the_plan():
+    from gpu_platform.planner.logging_section import from_spec, text
+
+    spec = spec_of("dev", lambda p: p["logging"]["ingestGbPerDay"].update({"reserch": 3}))
+    section = from_spec(spec)
+    assert section["unmatched"] == ["reserch"] and "reserch" in text(section)
+    assert from_spec(spec_of("dev"))["unmatched"] == []
+
+
+def test_the_plan_json_carries_the_section_and_the_text_its_rows():
+    plan = stack_plan("dev")
+    assert [r["namespace"] for r in plan["logging"]["destinations"]] == ["research", "applied-ml", "platform"]
