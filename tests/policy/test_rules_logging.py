@@ -8,7 +8,8 @@ RELEASE = "kubernetes:helm.sh/v3:Release"
 
 
 def _stack(env: str, *extra) -> list:
-    return with_provider([stack_resource("aws:eks/nodeGroup:NodeGroup", gpu_node_group(), "gpu"), *extra],
+    return with_provider([stack_resource("aws:eks/cluster:Cluster", {"name": "gpu-prod"}, "cluster"),
+                          stack_resource("aws:eks/nodeGroup:NodeGroup", gpu_node_group(), "gpu"), *extra],
                          environment=env)
 
 
@@ -46,5 +47,7 @@ def test_a_log_group_without_retention_or_key_is_refused_in_prod():
     assert run_stack("log-pipeline-required", _stack("prod", _fluent_bit(), ok)) == []
 
 
-def test_a_program_without_a_cluster_is_left_alone():
-    assert run_stack("log-pipeline-required", with_provider([], environment="prod")) == []
+def test_a_program_adding_pools_to_a_cluster_made_elsewhere_is_left_alone():
+    pools_only = with_provider([stack_resource("aws:eks/nodeGroup:NodeGroup", gpu_node_group(), "gpu")],
+                               environment="prod")
+    assert run_stack("log-pipeline-required", pools_only) == []

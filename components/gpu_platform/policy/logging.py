@@ -1,8 +1,9 @@
 """Logs outlive nodes: in the configured environments (default prod) a GPU cluster ships its logs.
 
-- `log-pipeline-required` (mandatory): a stack with an EKS cluster or GPU node pools registers a log pipeline
+- `log-pipeline-required` (mandatory): a stack that creates an EKS cluster registers a log pipeline
   (a Helm release of a Fluent Bit chart, or the Amazon CloudWatch Observability add-on), and every CloudWatch
-  log group it registers has a retention and a KMS key. Reads the registered resources only.
+  log group it registers has a retention and a KMS key. Reads the registered resources only. A program that
+  only adds node pools to a cluster made elsewhere is left alone: the pipeline belongs with the cluster.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from pulumi_policy import PolicyConfigSchema, Severity, StackValidationArgs
 
 from gpu_platform.policy.common import (
-    ADDON, CLUSTER, HELM_RELEASE, NODE_GROUP, applies_in, environment_phrase, environment_properties, get, of_type,
+    ADDON, CLUSTER, HELM_RELEASE, applies_in, environment_phrase, environment_properties, get, of_type,
     stack_environment, stack_policy,
 )
 
@@ -37,8 +38,8 @@ def log_pipeline_required(args: StackValidationArgs, config: Mapping[str, Any]) 
     env = stack_environment(args, config)
     if not applies_in(env, config.get("environments", ["prod"])):
         return
-    if not (of_type(args, CLUSTER) or of_type(args, NODE_GROUP)):
-        return  # not a cluster program
+    if not of_type(args, CLUSTER):
+        return  # pools added to a cluster made elsewhere: its pipeline is that program's
     if not has_pipeline(args):
         yield (f"No log pipeline {environment_phrase(env)}: pod logs live on the node and are lost when it is "
                "repaired or reclaimed. Install Fluent Bit (stack file: logging.enabled: true) or the Amazon "

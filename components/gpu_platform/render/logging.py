@@ -44,7 +44,8 @@ def retention_days(spec: "PlatformSpec") -> int:
 def destinations(spec: "PlatformSpec") -> dict[str, LogDestination]:
     """Key (team namespace, or `platform`) -> where its logs go."""
     cluster = spec.cluster.name
-    out = {t.name: LogDestination(names.log_group_name(cluster, t.name), (t.name,)) for t in spec.teams}
+    out = {t.name: LogDestination(names.log_group_name(cluster, t.name), (names.team_namespace(t.name),))
+           for t in spec.teams}
     out[names.PLATFORM_LOG_GROUP] = LogDestination(names.log_group_name(cluster, names.PLATFORM_LOG_GROUP), ())
     return out
 
@@ -67,7 +68,7 @@ def _tail(path: str, tag: str, exclude: list[str]) -> str:
 
 
 def inputs(spec: "PlatformSpec") -> str:
-    teams = [t.name for t in spec.teams]
+    teams = [names.team_namespace(t.name) for t in spec.teams]
     parts = [_tail(_team_path(ns), f"team.{ns}.*", []) for ns in teams]
     parts.append(_tail(f"{CONTAINER_LOGS}/*.log", "platform.*", [_team_path(ns) for ns in teams]))
     parts.append(section("INPUT", [("Name", "systemd"), ("Tag", KERNEL_TAG), ("Path", "/var/log/journal"),
@@ -93,7 +94,7 @@ def _counter(p: LogPattern) -> str:
 
 
 def filters(spec: "PlatformSpec") -> str:
-    parts = [_kubernetes(f"team.{t.name}.*") for t in spec.teams] + [_kubernetes("platform.*")]
+    parts = [_kubernetes(f"team.{names.team_namespace(t.name)}.*") for t in spec.teams] + [_kubernetes("platform.*")]
     return "\n".join(parts + [_counter(p) for p in LOG_PATTERNS])
 
 
