@@ -172,3 +172,26 @@ def test_every_log_alert_has_a_runbook():
 ])
 def test_routing_sends_each_log_alert_to_its_namespace_team(amtool, planned, labels, receiver):  # noqa: F811
     assert route(amtool, config_file(planned, "prod"), **labels) == receiver
+
+
+def test_the_log_alerts_are_a_prometheus_rule_of_the_pipeline_only_with_logging_and_prometheus():
+    from gpu_platform.facts import names
+    from tests.support.plans import plan
+    from tests.support.stacks import resources, stack_platform
+
+    rule_type = "kubernetes:monitoring.coreos.com/v1:PrometheusRule"
+
+    def rules(platform: dict) -> dict:
+        return {r["inputs"]["metadata"]["name"]: r["inputs"] for r in resources(plan(platform), rule_type)}
+
+    found = rules(stack_platform("dev"))[names.LOG_RULES_NAME]
+    assert found["metadata"]["namespace"] == "monitoring"
+    assert found["spec"]["groups"] == [log_alerts.log_rule_group(gpu_nodes())]
+    off = stack_platform("dev")
+    off["logging"] = {"enabled": False}
+    assert names.LOG_RULES_NAME not in rules(off) and names.GPU_RULES_NAME in rules(off)
+    no_prometheus = stack_platform("dev")
+    no_prometheus["monitoring"] = {"prometheus": {"mode": "none"}}
+    for team in no_prometheus["teams"]:
+        team.pop("alerting", None)
+    assert rules(no_prometheus) == {}

@@ -194,6 +194,7 @@ DCGM_METRICS_CONFIGMAP = "gpu-platform-dcgm-metrics"  # dcgm-exporter's collecto
 # the dashboard ConfigMap the Grafana sidecar loads.
 KUBE_PROMETHEUS_STACK_RELEASE = "kube-prometheus-stack"
 GPU_RULES_NAME = "gpu-platform-gpu-alerts"
+LOG_RULES_NAME = "gpu-platform-log-alerts"  # the log pipeline's PrometheusRule (alerts counted from logs)
 GPU_DASHBOARD_CONFIGMAP = "gpu-platform-gpu-dashboard"
 # Alert delivery: the Secret holding receivers' secrets (mounted into Alertmanager) and the service account
 # the platform names for the chart's Alertmanager (SNS receivers get AWS access through it).

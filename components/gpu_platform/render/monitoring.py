@@ -19,8 +19,7 @@ from collections.abc import Mapping
 from gpu_platform.decisions.cost import gpu_hourly_cost_by_model
 from gpu_platform.facts import names
 from gpu_platform.render.alert_routing import alertmanager_values
-from gpu_platform.render.alerts import gpu_nodes, rule_groups
-from gpu_platform.render.log_alerts import log_rule_group
+from gpu_platform.render.alerts import rule_groups
 
 if TYPE_CHECKING:
     from gpu_platform.spec.alerting import SeverityRoutesSpec
@@ -60,9 +59,8 @@ def scraping_namespace(monitoring: "MonitoringSpec") -> Optional[str]:
 
 
 def gpu_rule_groups(settings: MonitoringSettings) -> list[dict[str, Any]]:
-    """The rule groups for this stack: its thresholds and the hourly price of each of its GPU models, then the
-    log-derived alerts (their series come from the log pipeline and stay absent, never firing, without it)."""
-    return [*rule_groups(settings.monitoring.alerts, settings.gpu_prices), log_rule_group(gpu_nodes())]
+    """The rule groups for this stack: its thresholds and the hourly price of each of its GPU models."""
+    return rule_groups(settings.monitoring.alerts, settings.gpu_prices)
 
 
 def stack_values(settings: MonitoringSettings) -> dict[str, Any]:

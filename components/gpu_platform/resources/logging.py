@@ -14,6 +14,9 @@ from gpu_platform.facts import catalog, names
 from gpu_platform.render.logging import (
     chart_values, destinations, key_policy, retention_days, team_read_policy, team_read_trust, writer_policy,
 )
+from gpu_platform.render.alerts import gpu_nodes
+from gpu_platform.render.log_alerts import log_rule_group
+from gpu_platform.render.monitoring import PROMETHEUS_RULE_API
 from gpu_platform.resources.typed_args import TypedDict
 
 if TYPE_CHECKING:
@@ -73,6 +76,7 @@ class LogPipeline(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[policy, *depends_on]))
         self.read_roles = self._read_roles(name, spec, child)
         self.release = self._release(name, spec, region, k8s_provider, service_monitor, depends_on)
+        self.rules = self._rules(name, spec, k8s_provider, depends_on) if service_monitor else None
         self.register_outputs({"logGroups": {k: g.name for k, g in self.log_groups.items()},
                                "retentionDays": days})
 
@@ -119,6 +123,21 @@ class LogPipeline(pulumi.ComponentResource):
                        values=chart_values(spec, region, service_monitor),
                        opts=pulumi.ResourceOptions.merge(k8s, pulumi.ResourceOptions(
                            depends_on=[namespace, self.association, *self.log_groups.values(), *depends_on])))
+
+
+    def _rules(self, name: str, spec: "PlatformSpec", k8s_provider: Any, depends_on: Sequence[pulumi.Resource]) -> Any:
+        """The log-derived alerts, beside the GPU alerts in Prometheus' namespace (its CRDs are in `depends_on`)."""
+        from pulumi_kubernetes.apiextensions import CustomResource
+        from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
+
+        prom = spec.monitoring.prometheus
+        api_version, kind = PROMETHEUS_RULE_API
+        return CustomResource(
+            f"{name}-rules", api_version=api_version, kind=kind,
+            metadata=ObjectMetaArgs(name=names.LOG_RULES_NAME, namespace=prom.namespace, labels={
+                **prom.selector_labels, names.MANAGED_BY_LABEL: names.MANAGED_BY}),
+            spec={"groups": [log_rule_group(gpu_nodes())]},
+            opts=pulumi.ResourceOptions(parent=self, provider=k8s_provider, depends_on=list(depends_on)))
 
 
 def _pod_identity_trust() -> str:
