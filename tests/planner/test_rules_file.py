@@ -12,6 +12,7 @@ from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.planner import rules_file
 from gpu_platform.planner.sections import PlanContext
 from gpu_platform.render import alerts
+from gpu_platform.render.log_alerts import log_rule_group
 from gpu_platform.render.monitoring import MonitoringSettings, gpu_rule_groups
 from tests.support.stacks import AS_OF, resources, stack_platform, write_stack
 
@@ -80,14 +81,15 @@ def groups_in(path):
 @pytest.mark.parametrize("key", WITH_RULE)
 def test_rules_file_holds_the_groups_of_the_plans_prometheus_rule(written, key):
     plan, _ = written(key)
-    [rule] = resources(plan, RULE)
-    assert groups_in(rules_path(key, written)) == rule["inputs"]["spec"]["groups"]
+    gpu, logs = resources(plan, RULE)  # the GPU alerts, then the log pipeline's alerts counted from logs
+    assert groups_in(rules_path(key, written)) == gpu["inputs"]["spec"]["groups"] + logs["inputs"]["spec"]["groups"]
 
 
 @pytest.mark.parametrize("key", WITH_RULE)
 def test_rules_file_equals_the_pure_rules_for_the_stacks_thresholds_and_prices(written, key):
     s = spec(key)
     expected = yaml.safe_load(alerts.rules_file(s.monitoring.alerts, gpu_hourly_cost_by_model(s)))
+    expected["groups"].append(log_rule_group(alerts.gpu_nodes()))  # logging is on in every stack here
     assert yaml.safe_load(rules_path(key, written).read_text()) == expected
 
 

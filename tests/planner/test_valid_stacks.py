@@ -30,6 +30,9 @@ CAMPAIGN = settings(max_examples=EXAMPLES, deadline=None, database=None, derando
 
 # The only refusals a generated stack may meet: combinations the docs name as refused (field, message start).
 REFUSALS = {
+    # docs/queueing.md, "Spot: batch first, the higher tiers never": with Kueue, a standard or critical-inference
+    # team's quota of a GPU only spot pools offer
+    "a higher tier's GPUs on spot alone": (r"teams\[0\]\.quota", "a standard team never runs on spot"),
     # docs/dra.md, "What the stack file refuses": Kubernetes below 1.34
     "DRA below Kubernetes 1.34": (r"nodePools\[0\]\.gpuAllocation", "DRA needs Kubernetes"),
     # docs/gpu-operator.md, "Who owns the NVIDIA driver": an operator driver on a Kubernetes version NVIDIA does not

@@ -150,7 +150,10 @@ def set_keys(values: dict, prefix: str = ""):
 @pytest.mark.parametrize("key", ["dev", "prod"])
 def test_dev_and_prod_plans_include_monitoring(planned, key):
     plan = planned(key)
-    assert (plan["outputs"]["monitoring"]["prometheus"], len(resources(plan, RULE))) == ("install", 1)
+    rules = sorted(r["inputs"]["metadata"]["name"] for r in resources(plan, RULE))
+    # the GPU alerts, and the log pipeline's alerts counted from logs
+    assert (plan["outputs"]["monitoring"]["prometheus"], rules) == ("install", [names.GPU_RULES_NAME,
+                                                                              names.LOG_RULES_NAME])
 
 
 @pytest.mark.parametrize("key", INSTALL)
@@ -364,4 +367,6 @@ def test_prometheus_picks_up_monitors_only_in_the_platform_s_and_the_teams_names
     platform = {s.monitoring.prometheus.namespace, s.gpu_operator.namespace}
     if s.queueing.enabled:
         platform.add(s.queueing.namespace)
+    if s.logging.enabled:  # Fluent Bit's counters of GPU failure lines
+        platform.add(s.logging.namespace)
     assert selected == platform | {names.team_namespace(t.name) for t in s.teams}

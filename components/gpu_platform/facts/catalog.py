@@ -1007,3 +1007,23 @@ COMPUTE_DOMAIN_API_VERSION = "resource.nvidia.com/v1beta1"
 # driver's release skips its crds/ (Helm --skip-crds) and is installed after the operator's.
 COMPUTE_DOMAIN_CRDS_OWNER = GPU_OPERATOR_CHART
 DRA_DRIVER_SKIPS_CRDS = COMPUTE_DOMAIN_CRDS_OWNER == GPU_OPERATOR_CHART
+
+# --- Logs: the Fluent Bit chart and CloudWatch Logs ---
+
+# fluent/helm-charts, charts/fluent-bit (tag fluent-bit-0.58.1, Fluent Bit 5.1.1): the upstream image has the
+# cloudwatch_logs output and the log_to_metrics filter; values.yaml at the tag is kept in facts/upstream/.
+FLUENT_BIT_CHART = ("https://fluent.github.io/helm-charts", "fluent-bit")
+FLUENT_BIT_VALUES: Mapping[str, str] = MappingProxyType({
+    "0.58.1": "fluent-bit-values-0.58.1.yaml",
+})
+# The values PutRetentionPolicy accepts (CloudWatch Logs API reference, PutRetentionPolicy retentionInDays).
+LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922,
+                      3288, 3653)
+# What a stack keeps when it names no retention: short where logs only help debugging, a year in prod.
+DEFAULT_LOG_RETENTION_DAYS: Mapping[str, int] = MappingProxyType({"dev": 14, "staging": 30, "prod": 365})
+# Amazon CloudWatch pricing page, us-east-1, Logs Standard class: ingestion per GB, storage per GB-month.
+CLOUDWATCH_LOGS_PRICE_SOURCE = "Amazon CloudWatch pricing page (aws.amazon.com/cloudwatch/pricing), us-east-1, Standard"
+CLOUDWATCH_LOGS_INGEST_USD_PER_GB = 0.50
+CLOUDWATCH_LOGS_STORAGE_USD_PER_GB_MONTH = 0.03
+# What a namespace is assumed to write when the stack file states nothing (logging.ingestGbPerDay; docs/logging.md).
+DEFAULT_LOG_INGEST_GB_PER_DAY = 1.0

@@ -32,6 +32,7 @@ INTERNAL: dict[str, str] = {
     "EfaDevicePlugin": "gpu-platform:efa:EfaDevicePlugin",
     "ClusterAutoscaler": "gpu-platform:autoscaler:ClusterAutoscaler",
     "KarpenterController": "gpu-platform:karpenter:KarpenterController",
+    "LogPipeline": "gpu-platform:logging:LogPipeline",
     "Network": "gpu-platform:network:Network",
 }
 

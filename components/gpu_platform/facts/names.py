@@ -202,12 +202,22 @@ DCGM_METRICS_CONFIGMAP = "gpu-platform-dcgm-metrics"  # dcgm-exporter's collecto
 # the dashboard ConfigMap the Grafana sidecar loads.
 KUBE_PROMETHEUS_STACK_RELEASE = "kube-prometheus-stack"
 GPU_RULES_NAME = "gpu-platform-gpu-alerts"
+LOG_RULES_NAME = "gpu-platform-log-alerts"  # the log pipeline's PrometheusRule (alerts counted from logs)
 GPU_DASHBOARD_CONFIGMAP = "gpu-platform-gpu-dashboard"
 # Alert delivery: the Secret holding receivers' secrets (mounted into Alertmanager) and the service account
 # the platform names for the chart's Alertmanager (SNS receivers get AWS access through it).
 ALERT_RECEIVERS_SECRET = "gpu-platform-alert-receivers"
 ALERTMANAGER_SERVICE_ACCOUNT = f"{KUBE_PROMETHEUS_STACK_RELEASE}-alertmanager"
 POD_SECURITY_LABEL_PREFIX = "pod-security.kubernetes.io/"
+# The log pipeline: Fluent Bit's release (its service account takes the release's name) and the log groups.
+FLUENT_BIT_RELEASE = "fluent-bit"
+FLUENT_BIT_SERVICE_ACCOUNT = FLUENT_BIT_RELEASE
+PLATFORM_LOG_GROUP = "platform"
+
+
+def log_group_name(cluster: str, namespace: str) -> str:
+    """A team namespace's log group; the platform's namespaces and the nodes share `PLATFORM_LOG_GROUP`."""
+    return f"/gpu-platform/{cluster}/{namespace}"
 
 
 def pod_security_labels(level: str) -> dict[str, str]:

@@ -25,7 +25,7 @@ from gpu_platform.render.autoscaler import autoscaler_values
 from gpu_platform.render.alert_routing import missing_secrets
 from gpu_platform.render.dra import dra_driver_values
 from gpu_platform.render.efa import device_plugin_values as efa_plugin_values
-from gpu_platform.render.monitoring import MonitoringSettings
+from gpu_platform.render.monitoring import MonitoringSettings, prometheus_mode
 from gpu_platform.render.operator_values import OperatorSettings
 from gpu_platform.resources import options
 from gpu_platform.resources.alert_sns import AlertPublishing
@@ -108,6 +108,7 @@ class GpuPlatform(pulumi.ComponentResource):
         self._gpu_operator(spec)
         self._compute(spec, region, aws_child)
         self._tenancy(spec, aws_child)
+        self._logging(spec, region, aws_child)
         self.cluster_name = self.cluster.cluster_name
         self.kubeconfig = self.cluster.kubeconfig
         self.register_outputs(self._exports)
@@ -213,6 +214,20 @@ class GpuPlatform(pulumi.ComponentResource):
                                            self.cluster.k8s_provider,
                                            opts=self._after(*self.cluster.system_ready, *publishing))
         self._exports["monitoring"] = self.monitoring.outputs
+
+    def _logging(self, spec: PlatformSpec, region: str, aws_child: pulumi.ResourceOptions) -> None:
+        self.logging = None
+        if not spec.logging.enabled:
+            return
+        from gpu_platform.render.logging import LoggingSettings
+        from gpu_platform.resources.logging import LogPipeline
+
+        # The log-derived alerts' PrometheusRule needs the Prometheus operator's CRDs: they come with monitoring.
+        scraped = prometheus_mode(spec.monitoring) != "none"
+        self.logging = LogPipeline("logging", LoggingSettings.of(spec, region, scraped), region,
+                                   self.cluster.cluster_name, self.cluster.k8s_provider, scraped,
+                                   [*self.cluster.system_ready, *self.monitoring.crds_ready], opts=aws_child)
+        self._exports["logging"] = {k: g.name for k, g in self.logging.log_groups.items()}
 
     def _gpu_operator(self, spec: PlatformSpec) -> None:
         # The operator creates dcgm-exporter's ServiceMonitor only if the Prometheus CRDs exist at start.

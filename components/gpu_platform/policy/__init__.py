@@ -8,8 +8,8 @@ from __future__ import annotations
 from pulumi_policy import EnforcementLevel
 
 from gpu_platform.policy import (
-    cost, cuda, disruption, driver, endpoint, karpenter, lifecycle, node_groups, pinning, queueing, replacement,
-    reservations, shapes, sharing, storage, teams,
+    cost, cuda, disruption, driver, endpoint, karpenter, lifecycle, logging, node_groups, pinning, queueing,
+    replacement, reservations, shapes, sharing, storage, teams,
 )
 
 PACK_NAME = "gpu-platform"
@@ -37,6 +37,7 @@ POLICIES = [
     *disruption.POLICIES,
     *cuda.POLICIES,
     *shapes.POLICIES,
+    *logging.POLICIES,
 ]
 
 BY_NAME = {p.name: p for p in POLICIES}

@@ -444,6 +444,32 @@ class MonitoringSpec(StrictModel):
 
 # --- teams ---
 
+class LoggingSpec(StrictModel):
+    """Pod and node logs to CloudWatch Logs through Fluent Bit: a log group per team namespace (docs/logging.md)."""
+
+    enabled: bool = True  # prod requires it (policy log-pipeline-required)
+    retention_days: Optional[int] = None  # default per environment (catalog.DEFAULT_LOG_RETENTION_DAYS)
+    kms_key_arn: Optional[str] = Field(None, pattern=KMS_KEY_ARN)  # default: a key the stack creates
+    chart_version: str = Field("0.58.1", pattern=r"^\d+\.\d+\.\d+$")
+    namespace: DnsLabel = "logging"
+    ingest_gb_per_day: dict[str, float] = Field(default_factory=dict)  # per namespace, for the plan's cost rows
+
+    @field_validator("retention_days")
+    @classmethod
+    def _retention(cls, v: Optional[int]) -> Optional[int]:
+        if v is not None and v not in catalog.LOG_RETENTION_DAYS:
+            raise ValueError("must be a retention CloudWatch Logs accepts: one of "
+                             + ", ".join(map(str, catalog.LOG_RETENTION_DAYS)))
+        return v
+
+    @field_validator("chart_version")
+    @classmethod
+    def _chart(cls, v: str) -> str:
+        if v not in catalog.FLUENT_BIT_VALUES:
+            raise ValueError(f"must be a Fluent Bit chart version the platform knows: {', '.join(catalog.FLUENT_BIT_VALUES)}")
+        return v
+
+
 class QuotaSpec(StrictModel):
     gpus: int = Field(0, ge=0)
     mig_slices: dict[str, int] = Field(default_factory=dict)
@@ -532,6 +558,7 @@ class PlatformSpec(StrictModel):
     dra_driver: DraDriverSpec = Field(default_factory=DraDriverSpec)
     datasets: DatasetsSpec = Field(default_factory=DatasetsSpec)
     monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec)
+    logging: LoggingSpec = Field(default_factory=LoggingSpec)
     teams: list[TeamSpec] = Field(default_factory=list)
     quota_overcommit_ratio: float = Field(1.0, ge=1.0, le=10.0)
     queueing: QueueingSpec = Field(default_factory=QueueingSpec)
