@@ -17,7 +17,8 @@ from tests.support.stacks import AS_OF, ROOT
 FIXTURES = Path(__file__).parent / "fixtures" / "plans"
 
 
-@pytest.mark.parametrize("stack", ["dev", "prod", "karpenter", "training-blackwell", "training-ultraserver"])
+@pytest.mark.parametrize("stack", ["dev", "prod", "karpenter", "training-blackwell", "training-ultraserver",
+                                   "mig-slices"])
 def test_example_plan_is_byte_identical_to_its_fixture(stack, tmp_path):
     out = tmp_path / f"{stack}.json"
     assert main(["plan", "--project-dir", str(ROOT), "--stack", stack, "--as-of", AS_OF, "--json", str(out)]) == 0

@@ -7,7 +7,7 @@ import re
 import pytest
 import yaml
 
-from gpu_platform.facts import catalog
+from gpu_platform.facts import catalog, names
 from gpu_platform.facts.catalog import UPSTREAM
 from gpu_platform.render import logging as logs
 from tests.support.aws_api import api_problems, service_model
@@ -80,8 +80,10 @@ KUBE_EFFECT = {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_N
 def test_fluent_bit_tolerates_every_pool_taint_of_every_example(stack: str):
     spec = spec_of(stack)
     tolerations = [dict(t) for t in logs.TOLERATE_ALL]
-    taints = [(t.key, t.value or "", KUBE_EFFECT.get(t.effect, t.effect)) for p in spec.node_pools for t in p.taints]
-    assert taints or stack == "dev"
+    # every GPU node's GPU taint, then each pool's own taints
+    taints = [(names.GPU_TAINT_KEY, names.GPU_TAINT_VALUE, "NoSchedule") for _ in spec.node_pools]
+    taints += [(t.key, t.value or "", KUBE_EFFECT.get(t.effect, t.effect)) for p in spec.node_pools for t in p.taints]
+    assert taints
     for taint in taints:
         assert _tolerated(tolerations, *taint), (stack, taint)
     assert not _tolerated([{"key": "other", "operator": "Exists"}], "nvidia.com/gpu", "true", "NoSchedule")
