@@ -261,7 +261,7 @@ class Datasets(pulumi.ComponentResource):
 def _file_system(name: str, args: Mapping[str, Any]) -> FsxLustreSpec:
     """The file system's settings, checked with the stack file's rules; SpecError naming each argument."""
     where = f"Datasets {name!r}: "
-    args = as_arguments("Datasets", name, args)
+    args = as_arguments("Datasets", name, args, DatasetsArgs)
     problems = argument_problems(args, DatasetsArgs)
     try:
         config = read_part(FsxLustreSpec, args.get("fsx_lustre") or {}, "fsxLustre.")

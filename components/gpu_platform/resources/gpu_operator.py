@@ -180,7 +180,7 @@ class GpuOperator(pulumi.ComponentResource):
 def operator_settings(name: str, args: Mapping[str, Any], today: Optional[date] = None) -> OperatorSettings:
     """The operator's settings from its arguments, checked with the stack file's operator and pool rules."""
     where = f"GpuOperator {name!r}: "
-    args = as_arguments("GpuOperator", name, args)
+    args = as_arguments("GpuOperator", name, args, GpuOperatorArgs)
     problems = argument_problems(args, GpuOperatorArgs, required=False)  # the operator's model names them
     fields = {k: args[k] for k in ("chart_version", "namespace", "driver", "upgrade_policy") if k in args}
     policy = dict(fields.get("upgrade_policy") or {})
