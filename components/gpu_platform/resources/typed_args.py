@@ -117,14 +117,25 @@ AWS_NAMES = {"region": syntax.region, "subnet_ids": syntax.subnet_id, "subnet_zo
              "security_group_ids": syntax.security_group_id, "node_security_group_ids": syntax.security_group_id,
              "node_security_group_id": syntax.security_group_id}
 
+# Arguments that are Kubernetes label maps (a node selector, a selector's labels), checked as the API server
+# checks labels.
+LABEL_MAPS = ("system_node_selector", "service_monitor_labels")
+
 
 def syntax_problems(args: Mapping[str, Any], at: str = "") -> list[str]:
     """Regions, zones, resource ids and tags given as plain strings, checked as AWS checks them (an Output is
-    checked by AWS once it is known), and the Kubernetes version, one the catalog knows."""
+    checked by AWS once it is known), label maps as Kubernetes checks them, and the Kubernetes version, one
+    the catalog knows."""
     tags = args.get("tags")
     found = [f"{at}tags[{quoted(str(key))}]: {p}" for key, value in (tags.items() if isinstance(tags, Mapping) else ())
              if (p := (syntax.tag_key(key) if isinstance(key, str) else None)
                  or (syntax.tag_value(value) if isinstance(value, str) else None))]
+    for key in LABEL_MAPS:
+        labels = args.get(key)
+        found += [f"{at}{camel(key)}[{quoted(str(k))}]: {p}"
+                  for k, v in (labels.items() if isinstance(labels, Mapping) else ())
+                  if (p := (syntax.label_key(k) if isinstance(k, str) else None)
+                      or (syntax.label_value(v) if isinstance(v, str) else None))]
     version = args.get("kubernetes_version")
     if isinstance(version, str) and version not in catalog.KUBERNETES_VERSIONS:  # as the stack file's cluster
         found.append(f"{at}kubernetesVersion: must be one of {', '.join(catalog.KUBERNETES_VERSIONS)}")
