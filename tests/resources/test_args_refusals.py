@@ -96,3 +96,12 @@ g.GpuNodePool("x", g.GpuNodePoolArgs(cluster_name=pulumi.Output.from_input("c"),
 def test_a_list_where_a_map_is_read_is_refused_naming_it(tmp_path):
     problems = refused(tmp_path, """g.GpuMonitoring("m", g.GpuMonitoringArgs(gpu_prices=[["NVIDIA A10G", 1.2]]))""")
     assert problems == ["GpuMonitoring 'm': gpu_prices: must be an object, not a list"]
+
+
+@pytest.mark.parametrize("args, expected", [
+    ("None", "GpuPlatform 'p': args: must be an object of GpuPlatformArgs (keyword arguments by name), not null"),
+    ('{"platform": {"environment": "dev"}}', "GpuPlatform 'p': region: required"),
+    ('{"platform": {}, "region": "us-east-1"}', "GpuPlatform 'p': platform: required; must not be empty"),
+])
+def test_the_whole_platform_refuses_arguments_naming_them(tmp_path, args, expected):
+    assert refused(tmp_path, f'g.GpuPlatform("p", {args})') == [expected]

@@ -16,6 +16,7 @@ import gpu_platform
 from gpu_platform.resources.typed_args import ArgumentsError
 from gpu_platform.spec.errors import SpecError
 from tests.support.programs import run
+from tests.support.stacks import stack_platform, stack_secrets
 
 AMI = {"type": "AL2023_x86_64_NVIDIA", "release_version": "1.35.7-20260911"}
 ADDONS = {"vpc-cni": "v1.22.4-eksbuild.3", "coredns": "v1.13.2-eksbuild.31",
@@ -46,6 +47,8 @@ VALID: dict[str, dict[str, Any]] = {
     "TeamNamespace": dict(team="research", quota={"gpus": 8, "mig_slices": {"1g.10gb": 4}, "cpu": "32",
                                                   "memory": "128Gi"},
                           kubernetes_version="1.35", mig_profiles=["1g.10gb", "3g.40gb"]),
+    "GpuPlatform": dict(platform=stack_platform("dev"), region="us-east-1", alert_secrets={
+        key.split(":")[1]: "https://hooks.example.com/x" for key in stack_secrets()}),
     "PriorityTiers": {},
     "TeamAdmission": {},
     "TeamAccess": dict(cluster_name="shared-gpu", teams=[
@@ -97,7 +100,7 @@ CASES = [(c, a) for c in VALID for a in arguments(c)]
 
 
 def test_every_public_component_is_tried():
-    assert set(VALID) == set(gpu_platform.COMPONENTS) - {"GpuPlatform"}
+    assert set(VALID) == set(gpu_platform.COMPONENTS)
 
 
 def _outcome(tmp_path: Path, component: str, args: dict[str, Any], argument: str = "",
@@ -126,13 +129,15 @@ def test_each_components_valid_arguments_build(tmp_path, component):
     assert _outcome(tmp_path, component, dict(VALID[component])) is None
 
 
-@settings(max_examples=300, deadline=None, derandomize=True,
+@settings(max_examples=800, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(case=st.sampled_from(CASES), shape=st.sampled_from(sorted(WRONG_SHAPES)))
 def test_an_argument_of_the_wrong_shape_builds_or_is_refused_naming_it(tmp_path, case, shape):
     component, argument = case
     err = _outcome(tmp_path, component, VALID[component], argument, shape)
     if err is not None:
+        if (component, argument) == ("GpuPlatform", "platform") and not isinstance(err, ArgumentsError):
+            return  # the stack file's object, validated whole: its refusals name the stack file's paths
         named_as = COMBINATIONS.get((component, argument, shape), argument)
-        named = [p for p in err.problems if p.startswith(f"{component} 'x': {named_as}")]
-        assert isinstance(err, ArgumentsError) and named, (shape, err.problems)
+        named = [p for p in err.problems if p.startswith((f"{component} 'x': {named_as}", f"{named_as}: "))]
+        assert named and (isinstance(err, ArgumentsError) or component == "GpuPlatform"), (shape, err.problems)
