@@ -115,3 +115,11 @@ def test_lock_writes_the_lock_into_the_policy_config_and_the_plan_holds_to_it(pr
     capsys.readouterr()
     code, out = plan(project, capsys)
     assert code == 1 and "node-group-replacement-guard" in out
+
+
+def test_the_page_states_each_components_required_arguments():
+    import gpu_platform
+
+    rows = re.findall(r"^\| `(\w+)` \| ([^|]+) \|", DOC.read_text().split("### Required arguments")[1], re.M)
+    stated = {name: set(re.findall(r"`(\w+)`", required)) for name, required in rows}
+    assert stated == {c: set(getattr(gpu_platform, f"{c}Args").__required_keys__) for c in gpu_platform.COMPONENTS}

@@ -29,6 +29,7 @@ from gpu_platform.render.monitoring import MonitoringSettings, prometheus_mode
 from gpu_platform.render.operator_values import OperatorSettings
 from gpu_platform.resources import options
 from gpu_platform.resources.alert_sns import AlertPublishing
+from gpu_platform.resources.typed_args import ArgumentsError, argument_problems, as_arguments
 from gpu_platform.resources.autoscaler import ClusterAutoscaler
 from gpu_platform.resources.cluster import Cluster
 from gpu_platform.resources.cluster_base import ClusterBase
@@ -78,6 +79,10 @@ class GpuPlatform(pulumi.ComponentResource):
     """A kubeconfig (secret) that gets a token from `aws eks get-token` with the caller's identity."""
 
     def __init__(self, name: str, args: GpuPlatformArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        args = as_arguments("GpuPlatform", name, args, GpuPlatformArgs)  # type: ignore[assignment]
+        problems = argument_problems(args, GpuPlatformArgs)
+        if problems:
+            raise ArgumentsError(f"GpuPlatform {name!r}: ", problems)
         self._build(name, _spec(args), args["region"], args.get("alert_secrets") or {}, opts)
 
     @classmethod

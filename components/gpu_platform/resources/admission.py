@@ -37,7 +37,7 @@ class TeamAdmission(pulumi.ComponentResource):
         super().__init__(component_types.public("TeamAdmission"), name, None, opts)
         from pulumi_kubernetes.admissionregistration.v1 import ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding
 
-        args = as_arguments("TeamAdmission", name, args if args is not None else {})
+        args = as_arguments("TeamAdmission", name, args if args is not None else {}, TeamAdmissionArgs)
         problems = argument_problems(args, TeamAdmissionArgs)
         if problems:
             raise ArgumentsError(f"TeamAdmission {name!r}: ", problems)

@@ -69,7 +69,7 @@ class AdoptedCluster(ClusterBase):
 
 
 def _check(name: str, args: Mapping[str, Any]) -> None:
-    args = as_arguments("AdoptedCluster", name, args)
+    args = as_arguments("AdoptedCluster", name, args, AdoptedClusterArgs)
     problems = argument_problems(args, AdoptedClusterArgs)
     if args.get("region") is None and args.get("k8s_provider") is None:
         problems.append("region: required unless k8sProvider is given (the kubeconfig names it)")

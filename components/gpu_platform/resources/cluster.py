@@ -286,7 +286,7 @@ _CREATE_FIELDS = ("vpc", "endpoint_public_access", "public_access_cidrs", "addon
 def cluster_settings(name: str, args: Mapping[str, Any]) -> ClusterSettings:
     """The cluster from Cluster's arguments, checked with the stack file's cluster rules; SpecError names
     each argument that is wrong."""
-    args = as_arguments("Cluster", name, args)
+    args = as_arguments("Cluster", name, args, ClusterArgs)
     where = f"Cluster {name!r}: "
     problems = argument_problems(args, ClusterArgs)
     create = {k: args[k] for k in _CREATE_FIELDS if k in args}

@@ -37,6 +37,7 @@ from gpu_platform.render.iam import pod_identity_trust_policy
 from gpu_platform.resources import options
 from gpu_platform.resources.options import named
 from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems, as_arguments
+from gpu_platform.spec.field_path import quoted
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import FsxLustreSpec
 from gpu_platform.spec.parse import read_part
@@ -261,7 +262,7 @@ class Datasets(pulumi.ComponentResource):
 def _file_system(name: str, args: Mapping[str, Any]) -> FsxLustreSpec:
     """The file system's settings, checked with the stack file's rules; SpecError naming each argument."""
     where = f"Datasets {name!r}: "
-    args = as_arguments("Datasets", name, args)
+    args = as_arguments("Datasets", name, args, DatasetsArgs)
     problems = argument_problems(args, DatasetsArgs)
     try:
         config = read_part(FsxLustreSpec, args.get("fsx_lustre") or {}, "fsxLustre.")
@@ -271,6 +272,21 @@ def _file_system(name: str, args: Mapping[str, Any]) -> FsxLustreSpec:
                  file_system_rules(config, args.get("environment") == "prod", "fsxLustre")]
     problems += [f"{path}: {message}" for path, message in  # each team's link, made from the paths given
                  link_path_problems(config, list(args.get("team_namespaces") or {}), "fsxLustre.dataRepository")]
+    problems += shared_namespaces(args.get("team_namespaces") or {})
     if problems:
         raise ArgumentsError(where, problems)
     return config
+
+
+def shared_namespaces(team_namespaces: Mapping[str, Any]) -> list[str]:
+    """Two teams mapped to one namespace: each gets a claim of the same name there, and the second fails at
+    `pulumi up` with AlreadyExists (a namespace is one team's, as a stack file's team names its own)."""
+    first: dict[str, str] = {}
+    found = []
+    for team, namespace in team_namespaces.items():
+        if isinstance(namespace, str) and namespace in first:
+            found.append(f"teamNamespaces[{quoted(str(team))}]: namespace {namespace!r} is team "
+                         f"{first[namespace]!r}'s already; map each team to its own namespace")
+        elif isinstance(namespace, str):
+            first[namespace] = str(team)
+    return found

@@ -22,6 +22,7 @@ from gpu_platform.spec.field_path import FieldPath
 from gpu_platform.spec.models import GpuOperatorSpec, OperatorPoolSpec, mig_strategy_of
 from gpu_platform.spec.parse import read_part
 from gpu_platform.spec.rules import driver_rules, gpu_shape_rules, mig_strategy_rules, sharing_rules
+from gpu_platform.spec.rules_dra import DRA, sharing_rules as dra_sharing_rules
 
 # Operator install plus CRDs and NFD on fresh system nodes; Helm's wait covers the chart's own workloads.
 RELEASE_TIMEOUT_SECONDS = 1200
@@ -180,7 +181,7 @@ class GpuOperator(pulumi.ComponentResource):
 def operator_settings(name: str, args: Mapping[str, Any], today: Optional[date] = None) -> OperatorSettings:
     """The operator's settings from its arguments, checked with the stack file's operator and pool rules."""
     where = f"GpuOperator {name!r}: "
-    args = as_arguments("GpuOperator", name, args)
+    args = as_arguments("GpuOperator", name, args, GpuOperatorArgs)
     problems = argument_problems(args, GpuOperatorArgs, required=False)  # the operator's model names them
     fields = {k: args[k] for k in ("chart_version", "namespace", "driver", "upgrade_policy") if k in args}
     policy = dict(fields.get("upgrade_policy") or {})
@@ -197,6 +198,8 @@ def operator_settings(name: str, args: Mapping[str, Any], today: Optional[date] 
         found += driver_rules(operator, pools, args.get("kubernetes_version"), args.get("environment") == "prod",
                               today or date.today(), at="", pools_at="pools", k8s_at="kubernetesVersion")
         found += mig_strategy_rules(pools, "pools")
+        found += [p for i, pool in enumerate(pools) if pool.gpu_allocation == DRA
+                  for p in dra_sharing_rules(FieldPath.of("pools").index(i) / "gpuAllocation", pool.sharing.mode)]
     problems += [f"{path}: {message}" for path, message in found]
     if problems:
         raise ArgumentsError(where, problems)

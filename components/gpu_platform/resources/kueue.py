@@ -212,7 +212,7 @@ class QueueingCluster:
 def queueing_settings(name: str, args: Mapping[str, Any]) -> Fleet:
     """The pools, teams and settings from KueueQueueing's arguments, checked with the stack file's pool,
     team and queueing rules; SpecError names each argument that is wrong."""
-    args = as_arguments("KueueQueueing", name, args)
+    args = as_arguments("KueueQueueing", name, args, KueueQueueingArgs)
     where = f"KueueQueueing {name!r}: "
     problems = argument_problems(args, KueueQueueingArgs)
     pools, teams = [], []

@@ -118,7 +118,7 @@ class ModelCache(pulumi.ComponentResource):
 
 def _checked(name: str, args: Mapping[str, Any]) -> int:
     """The mount targets to make; SpecError naming each argument that is wrong."""
-    args = as_arguments("ModelCache", name, args)
+    args = as_arguments("ModelCache", name, args, ModelCacheArgs)
     problems = argument_problems(args, ModelCacheArgs)
     version = args.get("addon_version")
     if version is not None and not re.fullmatch(ADDON_VERSION, str(version)):

@@ -304,7 +304,7 @@ class GpuMonitoring(pulumi.ComponentResource):
 def monitoring_settings(name: str, args: Mapping[str, Any]) -> MonitoringSettings:
     """The monitoring settings from the component's arguments, checked with the stack file's monitoring rules."""
     where = f"GpuMonitoring {name!r}: "
-    args = as_arguments("GpuMonitoring", name, args)
+    args = as_arguments("GpuMonitoring", name, args, GpuMonitoringArgs)
     problems = argument_problems(args, GpuMonitoringArgs, required=False)
     fields = {k: args[k] for k in ("enabled", "prometheus", "alerts", "alerting") if args.get(k) is not None}
     try:

@@ -192,13 +192,16 @@ def pool_from_args(args_type: type, name: str, args: Mapping[str, Any],
     SpecError naming each argument that is wrong. `args_type` is the component's Args TypedDict (its keys
     are the arguments it takes, its name less `Args` the component's)."""
     where = f"{args_type.__name__.removesuffix('Args')} {name!r}: "
-    args = as_arguments(args_type.__name__.removesuffix("Args"), name, args)
+    args = as_arguments(args_type.__name__.removesuffix("Args"), name, args, args_type)
     cluster_name, subnet_zones, window = args.get("cluster_name"), args.get("subnet_zones"), args.get("disruption_window")
     problems = [f"{camel(k)}: unknown argument" for k in sorted(set(args) - set(args_type.__annotations__))]
     problems += _context_problems(args) + syntax_problems(args)
     limit, percent = args.pop("max_unavailable", None), args.pop("max_unavailable_percent", None)
     if limit is not None and percent is not None:
         problems.append("maxUnavailablePercent: set maxUnavailable or maxUnavailablePercent, not both")
+    if percent is not None and (isinstance(percent, bool) or not isinstance(percent, int) or not 1 <= percent <= 100):
+        problems.append(f"maxUnavailablePercent: must be a whole percentage, 1-100 (given {percent!r})")
+        percent = None  # named here; the model would name maxUnavailable, which the program did not set
     fields = {k: v for k, v in args.items() if k in NodePoolSpec.model_fields and k not in ("name", "provisioner")}
     data = {"min_size": 0, **fields, "name": name, "provisioner": provisioner,
             "max_unavailable": f"{percent}%" if percent is not None else limit}

@@ -44,7 +44,7 @@ class PriorityTiers(pulumi.ComponentResource):
                          options.formerly(opts, "PriorityTiers"))
         from pulumi_kubernetes.scheduling.v1 import PriorityClass
 
-        args = as_arguments("PriorityTiers", name, args if args is not None else {})
+        args = as_arguments("PriorityTiers", name, args if args is not None else {}, PriorityTiersArgs)
         problems = argument_problems(args, PriorityTiersArgs)
         if problems:
             raise ArgumentsError(f"PriorityTiers {name!r}: ", problems)
@@ -228,7 +228,7 @@ class TeamSettings:
 def team_settings(name: str, args: Mapping[str, Any]) -> TeamSettings:
     """The team and its cluster context from a TeamNamespace's arguments, checked with the stack file's
     team rules (spec/rules_teams.py); ArgumentsError names each argument that is wrong."""
-    args = as_arguments("TeamNamespace", name, args)
+    args = as_arguments("TeamNamespace", name, args, TeamNamespaceArgs)
     where = f"TeamNamespace {name!r}: "
     claims, domains = list(args.get("gpu_claims") or []), list(args.get("compute_domains") or [])
     problems = argument_problems(args, TeamNamespaceArgs)
@@ -312,7 +312,7 @@ class TeamAccess(pulumi.ComponentResource):
 
 def access_settings(name: str, args: Mapping[str, Any]) -> list[tuple[str, TeamAccessSpec]]:
     """Each team's name and roles from TeamAccess's arguments; SpecError names each one that is wrong."""
-    args = as_arguments("TeamAccess", name, args)
+    args = as_arguments("TeamAccess", name, args, TeamAccessArgs)
     problems = argument_problems(args, TeamAccessArgs)
     teams = []
     for i, given in enumerate(args.get("teams") or []):

@@ -12,12 +12,13 @@ message and as the schema's properties in its per-property errors.
 import re
 import sys
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
 from pulumi.errors import InputPropertiesError, InputPropertyErrorDetails
 
-from gpu_platform.facts import syntax
+from gpu_platform.facts import catalog, syntax
 from gpu_platform.facts.names import ENVIRONMENTS
+from gpu_platform.resources.arg_shapes import camel, shape_problems
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.field_path import quoted
 
@@ -81,18 +82,23 @@ def _python_names() -> dict[str, str]:
     return {f.alias: n for k in kinds for n, f in k.model_fields.items() if f.alias and f.alias != n}
 
 
-def as_arguments(component: str, name: str, args: Any) -> dict[str, Any]:
+def as_arguments(component: str, name: str, args: Any, kind: Optional[type] = None) -> dict[str, Any]:
     """A component's arguments as a dict: ArgumentsError, naming them, when they are not a mapping (None, a
-    list, a string), before any key is read."""
-    if isinstance(args, Mapping):
-        return dict(args)
-    raise ArgumentsError(f"{component} {name!r}: ", [
-        f"args: must be an object of {component}Args (keyword arguments by name), not {syntax.kind_of(args)}"])
-
-
-def camel(key: str) -> str:
-    head, *rest = key.split("_")
-    return head + "".join(part.title() for part in rest)
+    list, a string), before any key is read; and, given the component's Args `kind`, naming each argument
+    whose value has the wrong shape or a required one that is empty (arg_shapes.py), before any rule reads
+    one."""
+    where = f"{component} {name!r}: "
+    if not isinstance(args, Mapping):
+        raise ArgumentsError(where, [
+            f"args: must be an object of {component}Args (keyword arguments by name), not {syntax.kind_of(args)}"])
+    given = dict(args)
+    if kind is not None:  # None for an optional keyword is Python's "not given"
+        optional = set(kind.__annotations__) - kind.__required_keys__  # type: ignore[attr-defined]
+        given = {k: v for k, v in given.items() if v is not None or k not in optional}
+    wrong = shape_problems(given, kind) if kind is not None else []
+    if wrong:
+        raise ArgumentsError(where, wrong)
+    return given
 
 
 def argument_problems(args: Mapping[str, Any], kind: type, at: str = "", *, required: bool = True) -> list[str]:
@@ -111,14 +117,28 @@ AWS_NAMES = {"region": syntax.region, "subnet_ids": syntax.subnet_id, "subnet_zo
              "security_group_ids": syntax.security_group_id, "node_security_group_ids": syntax.security_group_id,
              "node_security_group_id": syntax.security_group_id}
 
+# Arguments that are Kubernetes label maps (a node selector, a selector's labels), checked as the API server
+# checks labels.
+LABEL_MAPS = ("system_node_selector", "service_monitor_labels")
+
 
 def syntax_problems(args: Mapping[str, Any], at: str = "") -> list[str]:
     """Regions, zones, resource ids and tags given as plain strings, checked as AWS checks them (an Output is
-    checked by AWS once it is known)."""
+    checked by AWS once it is known), label maps as Kubernetes checks them, and the Kubernetes version, one
+    the catalog knows."""
     tags = args.get("tags")
     found = [f"{at}tags[{quoted(str(key))}]: {p}" for key, value in (tags.items() if isinstance(tags, Mapping) else ())
              if (p := (syntax.tag_key(key) if isinstance(key, str) else None)
                  or (syntax.tag_value(value) if isinstance(value, str) else None))]
+    for key in LABEL_MAPS:
+        labels = args.get(key)
+        found += [f"{at}{camel(key)}[{quoted(str(k))}]: {p}"
+                  for k, v in (labels.items() if isinstance(labels, Mapping) else ())
+                  if (p := (syntax.label_key(k) if isinstance(k, str) else None)
+                      or (syntax.label_value(v) if isinstance(v, str) else None))]
+    version = args.get("kubernetes_version")
+    if isinstance(version, str) and version not in catalog.KUBERNETES_VERSIONS:  # as the stack file's cluster
+        found.append(f"{at}kubernetesVersion: must be one of {', '.join(catalog.KUBERNETES_VERSIONS)}")
     for key, check in AWS_NAMES.items():
         given = args.get(key)
         many = isinstance(given, (list, tuple))

@@ -23,6 +23,7 @@ from typing import Iterator
 from gpu_platform.facts import catalog
 from gpu_platform.facts.karpenter import KARPENTER
 from gpu_platform.facts.lifecycle_calendar import ami_driver_era
+from gpu_platform.spec.field_path import FieldPath
 from gpu_platform.spec.models import NodePoolSpec
 from gpu_platform.spec.pool_context import PoolContext
 
@@ -45,16 +46,22 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
         yield (ctx.at / "minSize", f"a DRA pool has a fixed size (minSize = maxSize = {pool.max_size}): the Cluster "
                "Autoscaler cannot build a DRA node from an empty Auto Scaling group's tags, so it cannot scale "
                "the pool from zero for a pending claim")
-    if pool.sharing.mode == "time-slicing":
-        yield (at, "time-slicing is a device-plugin setting; under DRA it is the driver's alpha TimeSlicingSettings "
-               "gate, which the platform does not enable: use sharing.mode none on a DRA pool, or device-plugin")
-    elif pool.sharing.mode == "mig":
-        yield (at, "MIG slices on DRA pools (mig.nvidia.com claims) are not supported by the platform yet: every "
-               "profile shares that one DeviceClass, so quotas and queues could not count slices per profile; use "
-               "whole GPUs (sharing.mode none) on a DRA pool, or device-plugin for MIG")
+    yield from sharing_rules(at, pool.sharing.mode)
     if not pool.ami.image.operator_device_plugin:
         yield from _own_device_plugin(ctx, pool)
     yield from _driver_floor(ctx, pool)
+
+
+def sharing_rules(at: FieldPath, mode: str) -> Iterator[Problem]:
+    """A DRA pool's GPU sharing (`at`: its gpuAllocation): whole GPUs only. Used by the stack file's pools
+    and by the GPU Operator component's pools alike."""
+    if mode == "time-slicing":
+        yield (at, "time-slicing is a device-plugin setting; under DRA it is the driver's alpha TimeSlicingSettings "
+               "gate, which the platform does not enable: use sharing.mode none on a DRA pool, or device-plugin")
+    elif mode == "mig":
+        yield (at, "MIG slices on DRA pools (mig.nvidia.com claims) are not supported by the platform yet: every "
+               "profile shares that one DeviceClass, so quotas and queues could not count slices per profile; use "
+               "whole GPUs (sharing.mode none) on a DRA pool, or device-plugin for MIG")
 
 
 def _own_device_plugin(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
