@@ -30,6 +30,7 @@ from tests.support.training import (
     ubuntu_training, user_data_parts,
 )
 from tests.support.ultraserver import ultraserver
+from tests.support.chart_values import key_paths
 
 EC2 = service_model("ec2")
 SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
@@ -248,15 +249,6 @@ def test_the_plugin_is_the_pinned_chart_installed_only_with_efa_pools():
     assert [r for r in resources(plan(stack_platform("dev")), RELEASE) if r["name"] == "efa-device-plugin"] == []
 
 
-def _paths(values: dict, prefix: str = "") -> set[str]:
-    out = set()
-    for key, value in values.items():
-        out.add(prefix + key)
-        if isinstance(value, dict):
-            out |= _paths(value, f"{prefix}{key}.")
-    return out
-
-
 def test_the_plugin_values_set_only_keys_of_the_charts_values_yaml():
     release = _release(plan(ubuntu_training()))
     chart = _chart_values(release["version"])
@@ -264,7 +256,7 @@ def test_the_plugin_values_set_only_keys_of_the_charts_values_yaml():
     # the same, read straight from the chart's file: top-level keys, and the types the chart gives them
     assert set(release["values"]) <= set(chart)
     assert (type(chart["nodeSelector"]), type(chart["tolerations"])) == (dict, list)
-    assert _paths(release["values"]) - _paths(chart) == {f"nodeSelector.{names.EFA_LABEL}"}  # data under an empty map
+    assert key_paths(release["values"]) - key_paths(chart) == {f"nodeSelector.{names.EFA_LABEL}"}  # data under an empty map
 
 
 def test_the_key_check_catches_a_misspelt_or_unknown_key():

@@ -13,6 +13,7 @@ from gpu_platform.render import logging as logs
 from tests.support.aws_api import api_problems, service_model
 from tests.support.stacks import STACKS, only_spec_problem, resources, spec_of, stack_platform
 from tests.support.plans import stack_plan
+from tests.support.chart_values import key_paths
 
 GROUP = "aws:cloudwatch/logGroup:LogGroup"
 ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
@@ -39,15 +40,6 @@ def test_retention_defaults_per_environment():
     assert logs.retention_days(spec_of("prod")) == 365
 
 
-def _paths(values: dict, prefix: str = "") -> set[str]:
-    out = set()
-    for key, value in values.items():
-        out.add(prefix + key)
-        if isinstance(value, dict):
-            out |= _paths(value, f"{prefix}{key}.")
-    return out
-
-
 def _release(stack: str) -> dict:
     return next(r for r in resources(stack_plan(stack), RELEASE) if r["name"] == "logging-fluent-bit")["inputs"]
 
@@ -57,7 +49,7 @@ def test_the_release_is_the_pinned_chart_with_only_keys_of_its_values_yaml():
     repo, chart = catalog.FLUENT_BIT_CHART
     assert (release["chart"], release["version"], release["repositoryOpts"]) == (chart, "0.58.1", {"repo": repo})
     chart_values = yaml.safe_load((UPSTREAM / catalog.FLUENT_BIT_VALUES[release["version"]]).read_text())
-    assert _paths(release["values"]) - _paths(chart_values) == set()
+    assert key_paths(release["values"]) - key_paths(chart_values) == set()
     assert set(release["values"]["config"]) <= set(chart_values["config"])
 
 
