@@ -2,6 +2,11 @@
 resource policy that names the types it reads."""
 from pulumi_policy import ResourceValidationPolicy
 
+# The type tokens are the module's reference; TypedResourcePolicy is the pack's own plumbing (and pdoc cannot
+# place the SDK's name-mangled methods it inherits), so the API reference lists the tokens only.
+__all__ = ["NODE_GROUP", "LAUNCH_TEMPLATE", "NODE_POOL", "NODE_CLASS", "KARPENTER_VIEW", "HELM_RELEASE", "ADDON",
+           "FILE_SYSTEM", "LUSTRE", "NAMESPACE", "RESOURCE_QUOTA", "CLUSTER", "NAT_GATEWAY", "AWS_PROVIDER", "STACK"]
+
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
