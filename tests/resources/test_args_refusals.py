@@ -105,3 +105,11 @@ def test_a_list_where_a_map_is_read_is_refused_naming_it(tmp_path):
 ])
 def test_the_whole_platform_refuses_arguments_naming_them(tmp_path, args, expected):
     assert refused(tmp_path, f'g.GpuPlatform("p", {args})') == [expected]
+
+
+def test_a_components_refusal_speaks_of_its_arguments_not_the_stack_file():
+    from gpu_platform.resources.typed_args import ArgumentsError
+
+    err = ArgumentsError("GpuNodePool 'p': ", ["maxSize: must be a number"])
+    assert str(err).splitlines() == ["invalid component arguments:", "  - GpuNodePool 'p': max_size: must be a number"]
+    assert "gpu-platform:platform" not in str(err)

@@ -41,7 +41,8 @@ class ArgumentsError(SpecError, InputPropertiesError):
         what a Python program wrote; `errors` the schema's (`maxUnavailablePercent`), which the engine maps
         to the property another language's program set."""
         given = list(dict.fromkeys(problems))
-        SpecError.__init__(self, [where + python_path(p) for p in given])
+        # a program's arguments, not the stack file's gpu-platform:platform key it may never have had
+        SpecError.__init__(self, [where + python_path(p) for p in given], subject="component arguments")
         self.message = str(self)
         self.errors: list[InputPropertyErrorDetails] = [_details(p) for p in given]
 
