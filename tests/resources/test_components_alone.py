@@ -68,6 +68,24 @@ def test_protect_and_the_callers_provider_reach_the_node_group(own_cluster):
     assert nodes.urn in kept.options["dependsOn"]  # the caller's depends_on holds every child back
 
 
+def test_a_callers_depends_on_given_as_an_output_holds_every_child_back(tmp_path):
+    recording = run(tmp_path, f"""
+        import pulumi
+        from pulumi_aws import iam
+
+        from gpu_platform import GpuNodePool, GpuNodePoolArgs
+
+        nodes = iam.Role("nodes", assume_role_policy={TRUST})
+        GpuNodePool("a10g", GpuNodePoolArgs(
+            cluster_name="gpu-dev", node_role_arn=nodes.arn, subnet_ids=["subnet-0aaa1111bbbb2222c"],
+            instance_types=["g5.xlarge"], capacity_type="spot", max_size=2, ami={AMI}, kubernetes_version="1.35"),
+            opts=pulumi.ResourceOptions(depends_on=pulumi.Output.from_input([nodes])))
+    """)
+    nodes = one(recording, ROLE, "nodes")
+    assert nodes.urn in one(recording, NODE_GROUP, "a10g").options["dependsOn"]
+    assert nodes.urn in one(recording, "aws:ec2/launchTemplate:LaunchTemplate", "a10g").options["dependsOn"]
+
+
 def test_a_mig_layout_that_does_not_fit_is_refused_naming_the_argument(tmp_path):
     program = f"""
         from gpu_platform import GpuNodePool, GpuNodePoolArgs

@@ -5,25 +5,25 @@ its aliases. Two things Pulumi does not pass on are done here: every child also 
 made the component wait for (`depends_on`), and a child the library protects by default (a node group in
 prod) takes the caller's `protect` instead whenever the caller set one.
 """
-from typing import Any, Mapping, Optional, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Optional, TypeVar, Union
 
 import pulumi
 
 from gpu_platform.facts import component_types
 
+T = TypeVar("T")
 
-def child(parent: pulumi.Resource, caller: Optional[pulumi.ResourceOptions], *, depends_on: Sequence[Any] = (),
-          **options: Any) -> pulumi.ResourceOptions:
+
+def child(parent: pulumi.Resource, caller: Optional[pulumi.ResourceOptions], *,
+          depends_on: Sequence[pulumi.Resource] = (), **options: Any) -> pulumi.ResourceOptions:
     """Options for one child of `parent`: after the caller's `depends_on` and this child's own."""
-    waits = [*caller_depends_on(caller), *depends_on]
-    return pulumi.ResourceOptions(parent=parent, depends_on=waits or None, **options)
-
-
-def caller_depends_on(caller: Optional[pulumi.ResourceOptions]) -> list[Any]:
+    own = pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on) or None, **options)
     given = caller.depends_on if caller is not None else None
     if given is None:
-        return []
-    return list(given) if isinstance(given, (list, tuple)) else [given]
+        return own
+    # Pulumi's merge concatenates depends_on in every form a caller may give it: a resource, a list, an Output
+    return pulumi.ResourceOptions.merge(pulumi.ResourceOptions(depends_on=given), own)
 
 
 def protect(caller: Optional[pulumi.ResourceOptions], default: bool) -> bool:
@@ -31,12 +31,13 @@ def protect(caller: Optional[pulumi.ResourceOptions], default: bool) -> bool:
     return caller.protect if caller is not None and caller.protect is not None else default
 
 
-def named(cluster_name: pulumi.Input[str], build: Any) -> Any:
+def named(cluster_name: pulumi.Input[str], build: Callable[[str], T]) -> Union[T, pulumi.Output[T]]:
     """`build(cluster_name)` now when the name is a plain string, else once the Output resolves: physical
     names follow the cluster's, which another resource may decide."""
     if isinstance(cluster_name, str):
         return build(cluster_name)
-    return pulumi.Output.from_input(cluster_name).apply(build)
+    later: pulumi.Output[str] = pulumi.Output.from_input(cluster_name)  # the target picks from_input's overload
+    return later.apply(build)
 
 
 def caller_provider(caller: Optional[pulumi.ResourceOptions], package: str) -> Optional[pulumi.ProviderResource]:
