@@ -1,5 +1,6 @@
 """The type checker holds: mypy, configured in pyproject.toml, finds no error in the checked modules, and the
-strict layers (facts, decisions, render) are checked with every flag of `mypy --strict` and no other layer is.
+strict layers (facts, decisions, render, resources, platform) are checked with every flag of `mypy --strict`
+and no other layer is.
 docs/architecture.md, "The checks", says which modules are strict and why."""
 from __future__ import annotations
 
@@ -16,17 +17,20 @@ from mypy.options import PER_MODULE_OPTIONS, Options
 ROOT = Path(__file__).resolve().parent.parent
 
 # The packages and modules mypy checks here (their own errors; what they import is checked where it is listed).
-# The stack file's models (spec), the components (resources) and GpuPlatform (platform) join once they are clean.
+# The stack file's models (spec) join once they are clean.
 CHECKED_MODULES = (
     "gpu_platform.facts",
     "gpu_platform.decisions",
     "gpu_platform.render",
+    "gpu_platform.resources",
+    "gpu_platform.platform",
     "gpu_platform.policy",
     "gpu_platform.planner",
 )
 # The Pulumi program, the policy pack's and the component provider's entry points, and the benchmark.
 PROGRAMS = ("__main__.py", "policies/__main__.py", "provider/__main__.py", "benchmarks/plan_bench.py")
-STRICT_LAYERS = ("gpu_platform.facts", "gpu_platform.decisions", "gpu_platform.render")
+STRICT_LAYERS = ("gpu_platform.facts", "gpu_platform.decisions", "gpu_platform.render", "gpu_platform.resources",
+                 "gpu_platform.platform")
 
 
 def _mypy(*args: str) -> subprocess.CompletedProcess[str]:
@@ -81,12 +85,13 @@ def test_image_decisions_refuse_kueues_view_of_a_pool(tmp_path: Path) -> None:
 def test_strict_layers_use_every_strict_flag() -> None:
     for layer in STRICT_LAYERS:
         options = _options_for(f"{layer}.any_module")
+        assert options.follow_imports == "normal", f"{layer}'s errors are silenced where it is imported"
         missing = [(dest, value) for dest, value in _strict_flags() if getattr(options, dest) != value]
         assert not missing, f"{layer} is not checked with {missing} (pyproject.toml [[tool.mypy.overrides]])"
 
 
 def test_strictness_stays_in_its_layers() -> None:
     # `strict = true` in an override would turn it on for every module (mypy reads it as a global flag)
-    for module in ("gpu_platform.planner.plan", "gpu_platform.policy.common", "gpu_platform.resources.team"):
+    for module in ("gpu_platform.planner.plan", "gpu_platform.policy.common", "gpu_platform.spec.models"):
         options = _options_for(module)
         assert not options.disallow_untyped_defs, f"{module} is checked strictly: pyproject.toml's overrides leak"

@@ -113,3 +113,15 @@ def test_a_components_refusal_speaks_of_its_arguments_not_the_stack_file():
     err = ArgumentsError("GpuNodePool 'p': ", ["maxSize: must be a number"])
     assert str(err).splitlines() == ["invalid component arguments:", "  - GpuNodePool 'p': max_size: must be a number"]
     assert "gpu-platform:platform" not in str(err)
+
+
+def test_kueue_refuses_a_pool_of_two_gpu_models_naming_it():
+    from gpu_platform.resources.kueue import queueing_settings
+    from gpu_platform.resources.typed_args import ArgumentsError
+
+    pool = {"name": "mixed", "instance_types": ["g5.xlarge", "g6.xlarge"], "capacity_type": "spot", "max_size": 2}
+    with pytest.raises(ArgumentsError) as err:
+        queueing_settings("kueue", {"chart_version": "0.19.2", "node_pools": [pool], "teams": [
+            {"name": "research", "quota": {"gpus": 1, "cpu": "8", "memory": "32Gi"}}]})
+    assert [p.split(": every instance type")[0] for p in err.value.problems] == [
+        "KueueQueueing 'kueue': node_pools[0].instance_types"]

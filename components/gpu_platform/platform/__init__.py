@@ -10,8 +10,9 @@ GPU node groups wait for the GPU Operator's release, not the other way round: th
 sharing configs (MIG layouts, time-slicing) nodes select by label, so on an update the configs change
 before any node boots with, or is relabelled to, a config that needs them.
 """
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Optional, cast
 
 import pulumi
 
@@ -48,11 +49,18 @@ from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import PlatformSpec
 from gpu_platform.spec.pool_context import PoolContext
 
+if TYPE_CHECKING:
+    import pulumi_aws
+    import pulumi_kubernetes
+
+    from gpu_platform.resources.karpenter_controller import KarpenterController
+    from gpu_platform.resources.karpenter_pool import KarpenterNodePool
+
 
 @dataclass
 class KarpenterPools:
-    controller: Any  # KarpenterController, imported only when a pool uses Karpenter
-    pools: list[Any]  # KarpenterNodePool
+    controller: "KarpenterController"  # imported only when a pool uses Karpenter
+    pools: list["KarpenterNodePool"]
 
 
 class GpuPlatformArgs(TypedDict, total=False):
@@ -86,7 +94,8 @@ class GpuPlatform(pulumi.ComponentResource):
         self._build(name, _spec(args), args["region"], args.get("alert_secrets") or {}, opts)
 
     @classmethod
-    def of(cls, name: str, spec: PlatformSpec, region: str, alert_secrets: Optional[Mapping[str, Any]] = None,
+    def of(cls, name: str, spec: PlatformSpec, region: str,
+           alert_secrets: Optional[Mapping[str, pulumi.Input[str]]] = None,
            opts: Optional[pulumi.ResourceOptions] = None) -> "GpuPlatform":
         """The platform of a stack file already validated by `parse_platform` (with this `region`), built as
         it is: not validated again."""
@@ -94,7 +103,7 @@ class GpuPlatform(pulumi.ComponentResource):
         component._build(name, spec, region, alert_secrets or {}, opts)
         return component
 
-    def _build(self, name: str, spec: PlatformSpec, region: str, alert_secrets: Mapping[str, Any],
+    def _build(self, name: str, spec: PlatformSpec, region: str, alert_secrets: Mapping[str, pulumi.Input[str]],
                opts: Optional[pulumi.ResourceOptions]) -> None:
         missing = missing_secrets(delivered_alerting(spec.monitoring), alert_secrets)
         if missing:  # before any resource registers: never a platform whose receivers cannot read theirs
@@ -115,6 +124,7 @@ class GpuPlatform(pulumi.ComponentResource):
         self._tenancy(spec, aws_child)
         self._logging(spec, region, aws_child)
         self.cluster_name = self.cluster.cluster_name
+        assert self.cluster.kubeconfig is not None  # the platform gives its cluster the region the kubeconfig names
         self.kubeconfig = self.cluster.kubeconfig
         self.register_outputs(self._exports)
 
@@ -123,14 +133,14 @@ class GpuPlatform(pulumi.ComponentResource):
         return dict(self._exports)
 
     @staticmethod
-    def _waiting(opts: pulumi.ResourceOptions, *waits: Any) -> pulumi.ResourceOptions:
+    def _waiting(opts: pulumi.ResourceOptions, *waits: pulumi.Resource) -> pulumi.ResourceOptions:
         return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=list(waits)))
 
-    def _after(self, *waits: Any) -> pulumi.ResourceOptions:
+    def _after(self, *waits: pulumi.Resource) -> pulumi.ResourceOptions:
         """Options of a direct child: the caller's options as given to every child, then `waits`."""
         return pulumi.ResourceOptions.merge(self._base, pulumi.ResourceOptions(depends_on=list(waits)))
 
-    def _aws_provider(self, spec: PlatformSpec, region: str):
+    def _aws_provider(self, spec: PlatformSpec, region: str) -> "pulumi_aws.Provider":
         from pulumi_aws import Provider, ProviderDefaultTagsArgs
 
         tags = {names.MANAGED_BY_TAG: names.MANAGED_BY, names.CLUSTER_TAG: spec.cluster.name,
@@ -139,7 +149,8 @@ class GpuPlatform(pulumi.ComponentResource):
                         opts=pulumi.ResourceOptions(parent=self))
 
     @staticmethod
-    def _cluster(spec: PlatformSpec, region: str, k8s_provider: Any, opts: pulumi.ResourceOptions) -> ClusterBase:
+    def _cluster(spec: PlatformSpec, region: str, k8s_provider: Optional[pulumi.ProviderResource],
+                 opts: pulumi.ResourceOptions) -> ClusterBase:
         """The stack file's cluster: created from `cluster.create`, or adopted from `cluster.existing`."""
         if spec.cluster.create is not None:
             if k8s_provider is not None:
@@ -149,7 +160,9 @@ class GpuPlatform(pulumi.ComponentResource):
             return Cluster.of("cluster", mapping.cluster_settings(spec, region), opts=opts)
         from gpu_platform.resources.adopted_cluster import AdoptedCluster
 
-        return AdoptedCluster("cluster", mapping.adopted_args(spec, region, k8s_provider), opts=opts)
+        # the caller's provider of the kubernetes package (caller_provider): pulumi_kubernetes' Provider
+        given = cast(Optional["pulumi_kubernetes.Provider"], k8s_provider)
+        return AdoptedCluster("cluster", mapping.adopted_args(spec, region, given), opts=opts)
 
     def _compute(self, spec: PlatformSpec, region: str, aws_child: pulumi.ResourceOptions) -> None:
         # Pools wait for the cluster, its node role and network add-ons, and the GPU Operator's release.
@@ -205,7 +218,8 @@ class GpuPlatform(pulumi.ComponentResource):
                 own, mapping.pool_options(p, [*after, *controller.ready], opts.protect)))
             for p in pools])
 
-    def _monitoring(self, spec: PlatformSpec, aws_child: pulumi.ResourceOptions, alert_secrets: Mapping[str, Any]) -> None:
+    def _monitoring(self, spec: PlatformSpec, aws_child: pulumi.ResourceOptions,
+                    alert_secrets: Mapping[str, pulumi.Input[str]]) -> None:
         # SNS receivers publish through Pod Identity: the association exists before Alertmanager starts.
         # Only when a receiver publishes to SNS and the platform installs the Alertmanager.
         topics = sns_topics(delivered_alerting(spec.monitoring))

@@ -4,7 +4,7 @@ context (`X.of(name, settings)`) or as plain Args. Nothing here validates: `pars
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, cast
 
 import pulumi
 
@@ -19,29 +19,34 @@ from gpu_platform.render.monitoring import scraping_namespace
 from gpu_platform.render.team_objects import TeamContext
 from gpu_platform.resources.adopted_cluster import AdoptedClusterArgs
 from gpu_platform.resources.cluster import ClusterSettings
+from gpu_platform.resources.cluster_base import ClusterBase
 from gpu_platform.resources.model_cache import ModelCacheArgs
-from gpu_platform.resources.team import TeamSettings
+from gpu_platform.resources.team import TeamNamespace, TeamSettings
 from gpu_platform.spec.models import NodePoolSpec, PlatformSpec, TeamSpec
 
 if TYPE_CHECKING:
+    import pulumi_kubernetes
+
     from gpu_platform.resources.karpenter_controller import ControllerSettings
     from gpu_platform.resources.kueue import QueueingCluster
 
 
-def team_settings(spec: PlatformSpec, team: TeamSpec, k8s_provider: Any, storage_class: Optional[Any]) -> TeamSettings:
+def team_settings(spec: PlatformSpec, team: TeamSpec, k8s_provider: pulumi.ProviderResource,
+                  storage_class: Optional[pulumi.Input[str]]) -> TeamSettings:
     """A stack-file team as TeamNamespace builds it: the pools' GPUs, Prometheus, Kueue and the model cache's
     StorageClass (None without a cache)."""
-    return TeamSettings(team, TeamContext.of(spec, team, storage_class), k8s_provider)
+    # The cache's StorageClass name may be an Output: rendering places it in the claim unread, as a name.
+    return TeamSettings(team, TeamContext.of(spec, team, cast(Optional[str], storage_class)), k8s_provider)
 
 
-def pool_options(pool: NodePoolSpec, depends_on: list, caller_protect: Optional[bool] = None) -> pulumi.ResourceOptions:
+def pool_options(pool: NodePoolSpec, depends_on: list[pulumi.Resource], caller_protect: Optional[bool] = None) -> pulumi.ResourceOptions:
     """What the pool waits for, and its protection: the program's `protect` when it set one, else the stack
     file's for this pool, else the library's default (prod)."""
     return pulumi.ResourceOptions(depends_on=depends_on,
                                   protect=caller_protect if caller_protect is not None else pool.protect)
 
 
-def karpenter_cluster(cluster: Any, cluster_name: str) -> dict[str, Any]:
+def karpenter_cluster(cluster: ClusterBase, cluster_name: str) -> dict[str, Any]:
     """What a KarpenterNodePool reads of the platform's cluster: its name, what an Ubuntu node's bootstrap
     joins, and the Kubernetes provider."""
     base = cluster.pool_args(cluster_name)
@@ -54,7 +59,7 @@ def fleet(spec: PlatformSpec) -> Fleet:
     return Fleet(spec.node_pools, spec.teams, spec.queueing, spec.mig_strategy)
 
 
-def queueing_cluster(spec: PlatformSpec, cluster: Any, teams: list[Any]) -> "QueueingCluster":
+def queueing_cluster(spec: PlatformSpec, cluster: ClusterBase, teams: list[TeamNamespace]) -> "QueueingCluster":
     """What Kueue reads of the platform's cluster: each team's namespace (its TeamNamespace's, so a LocalQueue
     waits for it), the environment, the system nodes, Prometheus and the Kubernetes provider."""
     from gpu_platform.resources.kueue import QueueingCluster  # Kueue's module loads only when a stack queues
@@ -71,7 +76,8 @@ def cluster_settings(spec: PlatformSpec, region: str) -> ClusterSettings:
                            tuple(node_repair.gpu_taints(spec)), uses_karpenter(spec))
 
 
-def adopted_args(spec: PlatformSpec, region: str, k8s_provider: Any = None) -> AdoptedClusterArgs:
+def adopted_args(spec: PlatformSpec, region: str,
+                 k8s_provider: Optional["pulumi_kubernetes.Provider"] = None) -> AdoptedClusterArgs:
     """The stack file's `cluster.existing` block as AdoptedCluster's arguments."""
     existing = spec.cluster.existing
     assert existing is not None  # parse_platform: exactly one of create and existing
@@ -82,14 +88,16 @@ def adopted_args(spec: PlatformSpec, region: str, k8s_provider: Any = None) -> A
     return args
 
 
-def model_cache_args(spec: PlatformSpec, cluster: Any) -> ModelCacheArgs:
+def model_cache_args(spec: PlatformSpec, cluster: ClusterBase) -> ModelCacheArgs:
     """The model cache's add-on and the platform's cluster (one mount target per private subnet)."""
+    version = spec.model_cache.addon_version
+    assert version is not None  # parse_platform: an enabled model cache pins its add-on
     return ModelCacheArgs(cluster_name=spec.cluster.name, vpc_id=cluster.vpc_id, subnet_ids=cluster.private_subnet_ids,
                           subnet_count=subnet_count(spec), node_security_group_id=cluster.node_security_group_id,
-                          addon_version=spec.model_cache.addon_version, k8s_provider=cluster.k8s_provider)
+                          addon_version=version, k8s_provider=cluster.k8s_provider)
 
 
-def datasets_cluster(spec: PlatformSpec, cluster: Any, teams: list[Any]) -> dict[str, Any]:
+def datasets_cluster(spec: PlatformSpec, cluster: ClusterBase, teams: list[TeamNamespace]) -> dict[str, Any]:
     """What Datasets reads of the platform besides its file system: the cluster, the subnet of the first EFA
     pool, and each claiming team's namespace, resolved once its quota and limits exist (the claim is counted)."""
     by_name = {t.namespace_name: t for t in teams}

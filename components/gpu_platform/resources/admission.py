@@ -30,18 +30,18 @@ class TeamAdmission(pulumi.ComponentResource):
     annotations; PriorityClass and Kueue priority at or below the team's tier; monitors kept to the team's
     namespace."""
 
-    policy_names: pulumi.Output[list[str]]
+    policy_names: list[str]
     """The ValidatingAdmissionPolicies (each binding has its policy's name)."""
 
     def __init__(self, name: str, args: TeamAdmissionArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__(component_types.public("TeamAdmission"), name, None, opts)
         from pulumi_kubernetes.admissionregistration.v1 import ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding
 
-        args = as_arguments("TeamAdmission", name, args if args is not None else {}, TeamAdmissionArgs)
-        problems = argument_problems(args, TeamAdmissionArgs)
+        given = as_arguments("TeamAdmission", name, args if args is not None else {}, TeamAdmissionArgs)
+        problems = argument_problems(given, TeamAdmissionArgs)
         if problems:
             raise ArgumentsError(f"TeamAdmission {name!r}: ", problems)
-        provider = options.kubernetes(args)
+        provider = options.kubernetes(given)
         m = admission_manifests()
         self.policies, self.bindings = {}, {}
         for key, obj in m.items():

@@ -5,7 +5,8 @@ Nothing of the cluster itself is created or changed: the component reads the end
 security group and service CIDR from EKS, and makes the GPU nodes' IAM role unless one is given. What the
 cluster must already provide is in docs/library.md ("An adopted cluster").
 """
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, Optional
 
 import pulumi
 import pulumi_kubernetes
@@ -63,7 +64,7 @@ class AdoptedCluster(ClusterBase):
             role, attachments = node_role(f"{name}-nodes", args["cluster_name"], options.child(self, opts))
             self.node_role_arn = role.arn
             self.nodes_prerequisites = list(attachments)
-        self.kubeconfig = None
+        self.kubeconfig = None  # without a region, only the caller's Kubernetes provider reaches the cluster
         self._connect(name, args.get("region"), args.get("k8s_provider"), opts)
         self._register()
 

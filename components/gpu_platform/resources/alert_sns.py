@@ -9,7 +9,8 @@ Prometheus stack's release waits for it. Topics encrypted with a customer-manage
 from __future__ import annotations
 
 import json
-from typing import Optional, Sequence
+from collections.abc import Sequence
+from typing import Optional
 
 import pulumi
 

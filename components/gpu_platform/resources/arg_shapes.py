@@ -25,8 +25,8 @@ def shape_problems(args: Mapping[str, Any], kind: type, at: str = "", lifted: bo
     """`path: reason` for each argument of `args` whose value does not have the shape `kind` declares, and
     each required argument given as None or empty. `lifted`: inside a `pulumi.Input`, where an Output may
     stand for any part."""
-    hints, required = _hints(kind), kind.__required_keys__  # type: ignore[attr-defined]
-    found = []
+    hints, required = _hints(kind), required_keys(kind)
+    found: list[str] = []
     for key, value in args.items():
         path = f"{at}{camel(key)}"
         if key in required and (value is None or _empty(value)):
@@ -34,6 +34,11 @@ def shape_problems(args: Mapping[str, Any], kind: type, at: str = "", lifted: bo
         elif key in hints and value is not None:
             found += _problems(value, hints[key], path, lifted)
     return found
+
+
+def required_keys(kind: type) -> frozenset[str]:
+    """The keys a TypedDict class requires (typing has no type for "a TypedDict class" to declare them on)."""
+    return frozenset(kind.__required_keys__)  # type: ignore[attr-defined]
 
 
 def _empty(value: Any) -> bool:

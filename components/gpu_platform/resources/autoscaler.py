@@ -7,7 +7,7 @@ render/autoscaler.py.
 from __future__ import annotations
 
 import json
-from typing import Optional
+from typing import Any, Optional
 
 import pulumi
 
@@ -19,7 +19,7 @@ from gpu_platform.render.iam import pod_identity_trust_policy
 class ClusterAutoscaler(pulumi.ComponentResource):
     """The Cluster Autoscaler on the system nodes, with a Pod Identity role scoped to this cluster."""
 
-    def __init__(self, name: str, version: str, values: dict, cluster: str, cluster_name: pulumi.Input[str],
+    def __init__(self, name: str, version: str, values: dict[str, Any], cluster: str, cluster_name: pulumi.Input[str],
                  k8s_provider: pulumi.ProviderResource, depends_on: list[pulumi.Resource],
                  opts: Optional[pulumi.ResourceOptions] = None):
         """`version`: the chart's, pinned; `values`: rendered for the cluster (render/autoscaler.py); `cluster`:

@@ -5,8 +5,9 @@ system nodes and admin access.
 the stack file's cluster rules. A cluster that already exists is adopted instead (adopted_cluster.py).
 """
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Optional, cast
 
 import pulumi
 
@@ -23,6 +24,9 @@ from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import ClusterSpec, TaintSpec
 from gpu_platform.spec.parse import read_part
 from gpu_platform.spec.rules import cluster_rules, region_rules
+
+if TYPE_CHECKING:
+    from pulumi_aws import eks
 
 # Add-ons installed before any node group (DaemonSets: healthy with zero nodes); coredns waits for nodes.
 ADDONS_BEFORE_NODES = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")
@@ -119,6 +123,9 @@ class Cluster(ClusterBase):
     """A new EKS cluster (API authentication, control-plane logs, pinned add-ons), its VPC or existing
     subnets, an on-demand system node group and cluster-admin access entries."""
 
+    kubeconfig: pulumi.Output[str]
+    """A kubeconfig (secret) that gets a token from `aws eks get-token` with the caller's identity."""
+
     def __init__(self, name: str, args: ClusterArgs, opts: Optional[pulumi.ResourceOptions] = None):
         self._build(name, cluster_settings(name, args), args.get("subnet_ids"), opts)
 
@@ -130,7 +137,7 @@ class Cluster(ClusterBase):
         component._build(name, settings, create.subnet_ids if create is not None else None, opts)
         return component
 
-    def _build(self, name: str, settings: ClusterSettings, subnet_ids: Any,
+    def _build(self, name: str, settings: ClusterSettings, subnet_ids: Optional[pulumi.Input[list[str]]],
                opts: Optional[pulumi.ResourceOptions]) -> None:
         """`subnet_ids`: the existing subnets as given (Outputs included), or None with a VPC to create."""
         super().__init__(component_types.public("Cluster"), name, None,
@@ -144,31 +151,34 @@ class Cluster(ClusterBase):
         self._connect(name, settings.region, None, opts)
         self._register()
 
-    def _create(self, name: str, settings: ClusterSettings, subnet_ids: Any,
+    def _create(self, name: str, settings: ClusterSettings, subnet_ids: Optional[pulumi.Input[list[str]]],
                 opts: Optional[pulumi.ResourceOptions]) -> None:
         from pulumi_aws import eks
 
         c, prod = settings.cluster, settings.prod
         create = c.create
+        assert create is not None  # a Cluster is built from the stack file's cluster.create block
         child = options.child(self, opts)
-        network_config = None
+        network_config: Optional[eks.ClusterKubernetesNetworkConfigArgs] = None
+        private: pulumi.Output[list[str]]
         if create.vpc is not None:
             from gpu_platform.decisions.network import zones
             from gpu_platform.resources.network import Network
 
             self.network = Network(f"{name}-network", c.name, create.vpc, settings.region, prod,
                                    discovery_tag(c.name) if settings.karpenter_discovery else {}, opts=child)
-            subnet_ids = self.network.private_subnet_ids
+            private = self.network.private_subnet_ids
             self.zone_names = zones(settings.region, create.vpc)  # the private subnets' zones, in order
             self.local_zone_names = tuple(create.vpc.local_zones or ())
             self.local_zone_subnet_ids = self.network.local_zone_subnet_ids
             network_config = eks.ClusterKubernetesNetworkConfigArgs(
                 ip_family="ipv4", service_ipv4_cidr=service_cidr_for(create.vpc.cidr))
         else:
-            subnet_ids = pulumi.Output.from_input(subnet_ids)
+            assert subnet_ids is not None  # the cluster rules: a VPC or subnet ids
+            private = pulumi.Output.from_input(subnet_ids)
             self.zone_names = None
         cp_role, cp_attachments = control_plane_role(f"{name}-control-plane", c.name, child)
-        encryption = None
+        encryption: Optional[eks.ClusterEncryptionConfigArgs] = None
         if create.secrets_kms_key_arn:
             encryption = eks.ClusterEncryptionConfigArgs(
                 resources=["secrets"], provider=eks.ClusterEncryptionConfigProviderArgs(key_arn=create.secrets_kms_key_arn))
@@ -179,7 +189,7 @@ class Cluster(ClusterBase):
             version=c.kubernetes_version,
             role_arn=cp_role.arn,
             vpc_config=eks.ClusterVpcConfigArgs(
-                subnet_ids=subnet_ids, endpoint_private_access=True,
+                subnet_ids=private, endpoint_private_access=True,
                 endpoint_public_access=create.endpoint_public_access,
                 public_access_cidrs=create.public_access_cidrs if create.endpoint_public_access else None),
             access_config=eks.ClusterAccessConfigArgs(
@@ -194,11 +204,12 @@ class Cluster(ClusterBase):
         )
         self.cluster_name = self.cluster.name
         self.endpoint = self.cluster.endpoint
-        self.certificate_authority = self.cluster.certificate_authority.apply(lambda ca: ca.data)
+        # EKS returns both once the cluster exists; the SDK types every field of a nested output Optional.
+        self.certificate_authority = self.cluster.certificate_authority.apply(lambda ca: cast(str, ca.data))
         self.vpc_id = self.cluster.vpc_config.vpc_id
         self.node_security_group_id = self.cluster.vpc_config.cluster_security_group_id
-        self.service_cidr = self.cluster.kubernetes_network_config.apply(lambda k: k.service_ipv4_cidr)
-        self.private_subnet_ids = subnet_ids
+        self.service_cidr = self.cluster.kubernetes_network_config.apply(lambda k: cast(str, k.service_ipv4_cidr))
+        self.private_subnet_ids = private
 
         before = {a: self._addon(name, a, create.addons[a], [], opts) for a in ADDONS_BEFORE_NODES}
         # Node groups name the cluster by its plain name (stable), so they wait for it explicitly.
@@ -211,8 +222,8 @@ class Cluster(ClusterBase):
             self._addon(name, catalog.NODE_MONITORING_AGENT_ADDON, create.addons[catalog.NODE_MONITORING_AGENT_ADDON],
                         [], opts, config=node_repair.agent_configuration(settings.gpu_taints))
 
-    def _addon(self, name: str, addon: str, version: str, depends_on: list, opts: Optional[pulumi.ResourceOptions],
-               config: Optional[dict] = None):
+    def _addon(self, name: str, addon: str, version: str, depends_on: Sequence[pulumi.Resource],
+               opts: Optional[pulumi.ResourceOptions], config: Optional[Mapping[str, Any]] = None) -> "eks.Addon":
         from pulumi_aws import eks
 
         config = config or catalog.ADDON_CONFIGURATION.get(addon)
@@ -221,12 +232,14 @@ class Cluster(ClusterBase):
                          resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE",
                          opts=options.child(self, opts, depends_on=depends_on))
 
-    def _system_nodes(self, name: str, settings: ClusterSettings, opts: Optional[pulumi.ResourceOptions]):
+    def _system_nodes(self, name: str, settings: ClusterSettings,
+                      opts: Optional[pulumi.ResourceOptions]) -> "eks.NodeGroup":
         """A small on-demand, untainted node group where the operators and the autoscaler run."""
         from pulumi_aws import ec2, eks
 
-        c = settings.cluster
-        nodes, cluster_name = c.create.system_nodes, c.name
+        c, create = settings.cluster, settings.cluster.create
+        assert create is not None  # a Cluster is built from the stack file's cluster.create block
+        nodes, cluster_name = create.system_nodes, c.name
         volume = image_volume("al2023", nodes.disk_size_gib)
         template = ec2.LaunchTemplate(
             f"{name}-system",
@@ -294,7 +307,7 @@ def cluster_settings(name: str, args: Mapping[str, Any]) -> ClusterSettings:
     if subnets is not None:
         given = list(subnets) if isinstance(subnets, (list, tuple)) else [_GIVEN_LATER]
         create["subnet_ids"] = [s if isinstance(s, str) else _GIVEN_LATER for s in given]
-    data = {"name": args.get("cluster_name"), "kubernetes_version": args.get("kubernetes_version"), "create": create,
+    data: dict[str, Any] = {"name": args.get("cluster_name"), "kubernetes_version": args.get("kubernetes_version"), "create": create,
             **{k: args[k] for k in ("admin_role_arns", "system_node_selector") if k in args}}
     try:
         cluster = read_part(ClusterSpec, data)

@@ -4,12 +4,15 @@ A GPU pool, the operator, monitoring, the model cache and the teams read the sam
 the cluster's name and endpoint, its network, the node role, a kubeconfig and the Kubernetes provider
 every Kubernetes resource of the platform uses explicitly (token from `aws eks get-token`).
 """
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import pulumi
 
 from gpu_platform.render.kubeconfig import kubeconfig_json
 from gpu_platform.resources import options
+
+if TYPE_CHECKING:
+    import pulumi_kubernetes
 
 
 class ClusterBase(pulumi.ComponentResource):
@@ -27,16 +30,23 @@ class ClusterBase(pulumi.ComponentResource):
     service_cidr: pulumi.Output[str]
     node_role_arn: pulumi.Output[str]
     """The IAM role GPU node groups run as."""
-    kubeconfig: pulumi.Output[str]
-    """A kubeconfig (secret) that gets a token from `aws eks get-token` with the caller's identity."""
+    kubeconfig: Optional[pulumi.Output[str]]
+    """A kubeconfig (secret) that gets a token from `aws eks get-token` with the caller's identity (an adopted
+    cluster given a Kubernetes provider and no region has none)."""
 
-    # Set by each subclass, and not outputs (the component schema reads every annotation as one):
-    # system_ready: what Kubernetes workloads wait for (system nodes, CoreDNS);
-    # nodes_prerequisites: what node groups wait for (cluster, node role, network add-ons);
-    # zone_names: the private subnets' zones in order, when the component decides them;
-    # extra_node_security_group_ids: security groups GPU nodes join besides the cluster's.
+    if TYPE_CHECKING:  # set by each subclass; not annotated at run time, for the schema reads annotations as outputs
+        system_ready: list[pulumi.Resource]
+        """What Kubernetes workloads wait for (system nodes, CoreDNS)."""
+        nodes_prerequisites: list[pulumi.Resource]
+        """What node groups wait for (cluster, node role, network add-ons)."""
+        zone_names: Optional[list[str]]
+        """The private subnets' zones in order, when the component decides them."""
+        extra_node_security_group_ids: list[pulumi.Input[str]]
+        """Security groups GPU nodes join besides the cluster's."""
+        local_zone_names: tuple[str, ...]
+        local_zone_subnet_ids: Optional[pulumi.Output[list[str]]]
 
-    def _connect(self, name: str, region: Optional[str], k8s_provider: Any,
+    def _connect(self, name: str, region: Optional[str], k8s_provider: Optional["pulumi_kubernetes.Provider"],
                  opts: Optional[pulumi.ResourceOptions]) -> None:
         """The kubeconfig, and the caller's Kubernetes provider or one made from it."""
         if region is not None:
@@ -47,14 +57,14 @@ class ClusterBase(pulumi.ComponentResource):
             from pulumi_kubernetes import Provider
 
             k8s_provider = Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=options.child(self, opts))
-        self.k8s_provider = k8s_provider
+        self.k8s_provider: pulumi_kubernetes.Provider = k8s_provider
 
-    # Local Zone subnets the VPC made (node groups only: never the control plane's or a mount target's); not
-    # annotated, for the schema reads annotations as outputs.
+    # Local Zone subnets the VPC made (node groups only: never the control plane's or a mount target's); typed
+    # above, for the schema reads annotations as outputs.
     local_zone_names = ()
     local_zone_subnet_ids = None
 
-    def pool_args(self, cluster_name: Optional[str] = None) -> dict:
+    def pool_args(self, cluster_name: Optional[str] = None) -> dict[str, Any]:
         """What a GPU pool component needs from this cluster (GpuNodePoolArgs and KarpenterNodePoolArgs).
         `cluster_name` is the name as a plain string when it is known, so physical names need no Output.
         Pools get the Local Zone subnets after the private ones; only a pool naming a Local Zone uses its."""

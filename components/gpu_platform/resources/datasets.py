@@ -20,7 +20,8 @@ Nodes mount Lustre with a host kernel module: the boot script installs the clien
 `Datasets` takes its own arguments, so it serves any EKS cluster whose GPU nodes have the Lustre client.
 """
 import json
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Optional
 
 import pulumi
 import pulumi_kubernetes
@@ -43,9 +44,23 @@ from gpu_platform.spec.models import FsxLustreSpec
 from gpu_platform.spec.parse import read_part
 from gpu_platform.spec.rules_training import file_system_rules
 
+if TYPE_CHECKING:
+    from pulumi_aws import ec2, eks
+    from pulumi_aws import fsx as aws_fsx
+    from pulumi_kubernetes.batch.v1 import Job
+    from pulumi_kubernetes.core.v1 import PersistentVolume, PersistentVolumeClaim
+
 TCP = "tcp"
 SETUP_NAMESPACE = "kube-system"  # where the FSx CSI driver runs: no team reaches the setup claim there
 S3_EVENTS = ("NEW", "CHANGED", "DELETED")
+
+
+class _PortRange(TypedDict):
+    """A Lustre port range as a security group rule takes it."""
+
+    ip_protocol: str
+    from_port: int
+    to_port: int
 
 
 class DataRepositoryArgs(TypedDict, total=False):
@@ -148,7 +163,8 @@ class Datasets(pulumi.ComponentResource):
         self.register_outputs({"fileSystemId": self.file_system.id, "dnsName": self.file_system.dns_name,
                                "mountName": self.file_system.mount_name})
 
-    def _security_group(self, name: str, physical: Any, args: DatasetsArgs, child: pulumi.ResourceOptions):
+    def _security_group(self, name: str, physical: pulumi.Input[str], args: Mapping[str, Any],
+                        child: pulumi.ResourceOptions) -> "ec2.SecurityGroup":
         from pulumi_aws import ec2, vpc
 
         group = ec2.SecurityGroup(name, name=physical, vpc_id=args["vpc_id"], tags={"Name": physical},
@@ -156,7 +172,7 @@ class Datasets(pulumi.ComponentResource):
                                   opts=child)
         peers = {"self": group.id, "nodes": args["node_security_group_id"]}
         for low, high in catalog.FSX_LUSTRE_PORTS:
-            ports = dict(ip_protocol=TCP, from_port=low, to_port=high)
+            ports = _PortRange(ip_protocol=TCP, from_port=low, to_port=high)
             for peer, peer_id in peers.items():
                 vpc.SecurityGroupIngressRule(f"{name}-{low}-from-{peer}", security_group_id=group.id,
                                              referenced_security_group_id=peer_id,
@@ -172,11 +188,11 @@ class Datasets(pulumi.ComponentResource):
         return group
 
     def _data_repositories(self, name: str, config: FsxLustreSpec, teams: list[str], keep: bool,
-                           opts: Optional[pulumi.ResourceOptions]) -> dict:
+                           opts: Optional[pulumi.ResourceOptions]) -> dict[str, "aws_fsx.DataRepositoryAssociation"]:
         """One association per team directory and the shared area (decisions.datasets.associations)."""
         from pulumi_aws import fsx as aws_fsx
 
-        out = {}
+        out: dict[str, aws_fsx.DataRepositoryAssociation] = {}
         for link in associations(config, teams):
             events = aws_fsx.DataRepositoryAssociationS3AutoImportPolicyArgs
             s3 = aws_fsx.DataRepositoryAssociationS3Args(
@@ -190,14 +206,14 @@ class Datasets(pulumi.ComponentResource):
                 opts=options.child(self, opts, protect=keep))
         return out
 
-    def _source(self, path: str) -> pulumi.Output:
+    def _source(self, path: str) -> pulumi.Output[str]:
         return self.file_system.mount_name.apply(lambda m: mount_source(m, path))
 
-    def _handle(self, key: str) -> pulumi.Output:
+    def _handle(self, key: str) -> pulumi.Output[str]:
         return self.file_system.id.apply(lambda fs_id: volume_handle(fs_id, key))
 
-    def _setup(self, name: str, args: DatasetsArgs, config: FsxLustreSpec, teams: list[str],
-               opts: Optional[pulumi.ResourceOptions]):
+    def _setup(self, name: str, args: Mapping[str, Any], config: FsxLustreSpec, teams: list[str],
+               opts: Optional[pulumi.ResourceOptions]) -> "Job":
         """The directories, made before any team claim mounts one; the only volume of the file system's root."""
         from pulumi_kubernetes.batch.v1 import Job
         from pulumi_kubernetes.core.v1 import PersistentVolume, PersistentVolumeClaim
@@ -215,7 +231,8 @@ class Datasets(pulumi.ComponentResource):
         return Job(f"{name}-setup", metadata=job["metadata"], spec=job["spec"],
                    opts=options.child(self, opts, depends_on=[claim_, *self.associations.values()], **provider))
 
-    def _csi_addon(self, name: str, args: DatasetsArgs, config: FsxLustreSpec, opts: Optional[pulumi.ResourceOptions]):
+    def _csi_addon(self, name: str, args: Mapping[str, Any], config: FsxLustreSpec,
+                   opts: Optional[pulumi.ResourceOptions]) -> "eks.Addon":
         from pulumi_aws import eks, iam
 
         child = options.child(self, opts)
@@ -231,14 +248,16 @@ class Datasets(pulumi.ComponentResource):
             resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE",
             opts=options.child(self, opts, depends_on=[policy]))
 
-    def _team_claims(self, name: str, args: DatasetsArgs, config: FsxLustreSpec,
-                     opts: Optional[pulumi.ResourceOptions]):
+    def _team_claims(
+            self, name: str, args: Mapping[str, Any], config: FsxLustreSpec, opts: Optional[pulumi.ResourceOptions],
+    ) -> tuple[dict[str, "PersistentVolume"], dict[str, "PersistentVolumeClaim"]]:
         from pulumi_kubernetes.core.v1 import PersistentVolume, PersistentVolumeClaim
 
         fs = self.file_system
         provider = options.kubernetes(args)
         shared = shared_path(config)
-        volumes, claims = {}, {}
+        volumes: dict[str, PersistentVolume] = {}
+        claims: dict[str, PersistentVolumeClaim] = {}
         for team, namespace in (args.get("team_namespaces") or {}).items():
             made = options.child(self, opts, depends_on=[self.addon, self.setup], **provider)
             pv = persistent_volume(config, team, namespace, self._handle(team), fs.dns_name,

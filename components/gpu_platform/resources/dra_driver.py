@@ -4,7 +4,8 @@ the chart's crds/: the GPU Operator's release owns the ComputeDomain CRDs and co
 (catalog.COMPUTE_DOMAIN_CRDS_OWNER); callers pass the operator's release in `depends_on`."""
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
+from typing import Any, Optional
 
 import pulumi
 
@@ -16,7 +17,7 @@ RELEASE_TIMEOUT_SECONDS = 600
 class DraDriver(pulumi.ComponentResource):
     """The dra-driver-nvidia-gpu chart in its own namespace."""
 
-    def __init__(self, name: str, version: str, values: dict, k8s_provider: pulumi.ProviderResource,
+    def __init__(self, name: str, version: str, values: dict[str, Any], k8s_provider: pulumi.ProviderResource,
                  depends_on: Sequence[pulumi.Resource] = (), opts: Optional[pulumi.ResourceOptions] = None):
         """`version`: the chart's, pinned; `values`: rendered for the platform's pools (render/dra.py)."""
         super().__init__(component_types.INTERNAL["DraDriver"], name, None, opts)

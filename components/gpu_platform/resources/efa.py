@@ -2,7 +2,8 @@
 (decided in decisions/efa.py, its values rendered in render/efa.py)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Optional
 
 import pulumi
 
@@ -10,13 +11,16 @@ from gpu_platform.facts import catalog, component_types, names
 from gpu_platform.resources.options import named
 
 if TYPE_CHECKING:
+    from pulumi_aws import ec2
+
     from gpu_platform.spec.models import NodePoolSpec
 
 ALL_TRAFFIC = "-1"
 
 
-def efa_security_group(name: str, cluster_name: pulumi.Input[str], pool: "NodePoolSpec", vpc_id: pulumi.Input[str],
-                       child: pulumi.ResourceOptions):
+def efa_security_group(name: str, cluster_name: pulumi.Input[str], pool: "NodePoolSpec",
+                       vpc_id: Optional[pulumi.Input[str]],
+                       child: pulumi.ResourceOptions) -> "ec2.SecurityGroup":
     """A group allowing all traffic to and from itself, for the pool's EFA interfaces."""
     from pulumi_aws import ec2, vpc
 
@@ -33,7 +37,7 @@ def efa_security_group(name: str, cluster_name: pulumi.Input[str], pool: "NodePo
 class EfaDevicePlugin(pulumi.ComponentResource):
     """The EFA Kubernetes device plugin (Helm chart, pinned) on the EFA pools' nodes."""
 
-    def __init__(self, name: str, version: str, values: dict, k8s_provider: pulumi.ProviderResource,
+    def __init__(self, name: str, version: str, values: dict[str, Any], k8s_provider: pulumi.ProviderResource,
                  depends_on: Sequence[pulumi.Resource] = (), opts: Optional[pulumi.ResourceOptions] = None):
         """`version`: the chart's, pinned; `values`: rendered for the EFA pools (render/efa.py)."""
         super().__init__(component_types.INTERNAL["EfaDevicePlugin"], name, None, opts)

@@ -5,8 +5,9 @@ entries by the labels their pool carries from birth. The operator itself runs on
 waits for what its caller makes it wait for (the system nodes, the Prometheus CRDs). `GpuOperator` takes
 its own arguments: the chart, the driver and the GPU pools it serves.
 """
+from collections.abc import Mapping
 from datetime import date
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
 
 import pulumi
 import pulumi_kubernetes
@@ -173,7 +174,8 @@ class GpuOperator(pulumi.ComponentResource):
         )
         self.driver = driver_summary(settings)
         self.namespace_name = self.namespace.metadata.name
-        self.release_name = self.release.name
+        # named above: the SDK types a release's name Optional
+        self.release_name = self.release.name  # type: ignore[assignment]
         self.register_outputs({"namespace": self.namespace.metadata.name, "release": self.release.name,
                                "chartVersion": op.chart_version, "driver": self.driver})
 
@@ -183,7 +185,7 @@ def operator_settings(name: str, args: Mapping[str, Any], today: Optional[date] 
     where = f"GpuOperator {name!r}: "
     args = as_arguments("GpuOperator", name, args, GpuOperatorArgs)
     problems = argument_problems(args, GpuOperatorArgs, required=False)  # the operator's model names them
-    fields = {k: args[k] for k in ("chart_version", "namespace", "driver", "upgrade_policy") if k in args}
+    fields: dict[str, Any] = {k: args[k] for k in ("chart_version", "namespace", "driver", "upgrade_policy") if k in args}
     policy = dict(fields.get("upgrade_policy") or {})
     if str(policy.get("max_unavailable", "")).isdigit():  # a count travels as a string through other languages
         fields["upgrade_policy"] = {**policy, "max_unavailable": int(policy["max_unavailable"])}

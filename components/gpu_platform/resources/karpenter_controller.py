@@ -13,8 +13,9 @@ Built only when a pool uses `provisioner: karpenter`:
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional
 
 import pulumi
 
@@ -24,6 +25,8 @@ from gpu_platform.render.iam import pod_identity_trust_policy
 from gpu_platform.render.karpenter_iam import controller_policies, interruption_rules, queue_policy
 
 if TYPE_CHECKING:
+    from pulumi_kubernetes.helm.v3 import Release
+
     from gpu_platform.resources.cluster_base import ClusterBase as Cluster
 
 RELEASE_TIMEOUT_SECONDS = 600
@@ -39,7 +42,7 @@ class ControllerSettings:
     region: str
     namespace: str
     chart_version: str
-    values: dict
+    values: dict[str, Any]
     untagged_subnets: tuple[str, ...] = ()
 
 
@@ -97,7 +100,7 @@ class KarpenterController(pulumi.ComponentResource):
             lambda a: controller_policies(a[0], a[1], settings.region, settings.cluster))
         policies: list[pulumi.Resource] = [
             iam.RolePolicy(f"{name}-{key}", name=f"karpenter-{key}", role=self.role.name,
-                           policy=documents.apply(lambda d, key=key: json.dumps(d[key], separators=(",", ":"))),
+                           policy=documents.apply(_document(key)),
                            opts=child)
             for key in ("node-lifecycle", "iam-integration", "cluster-integration", "discovery")]
         association = eks.PodIdentityAssociation(
@@ -116,7 +119,8 @@ class KarpenterController(pulumi.ComponentResource):
         return [ec2.Tag(f"{name}-discovery-{what}", resource_id=resource, key=key, value=value, opts=child)
                 for what, resource in targets]
 
-    def _release(self, name: str, settings: ControllerSettings, cluster: "Cluster", depends_on: list[pulumi.Resource]):
+    def _release(self, name: str, settings: ControllerSettings, cluster: "Cluster",
+                 depends_on: list[pulumi.Resource]) -> "Release":
         from pulumi_kubernetes.helm.v3 import Release
 
         return Release(
@@ -131,3 +135,8 @@ class KarpenterController(pulumi.ComponentResource):
             timeout=RELEASE_TIMEOUT_SECONDS,
             opts=pulumi.ResourceOptions(parent=self, provider=cluster.k8s_provider, depends_on=depends_on),
         )
+
+
+def _document(key: str) -> Callable[[Mapping[str, Any]], str]:
+    """The policy document named `key`, as compact JSON, once the documents resolve."""
+    return lambda documents: json.dumps(documents[key], separators=(",", ":"))

@@ -7,7 +7,8 @@ makes Karpenter drain and terminate every node it launched. `KarpenterNodePool` 
 so it serves any cluster running Karpenter v1 (the platform's controller, or one already installed).
 """
 import dataclasses
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Optional
 
 import pulumi
 import pulumi_kubernetes
@@ -21,8 +22,12 @@ from gpu_platform.resources.typed_args import Required, TypedDict
 from gpu_platform.spec.models import NodePoolSpec
 from gpu_platform.spec.pool_context import PoolContext
 
+if TYPE_CHECKING:
+    from pulumi_kubernetes.apiextensions import CustomResource
 
-def _custom_resource(name: str, obj: dict, spec_value, opts: pulumi.ResourceOptions):
+
+def _custom_resource(name: str, obj: Mapping[str, Any], spec_value: pulumi.Input[Any],
+                     opts: pulumi.ResourceOptions) -> "CustomResource":
     from pulumi_kubernetes.apiextensions import CustomResource
     from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 
@@ -92,10 +97,11 @@ class KarpenterNodePool(pulumi.ComponentResource):
         if not needs_user_data(pool) and ctx.cluster_name is not None:
             return node_class_object(ctx, pool, role=role)["spec"]
 
-        def spec(a: list) -> dict:
+        def spec(a: list[Any]) -> dict[str, Any]:
             named = _named_context(ctx, a[0])
             user_data = custom_user_data(named, pool, a[1], a[2], a[3]) if needs_user_data(pool) else None
-            return node_class_object(named, pool, user_data, role)["spec"]
+            made: dict[str, Any] = node_class_object(named, pool, user_data, role)["spec"]
+            return made
 
         return pulumi.Output.all(args["cluster_name"], args.get("cluster_endpoint"),
                                  args.get("cluster_certificate_authority"), args.get("service_cidr")).apply(spec)

@@ -6,8 +6,9 @@ the flavors, the cohort, the tiers' WorkloadPriorityClasses, one ClusterQueue pe
 each team namespace, and the admission policy refusing unqueued GPU pods in team namespaces. Kueue's
 objects wait for the release (its CRDs and webhooks); each is registered whole, as rendered.
 """
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
 
 import pulumi
 import pulumi_kubernetes
@@ -38,10 +39,11 @@ class KueueObject(CustomResource):
     only; a WorkloadPriorityClass keeps `value` and `description` at the top level, so the whole object
     is sent as the resource's inputs (the provider takes a custom object's fields as they are)."""
 
-    def __init__(self, resource_name: str, obj: dict, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, resource_name: str, obj: Mapping[str, Any], opts: Optional[pulumi.ResourceOptions] = None):
         from pulumi_kubernetes import _utilities
 
-        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(version=_utilities.get_version()))
+        version = _utilities.get_version()  # type: ignore[no-untyped-call]  # untyped in pulumi_kubernetes
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(version=version))
         pulumi.CustomResource.__init__(self, f"kubernetes:{obj['apiVersion']}:{obj['kind']}", resource_name,
                                        dict(obj), opts)
 
@@ -112,12 +114,12 @@ class KueueQueueing(pulumi.ComponentResource):
     """Kueue with a cohort, one flavor per pool's GPU resource, a ClusterQueue per team, a LocalQueue in each
     team namespace and the admission policy that keeps GPU pods in team namespaces queued."""
 
-    namespace_name: pulumi.Output[str]
-    cluster_queues: pulumi.Output[dict[str, str]]
+    namespace_name: str
+    cluster_queues: dict[str, str]
     """Team -> its ClusterQueue."""
-    local_queue: pulumi.Output[str]
+    local_queue: str
     """The LocalQueue every team namespace has; workloads name it in kueue.x-k8s.io/queue-name."""
-    quota_ceilings: pulumi.Output[dict[str, dict[str, str]]]
+    quota_ceilings: dict[str, dict[str, str]]
     """Team -> the ResourceQuota `hard` entries its queue needs (a TeamNamespace's `quotaCeiling`)."""
 
     def __init__(self, name: str, args: KueueQueueingArgs, opts: Optional[pulumi.ResourceOptions] = None):
@@ -191,7 +193,7 @@ class KueueQueueing(pulumi.ComponentResource):
         self.register_outputs(self.outputs)
 
 
-def _in_namespace(obj: dict, namespace: Any) -> dict:
+def _in_namespace(obj: dict[str, Any], namespace: Optional[pulumi.Input[str]]) -> dict[str, Any]:
     """The object in the namespace given (an Output waits for it), or as rendered when none is."""
     if namespace is None:
         return obj
@@ -243,5 +245,5 @@ def queueing_settings(name: str, args: Mapping[str, Any]) -> Fleet:
     if not found:
         found += queueing_rules(fleet)
     if found:
-        raise ArgumentsError(where, [f"{path.removeprefix('queueing.')}: {message}" for path, message in found])
+        raise ArgumentsError(where, [f"{str(path).removeprefix('queueing.')}: {message}" for path, message in found])
     return fleet

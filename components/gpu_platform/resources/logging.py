@@ -6,7 +6,8 @@ What goes in is rendered in render/logging.py; this component only registers it 
 from __future__ import annotations
 
 import json
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any, Optional
 
 import pulumi
 

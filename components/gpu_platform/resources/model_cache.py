@@ -6,7 +6,8 @@ model. Teams get per-claim directories through access points (`efs-ap`) under `/
 `ModelCache` takes its own arguments, so it serves any EKS cluster.
 """
 import re
-from typing import Any, Mapping, Optional
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Optional
 
 import pulumi
 import pulumi_kubernetes
@@ -18,6 +19,9 @@ from gpu_platform.resources import options
 from gpu_platform.resources.options import named
 from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems, as_arguments
 from gpu_platform.spec.models import ADDON_VERSION
+
+if TYPE_CHECKING:
+    from pulumi_aws import ec2, eks
 
 
 class ModelCacheArgs(TypedDict, total=False):
@@ -64,7 +68,7 @@ class ModelCache(pulumi.ComponentResource):
         subnets = pulumi.Output.from_input(args["subnet_ids"])
         self.mount_targets = [
             efs.MountTarget(f"{name}-{i}", file_system_id=self.file_system.id,
-                            subnet_id=subnets.apply(lambda ids, i=i: ids[i]),
+                            subnet_id=subnets.apply(_item(i)),
                             security_groups=[self.security_group.id], opts=child)
             for i in range(count)
         ]
@@ -85,7 +89,8 @@ class ModelCache(pulumi.ComponentResource):
             lambda _: names.MODEL_CACHE_STORAGE_CLASS)
         self.register_outputs({"fileSystemId": self.file_system.id, "storageClass": self.storage_class_name})
 
-    def _security_group(self, name: str, physical: Any, args: ModelCacheArgs, child: pulumi.ResourceOptions):
+    def _security_group(self, name: str, physical: pulumi.Input[str], args: ModelCacheArgs,
+                        child: pulumi.ResourceOptions) -> "ec2.SecurityGroup":
         from pulumi_aws import ec2, vpc
 
         group = ec2.SecurityGroup(
@@ -97,7 +102,7 @@ class ModelCache(pulumi.ComponentResource):
             description="NFS from cluster nodes", opts=child)
         return group
 
-    def _csi_addon(self, name: str, args: ModelCacheArgs, opts: Optional[pulumi.ResourceOptions]):
+    def _csi_addon(self, name: str, args: ModelCacheArgs, opts: Optional[pulumi.ResourceOptions]) -> "eks.Addon":
         from pulumi_aws import eks, iam
 
         child = options.child(self, opts)
@@ -116,6 +121,11 @@ class ModelCache(pulumi.ComponentResource):
             opts=options.child(self, opts, depends_on=[attachment, *self.mount_targets]))
 
 
+def _item(index: int) -> Callable[[Sequence[str]], str]:
+    """The subnet at `index` of the list, once it resolves."""
+    return lambda ids: ids[index]
+
+
 def _checked(name: str, args: Mapping[str, Any]) -> int:
     """The mount targets to make; SpecError naming each argument that is wrong."""
     args = as_arguments("ModelCache", name, args, ModelCacheArgs)
@@ -123,7 +133,8 @@ def _checked(name: str, args: Mapping[str, Any]) -> int:
     version = args.get("addon_version")
     if version is not None and not re.fullmatch(ADDON_VERSION, str(version)):
         problems.append(f"addonVersion: must be an exact add-on version such as v2.1.13-eksbuild.1, not {version!r}")
-    subnets, count = args.get("subnet_ids"), args.get("subnet_count")
+    subnets = args.get("subnet_ids")
+    count: Optional[int] = args.get("subnet_count")
     if isinstance(subnets, (list, tuple)):
         count = len(subnets) if count is None else count
         if count != len(subnets):
@@ -132,4 +143,5 @@ def _checked(name: str, args: Mapping[str, Any]) -> int:
         problems.append("subnetCount: required (>= 1) when subnetIds is an Output: one mount target per subnet")
     if problems:
         raise ArgumentsError(f"ModelCache {name!r}: ", problems)
+    assert count is not None  # subnetIds listed them, or subnetCount gave them (else refused above)
     return count

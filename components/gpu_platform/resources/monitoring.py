@@ -5,8 +5,9 @@ and render/dashboard.py; `GpuMonitoring` only turns it into resources. It takes 
 stack file's `monitoring` block, in the schema's terms), so it serves any cluster.
 """
 import json
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import pulumi
 import pulumi_kubernetes
@@ -28,6 +29,11 @@ from gpu_platform.spec.alerting import SeverityRoutesSpec, monitoring_rules
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import MonitoringSpec
 from gpu_platform.spec.parse import read_part
+
+if TYPE_CHECKING:
+    from pulumi_kubernetes.apiextensions import CustomResource
+    from pulumi_kubernetes.core.v1 import ConfigMap, Namespace, Secret
+    from pulumi_kubernetes.helm.v3 import Release
 
 # node-exporter mounts the host's /, /proc and /sys and uses the host network and PID namespace.
 POD_SECURITY_LEVEL = "privileged"
@@ -185,8 +191,13 @@ class GpuMonitoring(pulumi.ComponentResource):
         mode = prometheus_mode(settings.monitoring)
         self.mode = pulumi.Output.from_input(mode)
         provider = options.kubernetes({"k8s_provider": k8s_provider})
-        self._k8s, self._opts, self._provider = options.child(self, opts, **provider), opts, provider
-        self.namespace = self.release = self.rules = self.dashboard = self.receiver_secrets = None
+        # not `_provider`: pulumi.Resource keeps the provider of the resource's methods under that name
+        self._k8s, self._opts, self._k8s_provider = options.child(self, opts, **provider), opts, provider
+        self.namespace: Optional["Namespace"] = None
+        self.release: Optional["Release"] = None
+        self.rules: Optional["CustomResource"] = None
+        self.dashboard: Optional["ConfigMap"] = None
+        self.receiver_secrets: Optional["Secret"] = None
         if mode == "install":
             self._install_stack(name, settings, receiver_secrets)
         # What must exist before anything creates Prometheus operator objects (ServiceMonitor, PrometheusRule).
@@ -238,7 +249,7 @@ class GpuMonitoring(pulumi.ComponentResource):
             timeout=RELEASE_TIMEOUT_SECONDS,
             opts=options.child(self, self._opts, depends_on=[
                 self.namespace, *([self.receiver_secrets] if self.receiver_secrets else []), *volumes],
-                **self._provider),
+                **self._k8s_provider),
         )
 
     def _volumes(self, name: str, settings: MonitoringSettings) -> list[pulumi.Resource]:
@@ -271,7 +282,8 @@ class GpuMonitoring(pulumi.ComponentResource):
             volume_binding_mode=manifest["volumeBindingMode"], allow_volume_expansion=True, opts=self._k8s)
         return [self.ebs_csi_addon, self.storage_class]
 
-    def _prometheus_rule(self, name: str, settings: MonitoringSettings, after: pulumi.ResourceOptions):
+    def _prometheus_rule(self, name: str, settings: MonitoringSettings,
+                         after: pulumi.ResourceOptions) -> "CustomResource":
         from pulumi_kubernetes.apiextensions import CustomResource
         from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 
@@ -287,7 +299,7 @@ class GpuMonitoring(pulumi.ComponentResource):
             opts=after,
         )
 
-    def _dashboard(self, name: str, settings: MonitoringSettings, after: pulumi.ResourceOptions):
+    def _dashboard(self, name: str, settings: MonitoringSettings, after: pulumi.ResourceOptions) -> "ConfigMap":
         from pulumi_kubernetes.core.v1 import ConfigMap
         from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 

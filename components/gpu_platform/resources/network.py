@@ -3,7 +3,8 @@ private subnet per Local Zone for node groups, routed through the region's first
 address plan and the NAT count are decided in decisions/network.py)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Optional
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Optional
 
 import pulumi
 
@@ -54,7 +55,7 @@ class Network(pulumi.ComponentResource):
             nats.append(ec2.NatGateway(f"{name}-nat-{zone}", allocation_id=eip.id, subnet_id=public[i].id,
                                        tags={"Name": f"{cluster}-nat-{zone}"},
                                        opts=pulumi.ResourceOptions(parent=self, depends_on=[igw])))
-        for i, (z, priv) in enumerate(zip(plan, private)):
+        for i, (z, priv) in enumerate(zip(plan, private, strict=True)):  # a private subnet per zone
             rt = ec2.RouteTable(f"{name}-private-{z.zone}", vpc_id=self.vpc.id,
                                 tags={"Name": f"{cluster}-private-{z.zone}"}, opts=child)
             ec2.Route(f"{name}-private-{z.zone}-default", route_table_id=rt.id, destination_cidr_block="0.0.0.0/0",

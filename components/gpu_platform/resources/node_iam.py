@@ -3,6 +3,7 @@ are rendered in render/iam.py)."""
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import pulumi
 
@@ -10,9 +11,14 @@ from gpu_platform.facts import catalog, names
 from gpu_platform.render.iam import managed_policy_arns, trust_policy
 from gpu_platform.resources.options import named
 
+if TYPE_CHECKING:
+    from pulumi_aws import iam
+
+RoleAndAttachments = tuple["iam.Role", list["iam.RolePolicyAttachment"]]
+
 
 def service_role(name: str, role_name: pulumi.Input[str], service: str, policy_names: tuple[str, ...],
-                 opts: pulumi.ResourceOptions, tag_session: bool = False):
+                 opts: pulumi.ResourceOptions, tag_session: bool = False) -> "RoleAndAttachments":
     """A role for `service` with exactly the given AWS-managed policies; returns (role, attachments)."""
     from pulumi_aws import iam
 
@@ -24,13 +30,13 @@ def service_role(name: str, role_name: pulumi.Input[str], service: str, policy_n
     return role, attachments
 
 
-def node_role(name: str, cluster: pulumi.Input[str], opts: pulumi.ResourceOptions):
+def node_role(name: str, cluster: pulumi.Input[str], opts: pulumi.ResourceOptions) -> "RoleAndAttachments":
     """The role every node group (system and GPU) runs as: worker, CNI and ECR pull, nothing more. The
     cluster's name may be an Output (an adopted cluster's)."""
     return service_role(name, named(cluster, lambda c: names.role_name(c, "nodes")), "ec2.amazonaws.com",
                         catalog.NODE_MANAGED_POLICIES, opts)
 
 
-def control_plane_role(name: str, cluster: str, opts: pulumi.ResourceOptions):
+def control_plane_role(name: str, cluster: str, opts: pulumi.ResourceOptions) -> "RoleAndAttachments":
     return service_role(name, names.role_name(cluster, "control-plane"), "eks.amazonaws.com",
                         catalog.CLUSTER_MANAGED_POLICIES, opts, tag_session=True)

@@ -6,7 +6,8 @@ the node group's Auto Scaling group with the autoscaler's node template (managed
 reach it). `GpuNodePool` takes its own arguments (`GpuNodePoolArgs`), so it serves any EKS cluster: the
 platform's, or one made with pulumi_aws, pulumi-eks or Terraform.
 """
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Optional
 
 import pulumi
 
@@ -23,6 +24,9 @@ from gpu_platform.resources.typed_args import Required, TypedDict
 from gpu_platform.spec.models import NodePoolSpec
 from gpu_platform.spec.pool_context import PoolContext
 
+if TYPE_CHECKING:
+    from pulumi_aws import autoscaling, ec2, eks
+
 _SNAKE = {"maxUnavailable": "max_unavailable", "maxUnavailablePercentage": "max_unavailable_percentage",
           "updateStrategy": "update_strategy"}
 
@@ -38,7 +42,7 @@ OVERRIDE_ARG_NAMES = {"nodeMonitoringCondition": "node_monitoring_condition",
                       "minRepairWaitTimeMins": "min_repair_wait_time_mins", "repairAction": "repair_action"}
 
 
-def repair_args(config: dict[str, Any]):
+def repair_args(config: Mapping[str, Any]) -> "eks.NodeGroupNodeRepairConfigArgs":
     """`eks.NodeGroupNodeRepairConfigArgs` for a `repair_config` result."""
     from pulumi_aws import eks
 
@@ -146,21 +150,22 @@ class GpuNodePool(pulumi.ComponentResource):
                                ignore_changes=["scalingConfig.desiredSize"]),
         )
         self.node_group_name = self.node_group.node_group_name
-        self.auto_scaling_group_name = self.node_group.resources.apply(_first_asg_name)
+        # EKS makes one per node group: the SDK types each field of its report Optional, as the name is until then
+        self.auto_scaling_group_name = self.node_group.resources.apply(_first_asg_name)  # type: ignore[arg-type]
         self.asg_name = self.auto_scaling_group_name
         self.asg_tags = self._tag_auto_scaling_group(name, ctx, pool, cluster_name, opts)
         self.register_outputs({"nodeGroupName": self.node_group.node_group_name, "autoScalingGroup": self.asg_name})
 
     def _launch_template(self, name: str, args: Mapping[str, Any], ctx: PoolContext, pool: NodePoolSpec,
-                         inputs: NodeGroupInputs, group_name: Any, template_name: Any,
-                         opts: Optional[pulumi.ResourceOptions]):
+                         inputs: NodeGroupInputs, group_name: pulumi.Input[str], template_name: pulumi.Input[str],
+                         opts: Optional[pulumi.ResourceOptions]) -> "ec2.LaunchTemplate":
         from pulumi_aws import ec2
 
         image = pool.ami.image
         child = options.child(self, opts)
         efa = lt.efa_interface_count(pool)
-        extra = list(args.get("security_group_ids") or [])
-        groups = None
+        extra: list[pulumi.Input[str]] = list(args.get("security_group_ids") or [])
+        groups: Optional[pulumi.Output[list[Any]]] = None
         if efa or extra:
             # Naming any security group stops EKS adding the cluster one: name it ourselves.
             if efa:
@@ -175,7 +180,7 @@ class GpuNodePool(pulumi.ComponentResource):
                 f"{name}-efa", name=named(args["cluster_name"], lambda c: names.placement_group_name(c, pool.name)),
                 strategy="cluster", opts=child)
             placement = ec2.LaunchTemplatePlacementArgs(group_name=group.name)
-        user_data = node_boot.eks_image_user_data(ctx, pool)
+        user_data: Optional[pulumi.Input[str]] = node_boot.eks_image_user_data(ctx, pool)
         if image.eks_ami_type == "CUSTOM":
             taints = node_taints(pool)
             user_data = pulumi.Output.all(args["cluster_name"], args.get("cluster_endpoint"),
@@ -204,14 +209,16 @@ class GpuNodePool(pulumi.ComponentResource):
         )
 
     def _tag_auto_scaling_group(self, name: str, ctx: PoolContext, pool: NodePoolSpec,
-                                cluster_name: pulumi.Input[str], opts: Optional[pulumi.ResourceOptions]) -> list:
+                                cluster_name: pulumi.Input[str],
+                                opts: Optional[pulumi.ResourceOptions]) -> list["autoscaling.Tag"]:
         """Managed node group tags never reach the Auto Scaling group: tag the group itself. A tag is named
         after its key; the cluster's ownership tag, whose key names the cluster, after `owner` when the
         cluster's name is known only at deploy time."""
         from pulumi_aws import autoscaling
 
-        tags = [(key.removeprefix(names.CA_TEMPLATE_PREFIX).replace("/", "-"), key, value)
-                for key, value in node_template_tags(ctx, pool).items()]
+        tags: list[tuple[str, pulumi.Input[str], str]] = [
+            (key.removeprefix(names.CA_TEMPLATE_PREFIX).replace("/", "-"), key, value)
+            for key, value in node_template_tags(ctx, pool).items()]
         if ctx.cluster_name is None:
             owner = pulumi.Output.from_input(cluster_name).apply(names.ca_cluster_tag)
             tags.insert(1, ("cluster-autoscaler-owner", owner, names.CA_OWNED_VALUE))
@@ -221,7 +228,7 @@ class GpuNodePool(pulumi.ComponentResource):
                 for label, key, value in tags]
 
 
-def _reservation_args(pool: NodePoolSpec) -> dict:
+def _reservation_args(pool: NodePoolSpec) -> dict[str, Any]:
     """The launch template's reservation inputs as pulumi_aws Args (decisions/reservations.py decides them)."""
     from pulumi_aws import ec2
 
@@ -239,7 +246,7 @@ def _reservation_args(pool: NodePoolSpec) -> dict:
     return out
 
 
-def _first_asg_name(resources) -> Optional[str]:
+def _first_asg_name(resources: Sequence["eks.outputs.NodeGroupResource"]) -> Optional[str]:
     """The node group's Auto Scaling group (EKS creates exactly one per managed node group)."""
     groups = resources[0].autoscaling_groups if resources else None
     return groups[0].name if groups else None

@@ -5,7 +5,8 @@ A pool component reads its arguments into the stack file's own pool model and ru
 stack file's pools pass (spec/rules.py), so a MIG layout that does not fit is refused by the node pool
 alone, naming the argument. Field paths in problems use the schema's (camelCase) names.
 """
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from gpu_platform.decisions.cuda import pool_min_cuda_rules
 from gpu_platform.facts.karpenter_window import window_problem

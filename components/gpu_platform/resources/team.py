@@ -6,8 +6,9 @@ teams because EKS allows a single entry per IAM principal: a role two teams list
 both groups. Each component takes its own arguments, so it serves any EKS cluster.
 """
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
 
 import pulumi
 import pulumi_kubernetes
@@ -36,7 +37,7 @@ class PriorityTiers(pulumi.ComponentResource):
     """One PriorityClass per tier (critical-inference, standard, preemptible-batch). None is the global
     default: pods that name no class run at 0, below every tier."""
 
-    class_names: pulumi.Output[list[str]]
+    class_names: list[str]
     """The PriorityClasses, highest tier first."""
 
     def __init__(self, name: str, args: PriorityTiersArgs, opts: Optional[pulumi.ResourceOptions] = None):
@@ -44,17 +45,17 @@ class PriorityTiers(pulumi.ComponentResource):
                          options.formerly(opts, "PriorityTiers"))
         from pulumi_kubernetes.scheduling.v1 import PriorityClass
 
-        args = as_arguments("PriorityTiers", name, args if args is not None else {}, PriorityTiersArgs)
-        problems = argument_problems(args, PriorityTiersArgs)
+        given = as_arguments("PriorityTiers", name, args if args is not None else {}, PriorityTiersArgs)
+        problems = argument_problems(given, PriorityTiersArgs)
         if problems:
             raise ArgumentsError(f"PriorityTiers {name!r}: ", problems)
-        self.classes = {}
+        self.classes: dict[str, PriorityClass] = {}
         for tier in objects.PRIORITY_TIERS:
             m = objects.priority_class(tier)
             self.classes[tier] = PriorityClass(
                 f"{name}-{tier}", metadata=m["metadata"], value=m["value"], global_default=m["globalDefault"],
                 preemption_policy=m["preemptionPolicy"], description=m["description"],
-                opts=options.child(self, opts, **options.kubernetes(args)))
+                opts=options.child(self, opts, **options.kubernetes(given)))
         self.class_names = [names.priority_class(t) for t in self.classes]
         self.register_outputs({"classes": self.class_names})
 
@@ -147,8 +148,8 @@ class TeamNamespaceArgs(TypedDict, total=False):
 class TeamNamespace(pulumi.ComponentResource):
     """Namespace, quota, limits, roles and bindings, ingress policy and the model-cache claim of one team."""
 
-    namespace_name: pulumi.Output[str]
-    priority_class_name: pulumi.Output[str]
+    namespace_name: str
+    priority_class_name: str
     """The PriorityClass of the team's tier (made by PriorityTiers)."""
 
     def __init__(self, name: str, args: TeamNamespaceArgs, opts: Optional[pulumi.ResourceOptions] = None):
@@ -234,8 +235,8 @@ def team_settings(name: str, args: Mapping[str, Any]) -> TeamSettings:
     problems = argument_problems(args, TeamNamespaceArgs)
     problems += [f"{path}: {message}" for path, message in
                  cluster_context_rules(args.get("kubernetes_version"), claims, domains, args.get("dra"))]
-    fields = {k: args[k] for k in ("quota", "priority_tier", "max_gpus_per_pod", "container_defaults", "min_cuda")
-              if k in args}
+    fields: dict[str, Any] = {k: args[k] for k in ("quota", "priority_tier", "max_gpus_per_pod", "container_defaults",
+                                                   "min_cuda") if k in args}
     try:
         team = read_part(TeamSpec, {"name": args.get("team"), **fields})
     except SpecError as err:
@@ -281,7 +282,7 @@ class TeamAccessArgs(TypedDict, total=False):
 class TeamAccess(pulumi.ComponentResource):
     """One EKS access entry per IAM role any team lists, mapping it to the team groups it belongs to."""
 
-    principals: pulumi.Output[list[str]]
+    principals: list[str]
     """The IAM role ARNs with an access entry."""
 
     def __init__(self, name: str, args: TeamAccessArgs, opts: Optional[pulumi.ResourceOptions] = None):

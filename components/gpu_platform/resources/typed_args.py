@@ -11,14 +11,15 @@ message and as the schema's properties in its per-property errors.
 """
 import re
 import sys
+from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
 
 from pulumi.errors import InputPropertiesError, InputPropertyErrorDetails
 
 from gpu_platform.facts import catalog, syntax
 from gpu_platform.facts.names import ENVIRONMENTS
-from gpu_platform.resources.arg_shapes import camel, shape_problems
+from gpu_platform.resources.arg_shapes import camel, required_keys, shape_problems
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.field_path import quoted
 
@@ -94,7 +95,7 @@ def as_arguments(component: str, name: str, args: Any, kind: Optional[type] = No
             f"args: must be an object of {component}Args (keyword arguments by name), not {syntax.kind_of(args)}"])
     given = dict(args)
     if kind is not None:  # None for an optional keyword is Python's "not given"
-        optional = set(kind.__annotations__) - kind.__required_keys__  # type: ignore[attr-defined]
+        optional = set(kind.__annotations__) - required_keys(kind)
         given = {k: v for k, v in given.items() if v is not None or k not in optional}
     wrong = shape_problems(given, kind) if kind is not None else []
     if wrong:
@@ -107,7 +108,7 @@ def argument_problems(args: Mapping[str, Any], kind: type, at: str = "", *, requ
     reports those), an environment that is not one of ENVIRONMENTS, and the syntax of AWS names and ids."""
     problems = [f"{at}{camel(k)}: unknown argument" for k in sorted(set(args) - set(kind.__annotations__))]
     if required:
-        problems += [f"{at}{camel(k)}: required" for k in sorted(kind.__required_keys__ - set(args))]
+        problems += [f"{at}{camel(k)}: required" for k in sorted(required_keys(kind) - set(args))]
     if "environment" in kind.__annotations__ and args.get("environment") not in (None, *ENVIRONMENTS):
         problems.append(f"{at}environment: must be one of {', '.join(ENVIRONMENTS)}")
     return problems + syntax_problems(args, at)
@@ -143,7 +144,7 @@ def syntax_problems(args: Mapping[str, Any], at: str = "") -> list[str]:
     for key, check in AWS_NAMES.items():
         given = args.get(key)
         many = isinstance(given, (list, tuple))
-        for j, value in enumerate(given if many else [given]):
+        for j, value in enumerate(list(given) if isinstance(given, (list, tuple)) else [given]):
             problem = check(value) if isinstance(value, str) else None
             if problem:
                 found.append(f"{at}{camel(key)}{f'[{j}]' if many else ''}: {problem}")
