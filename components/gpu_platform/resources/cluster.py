@@ -204,7 +204,7 @@ class Cluster(ClusterBase):
         )
         self.cluster_name = self.cluster.name
         self.endpoint = self.cluster.endpoint
-        # EKS returns both once the cluster exists; the SDK types every field of a nested output Optional.
+        # EKS returns the CA's data and the service range once the cluster exists; the SDK types both Optional.
         self.certificate_authority = self.cluster.certificate_authority.apply(lambda ca: cast(str, ca.data))
         self.vpc_id = self.cluster.vpc_config.vpc_id
         self.node_security_group_id = self.cluster.vpc_config.cluster_security_group_id
@@ -307,8 +307,9 @@ def cluster_settings(name: str, args: Mapping[str, Any]) -> ClusterSettings:
     if subnets is not None:
         given = list(subnets) if isinstance(subnets, (list, tuple)) else [_GIVEN_LATER]
         create["subnet_ids"] = [s if isinstance(s, str) else _GIVEN_LATER for s in given]
-    data: dict[str, Any] = {"name": args.get("cluster_name"), "kubernetes_version": args.get("kubernetes_version"), "create": create,
-            **{k: args[k] for k in ("admin_role_arns", "system_node_selector") if k in args}}
+    data: dict[str, Any] = {
+        "name": args.get("cluster_name"), "kubernetes_version": args.get("kubernetes_version"), "create": create,
+        **{k: args[k] for k in ("admin_role_arns", "system_node_selector") if k in args}}
     try:
         cluster = read_part(ClusterSpec, data)
         taints = [read_part(TaintSpec, t, f"gpuTaints[{i}].") for i, t in enumerate(args.get("gpu_taints") or [])]
