@@ -1,7 +1,8 @@
 """What the stack file refuses, each component alone refuses too, naming the argument: a namespace shared by
 two teams, MIG profiles given as one string, DRA with MIG, node selectors Kubernetes refuses, a required
 argument None or empty, a version given as a number, an Output where the component reads the value, a list
-where a map is read. Each before any resource registers."""
+where a map is read, an EFA pool without its VPC, a Kueue pool of two GPU models. Each before any resource
+registers."""
 from __future__ import annotations
 
 import pytest
@@ -125,3 +126,20 @@ def test_kueue_refuses_a_pool_of_two_gpu_models_naming_it():
             {"name": "research", "quota": {"gpus": 1, "cpu": "8", "memory": "32Gi"}}]})
     assert [p.split(": every instance type")[0] for p in err.value.problems] == [
         "KueueQueueing 'kueue': node_pools[0].instance_types"]
+
+
+def test_an_efa_pool_needs_the_clusters_vpc_for_its_security_group():
+    from gpu_platform.resources.node_pool import GpuNodePoolArgs
+    from gpu_platform.resources.pool_args import pool_from_args
+    from gpu_platform.resources.typed_args import ArgumentsError
+
+    args = {"cluster_name": "gpu-dev", "node_role_arn": "arn:aws:iam::123456789012:role/nodes",
+            "subnet_ids": ["subnet-0aaa1111bbbb2222c"], "instance_types": ["p5.48xlarge"], "capacity_type": "on-demand",
+            "max_size": 2, "ami": {"type": "AL2023_x86_64_NVIDIA", "release_version": "1.35.7-20260911"},
+            "kubernetes_version": "1.35", "efa": True}
+    with pytest.raises(ArgumentsError) as err:
+        pool_from_args(GpuNodePoolArgs, "p5", args, "managed-node-group")
+    assert err.value.problems == ["GpuNodePool 'p5': vpc_id: required for an EFA pool: its security group is made in "
+                                  "the cluster's VPC"]
+    pool, _ = pool_from_args(GpuNodePoolArgs, "p5", {**args, "vpc_id": "vpc-0123456789abcdef0"}, "managed-node-group")
+    assert pool.efa

@@ -218,6 +218,8 @@ def pool_from_args(args_type: type, name: str, args: Mapping[str, Any],
         lustre_client=bool(args.get("lustre_client")), subnet_zones=tuple(subnet_zones) if subnet_zones else None,
         disruption_window=DisruptionWindowSpec(**window) if window else None)
     problems += _pool_problems(ctx, pool)
+    if pool.efa and "vpc_id" in args_type.__annotations__ and args.get("vpc_id") is None:
+        problems.append("vpcId: required for an EFA pool: its security group is made in the cluster's VPC")
     if problems:
         raise ArgumentsError(where, problems)
     return pool, ctx
