@@ -39,7 +39,8 @@ def team_settings(spec: PlatformSpec, team: TeamSpec, k8s_provider: pulumi.Provi
     return TeamSettings(team, TeamContext.of(spec, team, cast(Optional[str], storage_class)), k8s_provider)
 
 
-def pool_options(pool: NodePoolSpec, depends_on: list[pulumi.Resource], caller_protect: Optional[bool] = None) -> pulumi.ResourceOptions:
+def pool_options(pool: NodePoolSpec, depends_on: list[pulumi.Resource],
+                 caller_protect: Optional[bool] = None) -> pulumi.ResourceOptions:
     """What the pool waits for, and its protection: the program's `protect` when it set one, else the stack
     file's for this pool, else the library's default (prod)."""
     return pulumi.ResourceOptions(depends_on=depends_on,

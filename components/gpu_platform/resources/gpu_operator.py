@@ -185,7 +185,8 @@ def operator_settings(name: str, args: Mapping[str, Any], today: Optional[date] 
     where = f"GpuOperator {name!r}: "
     args = as_arguments("GpuOperator", name, args, GpuOperatorArgs)
     problems = argument_problems(args, GpuOperatorArgs, required=False)  # the operator's model names them
-    fields: dict[str, Any] = {k: args[k] for k in ("chart_version", "namespace", "driver", "upgrade_policy") if k in args}
+    fields: dict[str, Any] = {k: args[k] for k in ("chart_version", "namespace", "driver", "upgrade_policy")
+                              if k in args}
     policy = dict(fields.get("upgrade_policy") or {})
     if str(policy.get("max_unavailable", "")).isdigit():  # a count travels as a string through other languages
         fields["upgrade_policy"] = {**policy, "max_unavailable": int(policy["max_unavailable"])}

@@ -113,7 +113,7 @@ class KarpenterController(pulumi.ComponentResource):
 
         child = pulumi.ResourceOptions(parent=self)
         key, value = names.KARPENTER_DISCOVERY_TAG, settings.cluster
-        targets: list[tuple[str, Any]] = [("cluster-security-group", cluster.node_security_group_id)]
+        targets: list[tuple[str, pulumi.Input[str]]] = [("cluster-security-group", cluster.node_security_group_id)]
         targets += [(f"security-group-{i}", sg) for i, sg in enumerate(cluster.extra_node_security_group_ids)]
         targets += [(f"subnet-{i}", subnet) for i, subnet in enumerate(settings.untagged_subnets)]
         return [ec2.Tag(f"{name}-discovery-{what}", resource_id=resource, key=key, value=value, opts=child)

@@ -90,12 +90,13 @@ class KarpenterNodePool(pulumi.ComponentResource):
         self.register_outputs({"nodePool": pool.name, "nodeClass": pool.name})
 
     @staticmethod
-    def _class_spec(args: Mapping[str, Any], ctx: PoolContext, pool: NodePoolSpec) -> Any:
+    def _class_spec(args: Mapping[str, Any], ctx: PoolContext, pool: NodePoolSpec) -> pulumi.Input[dict[str, Any]]:
         """The EC2NodeClass spec: plain when the cluster is named and the image needs no bootstrap, else
         once the cluster's name, endpoint, CA and service range resolve."""
         role = args.get("node_role")
         if not needs_user_data(pool) and ctx.cluster_name is not None:
-            return node_class_object(ctx, pool, role=role)["spec"]
+            plain: dict[str, Any] = node_class_object(ctx, pool, role=role)["spec"]
+            return plain
 
         def spec(a: list[Any]) -> dict[str, Any]:
             named = _named_context(ctx, a[0])

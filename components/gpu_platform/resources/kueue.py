@@ -150,7 +150,7 @@ class KueueQueueing(pulumi.ComponentResource):
         queueing = fleet.queueing
         provider = options.kubernetes({"k8s_provider": cluster.k8s_provider})
 
-        def after(*waits: Any) -> pulumi.ResourceOptions:
+        def after(*waits: pulumi.Resource) -> pulumi.ResourceOptions:
             return options.child(self, opts, depends_on=list(waits), **provider)
 
         self.namespace = Namespace(name, metadata=ObjectMetaArgs(
@@ -204,7 +204,8 @@ def _in_namespace(obj: dict[str, Any], namespace: Optional[pulumi.Input[str]]) -
 class QueueingCluster:
     """What KueueQueueing reads of its cluster besides the fleet."""
 
-    team_namespaces: Mapping[str, Any]  # team -> its namespace (an Output waits for it; None: the team's name)
+    # team -> its namespace (an Output waits for it; None: the team's name)
+    team_namespaces: Mapping[str, Optional[pulumi.Input[str]]]
     prod: bool = False  # the chart's controller runs highly available
     system_node_selector: Mapping[str, str] = field(default_factory=lambda: dict(names.SYSTEM_NODE_SELECTOR))
     prometheus_namespace: Optional[str] = None  # its metrics are scraped from there

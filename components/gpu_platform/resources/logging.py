@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 import pulumi
 
@@ -17,6 +17,11 @@ from gpu_platform.render.log_alerts import log_rule_group
 from gpu_platform.render.logging import LoggingSettings, key_policy, team_read_policy, team_read_trust, writer_policy
 from gpu_platform.render.monitoring import PROMETHEUS_RULE_API
 
+if TYPE_CHECKING:
+    from pulumi_aws import iam
+    from pulumi_kubernetes.apiextensions import CustomResource
+    from pulumi_kubernetes.helm.v3 import Release
+
 # Fluent Bit reads the node's /var/log through hostPath volumes.
 POD_SECURITY_LEVEL = "privileged"
 
@@ -25,7 +30,8 @@ class LogPipeline(pulumi.ComponentResource):
     """Log groups, Fluent Bit's role, Pod Identity association and release, and the teams' read roles."""
 
     def __init__(self, name: str, settings: LoggingSettings, region: str, cluster_name: pulumi.Input[str],
-                 k8s_provider: Any, service_monitor: bool, depends_on: Sequence[pulumi.Resource] = (),
+                 k8s_provider: pulumi.ProviderResource, service_monitor: bool,
+                 depends_on: Sequence[pulumi.Resource] = (),
                  opts: Optional[pulumi.ResourceOptions] = None):
         """`settings`: what the stack file decides (render/logging.py); `service_monitor`: a Prometheus scrapes
         Fluent Bit's counters, so the log-derived alerts go beside the GPU alerts."""
@@ -71,10 +77,11 @@ class LogPipeline(pulumi.ComponentResource):
                       policy=self._root.apply(lambda r: json.dumps(key_policy(r, region))), opts=child)
         return key.arn
 
-    def _read_roles(self, name: str, settings: LoggingSettings, child: pulumi.ResourceOptions) -> dict[str, Any]:
+    def _read_roles(self, name: str, settings: LoggingSettings,
+                    child: pulumi.ResourceOptions) -> dict[str, "iam.Role"]:
         from pulumi_aws import iam
 
-        roles = {}
+        roles: dict[str, iam.Role] = {}
         for team, given in settings.team_readers.items():
             # The team's own roles may take it; without any, the account decides who may (its IAM policies).
             principals = pulumi.Output.from_input(list(given)) if given else self._root.apply(lambda r: [r])
@@ -86,8 +93,8 @@ class LogPipeline(pulumi.ComponentResource):
             roles[team] = role
         return roles
 
-    def _release(self, name: str, settings: LoggingSettings, k8s_provider: Any,
-                 depends_on: Sequence[pulumi.Resource]) -> Any:
+    def _release(self, name: str, settings: LoggingSettings, k8s_provider: pulumi.ProviderResource,
+                 depends_on: Sequence[pulumi.Resource]) -> "Release":
         from pulumi_kubernetes.core.v1 import Namespace
         from pulumi_kubernetes.helm.v3 import Release, RepositoryOptsArgs
         from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
@@ -105,8 +112,8 @@ class LogPipeline(pulumi.ComponentResource):
                            depends_on=[namespace, self.association, *self.log_groups.values(), *depends_on])))
 
 
-    def _rules(self, name: str, settings: LoggingSettings, k8s_provider: Any,
-               depends_on: Sequence[pulumi.Resource]) -> Any:
+    def _rules(self, name: str, settings: LoggingSettings, k8s_provider: pulumi.ProviderResource,
+               depends_on: Sequence[pulumi.Resource]) -> "CustomResource":
         """The log-derived alerts, beside the GPU alerts in Prometheus' namespace (its CRDs are in `depends_on`)."""
         from pulumi_kubernetes.apiextensions import CustomResource
         from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
