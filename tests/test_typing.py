@@ -92,6 +92,6 @@ def test_strict_layers_use_every_strict_flag() -> None:
 
 def test_strictness_stays_in_its_layers() -> None:
     # `strict = true` in an override would turn it on for every module (mypy reads it as a global flag)
-    for module in ("gpu_platform.planner.plan", "gpu_platform.policy.common", "gpu_platform.spec.models"):
+    for module in ("gpu_platform.planner.plan", "gpu_platform.planner.cli", "gpu_platform.policy.common"):
         options = _options_for(module)
         assert not options.disallow_untyped_defs, f"{module} is checked strictly: pyproject.toml's overrides leak"
