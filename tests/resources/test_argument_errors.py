@@ -42,6 +42,15 @@ def test_an_operator_with_an_unknown_chart_names_the_property():
     assert "chartVersion" in [e["property_path"] for e in err.errors]
 
 
+def test_kueue_given_a_pool_of_an_unknown_instance_type_names_the_pool():
+    from gpu_platform.resources.kueue import queueing_settings
+
+    pool = {"name": "a", "instance_types": ["zz9.big"], "capacity_type": "on-demand", "max_size": 2}
+    team = {"name": "ml", "quota": {"gpus": 1, "cpu": "8", "memory": "64Gi"}}
+    err = refusal(queueing_settings, "q", {"chart_version": "0.14.4", "node_pools": [pool], "teams": [team]})
+    assert err.problems[0].startswith("KueueQueueing 'q': node_pools[0].instance_types[0]: unknown GPU instance type 'zz9.big'")
+
+
 def _checks():
     from gpu_platform.resources import adopted_cluster, cluster, datasets, kueue, model_cache, monitoring, team
     from gpu_platform.resources.karpenter_pool import KarpenterNodePoolArgs

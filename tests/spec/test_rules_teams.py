@@ -6,7 +6,7 @@ from gpu_platform.spec.rules_teams import cluster_context_rules
 def test_claims_domains_and_the_kubernetes_minor_are_checked_where_the_file_is():
     found = dict(cluster_context_rules("1.x", [{"gpu": "B200", "count": 0}, {"gpu": "Z9", "count": 1}], [1, True],
                                        dra=False))
-    assert set(found) == {"kubernetesVersion", "gpuClaims[0].count", "gpuClaims[1].gpu", "computeDomains[0]",
+    assert set(map(str, found)) == {"kubernetesVersion", "gpuClaims[0].count", "gpuClaims[1].gpu", "computeDomains[0]",
                           "computeDomains[1]", "dra"}
 
 

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from gpu_platform.decisions.cuda_drivers import PoolCuda, pin_cuda
 from gpu_platform.decisions.pinned import PoolPin
 from gpu_platform.facts import catalog, cuda
+from gpu_platform.spec.field_path import NODE_POOLS, TEAMS, FieldPath, Problem
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import NodePoolSpec, PlatformSpec, TeamSpec
@@ -47,7 +48,7 @@ def fix_text(chart_version: Optional[str], driver: str, version: str) -> str:
             "or lower the minimum to what the branch runs (docs/cuda.md)")
 
 
-def min_cuda_rules(spec: "PlatformSpec") -> Iterator[tuple[str, str]]:
+def min_cuda_rules(spec: "PlatformSpec") -> Iterator[Problem]:
     """Teams' and pools' minCuda against the drivers of the pools they reach (decisions.pod_sizing.team_pools)."""
     from gpu_platform.decisions.pod_sizing import team_pools
 
@@ -55,21 +56,21 @@ def min_cuda_rules(spec: "PlatformSpec") -> Iterator[tuple[str, str]]:
     for i, team in enumerate(spec.teams):
         if team.min_cuda:
             pools = [spec_pool_cuda(spec, p) for p in team_pools(spec, team)]
-            yield from shortfall_problems(f"teams[{i}].minCuda", f"team {team.name}", team.min_cuda, pools, chart)
+            yield from shortfall_problems(TEAMS.index(i) / "minCuda", f"team {team.name}", team.min_cuda, pools, chart)
     for i, pool in enumerate(spec.node_pools):
-        yield from pool_min_cuda_rules(f"nodePools[{i}].minCuda", pool, operator_driver(spec), chart)
+        yield from pool_min_cuda_rules(NODE_POOLS.index(i) / "minCuda", pool, operator_driver(spec), chart)
 
 
-def pool_min_cuda_rules(path: str, pool: "NodePoolSpec", driver: Optional[str],
-                        chart: Optional[str]) -> Iterator[tuple[str, str]]:
+def pool_min_cuda_rules(path: FieldPath, pool: "NodePoolSpec", driver: Optional[str],
+                        chart: Optional[str]) -> Iterator[Problem]:
     """A pool's own minCuda against its driver (`driver`: the GPU Operator's, when it installs one)."""
     if pool.min_cuda:
         found = pin_cuda(spec_pin(pool), driver)
         yield from shortfall_problems(path, f"pool {pool.name}", pool.min_cuda, [found], chart)
 
 
-def shortfall_problems(path: str, who: str, version: str, pools: list[PoolCuda],
-                       chart: Optional[str]) -> Iterator[tuple[str, str]]:
+def shortfall_problems(path: FieldPath, who: str, version: str, pools: list[PoolCuda],
+                       chart: Optional[str]) -> Iterator[Problem]:
     for pc in pools:
         for driver, certain in pc.shortfalls(version):
             yield (path, f"{who} needs CUDA {version}, but {pc.describe(driver, certain)}, which cannot run it "

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Optional
 
 from gpu_platform.facts import catalog, names, syntax
+from gpu_platform.spec.field_path import FieldPath, Problem
 
 if TYPE_CHECKING:
     from gpu_platform.facts.catalog import NodeImage
@@ -22,6 +23,7 @@ TEAMS_DIR = names.DATASETS_TEAMS_DIR
 SHARED_CLAIM_SIZE = "1Gi"  # the shared claim's request: the area is read-only, so it is counted at a token size
 TEAM_DIR_MODE = "2775"  # group-writable, new files keep the directory's group
 SHARED_DIR_MODE = "0755"
+DATA_REPOSITORY = FieldPath.of("datasets.fsxLustre.dataRepository")  # the stack file's S3 link
 
 
 def fsx_lustre(spec: "PlatformSpec") -> Optional["FsxLustreSpec"]:
@@ -152,7 +154,7 @@ def associations(fsx: "FsxLustreSpec", teams: Sequence[str]) -> list[Association
 
 
 def link_path_problems(fsx: "FsxLustreSpec", teams: Sequence[str],
-                       at: str = "datasets.fsxLustre.dataRepository") -> Iterator[tuple[str, str]]:
+                       at: FieldPath = DATA_REPOSITORY) -> Iterator[Problem]:
     """(field, message) for each association whose paths FSx would refuse: the team's directory (or the shared
     area) appended to `fileSystemPath` and to `s3Path` may pass FSx's length limits though both fields fit
     (facts/syntax.py), which leaves the file system built and the link failing at apply."""
@@ -161,7 +163,7 @@ def link_path_problems(fsx: "FsxLustreSpec", teams: Sequence[str],
         for field, problem in (("fileSystemPath", syntax.fsx_file_system_path(link.file_system_path)),
                                ("s3Path", syntax.fsx_data_repository_path(link.s3_path))):
             if problem:
-                yield f"{at}.{field}", f"{whose}: {problem}; shorten {field}"
+                yield at / field, f"{whose}: {problem}; shorten {field}"
 
 
 def association_count(fsx: "FsxLustreSpec", teams: Sequence[str]) -> int:

@@ -24,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from gpu_platform.decisions.capacity import node_resources
 from gpu_platform.facts import catalog, names
 from gpu_platform.facts.syntax import quantity_fraction
+from gpu_platform.spec.field_path import NODE_POOLS, TEAMS, FieldPath, Problem
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import NodePoolSpec, QueueingSpec, QueuePoolSpec, TeamSpec
@@ -171,13 +172,13 @@ def team_quota(team: "TeamSpec", resource: str) -> Fraction:
 class Placement:
     nominal: dict[tuple[str, str], int]  # (team, flavor) -> nominal quota of the flavor's resource
     left: dict[str, int]  # flavor -> capacity at max size no team's nominal quota holds
-    problems: list[tuple[str, str]]  # (field path, message): quotas that do not fit their pools
+    problems: list[Problem]  # quotas that do not fit their pools
 
 
-def _quota_field(i: int, resource: str) -> str:
+def _quota_field(i: int, resource: str) -> FieldPath:
     if resource == names.GPU_RESOURCE:
-        return f"teams[{i}].quota.gpus"
-    return f'teams[{i}].quota.migSlices["{resource.removeprefix(names.MIG_RESOURCE_PREFIX)}"]'
+        return TEAMS.index(i) / "quota.gpus"
+    return (TEAMS.index(i) / "quota.migSlices").key(resource.removeprefix(names.MIG_RESOURCE_PREFIX))
 
 
 def tier_flavors(team: "TeamSpec", flavors: list[GpuFlavor]) -> list[GpuFlavor]:
@@ -205,7 +206,7 @@ def placement(spec: "QueueScope") -> Placement:
     flavors = gpu_flavors(spec)
     left = {f.name: f.capacity for f in flavors}
     nominal: dict[tuple[str, str], int] = {}
-    problems = []
+    problems: list[Problem] = []
     for i, team in enumerate(spec.teams):
         for resource in gpu_resources(spec):
             need = int(team_quota(team, resource))
@@ -220,20 +221,20 @@ def placement(spec: "QueueScope") -> Placement:
             if not need:
                 continue
             if not mine and _listed(team, offering):  # listed, but spot only
-                problems.append((f"teams[{i}].quota", (
+                problems.append((TEAMS.index(i) / "quota", (
                     f"a {team.priority_tier} team never runs on spot, and only spot pools offer {resource} "
                     f"({', '.join(sorted({f.pool for f in offering}))}): set its quota of it to 0, add an on-demand "
                     "pool, or make the team's priorityTier preemptible-batch")))
                 continue
             if not mine:
-                problems.append((f"teams[{i}].queue.pools", f"none of the listed pools offers {resource}; offered by "
+                problems.append((TEAMS.index(i) / "queue.pools", f"none of the listed pools offers {resource}; offered by "
                                  f"{', '.join(sorted({f.pool for f in offering}))}"))
                 continue
             room = ", ".join(f"{f.pool} {left[f.name]}" for f in mine)
             problems.append((_quota_field(i, resource), (
                 f"with queueing.mode kueue a quota is a guaranteed nominal quota and must fit its pools at max size: "
                 f"{need} {resource} do not fit (left on {room} after the teams above; quotaOvercommitRatio does not "
-                f"apply); lower the quota, raise a pool's maxSize or list other pools in teams[{i}].queue.pools")))
+                f"apply); lower the quota, raise a pool's maxSize or list other pools in {TEAMS.index(i) / 'queue.pools'}")))
     return Placement(nominal, left, problems)
 
 
@@ -330,35 +331,35 @@ def quota_ceiling(spec: "QueueScope", team: "TeamSpec") -> dict[str, str]:
 
 # --- stack-file rules (spec_rules calls these once every pool is valid) ---
 
-def queueing_rules(spec: "QueueScope") -> Iterator[tuple[str, str]]:
+def queueing_rules(spec: "QueueScope") -> Iterator[Problem]:
     q = spec.queueing
     if not q.enabled:
         for i, team in enumerate(spec.teams):
             if team.queue.model_fields_set:
-                yield f"teams[{i}].queue", "applies when queueing.mode is kueue"
+                yield TEAMS.index(i) / "queue", "applies when queueing.mode is kueue"
         return
     if q.chart_version is None or q.chart_version not in catalog.KUEUE_RELEASES:
-        yield "queueing.chartVersion", f"pin a Kueue chart version: one of {', '.join(catalog.KUEUE_RELEASES)}"
+        yield FieldPath.of("queueing.chartVersion"), f"pin a Kueue chart version: one of {', '.join(catalog.KUEUE_RELEASES)}"
     pools = [p.name for p in spec.node_pools]
     for i, pool in enumerate(spec.node_pools):
         if pool.name == names.KUEUE_CPU_MEMORY_FLAVOR:
-            yield f"nodePools[{i}].name", f"{pool.name!r} is the name of the CPU and memory flavor; choose another"
+            yield NODE_POOLS.index(i) / "name", f"{pool.name!r} is the name of the CPU and memory flavor; choose another"
         if len(pool.taints) > MAX_FLAVOR_TAINTS:
-            yield f"nodePools[{i}].taints", f"a Kueue flavor carries at most {MAX_FLAVOR_TAINTS} taints"
+            yield NODE_POOLS.index(i) / "taints", f"a Kueue flavor carries at most {MAX_FLAVOR_TAINTS} taints"
     groups = 1 + len(gpu_resources(spec))
     if groups > MAX_RESOURCE_GROUPS:
-        yield "nodePools", (f"Kueue allows {MAX_RESOURCE_GROUPS} resource groups per queue: CPU and memory plus one per "
+        yield NODE_POOLS, (f"Kueue allows {MAX_RESOURCE_GROUPS} resource groups per queue: CPU and memory plus one per "
                             f"GPU resource; the pools offer {groups - 1} GPU resources")
     for i, team in enumerate(spec.teams):
         if names.team_namespace(team.name) == q.namespace:
-            yield f"teams[{i}].name", f"{team.name!r} is Kueue's namespace (queueing.namespace); choose another"
+            yield TEAMS.index(i) / "name", f"{team.name!r} is Kueue's namespace (queueing.namespace); choose another"
         if team.queue.lending_limit is not None and percent(team.queue.lending_limit) > 1:
-            yield f"teams[{i}].queue.lendingLimit", "must be at most 100%: a team cannot lend more than its nominal quota"
+            yield TEAMS.index(i) / "queue.lendingLimit", "must be at most 100%: a team cannot lend more than its nominal quota"
         for j, listed in enumerate(team.queue.pools):
             if listed not in pools:
-                yield f"teams[{i}].queue.pools[{j}]", f"unknown pool {listed!r}; pools: {', '.join(pools)}"
+                yield (TEAMS.index(i) / "queue.pools").index(j), f"unknown pool {listed!r}; pools: {', '.join(pools)}"
         if len(set(team.queue.pools)) != len(team.queue.pools):
-            yield f"teams[{i}].queue.pools", "lists a pool twice"
+            yield TEAMS.index(i) / "queue.pools", "lists a pool twice"
     if all(p in pools for t in spec.teams for p in t.queue.pools):
         yield from placement(spec).problems
 

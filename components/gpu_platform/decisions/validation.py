@@ -22,7 +22,8 @@ from gpu_platform.facts import names
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import PlatformSpec, quantity_value
 from gpu_platform.spec.parse import read_models
-from gpu_platform.spec.rules import Problem, check, named_zones, region_rules
+from gpu_platform.spec.field_path import TEAMS, Problem
+from gpu_platform.spec.rules import check, named_zones, region_rules
 from gpu_platform.spec.rules_teams import RESERVED_NAMESPACES, mig_slice_rules, name_rules, role_arn_rules
 
 
@@ -75,7 +76,7 @@ def _claim_quota_rules(spec: PlatformSpec) -> Iterator[Problem]:
     if fsx is None:  # no datasets file system, no claims
         return
     for team in claim_teams(spec):
-        i = spec.teams.index(team)
+        at = TEAMS.index(spec.teams.index(team)) / "quota"
         claims = claims_per_team(fsx) + int(cache.enabled)
         sizes = [("the datasets claim", claim_size(fsx))]
         if fsx.shared:
@@ -84,10 +85,10 @@ def _claim_quota_rules(spec: PlatformSpec) -> Iterator[Problem]:
             sizes.append(("the model-cache claim", cache.pvc_size))
         needed = sum(quantity_value(size) for _, size in sizes)
         if team.quota.persistent_volume_claims < claims:
-            yield (f"teams[{i}].quota.persistentVolumeClaims", f"must be >= {claims}: the team's datasets "
+            yield (at / "persistentVolumeClaims", f"must be >= {claims}: the team's datasets "
                    f"claim{'s count' if claims > 1 else ' counts'} against it")
         if quantity_value(team.quota.storage) < needed:
-            yield (f"teams[{i}].quota.storage", f"must be >= {needed / 2**30:g}Gi: "
+            yield (at / "storage", f"must be >= {needed / 2**30:g}Gi: "
                    f"{_listed([f'{what} ({size})' for what, size in sizes])} count against it")
 
 
@@ -101,10 +102,10 @@ def _team_rules(spec: PlatformSpec) -> Iterator[Problem]:
     # The operator's and Prometheus's namespaces are configurable: reserve the ones this stack uses too.
     reserved = (*RESERVED_NAMESPACES, spec.gpu_operator.namespace, spec.monitoring.prometheus.namespace)
     for i, team in enumerate(spec.teams):
-        at = f"teams[{i}]"
+        at = TEAMS.index(i)
         yield from name_rules(at, team, reserved)
         yield from mig_slice_rules(at, team.quota, offered)
-        yield from role_arn_rules(f"{at}.access", team.access)
+        yield from role_arn_rules(at / "access", team.access)
     yield from _overcommit_rules(spec, capacity)
 
 
@@ -115,5 +116,5 @@ def _overcommit_rules(spec: PlatformSpec, capacity: Mapping[str, int]) -> Iterat
         if not offered and res.startswith(names.MIG_RESOURCE_PREFIX):
             continue  # reported above: no pool offers that profile
         if asked > offered * ratio:
-            yield ("teams", f"team quotas ask for {asked} {res} but the pools provide {offered} at max size "
+            yield (TEAMS, f"team quotas ask for {asked} {res} but the pools provide {offered} at max size "
                    f"(quotaOvercommitRatio {ratio:g} allows {int(offered * ratio)}); raise maxSize or the ratio, or lower quotas")

@@ -21,6 +21,7 @@ from gpu_platform.resources.node_iam import control_plane_role, node_role
 from gpu_platform.resources.pool_args import PoolTaintArgs
 from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems, as_arguments
 from gpu_platform.spec.errors import SpecError
+from gpu_platform.spec.field_path import REGION, FieldPath
 from gpu_platform.spec.models import ClusterSpec, TaintSpec
 from gpu_platform.spec.parse import read_part
 from gpu_platform.spec.rules import cluster_rules, region_rules
@@ -316,10 +317,11 @@ def cluster_settings(name: str, args: Mapping[str, Any]) -> ClusterSettings:
     except SpecError as err:
         raise ArgumentsError(where, list(dict.fromkeys(_flat(p) for p in [*problems, *err.problems]))) from None
     vpc = cluster.create.vpc if cluster.create else None
-    zones = [(f"vpc.{k}[{j}]", z) for k, found in (("zones", vpc.zones), ("localZones", vpc.local_zones))
+    zones = [(FieldPath.of("vpc").field(k).index(j), z) for k, found in (("zones", vpc.zones), ("localZones", vpc.local_zones))
              for j, z in enumerate(found or [])] if vpc else []
-    found = [*cluster_rules(cluster, at="", prod=args.get("environment") == "prod"), *region_rules(args.get("region"), zones)]
-    problems += [f"{path}: {message}" for path, message in found if path != "aws:region"]  # the region: above
+    found = [*cluster_rules(cluster, at=FieldPath(), prod=args.get("environment") == "prod"),
+             *region_rules(args.get("region"), zones)]
+    problems += [f"{path}: {message}" for path, message in found if path != REGION]  # the region: above
     if problems:
         raise ArgumentsError(where, [_flat(p) for p in problems])
     return ClusterSettings(cluster, str(args["region"]), args.get("environment") == "prod", dict(args.get("tags") or {}),

@@ -38,7 +38,7 @@ from gpu_platform.render.iam import pod_identity_trust_policy
 from gpu_platform.resources import options
 from gpu_platform.resources.options import named
 from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems, as_arguments
-from gpu_platform.spec.field_path import quoted
+from gpu_platform.spec.field_path import FieldPath, quoted
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import FsxLustreSpec
 from gpu_platform.spec.parse import read_part
@@ -288,9 +288,9 @@ def _file_system(name: str, args: Mapping[str, Any]) -> FsxLustreSpec:
     except SpecError as err:
         raise ArgumentsError(where, [*problems, *err.problems]) from None
     problems += [f"{path}: {message}" for path, message in
-                 file_system_rules(config, args.get("environment") == "prod", "fsxLustre")]
+                 file_system_rules(config, args.get("environment") == "prod", FieldPath.of("fsxLustre"))]
     problems += [f"{path}: {message}" for path, message in  # each team's link, made from the paths given
-                 link_path_problems(config, list(args.get("team_namespaces") or {}), "fsxLustre.dataRepository")]
+                 link_path_problems(config, list(args.get("team_namespaces") or {}), FieldPath.of("fsxLustre.dataRepository"))]
     problems += shared_namespaces(args.get("team_namespaces") or {})
     if problems:
         raise ArgumentsError(where, problems)

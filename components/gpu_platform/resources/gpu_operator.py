@@ -199,8 +199,9 @@ def operator_settings(name: str, args: Mapping[str, Any], today: Optional[date] 
     if not found:
         found += [p for i, pool in enumerate(pools) for p in sharing_rules(FieldPath.of("pools").index(i), pool)]
         found += driver_rules(operator, pools, args.get("kubernetes_version"), args.get("environment") == "prod",
-                              today or date.today(), at="", pools_at="pools", k8s_at="kubernetesVersion")
-        found += mig_strategy_rules(pools, "pools")
+                              today or date.today(), at=FieldPath(), pools_at=FieldPath.of("pools"),
+                              k8s_at=FieldPath.of("kubernetesVersion"))
+        found += mig_strategy_rules(pools, FieldPath.of("pools"))
         found += [p for i, pool in enumerate(pools) if pool.gpu_allocation == DRA
                   for p in dra_sharing_rules(FieldPath.of("pools").index(i) / "gpuAllocation", pool.sharing.mode)]
     problems += [f"{path}: {message}" for path, message in found]

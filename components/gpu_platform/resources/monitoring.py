@@ -27,6 +27,7 @@ from gpu_platform.resources.options import named
 from gpu_platform.resources.typed_args import ArgumentsError, TypedDict, argument_problems, as_arguments
 from gpu_platform.spec.alerting import SeverityRoutesSpec, monitoring_rules
 from gpu_platform.spec.errors import SpecError
+from gpu_platform.spec.field_path import FieldPath
 from gpu_platform.spec.models import MonitoringSpec
 from gpu_platform.spec.parse import read_part
 
@@ -325,8 +326,8 @@ def monitoring_settings(name: str, args: Mapping[str, Any]) -> MonitoringSetting
                  for team, routes in (args.get("team_routes") or {}).items()}
     except SpecError as err:
         raise ArgumentsError(where, [*problems, *err.problems]) from None
-    found = monitoring_rules(monitoring, [(f"teamRoutes.{t}", r) for t, r in teams.items()],
-                             args.get("environment") == "prod", at="")
+    found = monitoring_rules(monitoring, [(FieldPath.of("teamRoutes") / t, r) for t, r in teams.items()],
+                             args.get("environment") == "prod", at=FieldPath())
     problems += [f"{path}: {message}" for path, message in found]
     if monitoring.prometheus.ebs_csi_addon_version is not None and not args.get("cluster_name"):
         problems.append("prometheus.ebsCsiAddonVersion: also give cluster_name, the cluster the add-on goes to")

@@ -230,7 +230,7 @@ def _pool_problems(ctx: PoolContext, pool: NodePoolSpec) -> list[str]:
     if ctx.driver_source == "operator" and ctx.driver_version and gpu_known(pool):
         found += [(FieldPath.of("driverVersion"), need) for need in driver_shortfalls(pool, ctx.driver_version)]
     operator = ctx.driver_version if ctx.driver_source == "operator" else None
-    found += [(FieldPath.of("minCuda"), message) for _, message in pool_min_cuda_rules("minCuda", pool, operator, None)]
+    found += pool_min_cuda_rules(FieldPath.of("minCuda"), pool, operator, None)
     window = ctx.disruption_window
     problem = window_problem(window.schedule, window.duration) if window else None
     if problem:

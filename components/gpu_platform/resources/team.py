@@ -20,6 +20,7 @@ from gpu_platform.render.team_objects import TeamContext
 from gpu_platform.resources import options
 from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems, as_arguments
 from gpu_platform.spec.errors import SpecError
+from gpu_platform.spec.field_path import TEAMS, FieldPath
 from gpu_platform.spec.models import TeamAccessSpec, TeamSpec
 from gpu_platform.spec.parse import read_part
 from gpu_platform.spec.rules_teams import (
@@ -243,9 +244,9 @@ def team_settings(name: str, args: Mapping[str, Any]) -> TeamSettings:
         raise ArgumentsError(where, [*problems, *(re.sub(r"^name\b", "team", p) for p in err.problems)]) from None
     cache = args.get("model_cache")
     size = (cache or {}).get("size") or "1Ti"
-    found = [*name_rules("", team, RESERVED_NAMESPACES, name_field="team"),
-             *mig_slice_rules("", team.quota, args.get("mig_profiles")),
-             *(cache_claim_rules("", team.quota, size, "modelCache.size") if cache is not None else ())]
+    found = [*name_rules(FieldPath(), team, RESERVED_NAMESPACES, name_field="team"),
+             *mig_slice_rules(FieldPath(), team.quota, args.get("mig_profiles")),
+             *(cache_claim_rules(FieldPath(), team.quota, size, FieldPath.of("modelCache.size")) if cache is not None else ())]
     problems += [f"{path}: {message}" for path, message in found]
     if problems:
         raise ArgumentsError(where, problems)
@@ -327,7 +328,7 @@ def access_settings(name: str, args: Mapping[str, Any]) -> list[tuple[str, TeamA
         except SpecError as err:
             problems += err.problems
             continue
-        problems += [f"{path}: {message}" for path, message in role_arn_rules(f"teams[{i}]", access)]
+        problems += [f"{path}: {message}" for path, message in role_arn_rules(TEAMS.index(i), access)]
         teams.append((str(team), access))
     if problems:
         raise ArgumentsError(f"TeamAccess {name!r}: ", problems)

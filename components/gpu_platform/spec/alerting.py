@@ -9,17 +9,19 @@ is render/alert_routing.py; the cross-field rules are `alerting_rules`.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterator, Optional, Sequence
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Optional, Union
 from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
 from pydantic.alias_generators import to_camel, to_snake
 
+from gpu_platform.spec.field_path import TEAMS, FieldPath, Problem
 from gpu_platform.spec.fields import DnsLabel
 from gpu_platform.spec.strict import StrictModel
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import MonitoringSpec, PlatformSpec
+    from gpu_platform.spec.models import AlertThresholds, MonitoringSpec, PlatformSpec
 
 SEVERITIES = ("critical", "high", "warning", "info")  # the `severity` labels the platform's rules use
 ROUTE_KEYS = (*SEVERITIES, "default")
@@ -106,7 +108,7 @@ class ReceiverSpec(StrictModel):
 
     def secret_keys(self) -> list[tuple[str, str]]:
         """(field, config key) of each secret this receiver reads."""
-        found = []
+        found: list[tuple[str, str]] = []
         if self.slack:
             found.append(("slack.webhookUrlSecret", self.slack.webhook_url_secret))
         if self.pagerduty:
@@ -142,7 +144,7 @@ class AlertingSpec(StrictModel):
         return next((r for r in self.receivers if r.name == name), None)
 
 
-def plaintext_secret_message(loc: tuple) -> Optional[str]:
+def plaintext_secret_message(loc: tuple[Union[str, int], ...]) -> Optional[str]:
     """The message for an unknown field that held a plaintext secret, or None."""
     if len(loc) < 2 or "receivers" not in loc:
         return None
@@ -158,16 +160,17 @@ def seconds(duration: str) -> float:
     return sum(int(n) * _SECONDS[u] for n, u in re.findall(r"(\d+)(ms|[ywdhms])", duration))
 
 
-def alerting_rules(spec: "PlatformSpec") -> Iterator[tuple[str, str]]:
-    teams = [(f"teams[{i}].alerting", t.alerting) for i, t in enumerate(spec.teams) if t.alerting]
+def alerting_rules(spec: "PlatformSpec") -> Iterator[Problem]:
+    teams = [(TEAMS.index(i) / "alerting", t.alerting) for i, t in enumerate(spec.teams) if t.alerting]
     yield from monitoring_rules(spec.monitoring, teams, spec.prod)
 
 
 INSTALL_ONLY = ("ebs_csi_addon_version", "storage_gi")  # PrometheusSpec fields that make volumes
+MONITORING = FieldPath.of("monitoring")
 
 
-def monitoring_rules(mon: "MonitoringSpec", team_routes: Sequence[tuple[str, SeverityRoutesSpec]], prod: bool,
-                     at: str = "monitoring.") -> Iterator[tuple[str, str]]:
+def monitoring_rules(mon: "MonitoringSpec", team_routes: Sequence[tuple[FieldPath, SeverityRoutesSpec]], prod: bool,
+                     at: FieldPath = MONITORING) -> Iterator[Problem]:
     """Alert tiers, receivers and routes (the platform's and each team's, given as (path, routes))."""
     yield from _tier_rules(mon.alerts, at)
     alerting = mon.alerting
@@ -175,12 +178,12 @@ def monitoring_rules(mon: "MonitoringSpec", team_routes: Sequence[tuple[str, Sev
     if mon.prometheus.mode != "install":  # an existing Prometheus keeps its own storage
         for name in INSTALL_ONLY:
             if getattr(mon.prometheus, name) is not None:
-                yield f"{at}prometheus.{to_camel(name)}", "applies only when monitoring.prometheus.mode is install"
+                yield at / "prometheus" / to_camel(name), "applies only when monitoring.prometheus.mode is install"
     if alerting is None:
         for path, _ in team_routes:
-            yield path, f"names receivers, which are defined in {at}alerting.receivers"
+            yield path, f"names receivers, which are defined in {at / 'alerting.receivers'}"
         if prod and installs:
-            yield (f"{at}alerting", "prod alerts must reach someone: add receivers and routes (see "
+            yield (at / "alerting", "prod alerts must reach someone: add receivers and routes (see "
                    "docs/monitoring.md, Alert delivery)")
         return
     yield from _receiver_rules(alerting, at)
@@ -188,53 +191,53 @@ def monitoring_rules(mon: "MonitoringSpec", team_routes: Sequence[tuple[str, Sev
     yield from _timing_rules(alerting, at)
 
 
-def _tier_rules(t, at: str) -> Iterator[tuple[str, str]]:
+def _tier_rules(t: "AlertThresholds", at: FieldPath) -> Iterator[Problem]:
     for warning, critical in (("memoryUsedPercent", "memoryCriticalPercent"),
                               ("temperatureCelsius", "temperatureCriticalCelsius")):
         w, c = getattr(t, to_snake(warning)), getattr(t, to_snake(critical))
         if c <= w:
-            yield f"{at}alerts.{critical}", f"must be above {warning} ({w:g}): it is the critical tier"
+            yield at / "alerts" / critical, f"must be above {warning} ({w:g}): it is the critical tier"
     if t.reservation_critical_hours >= t.reservation_warning_hours:
-        yield (f"{at}alerts.reservationCriticalHours",
+        yield (at / "alerts.reservationCriticalHours",
                f"must be below reservationWarningHours ({t.reservation_warning_hours}): it is the critical tier")
 
 
-def _receiver_rules(alerting: AlertingSpec, at: str) -> Iterator[tuple[str, str]]:
+def _receiver_rules(alerting: AlertingSpec, at: FieldPath) -> Iterator[Problem]:
     seen: dict[str, int] = {}
     for i, r in enumerate(alerting.receivers):
-        where = f"{at}alerting.receivers[{i}]"
+        where = (at / "alerting.receivers").index(i)
         if r.name == NULL_RECEIVER:
-            yield f"{where}.name", f"{NULL_RECEIVER!r} is reserved for the stack's heartbeat alerts"
+            yield where / "name", f"{NULL_RECEIVER!r} is reserved for the stack's heartbeat alerts"
         if r.name in seen:
-            yield f"{where}.name", f"duplicate receiver {r.name!r} (also receivers[{seen[r.name]}])"
+            yield where / "name", f"duplicate receiver {r.name!r} (also {FieldPath.of('receivers').index(seen[r.name])})"
         seen.setdefault(r.name, i)
         if len(r.kinds) != 1:
             yield where, "give exactly one of slack, pagerduty, webhook, sns"
 
 
-def _route_rules(alerting: AlertingSpec, team_routes: Sequence[tuple[str, SeverityRoutesSpec]],
-                 at: str) -> Iterator[tuple[str, str]]:
+def _route_rules(alerting: AlertingSpec, team_routes: Sequence[tuple[FieldPath, SeverityRoutesSpec]],
+                 at: FieldPath) -> Iterator[Problem]:
     names = [r.name for r in alerting.receivers]
-    tables = [(f"{at}alerting.platform", alerting.platform), *team_routes]
+    tables = [(at / "alerting.platform", alerting.platform), *team_routes]
     for where, routes in tables:
         for severity, receiver in routes.routes().items():
             if receiver not in names:
-                yield f"{where}.{severity}", f"no receiver {receiver!r}; receivers: {', '.join(names)}"
+                yield where / severity, f"no receiver {receiver!r}; receivers: {', '.join(names)}"
     if alerting.platform.default is None:
-        yield (f"{at}alerting.platform.default", "required: the receiver for everything no other route takes "
+        yield (at / "alerting.platform.default", "required: the receiver for everything no other route takes "
                "(alerts from teams without their own receiver included)")
 
 
-def _timing_rules(alerting: AlertingSpec, at: str) -> Iterator[tuple[str, str]]:
+def _timing_rules(alerting: AlertingSpec, at: FieldPath) -> Iterator[Problem]:
     for field in ("group_wait", "group_interval", "repeat_interval", "critical_repeat_interval"):
         value = getattr(alerting, field)
         if not value or not DURATION.fullmatch(value) or seconds(value) <= 0:
-            yield f"{at}alerting.{to_camel(field)}", "must be a positive duration such as 30s, 5m or 4h"
+            yield at / "alerting" / to_camel(field), "must be a positive duration such as 30s, 5m or 4h"
             return
     for field in ("repeat_interval", "critical_repeat_interval"):
         if seconds(getattr(alerting, field)) < seconds(alerting.group_interval):
-            yield (f"{at}alerting.{to_camel(field)}",
+            yield (at / "alerting" / to_camel(field),
                    f"must be >= groupInterval ({alerting.group_interval}): notifications repeat per group interval")
     for j, label in enumerate(alerting.group_by):
         if label != "..." and not LABEL_NAME.fullmatch(label):
-            yield f"{at}alerting.groupBy[{j}]", "must be a label name (or `...` for no grouping)"
+            yield (at / "alerting.groupBy").index(j), "must be a label name (or `...` for no grouping)"

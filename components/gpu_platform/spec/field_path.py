@@ -60,3 +60,10 @@ def quoted(key: str) -> str:
 
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\"}
+
+Problem = tuple[FieldPath, str]  # what every rule yields: (where, what would be valid there)
+
+# The stack file's parts the rules start from, and the stack's region (config beside the platform object).
+CLUSTER, CLUSTER_VERSION = FieldPath.of("cluster"), FieldPath.of("cluster.kubernetesVersion")
+GPU_OPERATOR, NODE_POOLS, TEAMS = FieldPath.of("gpuOperator"), FieldPath.of("nodePools"), FieldPath.of("teams")
+REGION = FieldPath.of("aws:region")

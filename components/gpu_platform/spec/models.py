@@ -262,6 +262,8 @@ class KubeletSpec(StrictModel):
 class _GpuShape:
     """Look-ups on a pool's `instance_types`, valid once the rules accepted them (known, one GPU shape)."""
 
+    instance_types: list[str]  # each pool model's field
+
     @property
     def instances(self) -> list[catalog.InstanceType]:
         return [catalog.INSTANCE_TYPES[t] for t in self.instance_types]

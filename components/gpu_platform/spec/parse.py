@@ -6,16 +6,19 @@ fields allowed there. Cross-field rules run after this (spec/rules.py, then deci
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, TypeVar
+from collections.abc import Mapping
+from typing import Any, Optional, TypeVar, Union
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from gpu_platform.spec.alerting import plaintext_secret_message
 from gpu_platform.spec.errors import SpecError
-from gpu_platform.spec.field_path import quoted
+from gpu_platform.spec.field_path import FieldPath
 from gpu_platform.spec.models import PlatformSpec
 
 M = TypeVar("M", bound=BaseModel)
+Loc = tuple[Union[int, str], ...]  # where pydantic found a problem: field names, list positions, mapping keys
 
 
 def read_models(data: Any) -> PlatformSpec:
@@ -34,24 +37,25 @@ def read_part(model: type[M], data: Mapping[str, Any], where: str = "") -> M:
         raise SpecError([f"{where}{_format_error(e, model)}" for e in exc.errors()]) from None
 
 
-def _path(loc: tuple) -> str:
-    out = ""
+def _path(loc: Loc) -> str:
+    path = FieldPath()
     for part in loc:
         if part == "[key]":  # pydantic's marker for a problem with a mapping's key: the message names the key
             continue
         if isinstance(part, int):
-            out += f"[{part}]"
-        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(part)):
-            out += f".{part}" if out else str(part)
+            path = path.index(part)
+        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part):
+            path = path / part
         else:
-            out += f"[{quoted(str(part))}]"
-    return out or "gpu-platform:platform"
+            path = path.key(part)
+    return str(path) or "gpu-platform:platform"
 
 
-def _aliased(loc: tuple, root: Any) -> tuple:
+def _aliased(loc: Loc, root: type[BaseModel]) -> Loc:
     """`loc` with each model field as the schema names it (camelCase), however the data named it: a component's
     arguments arrive by Python name, a stack file by alias. Mapping keys and list indexes stay as they are."""
-    out, model = [], root
+    out: list[Union[int, str]] = []
+    model: Optional[type[BaseModel]] = root
     for part in loc:
         field = model.model_fields.get(part) if model is not None and isinstance(part, str) else None
         if field is not None:
@@ -63,7 +67,7 @@ def _aliased(loc: tuple, root: Any) -> tuple:
     return tuple(out)
 
 
-def _format_error(err: dict, root: Any = PlatformSpec) -> str:
+def _format_error(err: ErrorDetails, root: type[BaseModel] = PlatformSpec) -> str:
     loc = _aliased(tuple(err["loc"]), root)
     msg = err["msg"]
     if err["type"] == "extra_forbidden":
@@ -76,22 +80,21 @@ def _format_error(err: dict, root: Any = PlatformSpec) -> str:
     return f"{_path(loc)}: {msg}"
 
 
-def _fields_at(loc: tuple, root: Any = PlatformSpec) -> list[str]:
+def _fields_at(loc: Loc, root: type[BaseModel] = PlatformSpec) -> list[str]:
     """The camelCase field names of the model found at `loc` below `root`, for 'unknown field' messages."""
-    model: Any = root
+    model = root
     for part in loc:
         if isinstance(part, int):
             continue
         field = next((f for n, f in model.model_fields.items() if (f.alias or n) == part), None)
-        if field is None:
+        found = _model_of(field.annotation) if field is not None else None
+        if found is None:
             return []
-        model = _model_of(field.annotation)
-        if model is None:
-            return []
+        model = found
     return [f.alias or n for n, f in model.model_fields.items()]
 
 
-def _model_of(annotation: Any) -> Any:
+def _model_of(annotation: Any) -> Optional[type[BaseModel]]:  # Any: whatever a field's annotation holds
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     for arg in getattr(annotation, "__args__", ()):

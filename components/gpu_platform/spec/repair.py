@@ -8,14 +8,15 @@ The fields map one to one onto the EKS `nodeRepairConfig` (botocore eks NodeRepa
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterator, Literal, Optional
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Literal, Optional
 
 from pydantic import Field
 from pydantic.alias_generators import to_snake
 
 from gpu_platform.facts import catalog
 from gpu_platform.facts.karpenter import KARPENTER, REPAIR_MAX_UNHEALTHY_PERCENT, REPAIR_POLICIES
-from gpu_platform.spec.field_path import FieldPath
+from gpu_platform.spec.field_path import NODE_POOLS, FieldPath, Problem
 from gpu_platform.spec.strict import StrictModel
 
 if TYPE_CHECKING:
@@ -54,9 +55,9 @@ def known_reason(condition: str, reason: str) -> bool:
     return reason in catalog.NODE_REPAIR_REASONS.get(condition, ()) or bool(pattern and re.fullmatch(pattern, reason))
 
 
-def repair_rules(spec: "PlatformSpec") -> Iterator[tuple[str, str]]:
+def repair_rules(spec: "PlatformSpec") -> Iterator[Problem]:
     for i, pool in enumerate(spec.node_pools):
-        at = FieldPath.of("nodePools").index(i).field("repair")
+        at = NODE_POOLS.index(i) / "repair"
         yield from (karpenter_repair_rules(at, pool.repair) if pool.provisioner == KARPENTER
                     else pool_repair_rules(at, pool.repair))
     yield from _karpenter_switch_rules(spec)
@@ -72,26 +73,26 @@ def karpenter_policies_text() -> str:
     return f"replaces a node after {held}; none in a NodePool while more than {REPAIR_MAX_UNHEALTHY_PERCENT}% of its nodes are unhealthy"
 
 
-def karpenter_repair_rules(at: FieldPath, repair: NodeRepairSpec) -> Iterator[tuple[str, str]]:
+def karpenter_repair_rules(at: FieldPath, repair: NodeRepairSpec) -> Iterator[Problem]:
     """A Karpenter pool takes `enabled` only: the thresholds and overrides are EKS node group settings."""
     for field in repair.thresholds_set():
         yield (at.field(field), "applies to managed node groups only: Karpenter's node repair has fixed policies "
                f"({karpenter_policies_text()}); remove it, repair.enabled turns Karpenter's repair on or off")
 
 
-def _karpenter_switch_rules(spec: "PlatformSpec") -> Iterator[tuple[str, str]]:
+def _karpenter_switch_rules(spec: "PlatformSpec") -> Iterator[Problem]:
     """Karpenter's repair is one feature gate for every NodePool: its pools must agree on `enabled`."""
     pools = [(i, p) for i, p in enumerate(spec.node_pools) if p.provisioner == KARPENTER]
-    on = [f"nodePools[{i}]" for i, p in pools if p.repair.enabled]
+    on = [str(NODE_POOLS.index(i)) for i, p in pools if p.repair.enabled]
     if on and len(on) < len(pools):
         for i, pool in pools:
             if not pool.repair.enabled:
-                yield (f"nodePools[{i}].repair.enabled", f"Karpenter's node repair is one switch for every Karpenter "
+                yield (NODE_POOLS.index(i) / "repair.enabled", f"Karpenter's node repair is one switch for every Karpenter "
                        f"pool (the controller's NodeRepair feature gate), and {', '.join(on)} turn it on: set "
                        "repair.enabled the same on every pool with provisioner: karpenter")
 
 
-def pool_repair_rules(at: FieldPath, repair: NodeRepairSpec) -> Iterator[tuple[str, str]]:
+def pool_repair_rules(at: FieldPath, repair: NodeRepairSpec) -> Iterator[Problem]:
     if not repair.enabled:
         for field in repair.thresholds_set():
             yield at.field(field), "applies only with enabled: true"
@@ -103,25 +104,25 @@ def pool_repair_rules(at: FieldPath, repair: NodeRepairSpec) -> Iterator[tuple[s
     for j, o in enumerate(repair.overrides or []):
         where = at.field("overrides").index(j)
         if o.condition not in catalog.NODE_REPAIR_CONDITIONS:
-            yield f"{where}.condition", f"unknown node condition; known: {', '.join(catalog.NODE_REPAIR_CONDITIONS)}"
+            yield where / "condition", f"unknown node condition; known: {', '.join(catalog.NODE_REPAIR_CONDITIONS)}"
         elif not known_reason(o.condition, o.reason):
             reasons = catalog.NODE_REPAIR_REASONS[o.condition]
-            yield (f"{where}.reason", f"{o.reason!r} never sets {o.condition} (only these do: "
+            yield (where / "reason", f"{o.reason!r} never sets {o.condition} (only these do: "
                    f"{', '.join(reasons) or 'none'}{', DCGMHealthCode<code>' if o.condition in catalog.NODE_REPAIR_REASON_PATTERNS else ''});"
                    " an override for it would never apply")
         key = (o.condition, o.reason)
         if key in seen:
-            yield where, f"repeats {o.condition}/{o.reason} (also overrides[{seen[key]}])"
+            yield where, f"repeats {o.condition}/{o.reason} (also {FieldPath.of('overrides').index(seen[key])})"
         seen.setdefault(key, j)
 
 
-def _agent_rules(spec: "PlatformSpec") -> Iterator[tuple[str, str]]:
+def _agent_rules(spec: "PlatformSpec") -> Iterator[Problem]:
     """In prod, GPU faults must reach repair: pin the node monitoring agent on clusters the stack creates."""
     create = spec.cluster.create
     if not spec.prod or create is None or catalog.NODE_MONITORING_AGENT_ADDON in create.addons:
         return
     if any(p.repair.enabled for p in spec.node_pools):
-        yield ("cluster.create.addons", f"pin {catalog.NODE_MONITORING_AGENT_ADDON} (e.g. v1.6.6-eksbuild.1): without "
+        yield (FieldPath.of("cluster.create.addons"), f"pin {catalog.NODE_MONITORING_AGENT_ADDON} (e.g. v1.6.6-eksbuild.1): without "
                "it node repair only sees the kubelet's Ready condition, never a GPU fault; or set "
                "nodePools[].repair.enabled: false")
 

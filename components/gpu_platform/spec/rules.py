@@ -10,14 +10,15 @@ import ipaddress
 import re
 from dataclasses import dataclass
 from datetime import date
-from typing import Any, Iterable, Iterator, Optional, Sequence, Union
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Optional
 
 from gpu_platform.facts import catalog, names, syntax
 from gpu_platform.facts.lifecycle_calendar import ami_driver_era
 from gpu_platform.facts.mig import layout_problem
 from gpu_platform.spec import rules_training as training
 from gpu_platform.spec.alerting import alerting_rules
-from gpu_platform.spec.field_path import FieldPath
+from gpu_platform.spec.field_path import CLUSTER, CLUSTER_VERSION, GPU_OPERATOR, NODE_POOLS, REGION, TEAMS, FieldPath, Problem
 from gpu_platform.spec.models import (
     ADDON_VERSION, ClusterSpec, CreateClusterSpec, GpuOperatorSpec, GpuPool, NodePoolSpec, PlatformSpec, VpcSpec,
 )
@@ -37,8 +38,6 @@ from gpu_platform.spec.rules_kubelet import kubelet_rules
 # domains with their subdomains (kubelet refuses such labels at registration).
 RESERVED_LABEL_DOMAINS = (names.NVIDIA_DOMAIN, f"{names.DOMAIN}/", "k8s.amazonaws.com/", "eks.amazonaws.com/",
                           *(f"{d}/" for d in syntax.RESERVED_DOMAINS))
-
-Problem = tuple[Union[FieldPath, str], str]  # (where, what): a FieldPath, or a fixed path of the whole file
 
 
 @dataclass(frozen=True)
@@ -70,108 +69,114 @@ def _pricing_rules(spec: PlatformSpec) -> Iterator[Problem]:
     for field, prices in (("spotDiscounts", p.spot_discounts), ("onDemandUsdPerHour", p.on_demand_usd_per_hour),
                           ("capacityBlockUsdPerHour", p.capacity_block_usd_per_hour)):
         for itype, value in prices.items():
+            at = FieldPath.of("pricing").field(field).key(itype)
             if itype not in known:
-                yield f'pricing.{field}["{itype}"]', "names no catalog instance type and none this stack uses"
+                yield at, "names no catalog instance type and none this stack uses"
             elif field == "spotDiscounts" and not 0 <= value < 1:
-                yield f'pricing.{field}["{itype}"]', "must be a fraction off on-demand, >= 0 and < 1 (0.6 = 60% off)"
+                yield at, "must be a fraction off on-demand, >= 0 and < 1 (0.6 = 60% off)"
             elif field != "spotDiscounts" and value <= 0:
-                yield f'pricing.{field}["{itype}"]', "must be a positive price in USD per hour"
+                yield at, "must be a positive price in USD per hour"
 
 
 def gpu_known(pool: GpuPool) -> bool:
     """The pool's instance types are all in the catalog and share one GPU model and count."""
-    its = [catalog.INSTANCE_TYPES.get(t) for t in pool.instance_types]
-    return None not in its and len({(it.gpu, it.gpu_count) for it in its}) == 1
+    known = [catalog.INSTANCE_TYPES[t] for t in pool.instance_types if t in catalog.INSTANCE_TYPES]
+    return len(known) == len(pool.instance_types) and len({(it.gpu, it.gpu_count) for it in known}) == 1
 
 
 def _cluster_rules(spec: PlatformSpec) -> Iterator[Problem]:
     yield from cluster_rules(spec.cluster, prod=spec.prod)
 
 
-def cluster_rules(c: ClusterSpec, at: str = "cluster.", prod: bool = False) -> Iterator[Problem]:
+def cluster_rules(c: ClusterSpec, at: FieldPath = CLUSTER, prod: bool = False) -> Iterator[Problem]:
     """The cluster block: a supported version, created or adopted, pinned add-ons and system nodes, and in
-    prod an API endpoint closed to the internet. `at` prefixes each field (a Cluster component's arguments
-    are the `create` block, flattened: paths say so)."""
-    create_at = "cluster.create." if at == "cluster." else at
+    prod an API endpoint closed to the internet. `at` is the block's path (a Cluster component's arguments
+    are the `create` block, flattened at the root: paths say so)."""
+    create_at = at / "create" if at == CLUSTER else at
     if c.kubernetes_version not in catalog.KUBERNETES_VERSIONS:
-        yield f"{at}kubernetesVersion", f"must be one of {', '.join(catalog.KUBERNETES_VERSIONS)}"
+        yield at / "kubernetesVersion", f"must be one of {', '.join(catalog.KUBERNETES_VERSIONS)}"
     if (c.create is None) == (c.existing is None):
-        yield "cluster", "set exactly one of `create` (a new cluster) or `existing` (adopt one by name)"
+        yield CLUSTER, "set exactly one of `create` (a new cluster) or `existing` (adopt one by name)"
     for j, arn in enumerate(c.admin_role_arns):
         if not re.fullmatch(ROLE_ARN, arn):
-            yield f"{at}adminRoleArns[{j}]", "must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)"
+            yield (at / "adminRoleArns").index(j), "must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)"
     if c.create is None:
         if c.admin_role_arns:
-            yield (f"{at}adminRoleArns", "applies to clusters this stack creates; grant access on an adopted "
+            yield (at / "adminRoleArns", "applies to clusters this stack creates; grant access on an adopted "
                    "cluster where it is managed")
         return
     if (c.create.vpc is None) == (c.create.subnet_ids is None):
-        yield create_at.rstrip(".") or "vpc", "set exactly one of `vpc` (create a VPC) or `subnetIds` (use existing subnets)"
+        yield (create_at or create_at / "vpc",
+               "set exactly one of `vpc` (create a VPC) or `subnetIds` (use existing subnets)")
     missing = [a for a in catalog.CORE_ADDONS if a not in c.create.addons]
     if missing:
-        yield f"{create_at}addons", f"pin every core add-on; missing: {', '.join(missing)}"
+        yield create_at / "addons", f"pin every core add-on; missing: {', '.join(missing)}"
     for addon, version in c.create.addons.items():
         if addon not in (*catalog.CORE_ADDONS, *catalog.OPTIONAL_ADDONS):
             allowed = ", ".join((*catalog.CORE_ADDONS, *catalog.OPTIONAL_ADDONS))
-            yield f"{create_at}addons.{addon}", f"unknown add-on; allowed: {allowed}"
+            yield create_at / "addons" / addon, f"unknown add-on; allowed: {allowed}"
         elif not re.fullmatch(ADDON_VERSION, version):
-            yield f"{create_at}addons.{addon}", "must be an exact add-on version such as v1.20.4-eksbuild.1"
+            yield create_at / "addons" / addon, "must be an exact add-on version such as v1.20.4-eksbuild.1"
     sys_nodes = c.create.system_nodes
     if sys_nodes.min_size > sys_nodes.max_size:
-        yield f"{create_at}systemNodes.minSize", f"must be <= maxSize ({sys_nodes.max_size})"
+        yield create_at / "systemNodes.minSize", f"must be <= maxSize ({sys_nodes.max_size})"
     if not sys_nodes.release_version.startswith(c.kubernetes_version + "."):
-        yield (f"{create_at}systemNodes.releaseVersion",
+        yield (create_at / "systemNodes.releaseVersion",
                f"must be an AMI release for Kubernetes {c.kubernetes_version} (e.g. {c.kubernetes_version}.5-20251120)")
     vpc = c.create.vpc
     if vpc is not None and vpc.zones is not None and len(vpc.zones) != vpc.availability_zones:
-        yield f"{create_at}vpc.zones", f"lists {len(vpc.zones)} zones but availabilityZones is {vpc.availability_zones}"
+        yield create_at / "vpc.zones", f"lists {len(vpc.zones)} zones but availabilityZones is {vpc.availability_zones}"
     if vpc is not None:
-        yield from local_zone_rules(vpc, f"{create_at}vpc.")
+        yield from local_zone_rules(vpc, create_at / "vpc")
     yield from endpoint_rules(c.create, create_at, prod)
 
 
-def local_zone_rules(vpc: VpcSpec, at: str) -> Iterator[Problem]:
+def local_zone_rules(vpc: VpcSpec, at: FieldPath) -> Iterator[Problem]:
     """The cluster's own subnets are in Availability Zones (EKS places no cluster subnet in a Local Zone); a
     Local Zone is listed apart, and only one the catalog knows Capacity Blocks in."""
     for j, z in enumerate(vpc.zones or []):
         if syntax.is_local_zone(z):
-            yield (f"{at}zones[{j}]", f"{z} is a Local Zone, where EKS places no cluster subnet: list it under "
-                   f"{at}localZones (node groups only)")
+            yield ((at / "zones").index(j), f"{z} is a Local Zone, where EKS places no cluster subnet: list it under "
+                   f"{at / 'localZones'} (node groups only)")
     known = catalog.local_zones_with_blocks()
     for j, z in enumerate(vpc.local_zones or []):
         if not syntax.is_local_zone(z):
-            yield f"{at}localZones[{j}]", f"{z} is an Availability Zone: list it under {at}zones"
+            yield (at / "localZones").index(j), f"{z} is an Availability Zone: list it under {at / 'zones'}"
         elif z not in known:
-            yield (f"{at}localZones[{j}]", f"the catalog knows Capacity Blocks in {', '.join(known)} only: a "
+            yield ((at / "localZones").index(j), f"the catalog knows Capacity Blocks in {', '.join(known)} only: a "
                    f"subnet in {z} would serve no pool")
 
 
-def endpoint_rules(create: CreateClusterSpec, create_at: str, prod: bool) -> Iterator[Problem]:
+def endpoint_rules(create: CreateClusterSpec, create_at: FieldPath, prod: bool) -> Iterator[Problem]:
     """The public API endpoint in prod: never the whole internet (the default when `publicAccessCidrs` is
     left out is 0.0.0.0/0, so prod must list its networks or close the endpoint). The field's type has
     already held each entry to an IPv4 network."""
-    field = f"{create_at}publicAccessCidrs"
+    field = create_at / "publicAccessCidrs"
     if not prod or not create.endpoint_public_access:
         return
     fix = (f"list the networks that may reach it (your office or VPN egress), e.g. publicAccessCidrs: "
-           f"[203.0.113.0/24], or set {create_at}endpointPublicAccess: false and reach the API from inside the VPC")
+           f"[203.0.113.0/24], or set {create_at / 'endpointPublicAccess'}: false and reach the API from inside "
+           "the VPC")
     if "public_access_cidrs" not in create.model_fields_set:
         yield field, ("left out, it opens the public API endpoint to the whole internet (EKS's default 0.0.0.0/0), "
                       f"which prod refuses: {fix}")
         return
     for j, net in enumerate(map(ipaddress.IPv4Network, create.public_access_cidrs)):
         if net.prefixlen == 0:
-            yield f"{field}[{j}]", f"{net} opens the public API endpoint to the whole internet, which prod refuses: {fix}"
+            yield field.index(j), f"{net} opens the public API endpoint to the whole internet, which prod refuses: {fix}"
 
 
-def region_rules(region: Any, zones: Iterable[tuple[str, str]]) -> Iterator[Problem]:
+def region_rules(region: object, zones: Iterable[tuple[FieldPath, str]]) -> Iterator[Problem]:
     """The stack's region (`aws:region`: config beside the platform object, read by the planner and the
     program) and every zone the file names: a zone of that region. `zones` are (field path, zone name)."""
     if region is None:
         return
-    problem = syntax.region(region) if isinstance(region, str) else f"must be a region name, not {syntax.kind_of(region)}"
+    if not isinstance(region, str):
+        yield REGION, f"must be a region name, not {syntax.kind_of(region)}"
+        return
+    problem = syntax.region(region)
     if problem:
-        yield "aws:region", problem
+        yield REGION, problem
         return
     for path, zone in zones:
         problem = syntax.zone(zone, region)
@@ -182,21 +187,22 @@ def region_rules(region: Any, zones: Iterable[tuple[str, str]]) -> Iterator[Prob
 _SNAKE = {"zones": "zones", "localZones": "local_zones"}
 
 
-def named_zones(spec: PlatformSpec) -> list[tuple[str, str]]:
+def named_zones(spec: PlatformSpec) -> list[tuple[FieldPath, str]]:
     """(field path, zone) of every zone the stack file names: the VPC's and the pools'."""
     vpc = spec.cluster.create.vpc if spec.cluster.create else None
-    found = [(f"cluster.create.vpc.{key}[{j}]", z) for key in ("zones", "localZones")
+    found = [(CLUSTER.field("create.vpc").field(key).index(j), z) for key in ("zones", "localZones")
              for j, z in enumerate(getattr(vpc, _SNAKE[key]) or [])] if vpc else []
-    return found + [(f"nodePools[{i}].zones[{j}]", z) for i, p in enumerate(spec.node_pools) for j, z in enumerate(p.zones or [])]
+    return found + [(NODE_POOLS.index(i).field("zones").index(j), z)
+                    for i, p in enumerate(spec.node_pools) for j, z in enumerate(p.zones or [])]
 
 
 def _duplicate_rules(spec: PlatformSpec) -> Iterator[Problem]:
-    for field, items in (("nodePools", spec.node_pools), ("teams", spec.teams)):
+    for at, listed in ((NODE_POOLS, [p.name for p in spec.node_pools]), (TEAMS, [t.name for t in spec.teams])):
         seen: dict[str, int] = {}
-        for i, item in enumerate(items):
-            if item.name in seen:
-                yield f"{field}[{i}].name", f"duplicate name {item.name!r} (also {field}[{seen[item.name]}])"
-            seen.setdefault(item.name, i)
+        for i, name in enumerate(listed):
+            if name in seen:
+                yield at.index(i) / "name", f"duplicate name {name!r} (also {at.index(seen[name])})"
+            seen.setdefault(name, i)
 
 
 def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
@@ -335,34 +341,34 @@ def _driver_rules(spec: PlatformSpec, today: date) -> Iterator[Problem]:
 
 
 def driver_rules(op: GpuOperatorSpec, pools: Sequence[GpuPool], kubernetes_version: Optional[str], prod: bool,
-                 today: date, *, at: str = "gpuOperator.", pools_at: str = "nodePools",
-                 k8s_at: str = "cluster.kubernetesVersion") -> Iterator[Problem]:
+                 today: date, *, at: FieldPath = GPU_OPERATOR, pools_at: FieldPath = NODE_POOLS,
+                 k8s_at: FieldPath = CLUSTER_VERSION) -> Iterator[Problem]:
     """The operator's chart and driver: a chart version the catalog checks, an exact driver it supports on
     this Kubernetes version, new enough for every pool's GPUs and MIG profiles, not past end of life in prod."""
     chart = catalog.GPU_OPERATOR_CHARTS.get(op.chart_version)
     if chart is None:
-        yield f"{at}chartVersion", f"must be one of {', '.join(catalog.GPU_OPERATOR_CHARTS)}"
+        yield at / "chartVersion", f"must be one of {', '.join(catalog.GPU_OPERATOR_CHARTS)}"
         return
     drv = op.driver
     if drv.source == "ami":
         if drv.version is not None:
-            yield f"{at}driver.version", "the AMI owns the driver; pin ami.releaseVersion on pools instead"
+            yield at / "driver.version", "the AMI owns the driver; pin ami.releaseVersion on pools instead"
         return
     if drv.version is None:
-        yield f"{at}driver.version", f"pin an exact driver; {chart.version} supports {', '.join(chart.supported_drivers)}"
+        yield at / "driver.version", f"pin an exact driver; {chart.version} supports {', '.join(chart.supported_drivers)}"
         return
     if kubernetes_version is not None and kubernetes_version not in chart.kubernetes_versions:
         yield (k8s_at, f"operator-owned drivers on EKS are supported on Kubernetes "
                f"{', '.join(chart.kubernetes_versions)}")
     if drv.version not in chart.supported_drivers:
-        yield (f"{at}driver.version",
+        yield (at / "driver.version",
                f"{drv.version} is not supported by gpu-operator {chart.version}; choose one of {', '.join(chart.supported_drivers)}")
     for i, pool in enumerate(pools):
-        for need in driver_shortfalls(pool, drv.version, f" ({pools_at}[{i}])"):
-            yield f"{at}driver.version", need
+        for need in driver_shortfalls(pool, drv.version, f" ({pools_at.index(i)})"):
+            yield at / "driver.version", need
     branch = catalog.DRIVER_BRANCHES.get(catalog.driver_branch(drv.version))
     if prod and branch is not None and branch.eol < today:
-        yield f"{at}driver.version", f"branch R{branch.branch} reached end of life on {branch.eol}; prod needs a supported branch"
+        yield at / "driver.version", f"branch R{branch.branch} reached end of life on {branch.eol}; prod needs a supported branch"
 
 
 def driver_shortfalls(pool: GpuPool, version: str, where: str = "") -> Iterator[str]:
@@ -404,12 +410,12 @@ def _mig_strategy_rules(spec: PlatformSpec) -> Iterator[Problem]:
     yield from mig_strategy_rules(spec.node_pools)
 
 
-def mig_strategy_rules(pools: Sequence[GpuPool], pools_at: str = "nodePools") -> Iterator[Problem]:
+def mig_strategy_rules(pools: Sequence[GpuPool], pools_at: FieldPath = NODE_POOLS) -> Iterator[Problem]:
     mig = [(i, p) for i, p in enumerate(pools) if p.sharing.mode == "mig"]
     strategies = {p.sharing.strategy or "mixed" for _, p in mig}
     if len(strategies) > 1:
         i = mig[-1][0]
-        yield f"{pools_at}[{i}].sharing.strategy", "the MIG strategy is cluster-wide: use the same strategy on every MIG pool"
+        yield pools_at.index(i) / "sharing.strategy", "the MIG strategy is cluster-wide: use the same strategy on every MIG pool"
 
 
 def _model_cache_rules(spec: PlatformSpec) -> Iterator[Problem]:
@@ -417,10 +423,10 @@ def _model_cache_rules(spec: PlatformSpec) -> Iterator[Problem]:
     if not cache.enabled:
         return
     if cache.addon_version is None:
-        yield ("modelCache.addonVersion", f"pin the {catalog.EFS_CSI_ADDON} add-on version when the cache is enabled "
+        yield (FieldPath.of("modelCache.addonVersion"), f"pin the {catalog.EFS_CSI_ADDON} add-on version when the cache is enabled "
                "(e.g. v2.1.13-eksbuild.1)")
     for i, team in enumerate(spec.teams):  # each team's cache claim is counted by its own quota
-        yield from cache_claim_rules(f"teams[{i}]", team.quota, cache.pvc_size, "modelCache.pvcSize")
+        yield from cache_claim_rules(TEAMS.index(i), team.quota, cache.pvc_size, FieldPath.of("modelCache.pvcSize"))
 
 
 def _access_rules(spec: PlatformSpec) -> Iterator[Problem]:
@@ -430,5 +436,5 @@ def _access_rules(spec: PlatformSpec) -> Iterator[Problem]:
                                  ("adminRoleArns", team.access.admin_role_arns)):
             for j, arn in enumerate(arns):
                 if arn in admins:
-                    yield (f"teams[{i}].access.{role_field}[{j}]", "is a cluster admin (cluster.adminRoleArns); an IAM "
+                    yield ((TEAMS.index(i) / "access" / role_field).index(j), "is a cluster admin (cluster.adminRoleArns); an IAM "
                            "role has one access entry per cluster, so list it in one place")

@@ -20,15 +20,15 @@ Reservation (`reservation: {id}`). Each rule refuses what AWS refuses, with the 
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
-from typing import Iterator, Optional, Union
+from collections.abc import Iterator
+from typing import Optional
 
 from gpu_platform.facts import catalog, syntax
 from gpu_platform.facts.karpenter import KARPENTER
-from gpu_platform.spec.field_path import FieldPath
+from gpu_platform.spec.field_path import NODE_POOLS, FieldPath, Problem
 from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
 from gpu_platform.spec.pool_context import PoolContext
 
-Problem = tuple[Union[FieldPath, str], str]  # (where, what), as spec/rules.py
 CAPACITY_BLOCK, ON_DEMAND, SPOT = "capacity-block", "on-demand", "spot"
 
 
@@ -42,7 +42,7 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
                "on-demand to target an On-Demand Capacity Reservation, or capacity-block for a Capacity Block")
     elif r is not None:
         if r.quoted_usd_per_hour is not None or r.quoted_on is not None:
-            yield (at / f"reservation.{'quotedUsdPerHour' if r.quoted_usd_per_hour is not None else 'quotedOn'}",
+            yield (at / "reservation" / ("quotedUsdPerHour" if r.quoted_usd_per_hour is not None else "quotedOn"),
                    "a Capacity Block's quote (capacityType capacity-block); an On-Demand Capacity Reservation is "
                    "billed at the on-demand rate (pricing.onDemandUsdPerHour)")
         if r.start is not None or r.end is not None:
@@ -139,12 +139,12 @@ def window_rules(at: FieldPath, start: datetime, end: datetime, today: date) -> 
     for name, moment in (("start", start), ("end", end)):
         if moment.year not in years:
             off = True
-            yield (at / f"reservation.{name}", f"{_iso(moment)} is not a Capacity Block's time: blocks are bought "
+            yield (at / "reservation" / name, f"{_iso(moment)} is not a Capacity Block's time: blocks are bought "
                    f"weeks ahead for at most 26 weeks, so a window lies in {years[0]} to {years[-1]} (the plan is of "
                    f"{today.isoformat()})")
         elif name == "end" and (moment.hour, moment.minute, moment.second, moment.microsecond) != (hour, minute, 0, 0):
             off = True
-            yield (at / f"reservation.{name}", f"{_iso(moment)}: every Capacity Block ends at "
+            yield (at / "reservation" / name, f"{_iso(moment)}: every Capacity Block ends at "
                    f"{hour:02}:{minute:02} UTC (EC2 user guide, Find and purchase Capacity Blocks)")
     if not off:
         problem = duration_problem(end - start)
@@ -180,7 +180,7 @@ def platform_rules(spec: PlatformSpec) -> Iterator[Problem]:
             continue
         other = spec.node_pools[first]
         if CAPACITY_BLOCK in (pool.capacity_type, other.capacity_type) or other.instance_types != pool.instance_types:
-            yield (f"nodePools[{i}].reservation.id", f"{r.id} is also nodePools[{first}]'s reservation: a Capacity "
+            yield (NODE_POOLS.index(i) / "reservation.id", f"{r.id} is also {NODE_POOLS.index(first)}'s reservation: a Capacity "
                    "Block (or an On-Demand Capacity Reservation of one instance type) serves one pool; give each pool "
                    "its own reservation, or one pool the whole of it")
 
@@ -191,5 +191,5 @@ def _length(length: timedelta) -> str:
     return f"{days} days" + (f" {hours:g} hours" if hours else "") if days else f"{hours:g} hours"
 
 
-def _iso(moment) -> str:
+def _iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -18,16 +18,15 @@ Each rule refuses a pool where that cannot work, with the field to edit (sources
 """
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from gpu_platform.facts import catalog
 from gpu_platform.facts.karpenter import KARPENTER
 from gpu_platform.facts.lifecycle_calendar import ami_driver_era
-from gpu_platform.spec.field_path import FieldPath
+from gpu_platform.spec.field_path import GPU_OPERATOR, FieldPath, Problem
 from gpu_platform.spec.models import NodePoolSpec
 from gpu_platform.spec.pool_context import PoolContext
 
-Problem = tuple[str, str]
 DRA = "dra"
 
 
@@ -83,7 +82,7 @@ def _driver_floor(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
     floor = int(catalog.DRA_MIN_DRIVER_BRANCH)
     if ctx.driver_source == "operator":
         if ctx.driver_version and int(catalog.driver_branch(ctx.driver_version)) < floor:
-            yield ("gpuOperator.driver.version", f"{ctx.at} allocates GPUs by DRA, which needs driver R{floor} or "
+            yield (GPU_OPERATOR / "driver.version", f"{ctx.at} allocates GPUs by DRA, which needs driver R{floor} or "
                    f"newer; {ctx.driver_version} is R{catalog.driver_branch(ctx.driver_version)}")
         return
     pin, fld = (pool.ami.alias, "alias") if pool.ami.alias else (pool.ami.release_version, "releaseVersion")

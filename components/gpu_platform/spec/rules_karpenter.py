@@ -6,18 +6,18 @@ the image of each Karpenter pool.
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from gpu_platform.facts import catalog
 from gpu_platform.facts.karpenter import KARPENTER, POD_EVICTING_REASONS
 from gpu_platform.facts.karpenter_window import window_problem
-from gpu_platform.spec.field_path import FieldPath
+from gpu_platform.spec.field_path import CLUSTER_VERSION, FieldPath, Problem
 from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
 from gpu_platform.spec.pool_context import PoolContext
 
-Problem = tuple[str, str]
 PROD_CONSOLIDATION = "WhenEmpty"
 PROD_EXPIRY = "Never"
+KARPENTER_AT = FieldPath.of("karpenter")
 
 
 def rules(spec: PlatformSpec) -> Iterator[Problem]:
@@ -43,22 +43,22 @@ def _platform_rules(spec: PlatformSpec) -> Iterator[Problem]:
     k = spec.karpenter
     release = catalog.KARPENTER_RELEASES.get(k.chart_version)
     if release is None:
-        yield "karpenter.chartVersion", f"must be one of {', '.join(catalog.KARPENTER_RELEASES)} (CRDs checked)"
+        yield KARPENTER_AT / "chartVersion", f"must be one of {', '.join(catalog.KARPENTER_RELEASES)} (CRDs checked)"
     elif spec.cluster.kubernetes_version not in release.kubernetes_versions:
-        yield ("cluster.kubernetesVersion", f"Karpenter {release.version} supports Kubernetes "
+        yield (CLUSTER_VERSION, f"Karpenter {release.version} supports Kubernetes "
                f"{', '.join(release.kubernetes_versions)}; keep these pools on managed node groups, or pick another version")
     for key in spec.tags:
         if key in catalog.KARPENTER_RESTRICTED_TAGS or key.startswith(catalog.KARPENTER_RESTRICTED_TAG_PREFIX):
-            yield f'tags["{key}"]', "is a tag Karpenter sets itself on the nodes it launches; EC2NodeClasses may not set it"
+            yield FieldPath.of("tags").key(key), "is a tag Karpenter sets itself on the nodes it launches; EC2NodeClasses may not set it"
     window = k.disruption_window
     if window is None:
         if spec.prod:
-            yield ("karpenter.disruptionWindow", "prod Karpenter pools need a window for drift and consolidation, e.g. "
+            yield (KARPENTER_AT / "disruptionWindow", "prod Karpenter pools need a window for drift and consolidation, e.g. "
                    "{schedule: \"0 2 * * sun\", duration: 4h} (UTC); outside it no node running pods is disrupted")
         return
     problem = window_problem(window.schedule, window.duration)
     if problem:
-        yield "karpenter.disruptionWindow", f"{problem} (schedule {window.schedule!r}, duration {window.duration})"
+        yield KARPENTER_AT / "disruptionWindow", f"{problem} (schedule {window.schedule!r}, duration {window.duration})"
 
 
 def _pool_rules(ctx: PoolContext, at: FieldPath, pool: NodePoolSpec) -> Iterator[Problem]:

@@ -5,12 +5,10 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from gpu_platform.facts import kubelet as facts
-from gpu_platform.spec.field_path import FieldPath
+from gpu_platform.spec.field_path import FieldPath, Problem
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import NodePoolSpec
-
-Problem = tuple[FieldPath, str]
 
 
 def kubelet_rules(at: FieldPath, pool: "NodePoolSpec") -> Iterator[Problem]:

@@ -19,16 +19,14 @@ ml-eks-nvidia-ultraserver @00e3293d; awslabs/amazon-eks-ami templates/al2023/run
 """
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from gpu_platform.facts import catalog
 from gpu_platform.facts.karpenter import KARPENTER
 from gpu_platform.facts.lifecycle_calendar import ami_driver_era
-from gpu_platform.spec.field_path import FieldPath
+from gpu_platform.spec.field_path import GPU_OPERATOR, NODE_POOLS, FieldPath, Problem
 from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
 from gpu_platform.spec.pool_context import PoolContext
-
-Problem = tuple[str, str]
 
 
 def ultraservers(pool: NodePoolSpec) -> list[catalog.UltraServer]:
@@ -70,7 +68,7 @@ def platform_rules(spec: PlatformSpec) -> Iterator[Problem]:
     dra = [i for i, p in enumerate(spec.node_pools) if p.gpu_allocation == "dra"]
     for i, pool in enumerate(spec.node_pools):
         if ultraservers(pool) and pool.gpu_allocation != "dra" and dra:
-            yield (f"nodePools[{i}].gpuAllocation", f"nodePools[{dra[0]}] allocates GPUs by DRA, so the DRA driver "
+            yield (NODE_POOLS.index(i) / "gpuAllocation", f"{NODE_POOLS.index(dra[0])} allocates GPUs by DRA, so the DRA driver "
                    "publishes GPUs on every node it runs on, and it runs on this UltraServer pool for ComputeDomains: "
                    "the device plugin would hand out the same GPUs; set gpuAllocation dra here too")
 
@@ -91,11 +89,11 @@ def _one_ultraserver(at: FieldPath, pool: NodePoolSpec, us: catalog.UltraServer)
 def _driver_rules(ctx: PoolContext, pool: NodePoolSpec, us: catalog.UltraServer) -> Iterator[Problem]:
     branches = "/".join(f"R{b}" for b in us.driver_branches)
     if ctx.driver_source != "ami":
-        yield ("gpuOperator.driver.source", f"{ctx.at} runs {us.instance_type}, whose AMI owns the driver, fabric "
+        yield (GPU_OPERATOR / "driver.source", f"{ctx.at} runs {us.instance_type}, whose AMI owns the driver, fabric "
                "manager and IMEX (AWS: the operator's driver and toolkit off there): use source ami")
     branch = catalog.driver_branch(ctx.driver_version) if ctx.driver_version else None
     if branch and branch not in us.driver_branches:
-        yield ("gpuOperator.driver.version", f"{ctx.at} runs {us.instance_type}, which runs {branches} only: "
+        yield (GPU_OPERATOR / "driver.version", f"{ctx.at} runs {us.instance_type}, which runs {branches} only: "
                f"{ctx.driver_version} is R{branch}; R595 drops NVreg_GrdmaPciTopoCheckOverride and NCCL over EFA "
                "aborts on P6e (pin 580.173.02)")
     pin = pool.ami.alias or pool.ami.release_version

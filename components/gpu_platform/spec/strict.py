@@ -24,6 +24,7 @@ class StrictModel(BaseModel):
     @field_validator("*", mode="before")
     @classmethod
     def _strict_scalars(cls, value: Any, info: ValidationInfo) -> Any:
+        assert info.field_name is not None  # a field validator is always given its field's name
         problem = scalar_problem(cls.model_fields[info.field_name].annotation, value)
         if problem:
             raise ValueError(problem)
