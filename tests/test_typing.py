@@ -1,7 +1,7 @@
 """The type checker holds: mypy, configured in pyproject.toml, finds no error in the checked modules, and the
-strict layers (facts, decisions, render, resources, platform) are checked with every flag of `mypy --strict`
-and no other layer is.
-docs/architecture.md, "The checks", says which modules are strict and why."""
+strict layers (facts, spec, decisions, render, resources, platform) are checked with every flag of
+`mypy --strict` and no other layer is. docs/architecture.md, "The checks", says which modules are strict
+and why."""
 from __future__ import annotations
 
 import io
@@ -17,9 +17,9 @@ from mypy.options import PER_MODULE_OPTIONS, Options
 ROOT = Path(__file__).resolve().parent.parent
 
 # The packages and modules mypy checks here (their own errors; what they import is checked where it is listed).
-# The stack file's models (spec) join once they are clean.
 CHECKED_MODULES = (
     "gpu_platform.facts",
+    "gpu_platform.spec",
     "gpu_platform.decisions",
     "gpu_platform.render",
     "gpu_platform.resources",
@@ -29,8 +29,8 @@ CHECKED_MODULES = (
 )
 # The Pulumi program, the policy pack's and the component provider's entry points, and the benchmark.
 PROGRAMS = ("__main__.py", "policies/__main__.py", "provider/__main__.py", "benchmarks/plan_bench.py")
-STRICT_LAYERS = ("gpu_platform.facts", "gpu_platform.decisions", "gpu_platform.render", "gpu_platform.resources",
-                 "gpu_platform.platform")
+STRICT_LAYERS = ("gpu_platform.facts", "gpu_platform.spec", "gpu_platform.decisions", "gpu_platform.render",
+                 "gpu_platform.resources", "gpu_platform.platform")
 
 
 def _mypy(*args: str) -> subprocess.CompletedProcess[str]:

@@ -48,7 +48,8 @@ def test_kueue_given_a_pool_of_an_unknown_instance_type_names_the_pool():
     pool = {"name": "a", "instance_types": ["zz9.big"], "capacity_type": "on-demand", "max_size": 2}
     team = {"name": "ml", "quota": {"gpus": 1, "cpu": "8", "memory": "64Gi"}}
     err = refusal(queueing_settings, "q", {"chart_version": "0.14.4", "node_pools": [pool], "teams": [team]})
-    assert err.problems[0].startswith("KueueQueueing 'q': node_pools[0].instance_types[0]: unknown GPU instance type 'zz9.big'")
+    refused = "KueueQueueing 'q': node_pools[0].instance_types[0]: unknown GPU instance type 'zz9.big'"
+    assert err.problems[0].startswith(refused)
 
 
 def _checks():

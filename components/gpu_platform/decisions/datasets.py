@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Optional
 
-from gpu_platform.facts import catalog, names, syntax
-from gpu_platform.spec.field_path import FieldPath, Problem
+from gpu_platform.facts import catalog, names
 
 if TYPE_CHECKING:
     from gpu_platform.facts.catalog import NodeImage
@@ -23,7 +22,6 @@ TEAMS_DIR = names.DATASETS_TEAMS_DIR
 SHARED_CLAIM_SIZE = "1Gi"  # the shared claim's request: the area is read-only, so it is counted at a token size
 TEAM_DIR_MODE = "2775"  # group-writable, new files keep the directory's group
 SHARED_DIR_MODE = "0755"
-DATA_REPOSITORY = FieldPath.of("datasets.fsxLustre.dataRepository")  # the stack file's S3 link
 
 
 def fsx_lustre(spec: "PlatformSpec") -> Optional["FsxLustreSpec"]:
@@ -151,19 +149,6 @@ def associations(fsx: "FsxLustreSpec", teams: Sequence[str]) -> list[Association
     if shared:
         out.append(Association("shared", shared, s3(shared), True, False))
     return out
-
-
-def link_path_problems(fsx: "FsxLustreSpec", teams: Sequence[str],
-                       at: FieldPath = DATA_REPOSITORY) -> Iterator[Problem]:
-    """(field, message) for each association whose paths FSx would refuse: the team's directory (or the shared
-    area) appended to `fileSystemPath` and to `s3Path` may pass FSx's length limits though both fields fit
-    (facts/syntax.py), which leaves the file system built and the link failing at apply."""
-    for link in associations(fsx, teams):
-        whose = "the shared area's link" if link.key == "shared" else f"the link of team {link.key!r}"
-        for field, problem in (("fileSystemPath", syntax.fsx_file_system_path(link.file_system_path)),
-                               ("s3Path", syntax.fsx_data_repository_path(link.s3_path))):
-            if problem:
-                yield at / field, f"{whose}: {problem}; shorten {field}"
 
 
 def association_count(fsx: "FsxLustreSpec", teams: Sequence[str]) -> int:

@@ -227,14 +227,15 @@ def placement(spec: "QueueScope") -> Placement:
                     "pool, or make the team's priorityTier preemptible-batch")))
                 continue
             if not mine:
-                problems.append((TEAMS.index(i) / "queue.pools", f"none of the listed pools offers {resource}; offered by "
-                                 f"{', '.join(sorted({f.pool for f in offering}))}"))
+                problems.append((TEAMS.index(i) / "queue.pools", f"none of the listed pools offers {resource}; "
+                                 f"offered by {', '.join(sorted({f.pool for f in offering}))}"))
                 continue
             room = ", ".join(f"{f.pool} {left[f.name]}" for f in mine)
             problems.append((_quota_field(i, resource), (
                 f"with queueing.mode kueue a quota is a guaranteed nominal quota and must fit its pools at max size: "
                 f"{need} {resource} do not fit (left on {room} after the teams above; quotaOvercommitRatio does not "
-                f"apply); lower the quota, raise a pool's maxSize or list other pools in {TEAMS.index(i) / 'queue.pools'}")))
+                f"apply); lower the quota, raise a pool's maxSize or list other pools in "
+                f"{TEAMS.index(i) / 'queue.pools'}")))
     return Placement(nominal, left, problems)
 
 
@@ -339,11 +340,13 @@ def queueing_rules(spec: "QueueScope") -> Iterator[Problem]:
                 yield TEAMS.index(i) / "queue", "applies when queueing.mode is kueue"
         return
     if q.chart_version is None or q.chart_version not in catalog.KUEUE_RELEASES:
-        yield FieldPath.of("queueing.chartVersion"), f"pin a Kueue chart version: one of {', '.join(catalog.KUEUE_RELEASES)}"
+        yield (FieldPath.of("queueing.chartVersion"),
+               f"pin a Kueue chart version: one of {', '.join(catalog.KUEUE_RELEASES)}")
     pools = [p.name for p in spec.node_pools]
     for i, pool in enumerate(spec.node_pools):
         if pool.name == names.KUEUE_CPU_MEMORY_FLAVOR:
-            yield NODE_POOLS.index(i) / "name", f"{pool.name!r} is the name of the CPU and memory flavor; choose another"
+            yield (NODE_POOLS.index(i) / "name",
+                   f"{pool.name!r} is the name of the CPU and memory flavor; choose another")
         if len(pool.taints) > MAX_FLAVOR_TAINTS:
             yield NODE_POOLS.index(i) / "taints", f"a Kueue flavor carries at most {MAX_FLAVOR_TAINTS} taints"
     groups = 1 + len(gpu_resources(spec))
@@ -354,7 +357,8 @@ def queueing_rules(spec: "QueueScope") -> Iterator[Problem]:
         if names.team_namespace(team.name) == q.namespace:
             yield TEAMS.index(i) / "name", f"{team.name!r} is Kueue's namespace (queueing.namespace); choose another"
         if team.queue.lending_limit is not None and percent(team.queue.lending_limit) > 1:
-            yield TEAMS.index(i) / "queue.lendingLimit", "must be at most 100%: a team cannot lend more than its nominal quota"
+            yield (TEAMS.index(i) / "queue.lendingLimit",
+                   "must be at most 100%: a team cannot lend more than its nominal quota")
         for j, listed in enumerate(team.queue.pools):
             if listed not in pools:
                 yield (TEAMS.index(i) / "queue.pools").index(j), f"unknown pool {listed!r}; pools: {', '.join(pools)}"

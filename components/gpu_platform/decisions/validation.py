@@ -3,7 +3,8 @@
 `parse_platform` is the one call the program and the planner share. It reads the object into the models
 (spec/parse.py), runs the rules decidable from the file and the facts (spec/rules.py), and then the rules
 that can only be checked above a decision: each team's datasets claim against its storage quota (which
-teams get a claim), team quotas against what the pools provide at max size (capacity), Kueue's nominal quotas
+teams get a claim) and the paths of its S3 link (the data repository associations; the Datasets component
+checks them too), team quotas against what the pools provide at max size (capacity), Kueue's nominal quotas
 placed on the pools (queueing), and CUDA minimums against the drivers of the pools they reach (cuda). Every
 problem is reported at once, each naming its field.
 """
@@ -12,19 +13,21 @@ from __future__ import annotations
 import json
 from datetime import date
 from typing import Any
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
 from gpu_platform.decisions.cuda import min_cuda_rules
 from gpu_platform.decisions.capacity import platform_capacity, team_quota_totals
-from gpu_platform.decisions.datasets import SHARED_CLAIM_SIZE, claim_size, claim_teams, claims_per_team, link_path_problems
+from gpu_platform.decisions.datasets import SHARED_CLAIM_SIZE, associations, claim_size, claim_teams, claims_per_team
 from gpu_platform.decisions.queueing import queueing_rules
-from gpu_platform.facts import names
+from gpu_platform.facts import names, syntax
 from gpu_platform.spec.errors import SpecError
-from gpu_platform.spec.models import PlatformSpec, quantity_value
+from gpu_platform.spec.models import FsxLustreSpec, PlatformSpec, quantity_value
 from gpu_platform.spec.parse import read_models
-from gpu_platform.spec.field_path import TEAMS, Problem
+from gpu_platform.spec.field_path import TEAMS, FieldPath, Problem
 from gpu_platform.spec.rules import check, named_zones, region_rules
 from gpu_platform.spec.rules_teams import RESERVED_NAMESPACES, mig_slice_rules, name_rules, role_arn_rules
+
+DATA_REPOSITORY = FieldPath.of("datasets.fsxLustre.dataRepository")  # the stack file's S3 link
 
 
 def parse_platform(data: Any, today: date | None = None, *, region: Any = None) -> PlatformSpec:
@@ -90,6 +93,19 @@ def _claim_quota_rules(spec: PlatformSpec) -> Iterator[Problem]:
         if quantity_value(team.quota.storage) < needed:
             yield (at / "storage", f"must be >= {needed / 2**30:g}Gi: "
                    f"{_listed([f'{what} ({size})' for what, size in sizes])} count against it")
+
+
+def link_path_problems(fsx: FsxLustreSpec, teams: Sequence[str],
+                       at: FieldPath = DATA_REPOSITORY) -> Iterator[Problem]:
+    """(field, message) for each association whose paths FSx would refuse: the team's directory (or the shared
+    area) appended to `fileSystemPath` and to `s3Path` may pass FSx's length limits though both fields fit
+    (facts/syntax.py), which leaves the file system built and the link failing at apply."""
+    for link in associations(fsx, teams):
+        whose = "the shared area's link" if link.key == "shared" else f"the link of team {link.key!r}"
+        for field, problem in (("fileSystemPath", syntax.fsx_file_system_path(link.file_system_path)),
+                               ("s3Path", syntax.fsx_data_repository_path(link.s3_path))):
+            if problem:
+                yield at / field, f"{whose}: {problem}; shorten {field}"
 
 
 def _listed(items: list[str]) -> str:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from collections.abc import Mapping
-from typing import Optional
+from typing import Literal, Optional, get_args
 
 # The dated lifecycle calendar (EKS Kubernetes versions, GPU Operator lines, driver branches, AMI driver eras,
 # add-on lines) is kept in its own module and re-exported here.
@@ -647,7 +647,8 @@ EKS_NODE_GROUP_NAME_MAX = 63
 # and so trigger repair; "Event" reasons never do. ---
 NODE_MONITORING_AGENT_ADDON = "eks-node-monitoring-agent"
 OPTIONAL_ADDONS = (NODE_MONITORING_AGENT_ADDON,)  # may be pinned beside the core add-ons
-NODE_REPAIR_ACTIONS = ("Replace", "Reboot", "NoAction")
+NodeRepairAction = Literal["Replace", "Reboot", "NoAction"]
+NODE_REPAIR_ACTIONS: tuple[NodeRepairAction, ...] = get_args(NodeRepairAction)
 # Default wait before repair per condition (minutes) and the actions AWS documents for it.
 NODE_REPAIR_CONDITIONS: Mapping[str, tuple[int, str]] = MappingProxyType({
     "AcceleratedHardwareReady": (10, "Replace or Reboot"),

@@ -21,10 +21,14 @@ from __future__ import annotations
 
 from types import MappingProxyType
 from collections.abc import Mapping
+from typing import Literal, get_args
 
-CPU_MANAGER_POLICIES = ("none", "static")
-TOPOLOGY_MANAGER_POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
-TOPOLOGY_MANAGER_SCOPES = ("container", "pod")
+CpuManagerPolicy = Literal["none", "static"]
+CPU_MANAGER_POLICIES: tuple[CpuManagerPolicy, ...] = get_args(CpuManagerPolicy)
+TopologyManagerPolicy = Literal["none", "best-effort", "restricted", "single-numa-node"]
+TOPOLOGY_MANAGER_POLICIES: tuple[TopologyManagerPolicy, ...] = get_args(TopologyManagerPolicy)
+TopologyManagerScope = Literal["container", "pod"]
+TOPOLOGY_MANAGER_SCOPES: tuple[TopologyManagerScope, ...] = get_args(TopologyManagerScope)
 
 # Instance families whose 8 GPUs and their EFA NICs sit on two CPU sockets (two NUMA nodes): a pod's CPUs on
 # the far socket cross the socket link for every batch it stages (AWS EC2 accelerated computing instance

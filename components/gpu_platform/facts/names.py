@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+from typing import Literal, get_args
 
 # --- NVIDIA / Kubernetes resource and label keys ---
 NVIDIA_DOMAIN = "nvidia.com/"
@@ -26,8 +27,11 @@ RESOURCE_API_GROUP = "resource.k8s.io"  # ResourceClaim, ResourceClaimTemplate, 
 COMPUTE_DOMAIN_API_GROUP = "resource.nvidia.com"  # the DRA driver's ComputeDomain
 
 # --- The platform's vocabulary: the values a stack file, a component's Args and the pack all accept ---
-ENVIRONMENTS = ("dev", "staging", "prod")  # prod protects what holds data or runs jobs, and rolls one node at a time
-DRIVER_SOURCES = ("ami", "operator")  # who installs the NVIDIA driver: the node image, or the GPU Operator
+# Each a Literal type (the stack file's field is typed by it) and its values, in order.
+Environment = Literal["dev", "staging", "prod"]  # prod protects what holds data or runs jobs, rolls one node at a time
+ENVIRONMENTS: tuple[Environment, ...] = get_args(Environment)
+DriverSource = Literal["ami", "operator"]  # who installs the NVIDIA driver: the node image, or the GPU Operator
+DRIVER_SOURCES: tuple[DriverSource, ...] = get_args(DriverSource)
 MIG_STRATEGIES = ("none", "single", "mixed")  # the GPU Operator's migStrategy (cluster-wide)
 
 # --- The platform's own keys ---

@@ -317,7 +317,8 @@ def cluster_settings(name: str, args: Mapping[str, Any]) -> ClusterSettings:
     except SpecError as err:
         raise ArgumentsError(where, list(dict.fromkeys(_flat(p) for p in [*problems, *err.problems]))) from None
     vpc = cluster.create.vpc if cluster.create else None
-    zones = [(FieldPath.of("vpc").field(k).index(j), z) for k, found in (("zones", vpc.zones), ("localZones", vpc.local_zones))
+    zones = [(FieldPath.of("vpc").field(k).index(j), z)
+             for k, found in (("zones", vpc.zones), ("localZones", vpc.local_zones))
              for j, z in enumerate(found or [])] if vpc else []
     found = [*cluster_rules(cluster, at=FieldPath(), prod=args.get("environment") == "prod"),
              *region_rules(args.get("region"), zones)]

@@ -27,8 +27,9 @@ import pulumi
 import pulumi_kubernetes
 
 from gpu_platform.decisions.datasets import (
-    associations, deployment, final_backup, link_path_problems, protected, shared_path, team_path, throughput,
+    associations, deployment, final_backup, protected, shared_path, team_path, throughput,
 )
+from gpu_platform.decisions.validation import link_path_problems
 from gpu_platform.facts import catalog, component_types, names
 from gpu_platform.render.datasets import (
     claim, controller_policy, mount_source, persistent_volume, setup_claim, setup_job, setup_volume, shared_claim,
@@ -290,7 +291,8 @@ def _file_system(name: str, args: Mapping[str, Any]) -> FsxLustreSpec:
     problems += [f"{path}: {message}" for path, message in
                  file_system_rules(config, args.get("environment") == "prod", FieldPath.of("fsxLustre"))]
     problems += [f"{path}: {message}" for path, message in  # each team's link, made from the paths given
-                 link_path_problems(config, list(args.get("team_namespaces") or {}), FieldPath.of("fsxLustre.dataRepository"))]
+                 link_path_problems(config, list(args.get("team_namespaces") or {}),
+                                    FieldPath.of("fsxLustre.dataRepository"))]
     problems += shared_namespaces(args.get("team_namespaces") or {})
     if problems:
         raise ArgumentsError(where, problems)

@@ -246,7 +246,8 @@ def team_settings(name: str, args: Mapping[str, Any]) -> TeamSettings:
     size = (cache or {}).get("size") or "1Ti"
     found = [*name_rules(FieldPath(), team, RESERVED_NAMESPACES, name_field="team"),
              *mig_slice_rules(FieldPath(), team.quota, args.get("mig_profiles")),
-             *(cache_claim_rules(FieldPath(), team.quota, size, FieldPath.of("modelCache.size")) if cache is not None else ())]
+             *(cache_claim_rules(FieldPath(), team.quota, size, FieldPath.of("modelCache.size"))
+               if cache is not None else ())]
     problems += [f"{path}: {message}" for path, message in found]
     if problems:
         raise ArgumentsError(where, problems)

@@ -209,7 +209,8 @@ def _receiver_rules(alerting: AlertingSpec, at: FieldPath) -> Iterator[Problem]:
         if r.name == NULL_RECEIVER:
             yield where / "name", f"{NULL_RECEIVER!r} is reserved for the stack's heartbeat alerts"
         if r.name in seen:
-            yield where / "name", f"duplicate receiver {r.name!r} (also {FieldPath.of('receivers').index(seen[r.name])})"
+            also = FieldPath.of("receivers").index(seen[r.name])
+            yield where / "name", f"duplicate receiver {r.name!r} (also {also})"
         seen.setdefault(r.name, i)
         if len(r.kinds) != 1:
             yield where, "give exactly one of slack, pagerduty, webhook, sns"

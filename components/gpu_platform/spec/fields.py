@@ -5,7 +5,8 @@ would refuse (or, worse, misread), with the rule's message as the field's error.
 """
 from __future__ import annotations
 
-from typing import Annotated, Any, Callable
+from collections.abc import Callable
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator
 

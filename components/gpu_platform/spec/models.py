@@ -11,7 +11,8 @@ from __future__ import annotations
 import ipaddress
 import re
 from datetime import date, datetime, timedelta
-from typing import Literal, Optional, Sequence, Union
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal, Optional, Union, get_args
 
 from pydantic import Field, field_validator
 
@@ -28,7 +29,21 @@ from gpu_platform.spec.strict import StrictModel
 
 KMS_KEY_ARN = r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[\w-]+$"
 ADDON_VERSION = catalog.ADDON_VERSION_PATTERN
-PRIORITY_TIERS = ("critical-inference", "standard", "preemptible-batch")
+PriorityTier = Literal["critical-inference", "standard", "preemptible-batch"]
+PRIORITY_TIERS: tuple[PriorityTier, ...] = get_args(PriorityTier)
+
+# Fields whose values are the catalog's keys: pydantic reads a Literal built from them when the module loads,
+# which a type checker cannot evaluate, so to it they are the strings they are.
+if TYPE_CHECKING:
+    NodeImageType = str
+    TaintEffect = str
+    DraDriverChart = str
+    FsxDeploymentType = str
+else:
+    NodeImageType = Literal[tuple(catalog.NODE_IMAGES)]
+    TaintEffect = Literal[tuple(names.TAINT_EFFECTS)]
+    DraDriverChart = Literal[tuple(catalog.DRA_DRIVER_RELEASES)]
+    FsxDeploymentType = Literal[tuple(catalog.FSX_LUSTRE_DEPLOYMENTS)]
 
 
 # --- cluster ---
@@ -91,7 +106,7 @@ class ClusterSpec(StrictModel):
 # --- GPU operator ---
 
 class DriverSpec(StrictModel):
-    source: Literal[names.DRIVER_SOURCES]  # type: ignore[valid-type]
+    source: names.DriverSource
     version: Optional[str] = Field(None, pattern=r"^\d+\.\d+(\.\d+)?$")
     kernel_module_type: Literal["auto", "open", "proprietary"] = "auto"
 
@@ -163,7 +178,7 @@ class ClusterAutoscalerSpec(StrictModel):
 # --- node pools ---
 
 class AmiSpec(StrictModel):
-    type: Literal[tuple(catalog.NODE_IMAGES)]  # type: ignore[valid-type]
+    type: NodeImageType
     # An EKS-optimized release: <kubernetes>.<patch>-<YYYYMMDD>, or <bottlerocket>-<build> (spec/rules.py)
     release_version: Optional[str] = Field(None, pattern=r"^\d+\.\d+\.\d+-[0-9a-f]{8}$")
     image_id: Optional[AmiId] = None
@@ -185,7 +200,7 @@ class SharingSpec(StrictModel):
 class TaintSpec(StrictModel):
     key: TaintKey
     value: TaintValue = ""
-    effect: Literal[tuple(names.TAINT_EFFECTS)]  # type: ignore[valid-type]
+    effect: TaintEffect
 
 
 KARPENTER_DURATION = r"^(([0-9]+(s|m|h))+|Never)$"  # NodePool consolidateAfter and expireAfter
@@ -201,11 +216,11 @@ class KarpenterPoolSpec(StrictModel):
 
 # How pods get a pool's GPUs: the GPU Operator's device plugin (`nvidia.com/gpu` requests), or NVIDIA's DRA
 # driver (ResourceClaims); see docs/dra.md. Never both on one node.
-GPU_ALLOCATIONS = ("device-plugin", "dra")
-GpuAllocation = Literal[GPU_ALLOCATIONS]  # type: ignore[valid-type]
+GpuAllocation = Literal["device-plugin", "dra"]
+GPU_ALLOCATIONS: tuple[GpuAllocation, ...] = get_args(GpuAllocation)
 
-CAPACITY_TYPES = ("spot", "on-demand", "capacity-block")
-CapacityType = Literal[CAPACITY_TYPES]  # type: ignore[valid-type]
+CapacityType = Literal["spot", "on-demand", "capacity-block"]
+CAPACITY_TYPES: tuple[CapacityType, ...] = get_args(CapacityType)
 
 
 class ReservationSpec(StrictModel):
@@ -252,9 +267,9 @@ CPUSET = r"^\d+(-\d+)?(,\d+(-\d+)?)*$"  # a Linux CPU list, e.g. 0-3 or 0,1,96,9
 class KubeletSpec(StrictModel):
     """The kubelet's CPU and topology managers on a pool's nodes (docs/numa.md). Unset, a pool of 8-GPU
     training instances (facts/kubelet.py NUMA_ALIGNED_FAMILIES) gets these defaults and any other pool none."""
-    cpu_manager_policy: Literal[kubelet_facts.CPU_MANAGER_POLICIES] = "static"  # type: ignore[valid-type]
-    topology_manager_policy: Literal[kubelet_facts.TOPOLOGY_MANAGER_POLICIES] = "restricted"  # type: ignore[valid-type]
-    topology_manager_scope: Literal[kubelet_facts.TOPOLOGY_MANAGER_SCOPES] = "pod"  # type: ignore[valid-type]
+    cpu_manager_policy: kubelet_facts.CpuManagerPolicy = "static"
+    topology_manager_policy: kubelet_facts.TopologyManagerPolicy = "restricted"
+    topology_manager_scope: kubelet_facts.TopologyManagerScope = "pod"
     # CPUs kept for the system and kubelet, never given to pods (default 0-3 under the static policy).
     reserved_system_cpus: Optional[str] = Field(None, pattern=CPUSET)
 
@@ -349,7 +364,7 @@ class EfaDevicePluginSpec(StrictModel):
 class DraDriverSpec(StrictModel):
     # NVIDIA's DRA driver chart (dra-driver-nvidia-gpu), installed only when a pool sets gpuAllocation dra or runs
     # UltraServers (their ComputeDomains)
-    chart_version: Literal[tuple(catalog.DRA_DRIVER_RELEASES)] = "0.4.1"  # type: ignore[valid-type]
+    chart_version: DraDriverChart = "0.4.1"
 
 
 class DataRepositorySpec(StrictModel):
@@ -369,7 +384,7 @@ class DatasetsOwnerSpec(StrictModel):
 
 
 class FsxLustreSpec(StrictModel):
-    deployment_type: Literal[tuple(catalog.FSX_LUSTRE_DEPLOYMENTS)] = "PERSISTENT_2"  # type: ignore[valid-type]
+    deployment_type: FsxDeploymentType = "PERSISTENT_2"
     storage_capacity_gib: int = Field(1200, ge=1200, alias="storageCapacityGiB")
     throughput_per_tib: Optional[int] = Field(None, alias="throughputPerTiB")  # MB/s per TiB; default the lowest
     kms_key_arn: Optional[str] = Field(None, pattern=KMS_KEY_ARN)  # default: the AWS-managed FSx key
@@ -508,7 +523,7 @@ class TeamSpec(StrictModel):
     name: DnsLabel  # the team's namespace (63; not a system one: rules_teams); see docs/planner.md for the limits
     quota: QuotaSpec
     max_gpus_per_pod: Optional[int] = Field(None, ge=1)  # default: the largest GPU node's count
-    priority_tier: Literal[PRIORITY_TIERS] = "standard"  # type: ignore[valid-type]
+    priority_tier: PriorityTier = "standard"
     access: TeamAccessSpec = Field(default_factory=TeamAccessSpec)
     queue: TeamQueueSpec = Field(default_factory=TeamQueueSpec)
     container_defaults: ContainerDefaultsSpec = Field(default_factory=ContainerDefaultsSpec)
@@ -549,7 +564,7 @@ class PricingSpec(StrictModel):
 
 
 class PlatformSpec(StrictModel):
-    environment: Literal[names.ENVIRONMENTS]  # type: ignore[valid-type]
+    environment: names.Environment
     cluster: ClusterSpec
     gpu_operator: GpuOperatorSpec
     cluster_autoscaler: ClusterAutoscalerSpec = Field(default_factory=ClusterAutoscalerSpec)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
-from typing import TYPE_CHECKING, Mapping, Optional, Union
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Optional, Union
 
 from gpu_platform.spec.field_path import FieldPath
 

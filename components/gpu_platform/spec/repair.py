@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Literal, Optional
+from typing import TYPE_CHECKING, Optional
 
 from pydantic import Field
 from pydantic.alias_generators import to_snake
@@ -29,7 +29,7 @@ class RepairOverrideSpec(StrictModel):
     condition: str  # nodeMonitoringCondition, e.g. AcceleratedHardwareReady
     reason: str  # nodeUnhealthyReason, e.g. NvidiaXID31Error
     wait_minutes: int = Field(ge=1)  # minRepairWaitTimeMins: how long the condition must last
-    action: Literal[catalog.NODE_REPAIR_ACTIONS]  # type: ignore[valid-type]
+    action: catalog.NodeRepairAction
 
 
 class NodeRepairSpec(StrictModel):
@@ -87,9 +87,9 @@ def _karpenter_switch_rules(spec: "PlatformSpec") -> Iterator[Problem]:
     if on and len(on) < len(pools):
         for i, pool in pools:
             if not pool.repair.enabled:
-                yield (NODE_POOLS.index(i) / "repair.enabled", f"Karpenter's node repair is one switch for every Karpenter "
-                       f"pool (the controller's NodeRepair feature gate), and {', '.join(on)} turn it on: set "
-                       "repair.enabled the same on every pool with provisioner: karpenter")
+                yield (NODE_POOLS.index(i) / "repair.enabled", "Karpenter's node repair is one switch for every "
+                       f"Karpenter pool (the controller's NodeRepair feature gate), and {', '.join(on)} turn it on: "
+                       "set repair.enabled the same on every pool with provisioner: karpenter")
 
 
 def pool_repair_rules(at: FieldPath, repair: NodeRepairSpec) -> Iterator[Problem]:
@@ -107,9 +107,9 @@ def pool_repair_rules(at: FieldPath, repair: NodeRepairSpec) -> Iterator[Problem
             yield where / "condition", f"unknown node condition; known: {', '.join(catalog.NODE_REPAIR_CONDITIONS)}"
         elif not known_reason(o.condition, o.reason):
             reasons = catalog.NODE_REPAIR_REASONS[o.condition]
+            coded = ", DCGMHealthCode<code>" if o.condition in catalog.NODE_REPAIR_REASON_PATTERNS else ""
             yield (where / "reason", f"{o.reason!r} never sets {o.condition} (only these do: "
-                   f"{', '.join(reasons) or 'none'}{', DCGMHealthCode<code>' if o.condition in catalog.NODE_REPAIR_REASON_PATTERNS else ''});"
-                   " an override for it would never apply")
+                   f"{', '.join(reasons) or 'none'}{coded}); an override for it would never apply")
         key = (o.condition, o.reason)
         if key in seen:
             yield where, f"repeats {o.condition}/{o.reason} (also {FieldPath.of('overrides').index(seen[key])})"
@@ -122,7 +122,7 @@ def _agent_rules(spec: "PlatformSpec") -> Iterator[Problem]:
     if not spec.prod or create is None or catalog.NODE_MONITORING_AGENT_ADDON in create.addons:
         return
     if any(p.repair.enabled for p in spec.node_pools):
-        yield (FieldPath.of("cluster.create.addons"), f"pin {catalog.NODE_MONITORING_AGENT_ADDON} (e.g. v1.6.6-eksbuild.1): without "
-               "it node repair only sees the kubelet's Ready condition, never a GPU fault; or set "
-               "nodePools[].repair.enabled: false")
+        yield (FieldPath.of("cluster.create.addons"), f"pin {catalog.NODE_MONITORING_AGENT_ADDON} (e.g. "
+               "v1.6.6-eksbuild.1): without it node repair only sees the kubelet's Ready condition, never a GPU "
+               "fault; or set nodePools[].repair.enabled: false")
 

@@ -18,7 +18,9 @@ from gpu_platform.facts.lifecycle_calendar import ami_driver_era
 from gpu_platform.facts.mig import layout_problem
 from gpu_platform.spec import rules_training as training
 from gpu_platform.spec.alerting import alerting_rules
-from gpu_platform.spec.field_path import CLUSTER, CLUSTER_VERSION, GPU_OPERATOR, NODE_POOLS, REGION, TEAMS, FieldPath, Problem
+from gpu_platform.spec.field_path import (
+    CLUSTER, CLUSTER_VERSION, GPU_OPERATOR, NODE_POOLS, REGION, TEAMS, FieldPath, Problem,
+)
 from gpu_platform.spec.models import (
     ADDON_VERSION, ClusterSpec, CreateClusterSpec, GpuOperatorSpec, GpuPool, NodePoolSpec, PlatformSpec, VpcSpec,
 )
@@ -163,7 +165,8 @@ def endpoint_rules(create: CreateClusterSpec, create_at: FieldPath, prod: bool) 
         return
     for j, net in enumerate(map(ipaddress.IPv4Network, create.public_access_cidrs)):
         if net.prefixlen == 0:
-            yield field.index(j), f"{net} opens the public API endpoint to the whole internet, which prod refuses: {fix}"
+            yield (field.index(j),
+                   f"{net} opens the public API endpoint to the whole internet, which prod refuses: {fix}")
 
 
 def region_rules(region: object, zones: Iterable[tuple[FieldPath, str]]) -> Iterator[Problem]:
@@ -250,7 +253,8 @@ def gpu_shape_rules(at: FieldPath, pool: GpuPool) -> Iterator[Problem]:
         yield at / "instanceTypes", "lists an instance type twice"
     shapes = {(it.gpu, it.gpu_count) for it in pool.instances}
     if len(shapes) > 1:
-        found = ", ".join(f"{t} ({it.gpu_count} x {it.gpu})" for t, it in zip(pool.instance_types, pool.instances))
+        found = ", ".join(f"{t} ({it.gpu_count} x {it.gpu})"
+                          for t, it in zip(pool.instance_types, pool.instances, strict=True))
         yield (at / "instanceTypes",
                f"every instance type in a pool needs the same GPU model and count (the autoscaler sizes the "
                f"group from the first one); found {found}")
@@ -355,7 +359,8 @@ def driver_rules(op: GpuOperatorSpec, pools: Sequence[GpuPool], kubernetes_versi
             yield at / "driver.version", "the AMI owns the driver; pin ami.releaseVersion on pools instead"
         return
     if drv.version is None:
-        yield at / "driver.version", f"pin an exact driver; {chart.version} supports {', '.join(chart.supported_drivers)}"
+        yield (at / "driver.version",
+               f"pin an exact driver; {chart.version} supports {', '.join(chart.supported_drivers)}")
         return
     if kubernetes_version is not None and kubernetes_version not in chart.kubernetes_versions:
         yield (k8s_at, f"operator-owned drivers on EKS are supported on Kubernetes "
@@ -368,7 +373,8 @@ def driver_rules(op: GpuOperatorSpec, pools: Sequence[GpuPool], kubernetes_versi
             yield at / "driver.version", need
     branch = catalog.DRIVER_BRANCHES.get(catalog.driver_branch(drv.version))
     if prod and branch is not None and branch.eol < today:
-        yield at / "driver.version", f"branch R{branch.branch} reached end of life on {branch.eol}; prod needs a supported branch"
+        yield (at / "driver.version",
+               f"branch R{branch.branch} reached end of life on {branch.eol}; prod needs a supported branch")
 
 
 def driver_shortfalls(pool: GpuPool, version: str, where: str = "") -> Iterator[str]:
@@ -415,7 +421,8 @@ def mig_strategy_rules(pools: Sequence[GpuPool], pools_at: FieldPath = NODE_POOL
     strategies = {p.sharing.strategy or "mixed" for _, p in mig}
     if len(strategies) > 1:
         i = mig[-1][0]
-        yield pools_at.index(i) / "sharing.strategy", "the MIG strategy is cluster-wide: use the same strategy on every MIG pool"
+        yield (pools_at.index(i) / "sharing.strategy",
+               "the MIG strategy is cluster-wide: use the same strategy on every MIG pool")
 
 
 def _model_cache_rules(spec: PlatformSpec) -> Iterator[Problem]:
@@ -423,8 +430,8 @@ def _model_cache_rules(spec: PlatformSpec) -> Iterator[Problem]:
     if not cache.enabled:
         return
     if cache.addon_version is None:
-        yield (FieldPath.of("modelCache.addonVersion"), f"pin the {catalog.EFS_CSI_ADDON} add-on version when the cache is enabled "
-               "(e.g. v2.1.13-eksbuild.1)")
+        yield (FieldPath.of("modelCache.addonVersion"), f"pin the {catalog.EFS_CSI_ADDON} add-on version when the "
+               "cache is enabled (e.g. v2.1.13-eksbuild.1)")
     for i, team in enumerate(spec.teams):  # each team's cache claim is counted by its own quota
         yield from cache_claim_rules(TEAMS.index(i), team.quota, cache.pvc_size, FieldPath.of("modelCache.pvcSize"))
 
@@ -436,5 +443,6 @@ def _access_rules(spec: PlatformSpec) -> Iterator[Problem]:
                                  ("adminRoleArns", team.access.admin_role_arns)):
             for j, arn in enumerate(arns):
                 if arn in admins:
-                    yield ((TEAMS.index(i) / "access" / role_field).index(j), "is a cluster admin (cluster.adminRoleArns); an IAM "
-                           "role has one access entry per cluster, so list it in one place")
+                    yield ((TEAMS.index(i) / "access" / role_field).index(j), "is a cluster admin "
+                           "(cluster.adminRoleArns); an IAM role has one access entry per cluster, so list it in one "
+                           "place")

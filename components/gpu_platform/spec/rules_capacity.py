@@ -180,9 +180,9 @@ def platform_rules(spec: PlatformSpec) -> Iterator[Problem]:
             continue
         other = spec.node_pools[first]
         if CAPACITY_BLOCK in (pool.capacity_type, other.capacity_type) or other.instance_types != pool.instance_types:
-            yield (NODE_POOLS.index(i) / "reservation.id", f"{r.id} is also {NODE_POOLS.index(first)}'s reservation: a Capacity "
-                   "Block (or an On-Demand Capacity Reservation of one instance type) serves one pool; give each pool "
-                   "its own reservation, or one pool the whole of it")
+            yield (NODE_POOLS.index(i) / "reservation.id", f"{r.id} is also {NODE_POOLS.index(first)}'s reservation: "
+                   "a Capacity Block (or an On-Demand Capacity Reservation of one instance type) serves one pool; "
+                   "give each pool its own reservation, or one pool the whole of it")
 
 
 def _length(length: timedelta) -> str:

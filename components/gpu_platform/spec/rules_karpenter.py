@@ -49,12 +49,13 @@ def _platform_rules(spec: PlatformSpec) -> Iterator[Problem]:
                f"{', '.join(release.kubernetes_versions)}; keep these pools on managed node groups, or pick another version")
     for key in spec.tags:
         if key in catalog.KARPENTER_RESTRICTED_TAGS or key.startswith(catalog.KARPENTER_RESTRICTED_TAG_PREFIX):
-            yield FieldPath.of("tags").key(key), "is a tag Karpenter sets itself on the nodes it launches; EC2NodeClasses may not set it"
+            yield (FieldPath.of("tags").key(key),
+                   "is a tag Karpenter sets itself on the nodes it launches; EC2NodeClasses may not set it")
     window = k.disruption_window
     if window is None:
         if spec.prod:
-            yield (KARPENTER_AT / "disruptionWindow", "prod Karpenter pools need a window for drift and consolidation, e.g. "
-                   "{schedule: \"0 2 * * sun\", duration: 4h} (UTC); outside it no node running pods is disrupted")
+            yield (KARPENTER_AT / "disruptionWindow", "prod Karpenter pools need a window for drift and consolidation, "
+                   "e.g. {schedule: \"0 2 * * sun\", duration: 4h} (UTC); outside it no node running pods is disrupted")
         return
     problem = window_problem(window.schedule, window.duration)
     if problem:

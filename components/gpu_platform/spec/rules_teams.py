@@ -74,7 +74,8 @@ def cluster_context_rules(version: object, claims: Sequence[Mapping[str, object]
         if not _whole(nodes, 2):
             yield FieldPath.of("computeDomains").index(i), f"a multi-node job's node count (>= 2), not {nodes!r}"
     if claims and dra is False:
-        yield FieldPath.of("dra"), "gpuClaims need the cluster's DRA driver; leave dra true (the default with gpuClaims)"
+        yield (FieldPath.of("dra"),
+               "gpuClaims need the cluster's DRA driver; leave dra true (the default with gpuClaims)")
 
 
 def _whole(value: object, least: int) -> bool:

@@ -90,12 +90,12 @@ def datasets_rules(spec: PlatformSpec) -> Iterator[Problem]:
     if fsx.data_repository is not None and links > catalog.FSX_LUSTRE_MAX_DATA_REPOSITORY_ASSOCIATIONS:
         yield (at / "dataRepository", f"each claiming team's directory{' and the shared area' if fsx.shared else ''} "
                f"links to S3 through its own data repository association: {links} needed, FSx allows "
-               f"{catalog.FSX_LUSTRE_MAX_DATA_REPOSITORY_ASSOCIATIONS} per file system; list fewer teams in {at / 'teams'} "
-               "or leave the S3 link out")
+               f"{catalog.FSX_LUSTRE_MAX_DATA_REPOSITORY_ASSOCIATIONS} per file system; list fewer teams in "
+               f"{at / 'teams'} or leave the S3 link out")
     for i, pool in enumerate(spec.node_pools):
         if not pool.ami.image.lustre_client:
-            yield (NODE_POOLS.index(i) / "ami.type", f"{pool.ami.type} nodes cannot mount the datasets file system (the "
-                   "Lustre client is installed at boot on AL2023 and Ubuntu pools)")
+            yield (NODE_POOLS.index(i) / "ami.type", f"{pool.ami.type} nodes cannot mount the datasets file system "
+                   "(the Lustre client is installed at boot on AL2023 and Ubuntu pools)")
 
 
 def file_system_rules(fsx: FsxLustreSpec, prod: bool, at: FieldPath) -> Iterator[Problem]:
@@ -115,7 +115,8 @@ def file_system_rules(fsx: FsxLustreSpec, prod: bool, at: FieldPath) -> Iterator
         yield at / "throughputPerTiB", f"{fsx.deployment_type} takes {allowed}"
     if not kind.persistent:
         if fsx.kms_key_arn:
-            yield at / "kmsKeyArn", f"{fsx.deployment_type} is encrypted with the FSx service key; use a PERSISTENT type"
+            yield (at / "kmsKeyArn",
+                   f"{fsx.deployment_type} is encrypted with the FSx service key; use a PERSISTENT type")
         if prod:
             yield (at / "deploymentType", f"{fsx.deployment_type} loses its data when a file server fails; prod "
                    "needs PERSISTENT_2 (or PERSISTENT_1)")

@@ -68,9 +68,9 @@ def platform_rules(spec: PlatformSpec) -> Iterator[Problem]:
     dra = [i for i, p in enumerate(spec.node_pools) if p.gpu_allocation == "dra"]
     for i, pool in enumerate(spec.node_pools):
         if ultraservers(pool) and pool.gpu_allocation != "dra" and dra:
-            yield (NODE_POOLS.index(i) / "gpuAllocation", f"{NODE_POOLS.index(dra[0])} allocates GPUs by DRA, so the DRA driver "
-                   "publishes GPUs on every node it runs on, and it runs on this UltraServer pool for ComputeDomains: "
-                   "the device plugin would hand out the same GPUs; set gpuAllocation dra here too")
+            yield (NODE_POOLS.index(i) / "gpuAllocation", f"{NODE_POOLS.index(dra[0])} allocates GPUs by DRA, so the "
+                   "DRA driver publishes GPUs on every node it runs on, and it runs on this UltraServer pool for "
+                   "ComputeDomains: the device plugin would hand out the same GPUs; set gpuAllocation dra here too")
 
 
 def _one_ultraserver(at: FieldPath, pool: NodePoolSpec, us: catalog.UltraServer) -> Iterator[Problem]:
