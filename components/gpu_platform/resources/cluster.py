@@ -313,7 +313,8 @@ def cluster_settings(name: str, args: Mapping[str, Any]) -> ClusterSettings:
         **{k: args[k] for k in ("admin_role_arns", "system_node_selector") if k in args}}
     try:
         cluster = read_part(ClusterSpec, data)
-        taints = [read_part(TaintSpec, t, f"gpuTaints[{i}].") for i, t in enumerate(args.get("gpu_taints") or [])]
+        taints = [read_part(TaintSpec, t, FieldPath.of("gpuTaints").index(i))
+                  for i, t in enumerate(args.get("gpu_taints") or [])]
     except SpecError as err:
         raise ArgumentsError(where, list(dict.fromkeys(_flat(p) for p in [*problems, *err.problems]))) from None
     vpc = cluster.create.vpc if cluster.create else None

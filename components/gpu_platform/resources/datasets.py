@@ -285,7 +285,7 @@ def _file_system(name: str, args: Mapping[str, Any]) -> FsxLustreSpec:
     args = as_arguments("Datasets", name, args, DatasetsArgs)
     problems = argument_problems(args, DatasetsArgs)
     try:
-        config = read_part(FsxLustreSpec, args.get("fsx_lustre") or {}, "fsxLustre.")
+        config = read_part(FsxLustreSpec, args.get("fsx_lustre") or {}, FieldPath.of("fsxLustre"))
     except SpecError as err:
         raise ArgumentsError(where, [*problems, *err.problems]) from None
     problems += [f"{path}: {message}" for path, message in

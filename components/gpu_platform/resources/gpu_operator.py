@@ -192,7 +192,8 @@ def operator_settings(name: str, args: Mapping[str, Any], today: Optional[date] 
         fields["upgrade_policy"] = {**policy, "max_unavailable": int(policy["max_unavailable"])}
     try:
         operator = read_part(GpuOperatorSpec, fields)
-        pools = [read_part(OperatorPoolSpec, p, f"pools[{i}].") for i, p in enumerate(args.get("pools") or [])]
+        pools = [read_part(OperatorPoolSpec, p, FieldPath.of("pools").index(i))
+                 for i, p in enumerate(args.get("pools") or [])]
     except SpecError as err:
         raise ArgumentsError(where, [*problems, *err.problems]) from None
     found = [p for i, pool in enumerate(pools) for p in gpu_shape_rules(FieldPath.of("pools").index(i), pool)]

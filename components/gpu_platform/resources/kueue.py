@@ -221,14 +221,14 @@ def queueing_settings(name: str, args: Mapping[str, Any]) -> Fleet:
     pools, teams = [], []
     for i, pool in enumerate(args.get("node_pools") or []):
         try:
-            pools.append(read_part(QueuePoolSpec, pool, f"nodePools[{i}]."))
+            pools.append(read_part(QueuePoolSpec, pool, FieldPath.of("nodePools").index(i)))
         except SpecError as err:
             problems += err.problems
     for i, team in enumerate(args.get("teams") or []):
         fields = {k: v for k, v in dict(team).items() if k != "namespace"}
         problems += argument_problems(fields, QueuedTeamArgs, f"teams[{i}].", required=False)
         try:
-            teams.append(read_part(TeamSpec, fields, f"teams[{i}]."))
+            teams.append(read_part(TeamSpec, fields, FieldPath.of("teams").index(i)))
         except SpecError as err:
             problems += err.problems
     try:

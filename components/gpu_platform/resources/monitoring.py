@@ -322,7 +322,7 @@ def monitoring_settings(name: str, args: Mapping[str, Any]) -> MonitoringSetting
     fields = {k: args[k] for k in ("enabled", "prometheus", "alerts", "alerting") if args.get(k) is not None}
     try:
         monitoring = read_part(MonitoringSpec, fields)
-        teams = {team: read_part(SeverityRoutesSpec, routes, f"teamRoutes.{team}.")
+        teams = {team: read_part(SeverityRoutesSpec, routes, FieldPath.of("teamRoutes") / team)
                  for team, routes in (args.get("team_routes") or {}).items()}
     except SpecError as err:
         raise ArgumentsError(where, [*problems, *err.problems]) from None

@@ -325,7 +325,7 @@ def access_settings(name: str, args: Mapping[str, Any]) -> list[tuple[str, TeamA
             problem = syntax.namespace(team) if isinstance(team, str) else f"not {syntax.kind_of(team)}"
             problems.append(f"teams[{i}].name: must be a team name (its namespace): {problem}")
         try:
-            access = read_part(TeamAccessSpec, given, f"teams[{i}].")
+            access = read_part(TeamAccessSpec, given, TEAMS.index(i))
         except SpecError as err:
             problems += err.problems
             continue

@@ -63,6 +63,7 @@ _ESCAPES = {'"': '\\"', "\\": "\\\\"}
 
 Problem = tuple[FieldPath, str]  # what every rule yields: (where, what would be valid there)
 
+ROOT = FieldPath()  # a component's own arguments
 # The stack file's parts the rules start from, and the stack's region (config beside the platform object).
 CLUSTER, CLUSTER_VERSION = FieldPath.of("cluster"), FieldPath.of("cluster.kubernetesVersion")
 GPU_OPERATOR, NODE_POOLS, TEAMS = FieldPath.of("gpuOperator"), FieldPath.of("nodePools"), FieldPath.of("teams")

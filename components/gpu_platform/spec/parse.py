@@ -14,7 +14,7 @@ from pydantic_core import ErrorDetails
 
 from gpu_platform.spec.alerting import plaintext_secret_message
 from gpu_platform.spec.errors import SpecError
-from gpu_platform.spec.field_path import FieldPath
+from gpu_platform.spec.field_path import ROOT, FieldPath
 from gpu_platform.spec.models import PlatformSpec
 
 M = TypeVar("M", bound=BaseModel)
@@ -28,17 +28,17 @@ def read_models(data: Any) -> PlatformSpec:
     return read_part(PlatformSpec, data)
 
 
-def read_part(model: type[M], data: Mapping[str, Any], where: str = "") -> M:
+def read_part(model: type[M], data: Mapping[str, Any], at: FieldPath = ROOT) -> M:
     """One part of the platform (a pool, a team...) as its model: the stack file's whole object, or a
-    component's arguments. SpecError lists every problem, each prefixed with `where`."""
+    component's arguments (`at`: where the part is among them). SpecError lists every problem at its path."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise SpecError([f"{where}{_format_error(e, model)}" for e in exc.errors()]) from None
+        raise SpecError([_format_error(e, model, at) for e in exc.errors()]) from None
 
 
-def _path(loc: Loc) -> str:
-    path = FieldPath()
+def _path(loc: Loc, at: FieldPath = ROOT) -> str:
+    path = at
     for part in loc:
         if part == "[key]":  # pydantic's marker for a problem with a mapping's key: the message names the key
             continue
@@ -67,7 +67,7 @@ def _aliased(loc: Loc, root: type[BaseModel]) -> Loc:
     return tuple(out)
 
 
-def _format_error(err: ErrorDetails, root: type[BaseModel] = PlatformSpec) -> str:
+def _format_error(err: ErrorDetails, root: type[BaseModel] = PlatformSpec, at: FieldPath = ROOT) -> str:
     loc = _aliased(tuple(err["loc"]), root)
     msg = err["msg"]
     if err["type"] == "extra_forbidden":
@@ -77,7 +77,7 @@ def _format_error(err: ErrorDetails, root: type[BaseModel] = PlatformSpec) -> st
         msg = "required field is missing"
     elif err["type"] == "value_error":
         msg = msg.removeprefix("Value error, ")
-    return f"{_path(loc)}: {msg}"
+    return f"{_path(loc, at)}: {msg}"
 
 
 def _fields_at(loc: Loc, root: type[BaseModel] = PlatformSpec) -> list[str]:
