@@ -9,6 +9,7 @@ from typing import Any, Mapping
 
 from gpu_platform.decisions.cuda import pool_min_cuda_rules
 from gpu_platform.facts.karpenter_window import window_problem
+from gpu_platform.resources.arg_enums import AmiTypeInput, CapacityTypeInput, SharingModeInput
 from gpu_platform.facts.names import DRIVER_SOURCES, ENVIRONMENTS, MIG_STRATEGIES
 from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, camel, as_arguments, syntax_problems
 from gpu_platform.spec.errors import SpecError
@@ -25,8 +26,8 @@ from gpu_platform.spec.rules_karpenter import pool_rules as karpenter_pool_rules
 class PoolAmiArgs(TypedDict, total=False):
     """The image a pool's nodes boot: an EKS AMI type pinned to a release, or an image id."""
 
-    type: Required[str]
-    """EKS AMI type, e.g. AL2023_x86_64_NVIDIA, BOTTLEROCKET_x86_64_NVIDIA, UBUNTU_24_04."""
+    type: Required[AmiTypeInput]
+    """EKS AMI type (`AmiType` or its value), e.g. AL2023_x86_64_NVIDIA, BOTTLEROCKET_x86_64_NVIDIA, UBUNTU_24_04."""
     release_version: str
     """The exact AMI release of an EKS-optimized type, e.g. 1.35.7-20260911."""
     image_id: str
@@ -38,8 +39,8 @@ class PoolAmiArgs(TypedDict, total=False):
 class PoolSharingArgs(TypedDict, total=False):
     """How the pool's GPUs are shared between pods."""
 
-    mode: str
-    """none, time-slicing or mig."""
+    mode: SharingModeInput
+    """none, time-slicing or mig (`SharingMode` or its value)."""
     replicas: int
     """Time-slicing: pods per GPU (2-64)."""
     fail_requests_greater_than_one: bool
@@ -135,8 +136,8 @@ class PoolArgs(TypedDict, total=False):
 
     instance_types: Required[list[str]]
     """Instance types sharing one GPU model and count, e.g. ["g5.xlarge", "g5.2xlarge"]."""
-    capacity_type: Required[str]
-    """spot, on-demand or capacity-block (with `reservation`)."""
+    capacity_type: Required[CapacityTypeInput]
+    """spot, on-demand or capacity-block (with `reservation`): `CapacityType` or its value."""
     reservation: PoolReservationArgs
     """The Capacity Block (capacity-block) or On-Demand Capacity Reservation (on-demand) the nodes launch into."""
     min_size: int

@@ -18,6 +18,7 @@ from pulumi.errors import InputPropertiesError, InputPropertyErrorDetails
 
 from gpu_platform.facts import catalog, syntax
 from gpu_platform.facts.names import ENVIRONMENTS
+from gpu_platform.resources.arg_enums import plain
 from gpu_platform.resources.arg_shapes import camel, shape_problems
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.field_path import quoted
@@ -92,7 +93,7 @@ def as_arguments(component: str, name: str, args: Any, kind: Optional[type] = No
     if not isinstance(args, Mapping):
         raise ArgumentsError(where, [
             f"args: must be an object of {component}Args (keyword arguments by name), not {syntax.kind_of(args)}"])
-    given = dict(args)
+    given = plain(dict(args))  # an enum member is its value to the models and the rules
     if kind is not None:  # None for an optional keyword is Python's "not given"
         optional = set(kind.__annotations__) - kind.__required_keys__  # type: ignore[attr-defined]
         given = {k: v for k, v in given.items() if v is not None or k not in optional}
