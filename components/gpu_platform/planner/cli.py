@@ -188,7 +188,7 @@ def run_program(project: stackfile.Project, stack: stackfile.StackConfig, debug:
     except PlannerError:
         raise
     except Exception as exc:  # noqa: BLE001 the program's own errors are reported, not raised
-        projects.raise_spec_error(exc, stack.path)
+        projects.raise_spec_error(exc, stack.path, _program_frame(exc, project.dir))
         if mocks.answered and not isinstance(exc, UnansweredInvoke):
             raise PlannerError(user_mocks.failed_message(mocks_file, mocks.answered, exc)) from None
         if isinstance(exc, UnansweredInvoke):

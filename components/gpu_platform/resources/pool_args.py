@@ -11,7 +11,8 @@ from gpu_platform.decisions.cuda import pool_min_cuda_rules
 from gpu_platform.facts.karpenter_window import window_problem
 from gpu_platform.resources.arg_enums import AmiTypeInput, CapacityTypeInput, SharingModeInput
 from gpu_platform.facts.names import DRIVER_SOURCES, ENVIRONMENTS, MIG_STRATEGIES
-from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, camel, as_arguments, syntax_problems
+from gpu_platform.resources.typed_args import (ArgumentsError, Required, TypedDict, as_arguments, camel,
+                                              syntax_problems, unknown_arguments)
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.field_path import FieldPath
 from gpu_platform.spec.models import DisruptionWindowSpec, NodePoolSpec
@@ -195,7 +196,7 @@ def pool_from_args(args_type: type, name: str, args: Mapping[str, Any],
     where = f"{args_type.__name__.removesuffix('Args')} {name!r}: "
     args = as_arguments(args_type.__name__.removesuffix("Args"), name, args, args_type)
     cluster_name, subnet_zones, window = args.get("cluster_name"), args.get("subnet_zones"), args.get("disruption_window")
-    problems = [f"{camel(k)}: unknown argument" for k in sorted(set(args) - set(args_type.__annotations__))]
+    problems = unknown_arguments(args, args_type)
     problems += _context_problems(args) + syntax_problems(args)
     limit, percent = args.pop("max_unavailable", None), args.pop("max_unavailable_percent", None)
     if limit is not None and percent is not None:
