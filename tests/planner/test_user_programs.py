@@ -16,7 +16,7 @@ from gpu_platform import GpuNodePool
 
 pool = GpuNodePool("h100-mig", {{
     "cluster_name": "gpu-dev", "node_role_arn": "arn:aws:iam::123456789012:role/gpu-nodes",
-    "subnet_ids": ["subnet-0123456789abcdef0"], "instance_types": ["p5.48xlarge"], "capacity_type": "on-demand",
+    "subnet_ids": ["subnet-0123456789abcdef0"], "instance_types": ["{instance_type}"], "capacity_type": "on-demand",
     "kubernetes_version": "1.33", "environment": "{environment}", {extra}
     "ami": {{"type": "AL2023_x86_64_NVIDIA", "release_version": "1.33.5-20251120"}},
 }})
@@ -38,7 +38,7 @@ def plan(capsys, folder: Path, stack: str = "dev", *extra: str) -> tuple[int, st
 
 
 def test_a_misspelt_argument_names_the_program_and_the_python_keyword(tmp_path, capsys):
-    project(tmp_path, POOL.format(environment="dev", extra='"max_szie": 2,'))
+    project(tmp_path, POOL.format(environment="dev", extra='"max_szie": 2,', instance_type="g5.xlarge"))
     code, _, err = plan(capsys, tmp_path)
     assert code == 2
     assert ("error: the program at __main__.py:4: GpuNodePool 'h100-mig': max_szie: unknown argument; "
@@ -53,3 +53,32 @@ def test_a_stack_file_error_still_names_the_stack_file_and_its_spelling(tmp_path
     err = capsys.readouterr().err
     assert code == 2 and "Pulumi.dev.yaml: cluster.create.systemNodes.maxSzie: unknown field" in err
     assert err.rstrip().endswith("did you mean `maxSize`?")
+
+
+MIG = '"max_size": 2, "sharing": {"mode": "mig", "strategy": "mixed", "layout": {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}},'
+
+
+def test_a_library_pool_is_judged_by_the_environment_its_program_gave_it(tmp_path, capsys):
+    project(tmp_path, POOL.format(environment="dev", extra='"max_size": 2,', instance_type="g5.xlarge"))
+    code, out, _ = plan(capsys, tmp_path)
+    assert code == 0 and "Policy: passed" in out and "node-group-protected" not in out
+
+
+def test_a_library_pool_in_prod_is_held_to_prod(tmp_path, capsys):
+    project(tmp_path, POOL.format(environment="prod", extra='"max_size": 2,', instance_type="g5.xlarge"))
+    code, out, _ = plan(capsys, tmp_path)
+    assert code == 0 and "node-group-protected" not in out  # prod protects the pool by default
+    (tmp_path / "__main__.py").write_text((tmp_path / "__main__.py").read_text().replace(
+        "pool = GpuNodePool(", "pool = GpuNodePool(opts=pulumi.ResourceOptions(protect=False), name=").replace(
+        '"h100-mig", {', '"h100-mig", args={'))
+    code, out, _ = plan(capsys, tmp_path)
+    assert code == 1 and "is not protected in prod" in out
+
+
+def test_a_mig_pool_on_a_cluster_that_runs_the_operator_plans_clean(tmp_path, capsys):
+    project(tmp_path, POOL.format(environment="dev", extra=MIG, instance_type="p5.48xlarge"))
+    code, out, _ = plan(capsys, tmp_path)
+    assert code == 1 and "existingGpuOperator: true" in out
+    (tmp_path / "policy.json").write_text('{"mig-layout-valid": {"existingGpuOperator": true}}')
+    code, out, _ = plan(capsys, tmp_path, "dev", "--policy-config", str(tmp_path / "policy.json"))
+    assert code == 0 and "Policy: passed" in out

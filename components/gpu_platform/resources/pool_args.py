@@ -10,7 +10,7 @@ from typing import Any, Mapping
 from gpu_platform.decisions.cuda import pool_min_cuda_rules
 from gpu_platform.facts.karpenter_window import window_problem
 from gpu_platform.resources.arg_enums import AmiTypeInput, CapacityTypeInput, SharingModeInput
-from gpu_platform.facts.names import DRIVER_SOURCES, ENVIRONMENTS, MIG_STRATEGIES
+from gpu_platform.facts.names import DRIVER_SOURCES, ENVIRONMENT_TAG, ENVIRONMENTS, MIG_STRATEGIES
 from gpu_platform.resources.typed_args import (ArgumentsError, Required, TypedDict, as_arguments, camel,
                                               syntax_problems, unknown_arguments)
 from gpu_platform.spec.errors import SpecError
@@ -222,6 +222,14 @@ def pool_from_args(args_type: type, name: str, args: Mapping[str, Any],
     if problems:
         raise ArgumentsError(where, problems)
     return pool, ctx
+
+
+def environment_tag(args: Mapping[str, Any]) -> dict[str, str]:
+    """The tag that carries the environment a program gave the pool to the policy pack's rules (a stack file's
+    pools get it from the aws provider's default tags instead); none when the program gave none, so a pool
+    whose environment nobody stated is still held to prod."""
+    environment = args.get("environment")
+    return {ENVIRONMENT_TAG: environment} if isinstance(environment, str) and environment else {}
 
 
 def _pool_problems(ctx: PoolContext, pool: NodePoolSpec) -> list[str]:
