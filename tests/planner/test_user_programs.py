@@ -2,12 +2,14 @@
 program builds with wrong arguments is refused naming the program, never a stack file it did not read."""
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
 import yaml
 
 from gpu_platform.planner.cli import main
+from gpu_platform.planner.plan import schema_problems
 from tests.support.stacks import AS_OF, ROOT, STACKS
 
 POOL = """\
@@ -82,3 +84,50 @@ def test_a_mig_pool_on_a_cluster_that_runs_the_operator_plans_clean(tmp_path, ca
     (tmp_path / "policy.json").write_text('{"mig-layout-valid": {"existingGpuOperator": true}}')
     code, out, _ = plan(capsys, tmp_path, "dev", "--policy-config", str(tmp_path / "policy.json"))
     assert code == 0 and "Policy: passed" in out
+
+
+REMOTE = """\
+import pulumi
+
+
+class ManagedNodeGroup(pulumi.ComponentResource):
+    \"\"\"Declared as pulumi-eks's generated SDK declares it: a multi-language (remote) component.\"\"\"
+
+    def __init__(self, name, args, opts=None):
+        super().__init__("eks:index:ManagedNodeGroup", name, {**args, "node_group": None}, opts, remote=True)
+
+    @property
+    @pulumi.getter(name="nodeGroup")
+    def node_group(self):
+        return pulumi.get(self, "node_group")
+
+
+group = ManagedNodeGroup("gpu", {"cluster": "gpu-dev", "instance_types": ["p5.48xlarge"]})
+pulumi.export("name", group.node_group.node_group_name)
+"""
+
+
+def test_a_component_the_plan_cannot_look_inside_is_named_not_checked(tmp_path, capsys):
+    project(tmp_path, REMOTE)
+    code = main(["plan", "--stack", "dev", "--project-dir", str(tmp_path), "--as-of", AS_OF,
+                 "--json", str(tmp_path / "plan.json")])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "Not checked (1)" in captured.out and "eks:index:ManagedNodeGroup::gpu: a multi-language component" in captured.out
+    assert "warning: not checked (the plan could not look inside): eks:index:ManagedNodeGroup::gpu" in captured.err
+    plan_doc = json.loads((tmp_path / "plan.json").read_text())
+    assert [(e["type"], e["name"]) for e in plan_doc["notChecked"]] == [("eks:index:ManagedNodeGroup", "gpu")]
+    assert plan_doc["outputs"] == {"name": "[unknown]"}  # read through the component: unknown, not a crash
+    assert schema_problems(plan_doc) == []
+
+
+def test_fail_on_unchecked_makes_it_an_error(tmp_path, capsys):
+    project(tmp_path, REMOTE)
+    code, _, err = plan(capsys, tmp_path, "dev", "--fail-on-unchecked")
+    assert code == 1 and "error: --fail-on-unchecked: the plan could not look inside eks:index:ManagedNodeGroup::gpu" in err
+
+
+def test_a_plan_that_saw_everything_has_no_not_checked_list(tmp_path, capsys):
+    project(tmp_path, POOL.format(environment="dev", extra='"max_size": 2,', instance_type="g5.xlarge"))
+    code, out, _ = plan(capsys, tmp_path, "dev", "--fail-on-unchecked")
+    assert code == 0 and "Not checked" not in out
