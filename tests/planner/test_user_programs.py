@@ -131,3 +131,4 @@ def test_a_plan_that_saw_everything_has_no_not_checked_list(tmp_path, capsys):
     project(tmp_path, POOL.format(environment="dev", extra='"max_size": 2,', instance_type="g5.xlarge"))
     code, out, _ = plan(capsys, tmp_path, "dev", "--fail-on-unchecked")
     assert code == 0 and "Not checked" not in out
+

@@ -67,11 +67,26 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gpu-platform", description="Plan and check the GPU platform offline, without cloud credentials.")
+    parser.add_argument("--version", action=_Version, help="print gpu-platform's version and exit")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
     _add_plan(commands)
     for module in COMMAND_MODULES:
         importlib.import_module(module).add_command(commands)
     return parser
+
+
+class _Version(argparse.Action):
+    """`--version`: the installed package's version, read only when asked (metadata costs every other run)."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: Optional[str] = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: Optional[str] = None) -> None:
+        import gpu_platform
+
+        print(f"gpu-platform {gpu_platform.__version__}")  # on stdout, as argparse's own version action
+        parser.exit()
 
 
 def _add_plan(commands: Any) -> None:
