@@ -90,14 +90,26 @@ def test_the_dual_driver_ami_runs_r580_but_on_g7():
 @pytest.mark.parametrize("release, branches", [
     ("1.33.5-20250731", None),  # before the calendar
     ("1.33.5-20250801", ("570",)),
-    ("1.33.5-20251109", ("570",)),
-    ("1.33.5-20251110", ("580",)),
+    # each Kubernetes version's images moved to R580 in its own release (amazon-eks-ami CHANGELOG.md)
+    ("1.34.1-20251016", ("570",)),
+    ("1.34.1-20251023", ("580",)),
+    ("1.33.5-20251023", ("570",)),
+    ("1.33.5-20251029", ("580",)),
+    ("1.32.9-20251029", ("570",)),
+    ("1.32.9-20251108", ("580",)),
+    ("1.30.14-20251112", ("570",)),
+    ("1.30.14-20251120", ("580",)),
     ("1.35.7-20260911", ("580",)),
     ("1.35.8-20260917", ("580", "595")),
 ])
 def test_an_ami_release_falls_in_the_era_of_its_date(release, branches):
     era = ami_driver_era("AL2023_x86_64_NVIDIA", release)
     assert (era.branches if era else None) == branches
+
+
+def test_a_karpenter_alias_names_no_kubernetes_version_and_gets_only_eras_of_every_version():
+    assert ami_driver_era("AL2023_x86_64_NVIDIA", "al2023@v20251110").branches == ("570",)
+    assert ami_driver_era("AL2023_x86_64_NVIDIA", "al2023@v20251120").branches == ("580",)
 
 
 def test_other_ami_types_have_no_era():

@@ -227,3 +227,11 @@ def test_a_bad_mocks_file_exits_2(tmp_path, capsys):
     mocks.write_text('{"aws:ec2/getAmi:getAmi": {"image_id": "ami-1"}}')
     assert plan("--stack", "test", "--mocks", str(mocks)) == 2
     assert "image_id -> imageId" in errors(capsys)[0]
+
+
+def test_version_prints_the_packages_version(capsys):
+    import gpu_platform
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out == f"gpu-platform {gpu_platform.__version__}\n"

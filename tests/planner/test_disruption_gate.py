@@ -25,6 +25,7 @@ EDITS = {
     "disk": lambda p: _pool(p, "a100-train").update(diskSizeGiB=800),
     "maxsize": lambda p: _pool(p, "l4-inference").update(maxSize=8),
     "quota": lambda p: p["teams"][0]["quota"].update(gpus=10),
+    "disk+maxsize": lambda p: _pool(p, "a100-train").update(diskSizeGiB=800, maxSize=_pool(p, "a100-train")["maxSize"] + 2),
 }
 # The pools and effects `diff --format json` must list for each edit, exactly.
 EXPECTED = {
@@ -71,7 +72,8 @@ def test_a_disruptive_change_fails_the_prod_plan_naming_pool_effect_and_cause(ru
     assert {v["message"].split(":", 1)[0] for v in found} == {f"pool {pool}" for pool, _ in EXPECTED[edit]}
     for v in found:
         assert v["level"] == "mandatory" and f": {effect} of " in v["message"] and cause in v["message"]
-        assert "gpu-platform lock --stack prod" in v["message"]
+        # the file planned is a copy outside the stack folder: the lock it needs is written from that file
+        assert f"gpu-platform lock --config {run['stack']}" in v["message"]
 
 
 @pytest.mark.parametrize("edit", ["driver", "mig", "disk"])
@@ -105,6 +107,19 @@ def test_diff_text_lists_an_in_place_change_under_other_changes(runs, capsys):
     other = out.split("Other changes (in place):\n", 1)[1].split("\n", 1)[0]
     assert other == "  l4-inference: node group, in place: scalingConfig.maxSize 6 -> 8"
     assert out.split("Disruption to GPU nodes and jobs:\n", 1)[1].startswith("  (none)")
+
+
+def test_diff_lists_an_in_place_change_of_a_pool_that_is_also_disrupted(runs, capsys):
+    base, head = runs["base"]["plan"], runs["disk+maxsize"]["plan"]
+    before = _pool(stack_platform("prod"), "a100-train")["maxSize"]
+    assert main(["diff", str(base), str(head)]) == 0
+    out = capsys.readouterr().out
+    disrupted = out.split("Disruption to GPU nodes and jobs:\n", 1)[1].split("\n", 1)[0]
+    assert "a100-train" in disrupted and "node-roll" in disrupted and "volumeSize 500 -> 800" in disrupted
+    other = out.split("Other changes (in place):\n", 1)[1].split("\n", 1)[0]
+    assert other == f"  a100-train: node group, in place: scalingConfig.maxSize {before} -> {before + 2}"
+    assert main(["diff", str(base), str(head), "--format", "markdown"]) == 0
+    assert f"- a100-train: node group, in place: scalingConfig.maxSize {before} -> {before + 2}" in capsys.readouterr().out
 
 
 def test_diff_markdown_is_the_pull_request_table(runs, capsys):

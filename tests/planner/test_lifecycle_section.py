@@ -118,7 +118,13 @@ def test_a_clean_section_says_so(plan_of):
     section = plan_of(stack_platform("dev"), "dev")["lifecycle"]
     assert "No lifecycle warnings." in lifecycle_section.text(section)
     assert "✅ No lifecycle warnings." in lifecycle_section.markdown(section)
-    assert "[unconfirmed]" in lifecycle_section.text(section)  # the AMI driver era's date is approximate
+    assert "[unconfirmed]" not in lifecycle_section.text(section)  # every fact the shipped stack pins is sourced
+
+
+def test_only_a_pinned_forecast_is_marked_unconfirmed(plan_of):
+    section = plan_of(on_kubernetes("dev", "1.36", "20260917"), "dev")["lifecycle"]
+    (row,) = [line for line in lifecycle_section.text(section).splitlines() if "EKS Kubernetes" in line]
+    assert row.endswith("[unconfirmed]") and "forecast" in row
 
 
 def test_the_pr_markdown_carries_the_section(tmp_path, capsys):

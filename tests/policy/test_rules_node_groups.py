@@ -61,6 +61,25 @@ def test_unknown_environment_gets_prod_strictness():
     assert len(found) == 1 and "environment is unknown" in found[0]
 
 
+def test_a_pool_tagged_with_its_environment_is_judged_by_it():
+    """A library pool carries the environment its program gave it as a tag of its own."""
+    dev = gpu_node_group(tags={names.ENVIRONMENT_TAG: "dev"})
+    assert run_resource("node-group-protected", NODE_GROUP, dev, provider=None) == []
+    prod = gpu_node_group(tags={names.ENVIRONMENT_TAG: "prod"})
+    assert "in prod" in run_resource("node-group-protected", NODE_GROUP, prod, provider=None)[0]
+
+
+def test_the_pools_own_tag_wins_over_the_providers_and_the_config_over_both():
+    dev = gpu_node_group(tags={names.ENVIRONMENT_TAG: "dev"})
+    assert run_resource("node-group-protected", NODE_GROUP, dev, environment="prod") == []
+    assert run_resource("node-group-protected", NODE_GROUP, dev, environment="dev", config={"environment": "prod"})
+
+
+def test_an_untagged_pool_without_a_provider_tag_is_still_held_to_prod():
+    found = run_resource("node-group-protected", NODE_GROUP, gpu_node_group(tags={"team": "a"}), provider=None)
+    assert len(found) == 1 and "`environment` on the pool's component" in found[0]
+
+
 def test_delete_before_replace_is_refused():
     found = run_resource("node-group-no-delete-before-replace", NODE_GROUP, gpu_node_group(),
                          opts=options(delete_before_replace=True))

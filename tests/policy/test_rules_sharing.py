@@ -84,6 +84,23 @@ def test_disabled_mig_manager_is_refused():
     assert run_stack("mig-layout-valid", stack(release, mig_group()))
 
 
+def test_mig_pools_without_an_operator_in_the_stack_are_refused_naming_both_fixes():
+    groups = with_provider([stack_resource(NODE_GROUP, mig_group(), "h100")], "dev")
+    ((message, urn),) = run_stack("mig-layout-valid", groups)
+    assert "installs no GPU Operator" in message and "GpuOperator" in message and "existingGpuOperator: true" in message
+
+
+def test_mig_pools_on_a_cluster_that_runs_the_operator_pass():
+    groups = with_provider([stack_resource(NODE_GROUP, mig_group(), "h100")], "dev")
+    assert run_stack("mig-layout-valid", groups, {"existingGpuOperator": True}) == []
+
+
+def test_an_operator_in_the_stack_is_checked_even_when_the_cluster_runs_one():
+    release = operator_release(mig={"other": BALANCED}, strategy="mixed")
+    found = run_stack("mig-layout-valid", stack(release, mig_group()), {"existingGpuOperator": True})
+    assert found and "does not define" in found[0][0]
+
+
 def test_time_slicing_in_dev_passes():
     release = operator_release(time_slicing={"ts-4": 4})
     group = gpu_node_group(labels={names.DEVICE_PLUGIN_CONFIG_LABEL: "ts-4"})

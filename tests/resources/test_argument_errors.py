@@ -86,3 +86,39 @@ def test_the_message_names_the_python_keyword_and_the_error_the_schemas_property
     err = refusal(pool_from_args, GpuNodePoolArgs, "p", args, "managed-node-group")
     assert {p.split(": ")[1] for p in err.problems} == {"max_unavailable_percent", "disk_size_gib"}
     assert {e["property_path"] for e in err.errors} == {"maxUnavailablePercent", "diskSizeGib"}  # as the schema names them
+
+
+def test_a_misspelt_argument_is_named_as_written_with_the_one_meant():
+    args = {**GpuNodePoolArgs(instance_types=["p5.48xlarge"], capacity_type="on-demand", ami=AMI), "max_szie": 2}
+    err = refusal(pool_from_args, GpuNodePoolArgs, "h100", args, "managed-node-group")
+    assert "GpuNodePool 'h100': max_szie: unknown argument; did you mean `max_size`?" in err.problems
+    assert {"property_path": "maxSzie", "reason": "unknown argument; did you mean `maxSize`?"} in err.errors
+
+
+def test_a_misspelt_nested_key_lists_the_python_names():
+    args = GpuNodePoolArgs(instance_types=["p5.48xlarge"], capacity_type="on-demand", max_size=1,
+                           ami={"type": "AL2023_x86_64_NVIDIA", "relase_version": "1.35.7-20260911"})
+    err = refusal(pool_from_args, GpuNodePoolArgs, "h100", args, "managed-node-group")
+    assert err.problems == ["GpuNodePool 'h100': ami.relase_version: unknown field; allowed: type, release_version, "
+                            "image_id, alias; did you mean `release_version`?"]
+    assert err.errors[0]["property_path"] == "ami.relaseVersion" and "`releaseVersion`" in err.errors[0]["reason"]
+
+
+def test_a_misspelt_value_is_named_with_the_one_meant():
+    args = GpuNodePoolArgs(instance_types=["p5.48xlarge"], capacity_type="ondemand", max_size=1, ami=AMI)
+    err = refusal(pool_from_args, GpuNodePoolArgs, "h100", args, "managed-node-group")
+    assert err.problems == ["GpuNodePool 'h100': capacity_type: Input should be 'spot', 'on-demand' or "
+                            "'capacity-block'; did you mean 'on-demand'?"]
+
+
+def test_nothing_close_suggests_nothing():
+    args = {**GpuNodePoolArgs(instance_types=["p5.48xlarge"], capacity_type="on-demand", max_size=1, ami=AMI),
+            "colour": "blue"}
+    err = refusal(pool_from_args, GpuNodePoolArgs, "h100", args, "managed-node-group")
+    assert err.problems == ["GpuNodePool 'h100': colour: unknown argument"]
+
+
+def test_the_refusal_names_the_programs_arguments_not_a_stack_file():
+    args = {**GpuNodePoolArgs(instance_types=["p5.48xlarge"], capacity_type="on-demand", ami=AMI), "max_szie": 2}
+    err = refusal(pool_from_args, GpuNodePoolArgs, "h100", args, "managed-node-group")
+    assert str(err).startswith("invalid component arguments:") and "gpu-platform:platform" not in str(err)

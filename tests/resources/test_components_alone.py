@@ -282,7 +282,7 @@ def test_team_admission_names_what_is_wrong_with_its_arguments(tmp_path):
 
             TeamAdmission("guards", {"k8s_providr": None})
         """)
-    assert err.value.problems == ["TeamAdmission 'guards': k8s_providr: unknown argument"]
+    assert err.value.problems == ["TeamAdmission 'guards': k8s_providr: unknown argument; did you mean `k8s_provider`?"]
 
 
 def test_access_entries_hold_every_team_group_of_a_role(teams):

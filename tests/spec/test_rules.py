@@ -35,6 +35,19 @@ def test_unknown_field_lists_the_allowed_ones():
     assert "unknown field" in msg and "instanceTypes" in msg and "capacityType" in msg
 
 
+def test_a_misspelt_field_is_named_with_the_one_meant():
+    p = stack_platform("dev")
+    p["nodePools"][0]["maxSzie"] = p["nodePools"][0].pop("maxSize")
+    (msg,) = [x for x in problems(p) if x.startswith("nodePools[0].maxSzie: ")]
+    assert msg.endswith("; did you mean `maxSize`?")
+
+
+def test_a_misspelt_value_is_named_with_the_one_meant():
+    p = stack_platform("dev")
+    p["nodePools"][0]["capacityType"] = "ondemand"
+    assert only_problem(p, "nodePools[0].capacityType").endswith("; did you mean 'on-demand'?")
+
+
 def test_missing_field_is_named():
     p = stack_platform("dev")
     del p["nodePools"][0]["capacityType"]

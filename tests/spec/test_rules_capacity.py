@@ -191,7 +191,7 @@ def test_an_ami_release_of_the_r570_era_cannot_run_b300():
     platform["cluster"]["create"]["addons"]["kube-proxy"] = "v1.33.3-eksbuild.4"
     msg = next(p for p in problems(platform) if p.startswith("nodePools[0].ami.releaseVersion: "))
     assert "runs NVIDIA driver R570 on p6-b300; B300 needs driver >= 580.65.06" in msg
-    assert "releases from 20251110 carry R580" in msg
+    assert "releases from 20251029 carry R580" in msg  # 1.33 images moved to R580 in release v20251029
 
 
 def test_an_ami_release_of_the_r570_era_runs_b200_but_not_rtx_pro_6000():

@@ -50,9 +50,10 @@ EKS_KUBERNETES: Mapping[str, KubernetesRelease] = MappingProxyType({
         _k8s("1.32", date(2024, 12, 11), date(2025, 1, 23), date(2026, 3, 23), date(2027, 3, 23)),
         _k8s("1.33", date(2025, 4, 23), date(2025, 5, 29), date(2026, 7, 29), date(2027, 7, 29)),
         _k8s("1.34", date(2025, 8, 27), date(2025, 10, 2), date(2026, 12, 2), date(2027, 12, 2)),
+        # The AWS calendar page's 1.35 row was not in the copies of the page that could be read (docs/lifecycle.md);
+        # the two secondary sources agree with each other and with the 14 + 12 month rule.
         _k8s("1.35", date(2025, 12, 17), date(2026, 1, 27), date(2027, 3, 27), date(2028, 3, 27),
-             source=EKS_SECONDARY, note="not yet confirmed against the AWS calendar page; two secondary "
-                                        "sources agree"),
+             source=EKS_SECONDARY),
         _k8s("1.36", date(2026, 4, 22), date(2026, 6, 1), date(2027, 8, 1), date(2028, 8, 1),
              source="kubernetes.io release blog (upstream); EKS availability by June 2026 from secondary sources",
              confirmed=False,
@@ -138,6 +139,12 @@ class AmiDriverEra:
     checked: str = CHECKED
     confirmed: bool = True
     note: str = ""
+    kubernetes: tuple[str, ...] = ()  # the Kubernetes minors whose images it covers (empty: every one)
+
+    def covers(self, minor: Optional[str]) -> bool:
+        """Whether the era holds for a release built for Kubernetes `minor` (None: unknown, as in a Karpenter
+        alias: only eras that hold for every version, so a release is never placed in an era it may miss)."""
+        return not self.kubernetes or minor in self.kubernetes
 
     def branch_for(self, family: str) -> Optional[str]:
         """The branch an instance family's nodes run, None when the era does not say."""
@@ -147,16 +154,23 @@ class AmiDriverEra:
 
 
 AMI_RELEASES = "awslabs/amazon-eks-ami releases and pull requests"
+AMI_CHANGELOG = "awslabs/amazon-eks-ami CHANGELOG.md @81fec2e8"
 
 AMI_DRIVER_ERAS: tuple[AmiDriverEra, ...] = (
     AmiDriverEra("AL2023_x86_64_NVIDIA", date(2025, 8, 1), ("570",),
                  source=f"{AMI_RELEASES}: pull request 2346 (back to the 570 driver, 2025-08-01)",
                  note="releases before this date are not in the calendar (R575 in some June-July 2025 releases)"),
-    AmiDriverEra("AL2023_x86_64_NVIDIA", date(2025, 11, 10), ("580",),
-                 source=f"{AMI_RELEASES}: pull requests 2484 and 2509 (580 driver for every Kubernetes version "
-                        "by 2025-11-10)", confirmed=False,
-                 note="Kubernetes 1.33 images moved to R580 from 2025-10-27; the calendar dates the change at the "
-                      "last version's switch"),
+    # R580 reached each Kubernetes version's images in a different release (the changelog's package tables):
+    # 1.34 in v20251023, 1.33 in v20251029, 1.31 and 1.32 in v20251108, every version from v20251120.
+    AmiDriverEra("AL2023_x86_64_NVIDIA", date(2025, 10, 23), ("580",), kubernetes=("1.34",),
+                 source=f"{AMI_CHANGELOG}, release v20251023 (kmod-nvidia-latest-dkms 580.95.05 on 1.34)"),
+    AmiDriverEra("AL2023_x86_64_NVIDIA", date(2025, 10, 29), ("580",), kubernetes=("1.33", "1.34"),
+                 source=f"{AMI_CHANGELOG}, release v20251029 (580.95.05 on 1.33 and 1.34); pull request 2484"),
+    AmiDriverEra("AL2023_x86_64_NVIDIA", date(2025, 11, 8), ("580",), kubernetes=("1.31", "1.32", "1.33", "1.34"),
+                 source=f"{AMI_CHANGELOG}, release v20251108 (580.95.05 on 1.31 to 1.34); pull request 2496"),
+    AmiDriverEra("AL2023_x86_64_NVIDIA", date(2025, 11, 20), ("580",),
+                 source=f"{AMI_CHANGELOG}, release v20251120 (580.105.08 on every version it builds, 1.29 to 1.34; "
+                        "1.29 and 1.30 were still on 570.195.03 in v20251112); pull request 2509"),
     # The two trees are R580 (LTS) and R595 (production branch). At first boot resolve-nvidia-driver.sh picks
     # the LTS tree when every GPU of the instance is on R580's open-kernel-module device list, else the
     # production tree when they are on R595's, else LTS with the proprietary modules (g4dn, g5 and g5g are
@@ -164,11 +178,11 @@ AMI_DRIVER_ERAS: tuple[AmiDriverEra, ...] = (
     # PRO 4500 (0x2C3A) is only on R595's.
     AmiDriverEra("AL2023_x86_64_NVIDIA", date(2026, 9, 17), ("580", "595"),
                  MappingProxyType({"g7": "595"}), default_branch="580",
-                 source=f"{AMI_RELEASES}: release v20260917 and issue 2768 (two drivers, chosen at first boot); "
-                        "templates/al2023/runtime/gpu/resolve-nvidia-driver.sh @46d3c70a and "
-                        "nvidia-open-supported-devices-580.txt / -595.txt @81fec2e8", confirmed=False,
-                 note="the first release date is the release note's; the choice per instance follows the "
-                      "resolve script: confirm with nvidia-smi on one node of a pool"),
+                 source=f"{AMI_RELEASES}: pull request 2819 (two driver trees baked, one resolved at boot, merged "
+                        "2026-09-15) and the maintainers' note on pull request 2808 that release v20260917 carries "
+                        "both; issue 2768; templates/al2023/runtime/gpu/resolve-nvidia-driver.sh @46d3c70a and "
+                        "nvidia-open-supported-devices-580.txt / -595.txt @81fec2e8",
+                 note="the branch per instance follows the resolve script's device lists"),
 )
 
 # --- EKS add-ons: the Kubernetes versions each add-on line is offered for ---
@@ -224,6 +238,14 @@ def release_date(release_version: str) -> Optional[date]:
 
 def ami_driver_era(ami_type: str, release_version: str) -> Optional[AmiDriverEra]:
     """The era an AMI release falls in, or None when the calendar does not cover it."""
-    built = release_date(release_version)
-    eras = [e for e in AMI_DRIVER_ERAS if e.ami_type == ami_type and built is not None and e.first_release <= built]
+    built, minor = release_date(release_version), release_minor(release_version)
+    eras = [e for e in AMI_DRIVER_ERAS
+            if e.ami_type == ami_type and built is not None and e.first_release <= built and e.covers(minor)]
     return max(eras, key=lambda e: e.first_release) if eras else None
+
+
+def release_minor(release_version: str) -> Optional[str]:
+    """`1.33` of an EKS AMI release version `1.33.5-20251120`; None for a Karpenter alias (`al2023@v20251120`)."""
+    head = release_version.rsplit("-", 1)[0] if "-" in release_version else ""
+    parts = head.split(".")
+    return ".".join(parts[:2]) if len(parts) == 3 and all(p.isdigit() for p in parts) else None

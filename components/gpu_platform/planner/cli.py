@@ -67,11 +67,26 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gpu-platform", description="Plan and check the GPU platform offline, without cloud credentials.")
+    parser.add_argument("--version", action=_Version, help="print gpu-platform's version and exit")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
     _add_plan(commands)
     for module in COMMAND_MODULES:
         importlib.import_module(module).add_command(commands)
     return parser
+
+
+class _Version(argparse.Action):
+    """`--version`: the installed package's version, read only when asked (metadata costs every other run)."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: Optional[str] = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: Optional[str] = None) -> None:
+        import gpu_platform
+
+        print(f"gpu-platform {gpu_platform.__version__}")  # on stdout, as argparse's own version action
+        parser.exit()
 
 
 def _add_plan(commands: Any) -> None:
@@ -88,6 +103,11 @@ def _add_plan(commands: Any) -> None:
     p.add_argument("--format", choices=("text", "markdown"), default="text", help="how to print the plan")
     p.add_argument("--as-of", metavar="YYYY-MM-DD", type=as_of_date, default=None,
                    help="judge support windows and price the control plane on this day (default: today)")
+    p.add_argument("--fail-on-unchecked", action="store_true",
+                   help="exit 1 when the plan could not look inside a component (a multi-language component such as "
+                        "pulumi-eks's), instead of listing it as not checked")
+    p.add_argument("--require-lock", action="store_true",
+                   help="exit 1 when no node-group lock holds the plan (by default a prod stack without one warns)")
     p.add_argument("--debug", action="store_true", help="print the traceback when the program fails")
     p.set_defaults(run=run_plan)
 
@@ -123,7 +143,7 @@ def as_of_date(text: str) -> datetime.date:
 
 
 def run_plan(args: argparse.Namespace) -> int:
-    from gpu_platform.planner import outputs, render, sections, verdict
+    from gpu_platform.planner import outputs, render, sections, unchecked, verdict
     from gpu_platform.planner import plan as plan_doc
 
     as_of = args.as_of or datetime.date.today()
@@ -143,8 +163,14 @@ def run_plan(args: argparse.Namespace) -> int:
         print(projects.left_out_note(project, stack, left_out), file=sys.stderr)
     ctx = sections.PlanContext(plan=plan, recording=recording, stack=stack, platform=platform, spec=spec, as_of=as_of)
     plan.update(sections.build_all(ctx))
-    plan["policy"]["violations"] = verdict.evaluate(plan, args.policy_config, lock=args.lock, project=project,
-                                                    pack_dir=projects.pack_dir(project, args.policy_pack))
+    try:
+        plan["policy"]["violations"] = verdict.evaluate(plan, args.policy_config, lock=args.lock, project=project,
+                                                        pack_dir=projects.pack_dir(project, args.policy_pack))
+    except PlannerError as err:  # a lock that cannot hold this plan: its advice names the file planned
+        from gpu_platform.planner.lock_gate import advice
+
+        raise PlannerError([advice(p, project, stack) for p in err.problems]) from None
+    _hold_to_a_lock(args, plan, project, stack, spec)
     budget = verdict.budget_in_force(verdict.plan_derived_config(plan), verdict.read_config(args.policy_config))
     if budget is not None:
         plan["policy"]["budget"] = budget
@@ -164,8 +190,33 @@ def run_plan(args: argparse.Namespace) -> int:
     if expired:  # EKS or NVIDIA no longer supports what the file pins: as invalid as a bad field
         _problems([f"{stackfile.show_path(stack.path)}: {e}" for e in expired])
         return EXIT_INVALID
+    if plan.get("notChecked"):
+        if args.fail_on_unchecked:
+            print(unchecked.failure(plan["notChecked"]), file=sys.stderr)
+            return EXIT_VIOLATIONS
+        print(unchecked.warning(plan["notChecked"]), file=sys.stderr)
     mandatory = any(v.get("level") == "mandatory" for v in plan["policy"]["violations"])
     return EXIT_VIOLATIONS if mandatory else EXIT_OK
+
+
+def _hold_to_a_lock(args: argparse.Namespace, plan: dict[str, Any], project: stackfile.Project,
+                   stack: stackfile.StackConfig, spec: Any) -> None:
+    """Lock advice naming the file planned; a prod stack no lock holds warns (`--require-lock`: refuses)."""
+    from gpu_platform.planner import lock_gate, verdict
+
+    violations = lock_gate.with_lock_advice(plan["policy"]["violations"], project, stack)
+    plan["policy"]["violations"] = violations
+    environment = getattr(spec, "environment", None)
+    if not (args.require_lock or environment == "prod") or lock_gate.reported(violations):
+        return
+    if verdict.holds_a_lock(plan, args.policy_config, args.lock, project=project,
+                            pack_dir=projects.pack_dir(project, args.policy_pack)):
+        return
+    message = lock_gate.missing_lock(project, stack, environment, violations)
+    if args.require_lock:
+        violations.insert(0, lock_gate.lock_violation(message))
+    else:
+        print(f"warning: {message}; `--require-lock` makes this an error", file=sys.stderr)
 
 
 def load(args: argparse.Namespace) -> tuple[stackfile.Project, stackfile.StackConfig]:
@@ -188,7 +239,7 @@ def run_program(project: stackfile.Project, stack: stackfile.StackConfig, debug:
     except PlannerError:
         raise
     except Exception as exc:  # noqa: BLE001 the program's own errors are reported, not raised
-        projects.raise_spec_error(exc, stack.path)
+        projects.raise_spec_error(exc, stack.path, _program_frame(exc, project.dir))
         if mocks.answered and not isinstance(exc, UnansweredInvoke):
             raise PlannerError(user_mocks.failed_message(mocks_file, mocks.answered, exc)) from None
         if isinstance(exc, UnansweredInvoke):

@@ -309,9 +309,16 @@ def _disrupted(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _other_changes(result: dict[str, Any]) -> list[str]:
-    """Pool changes that disrupt nothing (applied in place), one line per change."""
-    return [f"{d['pool']}: {c['detail']}" for d in result["disruptions"] if d["effect"] == "none"
-            for c in d["causes"]]
+    """Pool changes that disrupt nothing (applied in place), one line per change, in every pool: a pool that
+    a worse change disrupts keeps its in-place changes listed here too (a maxSize 4 -> 6 beside a node roll)."""
+    return [f"{d['pool']}: {c['detail']}" for d in result["disruptions"] for c in d["causes"] if c["effect"] == "none"]
+
+
+def _shown_cause(d: dict[str, Any]) -> str:
+    """A disrupted pool's cause, and each lesser disruptive change the worst one would otherwise hide."""
+    lesser = [f"also {c['effect']}: {c['detail']}" for c in d["causes"]
+              if c["effect"] not in ("none", d["effect"]) and c["detail"] not in d["cause"]]
+    return "; ".join([d["cause"], *lesser])
 
 
 TITLES = {"guarded": "Guarded resources", "quota": "Team quotas", "cost": "Cost (USD)"}
@@ -321,7 +328,7 @@ def text(result: dict[str, Any]) -> str:
     lines = [f"Diff {result['base']} -> {result['head']}: {_verdict(result)}", "Disruption to GPU nodes and jobs:"]
     hit = _disrupted(result)
     width = max((len(d["pool"]) for d in hit), default=0)
-    lines += [f"  {d['pool']:<{width}}  {d['effect']:<16}  {d['nodes']} node(s), {d['gpus']} GPU(s)  {d['cause']}"
+    lines += [f"  {d['pool']:<{width}}  {d['effect']:<16}  {d['nodes']} node(s), {d['gpus']} GPU(s)  {_shown_cause(d)}"
               for d in hit] or ["  (none)"]
     lines += ["Other changes (in place):"] + ([f"  {o}" for o in _other_changes(result)] or ["  (none)"])
     found = _lines(result)
@@ -342,7 +349,8 @@ def markdown(result: dict[str, Any]) -> str:
     hit = _disrupted(result)
     if hit:
         lines += ["| Pool | Effect | Cause | Nodes | GPUs |", "|---|---|---|---:|---:|"]
-        lines += [f"| {d['pool']} | {d['effect']} | {_cell(d['cause'])} | {d['nodes']} | {d['gpus']} |" for d in hit]
+        lines += [f"| {d['pool']} | {d['effect']} | {_cell(_shown_cause(d))} | {d['nodes']} | {d['gpus']} |"
+                  for d in hit]
     else:
         lines.append("- none")
     lines += ["", "**Other changes (in place)**", ""] + ([f"- {_cell(o)}" for o in _other_changes(result)] or ["- none"])

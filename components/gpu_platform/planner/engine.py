@@ -51,6 +51,7 @@ class Registration:
     options: dict[str, Any]
     id: str = ""
     outputs: dict[str, Any] = field(default_factory=dict)  # the mocks' answer (SDK form)
+    remote: bool = False  # a multi-language component: its provider plugin would build its children
 
 
 @dataclass
@@ -119,6 +120,13 @@ class RecordingMonitor(sdk_mocks.MockMonitor):
         if request.transforms:
             self.notes.append(f"warning: {urn}: resource transforms are not applied by the offline planner")
         inputs = struct_to_plain(request.object)
+        if request.remote:  # built by its provider plugin, which no offline run has: nothing inside is seen
+            self.registrations.append(Registration(
+                urn=urn, type=request.type, name=request.name, custom=False, parent=request.parent or None,
+                provider=request.provider or None, inputs=inputs, options=_options(request), remote=True))
+            # as the engine answers a resource it could not make: every output unknown, so the program
+            # goes on (an output read through it stays unknown instead of failing on None)
+            return resource_pb2.RegisterResourceResponse(urn=urn, result=resource_pb2.Result.FAIL)
         rid, state = self.mocks.new_resource(sdk_mocks.MockResourceArgs(
             typ=request.type, name=request.name, inputs=for_mocks(inputs), provider=request.provider,
             resource_id=request.importId, custom=request.custom))

@@ -71,8 +71,9 @@ def _heading(section: dict[str, Any]) -> str:
 
 
 def _row(s: dict[str, Any]) -> list[str]:
-    return [s["subject"], s["version"], s["status"], s["until"] or "", s["note"] + ("" if s["confirmed"] else
-                                                                                     " [unconfirmed]")]
+    # a date the calendar holds but cannot yet stand behind; a version it does not hold says so in its note
+    marked = not s["confirmed"] and s["status"] != lifecycle.UNKNOWN
+    return [s["subject"], s["version"], s["status"], s["until"] or "", s["note"] + (" [unconfirmed]" if marked else "")]
 
 
 def _cost(v: dict[str, Any]) -> str:

@@ -53,7 +53,9 @@ def resource_entry(reg: Registration) -> dict[str, Any]:
 
 def build_plan(recording: Recording, violations: Iterable[dict] = ()) -> dict[str, Any]:
     """The version-1 plan document for a recording (sections are added by the caller)."""
-    return {
+    from gpu_platform.planner.unchecked import not_checked
+
+    plan = {
         "version": PLAN_VERSION,
         "project": recording.project,
         "stack": recording.stack,
@@ -61,6 +63,10 @@ def build_plan(recording: Recording, violations: Iterable[dict] = ()) -> dict[st
         "outputs": to_json_ready(recording.outputs),
         "policy": {"violations": list(violations)},
     }
+    unseen = not_checked(recording)
+    if unseen:  # only then: a plan that saw everything keeps its shape
+        plan["notChecked"] = unseen
+    return plan
 
 
 def dumps(plan: dict[str, Any]) -> str:

@@ -20,6 +20,7 @@ from typing import Any, Optional
 from gpu_platform.facts import input_files
 from gpu_platform.planner import stackfile
 from gpu_platform.planner.errors import PlannerError
+from gpu_platform.spec.errors import COMPONENT_ARGUMENTS
 
 PLATFORM_KEY = "platform"
 PACK_FOLDER = "policies"
@@ -81,16 +82,19 @@ def left_out_note(project: stackfile.Project, stack: stackfile.StackConfig, name
             "and the policy verdict are shown")
 
 
-def raise_spec_error(exc: BaseException, stack_path: Path) -> None:
+def raise_spec_error(exc: BaseException, stack_path: Path, program_at: str = "") -> None:
     """A SpecError (a ValueError carrying `problems`) anywhere in the cause chain is invalid input, and so is
-    config the program requires that is missing or of the wrong type (pulumi.Config's own errors)."""
+    config the program requires that is missing or of the wrong type (pulumi.Config's own errors). A
+    component's refused arguments are the program's (` at __main__.py:12`: `program_at`), not the stack file's."""
     sdk = sys.modules.get("pulumi.config")  # loaded when the program ran: only then can it raise these
     config_errors = (sdk.ConfigMissingError, sdk.ConfigTypeError) if sdk else ()
     seen: BaseException | None = exc
     while seen is not None:
         problems = getattr(seen, "problems", None)
         if isinstance(seen, ValueError) and isinstance(problems, list) and problems:
-            raise PlannerError([f"{stackfile.show_path(stack_path)}: {p}" for p in problems]) from None
+            where = (f"the program{program_at}" if getattr(seen, "subject", None) == COMPONENT_ARGUMENTS
+                     else stackfile.show_path(stack_path))
+            raise PlannerError([f"{where}: {p}" for p in problems]) from None
         if config_errors and isinstance(seen, config_errors):
             message = " ".join(str(seen).split())  # one line: the SDK's message spans two
             raise PlannerError(f"{stackfile.show_path(stack_path)}: `{seen.key}`: {message}") from None

@@ -10,6 +10,7 @@ from collections import Counter
 from typing import Any
 from collections.abc import Iterable
 
+from gpu_platform.planner import unchecked
 from gpu_platform.planner.sections import Section
 
 STACK_TYPE = "pulumi:pulumi:Stack"
@@ -22,6 +23,7 @@ def text(plan: dict[str, Any], sections: Iterable[Section] = ()) -> str:
         _outputs_text(plan["outputs"]),
         _counts_text(plan["resources"]),
         _verdict_text(plan["policy"]["violations"]),
+        unchecked.text(plan.get("notChecked", [])),
         budget_line(plan["policy"].get("budget")),
     ]
     for section in sections:
@@ -34,6 +36,7 @@ def markdown(plan: dict[str, Any], sections: Iterable[Section] = ()) -> str:
     violations = plan["policy"]["violations"]
     lines = [f"### gpu-platform plan: `{plan['stack']}`", "",
              f"**{len(plan['resources'])} resources** to create. {_verdict_line(violations)}", ""]
+    lines += unchecked.markdown(plan.get("notChecked", []))
     if plan["policy"].get("budget"):
         lines += [budget_line(plan["policy"]["budget"]), ""]
     if violations:

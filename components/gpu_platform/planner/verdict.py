@@ -419,6 +419,32 @@ def _run(policy: Any, args: Any, level: str, default_urn: Optional[str]) -> list
     return found
 
 
+def _held_settings(plan: Mapping[str, Any], pack: Any, given: Mapping[str, Any], lock: Optional[Path],
+                   default: Optional[Path], pack_dir: Optional[Path]) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Each policy's level and properties, with the lock each lock-reading policy holds the plan to made
+    explicit (planner/lock_config.py)."""
+    from gpu_platform.planner import lock_config
+
+    settings = reconcile(pack, given, plan_derived_config(plan))
+    return lock_config.hold_to(settings, pack, stack=plan.get("stack", ""), flag=lock, default=default,
+                               pack_dir=pack_dir)
+
+
+def holds_a_lock(plan: Mapping[str, Any], policy_config_path: Optional[Path], lock: Optional[Path], *,
+                 project: Any, pack_dir: Optional[Path] = None) -> bool:
+    """Whether any lock-reading policy holds the plan to a lock (`--lock`, the policy config's, or the one
+    beside the stack files), as `evaluate` does."""
+    from gpu_platform.planner import lock_config
+    from gpu_platform.planner import project as projects
+
+    pack = load_pack()
+    default = project.lock_file(plan.get("stack", "")) if project else None
+    settings = _held_settings(plan, pack, read_config(policy_config_path), lock, default,
+                              pack_dir or projects.pack_dir(project, None))
+    return any(props.get(lock_config.LOCK) is not None or props.get(lock_config.LOCK_FILE)
+               for name in lock_config.lock_policies(pack) for _, props in [settings[name]])
+
+
 def evaluate(plan: dict[str, Any], policy_config_path: Optional[Path], lock: Optional[Path] = None, *,
              project: Any = None, pack_dir: Optional[Path] = None) -> list[dict[str, Any]]:
     """The violations of `plan` under the pack and the policy config file (or none). The lock comes from
@@ -431,11 +457,9 @@ def evaluate(plan: dict[str, Any], policy_config_path: Optional[Path], lock: Opt
 
     pack = load_pack()
     given = read_config(policy_config_path)
-    settings = reconcile(pack, given, plan_derived_config(plan))
     project = project or projects.find_optional(None)
     default = project.lock_file(plan.get("stack", "")) if project else None
-    settings = lock_config.hold_to(settings, pack, stack=plan.get("stack", ""), flag=lock, default=default,
-                                   pack_dir=pack_dir or projects.pack_dir(project, None))
+    settings = _held_settings(plan, pack, given, lock, default, pack_dir or projects.pack_dir(project, None))
     check_locks(settings, pack, plan.get("stack", ""))
     if policy_config_path and lock is None and default and default.is_file() and not lock_config.names_a_lock(given, pack):
         print(lock_config.unnamed_warning(policy_config_path, default), file=sys.stderr)

@@ -152,10 +152,23 @@ def provider_environment(provider_props: Any) -> Optional[str]:
     return env if env in names.ENVIRONMENTS else None
 
 
+def own_environment(props: Any) -> Optional[str]:
+    """The environment a resource's own tags state (a library component tags what the program gave it)."""
+    try:
+        tags = get(props, "tags")
+    except UnknownValueError:
+        return None
+    env = tags.get(names.ENVIRONMENT_TAG) if isinstance(tags, dict) else None
+    return env if env in names.ENVIRONMENTS else None
+
+
 def resource_environment(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Optional[str]:
+    """The policy config's, else the resource's own tag (which wins over a default tag in AWS too), else its
+    aws provider's default tag."""
     if config.get("environment"):
         return config["environment"]
-    return provider_environment(args.provider.props if args.provider is not None else None)
+    return own_environment(args.props) or provider_environment(args.provider.props if args.provider is not None
+                                                              else None)
 
 
 def stack_environment(args: StackValidationArgs, config: Mapping[str, Any]) -> Optional[str]:
@@ -170,7 +183,8 @@ def stack_environment(args: StackValidationArgs, config: Mapping[str, Any]) -> O
         env = provider_environment(r.provider.props if r.provider is not None else None)
         if env:
             return env
-    return None
+    tagged = {own_environment(r.props) for r in args.resources if r.resource_type == NODE_GROUP} - {None}
+    return tagged.pop() if len(tagged) == 1 else None  # the pools' own, when they agree
 
 
 def applies_in(environment: Optional[str], environments: Iterable[str]) -> bool:
@@ -183,8 +197,8 @@ def environment_phrase(environment: Optional[str]) -> str:
     """`in prod`, or how to tell the pack the environment when it could not be read."""
     if environment:
         return f"in {environment}"
-    return (f"when the environment is unknown (held to prod: set `environment` in this policy's config, or the aws "
-            f"provider's default tag {names.ENVIRONMENT_TAG})")
+    return (f"when the environment is unknown (held to prod: set `environment` in this policy's config, the aws "
+            f"provider's default tag {names.ENVIRONMENT_TAG}, or `environment` on the pool's component)")
 
 
 ENVIRONMENT_PROPERTY = {

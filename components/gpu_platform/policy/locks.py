@@ -131,8 +131,10 @@ def _for_stack(doc: Optional[dict[str, Any]], stack: str, where: str) -> Optiona
     """A lock written for another stack would hold this one to the wrong values: refused, never compared."""
     locked = doc.get("stack") if doc else None
     if locked and stack and locked != stack:
-        raise LockError(f"{where} is the lock of stack {locked!r}, not of stack {stack!r}: give this stack its own "
-                        f"lock (`gpu-platform lock --stack {stack}`), or `{{stack}}` in lockFile")
+        raise LockError(f"{where} is the lock of stack {locked!r}, not of stack {stack!r}, so the lock lookup failed "
+                        f"and nothing holds stack {stack!r}: plan the change as stack {locked!r} (in its own stack "
+                        f"file), or give this stack its own lock (`gpu-platform lock --stack {stack}`), or "
+                        "`{stack}` in lockFile")
     return doc
 
 

@@ -86,7 +86,10 @@ def mig_layouts_valid(args: StackValidationArgs, config: Mapping[str, Any]) -> F
         return
     release = gpu_operator_release(args)
     if release is None:
-        yield "node groups select MIG layouts but the stack installs no GPU Operator (nothing applies them)", None
+        if not config.get(EXISTING_OPERATOR):  # the operator runs already: its MIG manager's file is not ours to read
+            yield ("node groups select MIG layouts but the stack installs no GPU Operator (nothing applies them): add "
+                   "a GpuOperator serving these pools to the program, or, when the cluster already runs the GPU "
+                   f"Operator, set `{EXISTING_OPERATOR}: true` in this policy's config"), None
         return
     doc, problems = _mig_file(release)
     for problem in problems:
@@ -232,6 +235,15 @@ def operator_tolerations(args: StackValidationArgs, config: Mapping[str, Any]) -
                            f"{{key: {key}, operator: Exists, effect: {effect}}} to {where}", release.urn)
 
 
+EXISTING_OPERATOR = "existingGpuOperator"
+MIG_LAYOUT_SCHEMA = PolicyConfigSchema({
+    EXISTING_OPERATOR: {
+        "type": "boolean", "default": False,
+        "description": "The cluster already runs the NVIDIA GPU Operator, installed outside this stack: MIG pools "
+                       "without a GPU Operator in the stack pass (their layouts are checked against their GPUs when "
+                       "the pool is built; the running MIG manager's config is not in the stack to read)."},
+})
+
 TIME_SLICING_SCHEMA = PolicyConfigSchema({
     "environments": {"type": "array", "items": {"type": "string"}, "default": ["prod"],
                      "description": "Environments where no pool may time-slice GPUs (an unknown environment counts "
@@ -249,7 +261,7 @@ POLICIES = [
         [NODE_GROUP], mig_capable, severity=Severity.HIGH),
     stack_policy(
         "mig-layout-valid", "Every MIG layout a pool selects exists in the MIG manager's config and fits the GPU.",
-        mig_layouts_valid, severity=Severity.HIGH),
+        mig_layouts_valid, severity=Severity.HIGH, schema=MIG_LAYOUT_SCHEMA),
     stack_policy(
         "device-plugin-config-valid",
         "Every device-plugin config a pool selects, and the default, is an entry of the GPU Operator's ConfigMap.",

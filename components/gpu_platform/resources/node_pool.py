@@ -19,7 +19,7 @@ from gpu_platform.decisions.sharing import mig_layout_tag
 from gpu_platform.facts import component_types, names
 from gpu_platform.resources import options
 from gpu_platform.resources.options import named
-from gpu_platform.resources.pool_args import PoolArgs, pool_from_args
+from gpu_platform.resources.pool_args import PoolArgs, environment_tag, pool_from_args
 from gpu_platform.resources.typed_args import Required, TypedDict
 from gpu_platform.spec.models import NodePoolSpec
 from gpu_platform.spec.pool_context import PoolContext
@@ -100,7 +100,7 @@ class GpuNodePool(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuNodePoolArgs, opts: Optional[pulumi.ResourceOptions] = None):
         pool, ctx = pool_from_args(GpuNodePoolArgs, name, args, "managed-node-group")
-        self._build(name, pool, ctx, args, opts)
+        self._build(name, pool, ctx, args, opts, environment_tag(args))
 
     @classmethod
     def of(cls, name: str, pool: NodePoolSpec, context: PoolContext, cluster: Mapping[str, Any],
@@ -112,8 +112,9 @@ class GpuNodePool(pulumi.ComponentResource):
         return component
 
     def _build(self, name: str, pool: NodePoolSpec, ctx: PoolContext, args: Mapping[str, Any],
-               opts: Optional[pulumi.ResourceOptions]) -> None:
-        """`args`: what the pool reads of its cluster (GpuNodePoolArgs' cluster keys); the pool is `pool`."""
+               opts: Optional[pulumi.ResourceOptions], own_tags: Optional[Mapping[str, str]] = None) -> None:
+        """`args`: what the pool reads of its cluster (GpuNodePoolArgs' cluster keys); the pool is `pool`;
+        `own_tags`: more tags on the node group (the environment a program gave the pool)."""
         super().__init__(component_types.public("GpuNodePool"), name, None,
                          options.formerly(opts, "GpuNodePool"))
         from pulumi_aws import eks
@@ -145,7 +146,7 @@ class GpuNodePool(pulumi.ComponentResource):
                 min_size=inputs.min_size, max_size=inputs.max_size, desired_size=inputs.desired_size),
             update_config=eks.NodeGroupUpdateConfigArgs(**{_SNAKE[k]: v for k, v in inputs.update_config.items()}),
             node_repair_config=repair_args(inputs.repair),
-            tags=inputs.tags,
+            tags={**inputs.tags, **(own_tags or {})},
             opts=options.child(self, opts, depends_on=[template], protect=options.protect(opts, inputs.protect),
                                ignore_changes=["scalingConfig.desiredSize"]),
         )

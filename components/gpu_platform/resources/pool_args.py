@@ -10,8 +10,10 @@ from typing import Any
 
 from gpu_platform.decisions.cuda import pool_min_cuda_rules
 from gpu_platform.facts.karpenter_window import window_problem
-from gpu_platform.facts.names import DRIVER_SOURCES, ENVIRONMENTS, MIG_STRATEGIES
-from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, camel, as_arguments, syntax_problems
+from gpu_platform.resources.arg_enums import AmiTypeInput, CapacityTypeInput, SharingModeInput
+from gpu_platform.facts.names import DRIVER_SOURCES, ENVIRONMENT_TAG, ENVIRONMENTS, MIG_STRATEGIES
+from gpu_platform.resources.typed_args import (ArgumentsError, Required, TypedDict, as_arguments, camel,
+                                              syntax_problems, unknown_arguments)
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.field_path import FieldPath
 from gpu_platform.spec.models import DisruptionWindowSpec, NodePoolSpec
@@ -26,8 +28,8 @@ from gpu_platform.spec.rules_karpenter import pool_rules as karpenter_pool_rules
 class PoolAmiArgs(TypedDict, total=False):
     """The image a pool's nodes boot: an EKS AMI type pinned to a release, or an image id."""
 
-    type: Required[str]
-    """EKS AMI type, e.g. AL2023_x86_64_NVIDIA, BOTTLEROCKET_x86_64_NVIDIA, UBUNTU_24_04."""
+    type: Required[AmiTypeInput]
+    """EKS AMI type (`AmiType` or its value), e.g. AL2023_x86_64_NVIDIA, BOTTLEROCKET_x86_64_NVIDIA, UBUNTU_24_04."""
     release_version: str
     """The exact AMI release of an EKS-optimized type, e.g. 1.35.7-20260911."""
     image_id: str
@@ -39,8 +41,8 @@ class PoolAmiArgs(TypedDict, total=False):
 class PoolSharingArgs(TypedDict, total=False):
     """How the pool's GPUs are shared between pods."""
 
-    mode: str
-    """none, time-slicing or mig."""
+    mode: SharingModeInput
+    """none, time-slicing or mig (`SharingMode` or its value)."""
     replicas: int
     """Time-slicing: pods per GPU (2-64)."""
     fail_requests_greater_than_one: bool
@@ -136,8 +138,8 @@ class PoolArgs(TypedDict, total=False):
 
     instance_types: Required[list[str]]
     """Instance types sharing one GPU model and count, e.g. ["g5.xlarge", "g5.2xlarge"]."""
-    capacity_type: Required[str]
-    """spot, on-demand or capacity-block (with `reservation`)."""
+    capacity_type: Required[CapacityTypeInput]
+    """spot, on-demand or capacity-block (with `reservation`): `CapacityType` or its value."""
     reservation: PoolReservationArgs
     """The Capacity Block (capacity-block) or On-Demand Capacity Reservation (on-demand) the nodes launch into."""
     min_size: int
@@ -195,7 +197,7 @@ def pool_from_args(args_type: type, name: str, args: Mapping[str, Any],
     where = f"{args_type.__name__.removesuffix('Args')} {name!r}: "
     args = as_arguments(args_type.__name__.removesuffix("Args"), name, args, args_type)
     cluster_name, subnet_zones, window = args.get("cluster_name"), args.get("subnet_zones"), args.get("disruption_window")
-    problems = [f"{camel(k)}: unknown argument" for k in sorted(set(args) - set(args_type.__annotations__))]
+    problems = unknown_arguments(args, args_type)
     problems += _context_problems(args) + syntax_problems(args)
     limit, percent = args.pop("max_unavailable", None), args.pop("max_unavailable_percent", None)
     if limit is not None and percent is not None:
@@ -223,6 +225,14 @@ def pool_from_args(args_type: type, name: str, args: Mapping[str, Any],
     if problems:
         raise ArgumentsError(where, problems)
     return pool, ctx
+
+
+def environment_tag(args: Mapping[str, Any]) -> dict[str, str]:
+    """The tag that carries the environment a program gave the pool to the policy pack's rules (a stack file's
+    pools get it from the aws provider's default tags instead); none when the program gave none, so a pool
+    whose environment nobody stated is still held to prod."""
+    environment = args.get("environment")
+    return {ENVIRONMENT_TAG: environment} if isinstance(environment, str) and environment else {}
 
 
 def _pool_problems(ctx: PoolContext, pool: NodePoolSpec) -> list[str]:

@@ -19,16 +19,19 @@ from pulumi.errors import InputPropertiesError, InputPropertyErrorDetails
 
 from gpu_platform.facts import catalog, syntax
 from gpu_platform.facts.names import ENVIRONMENTS
+from gpu_platform.resources.arg_enums import plain
 from gpu_platform.resources.arg_shapes import camel, required_keys, shape_problems
-from gpu_platform.spec.errors import SpecError
+from gpu_platform.spec.errors import COMPONENT_ARGUMENTS, SpecError
 from gpu_platform.spec.field_path import quoted
+from gpu_platform.spec.parse import did_you_mean
 
 if sys.version_info >= (3, 11):
     from typing import NotRequired, Required, TypedDict
 else:  # pragma: no cover - the published schema needs 3.11; Python programs run on 3.10 as well
     from typing_extensions import NotRequired, Required, TypedDict
 
-__all__ = ["NotRequired", "Required", "TypedDict", "ArgumentsError", "as_arguments", "camel", "argument_problems", "syntax_problems"]
+__all__ = ["NotRequired", "Required", "TypedDict", "ArgumentsError", "as_arguments", "camel", "argument_problems", "syntax_problems",
+           "unknown_arguments"]
 
 
 class ArgumentsError(SpecError, InputPropertiesError):
@@ -43,14 +46,15 @@ class ArgumentsError(SpecError, InputPropertiesError):
         to the property another language's program set."""
         given = list(dict.fromkeys(problems))
         # a program's arguments, not the stack file's gpu-platform:platform key it may never have had
-        SpecError.__init__(self, [where + python_path(p) for p in given], subject="component arguments")
+        SpecError.__init__(self, [where + python_path(p) for p in given], subject=COMPONENT_ARGUMENTS)
         self.message = str(self)
         self.errors: list[InputPropertyErrorDetails] = [_details(p) for p in given]
 
 
 def _details(problem: str) -> InputPropertyErrorDetails:
     """The problem as the schema's property (each name as Pulumi's schema camel-cases the Python keyword)."""
-    path, _, reason = python_path(problem).partition(": ")
+    path = python_path(problem).partition(": ")[0]
+    reason = problem.partition(": ")[2] or problem  # as written: the schema's names
     schema = _KEY_OR_PYTHON_NAME.sub(lambda m: m.group(1) or camel(m.group(2)), path)
     return InputPropertyErrorDetails(property_path=schema, reason=reason)
 
@@ -66,7 +70,17 @@ def python_path(problem: str) -> str:
     if not sep:
         return problem
     named = _KEY_OR_NAME.sub(lambda m: m.group(1) or _snake(m.group(2)), path)
-    return f"{named}{sep}{reason}"
+    return f"{named}{sep}{_NAMED_IN_REASON.sub(_python_names_in, reason)}"
+
+
+# The field names a reason lists: "allowed: type, releaseVersion" and "did you mean `releaseVersion`?".
+_NAMED_IN_REASON = re.compile(r"(allowed: )([A-Za-z0-9, ]+)|(did you mean `)([A-Za-z][A-Za-z0-9]*)(`)")
+
+
+def _python_names_in(match: "re.Match[str]") -> str:
+    if match.group(1):
+        return match.group(1) + ", ".join(_snake(n) for n in match.group(2).split(", "))
+    return match.group(3) + _snake(match.group(4)) + match.group(5)
 
 
 def _snake(name: str) -> str:
@@ -93,7 +107,7 @@ def as_arguments(component: str, name: str, args: Any, kind: Optional[type] = No
     if not isinstance(args, Mapping):
         raise ArgumentsError(where, [
             f"args: must be an object of {component}Args (keyword arguments by name), not {syntax.kind_of(args)}"])
-    given = dict(args)
+    given: dict[str, Any] = plain(dict(args))  # an enum member is its value to the models and the rules
     if kind is not None:  # None for an optional keyword is Python's "not given"
         optional = set(kind.__annotations__) - required_keys(kind)
         given = {k: v for k, v in given.items() if v is not None or k not in optional}
@@ -106,12 +120,19 @@ def as_arguments(component: str, name: str, args: Any, kind: Optional[type] = No
 def argument_problems(args: Mapping[str, Any], kind: type, at: str = "", *, required: bool = True) -> list[str]:
     """Keys `kind` does not declare, keys it requires that `args` lacks (unless the component's own model
     reports those), an environment that is not one of ENVIRONMENTS, and the syntax of AWS names and ids."""
-    problems = [f"{at}{camel(k)}: unknown argument" for k in sorted(set(args) - set(kind.__annotations__))]
+    problems = unknown_arguments(args, kind, at)
     if required:
         problems += [f"{at}{camel(k)}: required" for k in sorted(required_keys(kind) - set(args))]
     if "environment" in kind.__annotations__ and args.get("environment") not in (None, *ENVIRONMENTS):
         problems.append(f"{at}environment: must be one of {', '.join(ENVIRONMENTS)}")
     return problems + syntax_problems(args, at)
+
+
+def unknown_arguments(args: Mapping[str, Any], kind: type, at: str = "") -> list[str]:
+    """Each key of `args` that `kind` does not declare, with the declared one it most likely misspells."""
+    known = [camel(k) for k in kind.__annotations__]
+    return [f"{at}{camel(k)}: unknown argument{did_you_mean(camel(k), known)}"
+            for k in sorted(set(args) - set(kind.__annotations__))]
 
 
 # Arguments naming something in AWS, by name, and the rule each follows (facts/syntax.py).

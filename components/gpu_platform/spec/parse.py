@@ -5,8 +5,9 @@ fields allowed there. Cross-field rules run after this (spec/rules.py, then deci
 """
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Optional, TypeVar, Union
 
 from pydantic import BaseModel, ValidationError
@@ -72,12 +73,24 @@ def _format_error(err: ErrorDetails, root: type[BaseModel] = PlatformSpec, at: F
     msg = err["msg"]
     if err["type"] == "extra_forbidden":
         allowed = _fields_at(loc[:-1], root)
-        msg = plaintext_secret_message(loc) or "unknown field" + (f"; allowed: {', '.join(allowed)}" if allowed else "")
+        msg = plaintext_secret_message(loc) or (
+            "unknown field" + (f"; allowed: {', '.join(allowed)}" if allowed else "") + did_you_mean(str(loc[-1]), allowed))
+    elif err["type"] == "literal_error" and isinstance(err.get("input"), str):
+        msg += did_you_mean(err["input"], re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", ""))), "'")
     elif err["type"] == "missing":
         msg = "required field is missing"
     elif err["type"] == "value_error":
         msg = msg.removeprefix("Value error, ")
     return f"{_path(loc, at)}: {msg}"
+
+
+def did_you_mean(name: str, known: Iterable[str], quote: str = "`") -> str:
+    """`; did you mean `maxSize`?` for the known name `name` most likely misspells, or nothing (case is
+    ignored in the comparison: `maxsize` is `maxSize`). A value is quoted as pydantic quotes values ('),
+    a field name in backticks."""
+    by_lower = {k.lower(): k for k in known}
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.75)
+    return f"; did you mean {quote}{by_lower[close[0]]}{quote}?" if close else ""
 
 
 def _fields_at(loc: Loc, root: type[BaseModel] = PlatformSpec) -> list[str]:

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Optional
 
 from gpu_platform.facts import catalog, names, syntax
-from gpu_platform.facts.lifecycle_calendar import ami_driver_era
+from gpu_platform.facts.lifecycle_calendar import ami_driver_era, release_minor
 from gpu_platform.facts.mig import layout_problem
 from gpu_platform.spec import rules_training as training
 from gpu_platform.spec.alerting import alerting_rules
@@ -401,7 +401,9 @@ def ami_driver_rules(at: FieldPath, pool: NodePoolSpec) -> Iterator[Problem]:
     for profile in (pool.sharing.layout or {}) if pool.sharing.mode == "mig" else {}:
         if gpu.profile_min_driver.get(profile):
             floors.append((gpu.profile_min_driver[profile], f"MIG profile {profile} on {gpu.key}"))
-    newer = [e for e in catalog.AMI_DRIVER_ERAS if e.ami_type == era.ami_type and e.first_release > era.first_release]
+    minor = release_minor(pin or "")
+    newer = [e for e in catalog.AMI_DRIVER_ERAS
+             if e.ami_type == era.ami_type and e.first_release > era.first_release and e.covers(minor)]
     for family in dict.fromkeys(it.family for it in pool.instances):
         branch = era.branch_for(family)
         for need, what in floors:
