@@ -102,6 +102,7 @@ class GpuPlatform(pulumi.ComponentResource):
         super().__init__(component_types.public("GpuPlatform"), name, None,
                          options.formerly(opts, "GpuPlatform"))
         self.spec = spec
+        self._secrets = alert_secrets
         self._exports: dict[str, Any] = {"environment": spec.environment}
         self._protect = opts.protect if opts is not None else None
         self._base = options.child(self, opts, protect=self._protect)
@@ -284,6 +285,24 @@ class GpuPlatform(pulumi.ComponentResource):
                       for t in spec.teams]
         self.team_access = TeamAccess.of("team-access", [(t.name, t.access) for t in spec.teams],
                                          self.cluster.cluster_name, opts=opts)
+        self._serving(spec, opts)
+
+    def _serving(self, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> None:
+        """Each team's model servers, once its namespace, quota, limits and cache claim exist."""
+        self.serving = {}
+        for team, unit in zip(spec.teams, self.teams, strict=True):
+            services = mapping.served(spec, team)
+            if not services:
+                continue
+            from gpu_platform.resources.serving import ModelServing
+
+            ready = [unit.namespace, unit.quota, unit.limits, *self.priority_tiers.classes.values(),
+                     *([unit.model_cache_claim] if unit.model_cache_claim is not None else [])]
+            self.serving[team.name] = ModelServing(
+                f"serving-{team.name}", spec.cluster.name, team.name, services, self.cluster.cluster_name,
+                self.cluster.k8s_provider, self._secrets, ready, opts=opts)
+        if self.serving:
+            self._exports["services"] = {t: sorted(s.deployments) for t, s in self.serving.items()}
 
 
 def _spec(args: Mapping[str, Any]) -> PlatformSpec:

@@ -26,12 +26,21 @@ from gpu_platform.spec.models import NodePoolSpec, PlatformSpec, TeamSpec
 if TYPE_CHECKING:
     from gpu_platform.resources.karpenter_controller import ControllerSettings
     from gpu_platform.resources.kueue import QueueingCluster
+    from gpu_platform.render.serving import RenderedService
 
 
 def team_settings(spec: PlatformSpec, team: TeamSpec, k8s_provider: Any, storage_class: Optional[Any]) -> TeamSettings:
     """A stack-file team as TeamNamespace builds it: the pools' GPUs, Prometheus, Kueue and the model cache's
     StorageClass (None without a cache)."""
     return TeamSettings(team, TeamContext.of(spec, team, storage_class), k8s_provider)
+
+
+def served(spec: PlatformSpec, team: TeamSpec) -> list["RenderedService"]:
+    """The team's services as ModelServing registers them (none without services)."""
+    from gpu_platform.decisions.serving import team_plans
+    from gpu_platform.render.serving import rendered
+
+    return [rendered(spec, plan) for plan in team_plans(spec, team)]
 
 
 def pool_options(pool: NodePoolSpec, depends_on: list, caller_protect: Optional[bool] = None) -> pulumi.ResourceOptions:
