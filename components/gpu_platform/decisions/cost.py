@@ -31,7 +31,7 @@ from datetime import date
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Optional
 
-from gpu_platform.decisions.capacity import node_resources
+from gpu_platform.decisions.capacity import node_resources, service_floor_nodes
 from gpu_platform.decisions.datasets import throughput
 from gpu_platform.decisions.karpenter import os_volume_gib
 from gpu_platform.decisions.metrics_storage import stack_metrics_storage
@@ -181,7 +181,12 @@ def pool_facts(pool: "NodePoolSpec", as_of: date) -> PoolFacts:
 
 
 def pool_facts_from_spec(spec: "PlatformSpec", as_of: Optional[date] = None) -> list[PoolFacts]:
-    return [pool_facts(p, as_of or date.today()) for p in spec.node_pools]
+    """Each pool's bill facts; at least the nodes its services' minimum replicas keep running count at min."""
+    out = []
+    for p in spec.node_pools:
+        facts = pool_facts(p, as_of or date.today())
+        out.append(replace(facts, min_size=min(p.max_size, max(facts.min_size, service_floor_nodes(spec, p)))))
+    return out
 
 
 NODE_GROUP_CAPACITY = {"SPOT": SPOT, "CAPACITY_BLOCK": CAPACITY_BLOCK}  # anything else is billed on-demand

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator, Optional
 
-from gpu_platform.decisions.capacity import node_resources
+from gpu_platform.decisions.capacity import node_resources, service_resource
 from gpu_platform.decisions.cost import Pricing, pool_unit_costs
 from gpu_platform.decisions.reservations import is_block
 from gpu_platform.facts import catalog, names, serving
@@ -101,13 +101,6 @@ def pool_named(spec: "PlatformSpec", name: str) -> Optional["NodePoolSpec"]:
     return next((p for p in spec.node_pools if p.name == name), None)
 
 
-def resource_of(spec: "PlatformSpec", pool: "NodePoolSpec", service: "ServiceSpec") -> str:
-    profile = service.gpu.mig_profile
-    if pool.sharing.mode == "mig" and profile and spec.mig_strategy == "mixed":
-        return names.mig_resource(profile)
-    return names.GPU_RESOURCE
-
-
 def device_memory_gib(pool: "NodePoolSpec", service: "ServiceSpec") -> float:
     gpu = pool.gpu
     if pool.sharing.mode == "mig" and service.gpu.mig_profile in gpu.mig_profiles:
@@ -131,8 +124,7 @@ def plans(spec: "PlatformSpec") -> list[ServicePlan]:
             pool = pool_named(spec, service.gpu.pool)
             if pool is None:
                 continue
-            resource = resource_of(spec, pool, service)
-            units = 1 if pool.sharing.mode != "none" else service.gpu.count
+            resource, units = service_resource(pool, service, spec.mig_strategy)
             zones = len(pool.zones) if pool.zones else _vpc_zones(spec)
             out.append(ServicePlan(team.name, f"teams[{i}].services[{j}]", service, pool, resource, units,
                                    device_memory_gib(pool, service), _unit_price(spec, pool, resource), 0, zones))
