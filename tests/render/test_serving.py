@@ -85,7 +85,9 @@ def test_the_pod_runs_at_the_teams_tier_with_memory_backed_shm_and_is_never_evic
     pod = d["spec"]["template"]
     assert pod["metadata"]["annotations"]["cluster-autoscaler.kubernetes.io/safe-to-evict"] == "false"
     assert pod["spec"]["priorityClassName"] == f"gpu-platform-{spec.teams[0].priority_tier}"
-    assert {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": pod["spec"]["volumes"][0]["emptyDir"]["sizeLimit"]}} in pod["spec"]["volumes"]
+    [shm] = [v for v in pod["spec"]["volumes"] if v["name"] == "dshm"]
+    assert shm["emptyDir"]["medium"] == "Memory"
+    assert {"name": "dshm", "mountPath": "/dev/shm"} in _container(d)["volumeMounts"]
     assert pod["spec"]["nodeSelector"] == {"gpu-platform.io/pool": plan.pool.name}
 
 
@@ -114,9 +116,10 @@ def test_replicas_spread_over_the_pools_zones():
 def test_a_disruption_budget_only_when_two_replicas_always_run():
     [one] = plans(spec_of("prod"))
     assert render.disruption_budget(one) is None
-    [two] = plans(spec_of("prod", _two_warm))
-    assert render.disruption_budget(two)["spec"] == {
-        "maxUnavailable": 1, "selector": {"matchLabels": render.deployment(spec_of("prod", _two_warm), two)["spec"]["selector"]["matchLabels"]}}
+    spec = spec_of("prod", _two_warm)
+    [two] = plans(spec)
+    selector = render.deployment(spec, two)["spec"]["selector"]
+    assert render.disruption_budget(two)["spec"] == {"maxUnavailable": 1, "selector": selector}
 
 
 def test_the_prefetch_job_downloads_one_revision_without_a_gpu(planned):

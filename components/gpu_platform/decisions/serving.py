@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import TYPE_CHECKING, Optional
+from collections.abc import Iterator
 
 from gpu_platform.decisions.capacity import node_resources, service_resource
 from gpu_platform.decisions.cost import Pricing, pool_unit_costs
