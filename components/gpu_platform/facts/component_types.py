@@ -34,6 +34,7 @@ INTERNAL: dict[str, str] = {
     "KarpenterController": "gpu-platform:karpenter:KarpenterController",
     "LogPipeline": "gpu-platform:logging:LogPipeline",
     "ModelServing": "gpu-platform:serving:ModelServing",
+    "ServingControl": "gpu-platform:serving:ServingControl",
     "Network": "gpu-platform:network:Network",
 }
 

@@ -61,6 +61,14 @@ VLLM_RUNNING = "vllm:num_requests_running"
 VLLM_KV_CACHE_USAGE = "vllm:kv_cache_usage_perc"  # 0 to 1
 VLLM_TTFT = "vllm:time_to_first_token_seconds"  # a histogram
 
+# KEDA scales servers on their own metrics (Prometheus scaler) and on GPU activity: kedacore/charts at v2.20.2
+# (values.yaml and the ScaledObject CRD kept in facts/upstream: keda-values-2.20.2.yaml, crds/keda-v2.20.2).
+KEDA_CHART = ("https://kedacore.github.io/charts", "keda")
+KEDA_CHART_VERSION = "2.20.2"
+KEDA_NAMESPACE = "keda"
+KEDA_CRDS = "keda-v2.20.2"
+SCALED_OBJECT_API = ("keda.sh/v1alpha1", "ScaledObject")
+
 # Bytes per parameter of each weight dtype the stack file names (bf16/fp16 two bytes, fp8/int8 one, int4 half).
 DTYPE_BYTES: Mapping[str, float] = MappingProxyType({"bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5})
 

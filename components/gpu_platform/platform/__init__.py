@@ -288,22 +288,26 @@ class GpuPlatform(pulumi.ComponentResource):
         self._serving(spec, opts)
 
     def _serving(self, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> None:
-        """Each team's model servers, once its namespace, quota, limits and cache claim exist."""
-        self.serving = {}
-        for team, unit in zip(spec.teams, self.teams, strict=True):
-            services = mapping.served(spec, team)
-            if not services:
-                continue
-            from gpu_platform.resources.serving import ModelServing
+        """KEDA and the serving alerts, then each team's model servers once its namespace, quota, limits and cache
+        claim exist."""
+        self.serving, self.serving_control = {}, None
+        served = {t.name: mapping.served(spec, t) for t in spec.teams}
+        if not any(served.values()):
+            return
+        from gpu_platform.resources.serving import ModelServing, ServingControl
 
+        self.serving_control = ServingControl("serving", *mapping.serving_control(spec), self.cluster.k8s_provider,
+                                              [*self.cluster.system_ready, *self.monitoring.crds_ready], opts=opts)
+        crds = [*([self.serving_control.keda] if self.serving_control.keda else []), *self.monitoring.crds_ready]
+        for team, unit in zip(spec.teams, self.teams, strict=True):
+            if not served[team.name]:
+                continue
             ready = [unit.namespace, unit.quota, unit.limits, *self.priority_tiers.classes.values(),
                      *([unit.model_cache_claim] if unit.model_cache_claim is not None else [])]
             self.serving[team.name] = ModelServing(
-                f"serving-{team.name}", spec.cluster.name, team.name, services, self.cluster.cluster_name,
-                self.cluster.k8s_provider, self._secrets, ready, opts=opts)
-        if self.serving:
-            self._exports["services"] = {t: sorted(s.deployments) for t, s in self.serving.items()}
-
+                f"serving-{team.name}", spec.cluster.name, team.name, served[team.name], self.cluster.cluster_name,
+                self.cluster.k8s_provider, self._secrets, ready, crds, opts=opts)
+        self._exports["services"] = {t: sorted(s.deployments) for t, s in self.serving.items()}
 
 def _spec(args: Mapping[str, Any]) -> PlatformSpec:
     """The stack file's object, validated whole, with the region (`aws:region`) its zones must be in."""

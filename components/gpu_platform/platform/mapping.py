@@ -26,7 +26,7 @@ from gpu_platform.spec.models import NodePoolSpec, PlatformSpec, TeamSpec
 if TYPE_CHECKING:
     from gpu_platform.resources.karpenter_controller import ControllerSettings
     from gpu_platform.resources.kueue import QueueingCluster
-    from gpu_platform.render.serving import RenderedService
+    from gpu_platform.render.serving_scaling import RenderedService
 
 
 def team_settings(spec: PlatformSpec, team: TeamSpec, k8s_provider: Any, storage_class: Optional[Any]) -> TeamSettings:
@@ -38,9 +38,22 @@ def team_settings(spec: PlatformSpec, team: TeamSpec, k8s_provider: Any, storage
 def served(spec: PlatformSpec, team: TeamSpec) -> list["RenderedService"]:
     """The team's services as ModelServing registers them (none without services)."""
     from gpu_platform.decisions.serving import team_plans
-    from gpu_platform.render.serving import rendered
+    from gpu_platform.render.serving_scaling import rendered
 
     return [rendered(spec, plan) for plan in team_plans(spec, team)]
+
+
+def serving_control(spec: PlatformSpec) -> tuple[Any, ...]:
+    """What ServingControl builds: KEDA when a service autoscales, the serving alerts when a Prometheus scrapes,
+    the system nodes KEDA runs on, and where Prometheus reads its rules."""
+    from gpu_platform.decisions.serving import plans
+    from gpu_platform.render.serving_scaling import rule_group
+
+    every = plans(spec)
+    prom = spec.monitoring.prometheus
+    rules = rule_group(every) if scraping_namespace(spec.monitoring) else None
+    return (any(p.service.autoscaling for p in every), rules, dict(spec.cluster.system_node_selector), prom.namespace,
+            {**prom.selector_labels, names.MANAGED_BY_LABEL: names.MANAGED_BY})
 
 
 def pool_options(pool: NodePoolSpec, depends_on: list, caller_protect: Optional[bool] = None) -> pulumi.ResourceOptions:

@@ -10,7 +10,6 @@ tolerated, /dev/shm as memory, the model cache mounted with HF_HOME in it.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
 from gpu_platform.decisions.serving import STARTUP_PERIOD_SECONDS as STARTUP_PERIOD
@@ -253,31 +252,3 @@ def service_manifests(spec: "PlatformSpec", plan: "ServicePlan") -> dict[str, di
         out["disruption-budget"] = pdb
     return out
 
-
-@dataclass(frozen=True)
-class RenderedService:
-    """One service as the ModelServing component registers it: its objects, and what it reads from AWS."""
-
-    name: str
-    manifests: dict[str, dict[str, Any]]
-    s3_policy: Optional[dict[str, Any]]  # the prefetch's read policy (S3 models), given to its Pod Identity role
-    token_secret: Optional[str]  # the Pulumi config key of a Hugging Face token
-    autoscaled: bool  # replicas belong to the autoscaler once created
-    ready_seconds: int  # how long `pulumi up` may wait for the rollout: startup budget and a node's launch
-
-    @property
-    def prefetch_account(self) -> str:
-        return str(self.manifests["prefetch-account"]["metadata"]["name"])
-
-    @property
-    def prefetch_deadline(self) -> int:
-        return int(self.manifests["prefetch"]["spec"]["activeDeadlineSeconds"])
-
-
-def rendered(spec: "PlatformSpec", plan: "ServicePlan") -> RenderedService:
-    m = plan.service.model
-    budget = plan.startup_failure_threshold * STARTUP_PERIOD + serving.NODE_READY_SECONDS
-    return RenderedService(plan.service.name, service_manifests(spec, plan),
-                           s3_read_policy(str(m.s3)) if m.s3 is not None else None,
-                           m.hugging_face.token_secret if m.hugging_face is not None else None,
-                           plan.service.autoscaling is not None, budget)

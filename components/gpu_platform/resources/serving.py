@@ -1,8 +1,10 @@
-"""A team's model servers: per service the prefetch Job (and, for an S3 model, its Pod Identity role reading
-one prefix), then the Deployment, Service, NetworkPolicy and PodDisruptionBudget.
+"""Model serving: `ServingControl`, once per cluster (KEDA when a service autoscales, and the serving alerts),
+and `ModelServing` per team: per service the prefetch Job (and, for an S3 model, its Pod Identity role reading
+one prefix), then the Deployment, Service, NetworkPolicy, PodDisruptionBudget, ScaledObject and PodMonitor.
 
-What goes in is rendered in render/serving.py; this component registers it in order: the weights are in the
-cache before the rollout starts (the Deployment waits for the prefetch Job of its revision).
+What goes in is rendered in render/serving.py and render/serving_scaling.py; these components register it in
+order: the weights are in the cache before the rollout starts (the Deployment waits for the prefetch Job of
+its revision), and custom objects after the CRDs they need.
 """
 from __future__ import annotations
 
@@ -11,9 +13,44 @@ from typing import Any, Mapping, Optional, Sequence
 
 import pulumi
 
-from gpu_platform.facts import component_types, names
+from gpu_platform.facts import component_types, names, serving
 from gpu_platform.render.iam import pod_identity_trust_policy
-from gpu_platform.render.serving import TOKEN_KEY, RenderedService, token_secret_name
+from gpu_platform.render.monitoring import PROMETHEUS_RULE_API
+from gpu_platform.render.serving import TOKEN_KEY, token_secret_name
+from gpu_platform.render.serving_scaling import SERVING_RULES_NAME, RenderedService, keda_values
+
+
+class ServingControl(pulumi.ComponentResource):
+    """KEDA (its pinned chart, on the system nodes) when a service autoscales, and the serving alerts beside the
+    GPU alerts when a Prometheus runs."""
+
+    def __init__(self, name: str, keda: bool, rules: Optional[dict[str, Any]], system_node_selector: Mapping[str, str],
+                 rule_namespace: str, rule_labels: Mapping[str, str], k8s_provider: Any,
+                 depends_on: Sequence[pulumi.Resource] = (), opts: Optional[pulumi.ResourceOptions] = None):
+        """`rules`: the serving alert group (None without a Prometheus); `depends_on`: system nodes, Prometheus CRDs."""
+        super().__init__(component_types.INTERNAL["ServingControl"], name, None, opts)
+        from pulumi_kubernetes.apiextensions import CustomResource
+        from pulumi_kubernetes.core.v1 import Namespace
+        from pulumi_kubernetes.helm.v3 import Release, RepositoryOptsArgs
+
+        k8s = pulumi.ResourceOptions(parent=self, provider=k8s_provider, depends_on=list(depends_on))
+        self.keda = None
+        if keda:
+            namespace = Namespace(f"{name}-keda", metadata={
+                "name": serving.KEDA_NAMESPACE, "labels": names.platform_namespace_labels("restricted")}, opts=k8s)
+            repo, chart = serving.KEDA_CHART
+            self.keda = Release(f"{name}-keda", name="keda", chart=chart, version=serving.KEDA_CHART_VERSION,
+                                repository_opts=RepositoryOptsArgs(repo=repo), namespace=serving.KEDA_NAMESPACE,
+                                create_namespace=False, values=keda_values(system_node_selector),
+                                opts=pulumi.ResourceOptions.merge(k8s, pulumi.ResourceOptions(depends_on=[namespace])))
+        self.rules = None
+        if rules is not None:
+            api_version, kind = PROMETHEUS_RULE_API
+            self.rules = CustomResource(
+                f"{name}-rules", api_version=api_version, kind=kind,
+                metadata={"name": SERVING_RULES_NAME, "namespace": rule_namespace, "labels": dict(rule_labels)},
+                spec={"groups": [rules]}, opts=k8s)
+        self.register_outputs({"keda": serving.KEDA_CHART_VERSION if keda else None})
 
 
 class ModelServing(pulumi.ComponentResource):
@@ -21,11 +58,14 @@ class ModelServing(pulumi.ComponentResource):
 
     def __init__(self, name: str, cluster: str, team: str, services: Sequence[RenderedService],
                  cluster_name: pulumi.Input[str], k8s_provider: Any, tokens: Mapping[str, pulumi.Input[str]],
-                 depends_on: Sequence[pulumi.Resource] = (), opts: Optional[pulumi.ResourceOptions] = None):
-        """`tokens`: Hugging Face tokens by Pulumi config key, as secrets; `depends_on`: the team's namespace."""
+                 depends_on: Sequence[pulumi.Resource] = (), crds_ready: Sequence[pulumi.Resource] = (),
+                 opts: Optional[pulumi.ResourceOptions] = None):
+        """`tokens`: Hugging Face tokens by Pulumi config key, as secrets; `depends_on`: the team's namespace;
+        `crds_ready`: what installs the CRDs of KEDA and the Prometheus operator."""
         super().__init__(component_types.INTERNAL["ModelServing"], name, None, opts)
         self._name, self._cluster, self._team = name, cluster, team
         self._cluster_name, self._provider, self._after = cluster_name, k8s_provider, list(depends_on)
+        self._crds = list(crds_ready)
         self.deployments = {s.name: self._service(s, tokens) for s in services}
         self.register_outputs({"services": sorted(self.deployments)})
 
@@ -61,7 +101,16 @@ class ModelServing(pulumi.ComponentResource):
         if "disruption-budget" in m:
             pdb = m["disruption-budget"]
             PodDisruptionBudget(base, metadata=pdb["metadata"], spec=pdb["spec"], opts=self._k8s())
+        for key, obj in (("scaler", s.scaled_object), ("monitor", s.pod_monitor)):
+            if obj is not None:
+                self._custom(f"{base}-{key}", obj, server)
         return server
+
+    def _custom(self, name: str, obj: dict[str, Any], after: Any) -> Any:
+        from pulumi_kubernetes.apiextensions import CustomResource
+
+        return CustomResource(name, api_version=obj["apiVersion"], kind=obj["kind"], metadata=obj["metadata"],
+                              spec=obj["spec"], opts=self._k8s(after, *self._crds))
 
     def _s3_reader(self, base: str, s: RenderedService) -> Any:
         """A role only the prefetch's service account assumes (Pod Identity), reading the model's prefix only."""

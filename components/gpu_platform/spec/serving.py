@@ -82,6 +82,15 @@ class ServiceAutoscalingSpec(StrictModel):
     gpu_activity_percent: int = Field(80, ge=1, le=100)  # the second trigger: DCGM GPU utilisation
 
 
+class ServiceAlertsSpec(StrictModel):
+    """When the service's alerts fire (routed to the team by its namespace)."""
+    ttft_seconds: float = Field(2, gt=0, le=600)  # p90 time to first token over 5 minutes
+    queue_depth: int = Field(10, ge=1)  # requests waiting, summed over replicas
+    kv_cache_used_percent: float = Field(95, gt=0, le=100)
+    for_minutes: int = Field(10, ge=1, le=1440)
+    at_max_minutes: int = Field(30, ge=1, le=1440)  # replicas pinned at replicas.max this long
+
+
 class ServiceSpec(StrictModel):
     name: str = Field(pattern=SERVICE_NAME)
     runtime: Literal[tuple(serving.RUNTIMES)] = "vllm"  # type: ignore[valid-type]
@@ -92,3 +101,4 @@ class ServiceSpec(StrictModel):
     gpu_memory_utilization: float = Field(0.90, gt=0, le=0.98)
     max_model_len: Optional[int] = Field(None, ge=256, le=10_000_000)
     kv_cache_floor_gib: float = Field(2, ge=0, le=1024, alias="kvCacheFloorGiB")  # per GPU, beyond weights
+    alerts: ServiceAlertsSpec = Field(default_factory=ServiceAlertsSpec)
