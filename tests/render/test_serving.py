@@ -130,8 +130,10 @@ def test_the_prefetch_job_downloads_one_revision_without_a_gpu(planned):
     assert not any(k.startswith("nvidia.com/") for k in main["resources"]["requests"])
     env = {e["name"]: e.get("value") for e in main["env"]}
     assert env["MODEL_REVISION"] == plan.service.model.hugging_face.revision
-    assert main["image"] == serving.RUNTIMES["vllm"].reference
-    compile(main["command"][-1], "prefetch", "exec")  # the script is Python the image runs
+    assert main["image"] == serving.PREFETCH_IMAGE and job["spec"]["template"]["spec"]["nodeSelector"] == dict(
+        spec.cluster.system_node_selector)
+    assert all(f"{p}" in main["command"][-1] for p in serving.PREFETCH_PACKAGES)
+    compile(env["PREFETCH_SCRIPT"], "prefetch", "exec")  # the script is Python the image runs
 
 
 def test_a_hub_token_comes_from_the_services_secret():

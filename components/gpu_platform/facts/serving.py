@@ -88,4 +88,7 @@ ENGINE_WARMUP_SECONDS = 120
 # adds it to a cold start from zero.
 NODE_READY_SECONDS = 300
 
-PREFETCH_IMAGE_NOTE = "the runtime's own image: it carries huggingface_hub (hf) and boto3 (vLLM's S3 loader)"
+# The prefetch Job runs on the system nodes (a GPU node's taint admits only pods that request a GPU): a small
+# Python image, with the two clients it needs installed at pinned versions when it starts.
+PREFETCH_IMAGE = "public.ecr.aws/docker/library/python:3.12.12-slim"
+PREFETCH_PACKAGES = ("huggingface_hub==2.4.0", "boto3==1.44.8")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from gpu_platform.decisions.serving import STARTUP_PERIOD_SECONDS as STARTUP_PERIOD
 from gpu_platform.facts import names, serving
 from gpu_platform.render.model_cache import BASE_PATH
-from gpu_platform.render.workloads import HF_HOME, gpu_pod_spec
+from gpu_platform.render.workloads import CACHE_VOLUME, HF_HOME, gpu_pod_spec
 
 if TYPE_CHECKING:
     from gpu_platform.decisions.serving import ServicePlan
@@ -31,6 +31,7 @@ TOKEN_KEY = "token"
 TERMINATION_GRACE_SECONDS = 120  # requests in flight finish before the server stops
 PREFETCH_MIN_MIBPS = 50  # the download's deadline assumes at least this rate
 PREFETCH_SLACK_SECONDS = 900
+PREFETCH_PACKAGES_DIR = "/tmp/packages"
 
 # Downloads a Hugging Face snapshot into HF_HOME (huggingface_hub, token from HF_TOKEN), or an S3 prefix into
 # TARGET (boto3, credentials from EKS Pod Identity); files already whole in the cache are skipped.
@@ -209,23 +210,28 @@ def prefetch_deadline_seconds(plan: "ServicePlan") -> int:
 
 
 def prefetch_job(spec: "PlatformSpec", plan: "ServicePlan") -> dict[str, Any]:
-    """Downloads the weights into the team's cache on the service's pool (which also pulls the runtime image
-    there), without a GPU. One Job per revision: a new revision is a new Job, done before the rollout."""
-    rt = runtime(plan)
-    pod = gpu_pod_spec(spec, plan.team, rt.reference, gpus=plan.units, pool=plan.pool.name,
-                       mig_profile=plan.service.gpu.mig_profile if plan.resource != names.GPU_RESOURCE else None,
-                       container="prefetch")
-    main = pod["containers"][0]
-    main["command"] = ["python3", "-c", PREFETCH_SCRIPT]
-    main["env"] = _prefetch_env(plan)
-    main["resources"] = {"requests": {"cpu": "1", "memory": "4Gi"}, "limits": {"memory": "4Gi"}}
-    main["volumeMounts"] = [v for v in main["volumeMounts"] if v["mountPath"] != "/dev/shm"]
-    pod["volumes"] = [v for v in pod["volumes"] if "emptyDir" not in v or v["name"] != "dshm"]
-    pod["restartPolicy"] = "OnFailure"
-    pod["serviceAccountName"] = prefetch_service_account(plan)
+    """Downloads the weights into the team's cache from the system nodes (no GPU held while it downloads). One
+    Job per revision: a new revision is a new Job, done before the rollout."""
+    install = f"pip install --quiet --no-cache-dir --target {PREFETCH_PACKAGES_DIR} {' '.join(serving.PREFETCH_PACKAGES)}"
+    main: dict[str, Any] = {
+        "name": "prefetch", "image": serving.PREFETCH_IMAGE,
+        "command": ["sh", "-c", f'{install} && exec python -c "$PREFETCH_SCRIPT"'],
+        "env": [*_prefetch_env(plan), {"name": "PREFETCH_SCRIPT", "value": PREFETCH_SCRIPT},
+                {"name": "PYTHONPATH", "value": PREFETCH_PACKAGES_DIR}, {"name": "HOME", "value": "/tmp"}],
+        "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"memory": "2Gi"}},
+        "volumeMounts": [{"name": CACHE_VOLUME, "mountPath": BASE_PATH}],
+        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}}
+    pod = {"priorityClassName": names.priority_class(_tier(spec, plan)), "restartPolicy": "OnFailure",
+           "serviceAccountName": prefetch_service_account(plan), "nodeSelector": dict(spec.cluster.system_node_selector),
+           "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}}, "containers": [main],
+           "volumes": [{"name": CACHE_VOLUME, "persistentVolumeClaim": {"claimName": names.MODEL_CACHE_PVC}}]}
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": _meta(plan, prefetch_name(plan), PREFETCH),
             "spec": {"backoffLimit": 4, "activeDeadlineSeconds": prefetch_deadline_seconds(plan),
                      "template": {"metadata": {"labels": labels(plan, PREFETCH)}, "spec": pod}}}
+
+
+def _tier(spec: "PlatformSpec", plan: "ServicePlan") -> str:
+    return next(t.priority_tier for t in spec.teams if t.name == plan.team)
 
 
 def prefetch_account(plan: "ServicePlan") -> dict[str, Any]:
