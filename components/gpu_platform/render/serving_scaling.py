@@ -4,7 +4,7 @@ a PodMonitor per server, and the serving alerts (time to first token, queue dept
 pinned at max), routed to the team by their `namespace` label.
 
 Why KEDA rather than the HPA and a metrics adapter: its Prometheus scaler reads any PromQL directly (no adapter
-rules to keep in step), and its activation phase is what scales a dev service to and from zero, which the HPA
+rules to keep in step), and its activation phase is what takes an idle dev service to zero, which the HPA
 alone cannot.
 """
 from __future__ import annotations
