@@ -44,8 +44,8 @@ def served(spec: PlatformSpec, team: TeamSpec) -> list["RenderedService"]:
 
 
 def serving_control(spec: PlatformSpec) -> tuple[Any, ...]:
-    """What ServingControl builds: KEDA when a service autoscales, the serving alerts when a Prometheus scrapes,
-    the system nodes KEDA runs on, and where Prometheus reads its rules."""
+    """What ServingControl builds: KEDA when a service autoscales, the serving alerts and dashboard when a
+    Prometheus scrapes, the system nodes KEDA runs on, where Prometheus reads its rules and Grafana its dashboards."""
     from gpu_platform.decisions.serving import plans
     from gpu_platform.render.serving_scaling import rule_group
 
@@ -53,7 +53,7 @@ def serving_control(spec: PlatformSpec) -> tuple[Any, ...]:
     prom = spec.monitoring.prometheus
     rules = rule_group(every) if scraping_namespace(spec.monitoring) else None
     return (any(p.service.autoscaling for p in every), rules, dict(spec.cluster.system_node_selector), prom.namespace,
-            {**prom.selector_labels, names.MANAGED_BY_LABEL: names.MANAGED_BY})
+            {**prom.selector_labels, names.MANAGED_BY_LABEL: names.MANAGED_BY}, prom.grafana_dashboard_label)
 
 
 def pool_options(pool: NodePoolSpec, depends_on: list, caller_protect: Optional[bool] = None) -> pulumi.ResourceOptions:

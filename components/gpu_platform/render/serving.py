@@ -231,7 +231,7 @@ def prefetch_job(spec: "PlatformSpec", plan: "ServicePlan") -> dict[str, Any]:
 
 
 def _tier(spec: "PlatformSpec", plan: "ServicePlan") -> str:
-    return next(t.priority_tier for t in spec.teams if t.name == plan.team)
+    return str(next(t.priority_tier for t in spec.teams if t.name == plan.team))
 
 
 def prefetch_account(plan: "ServicePlan") -> dict[str, Any]:

@@ -15,7 +15,8 @@ import pulumi
 
 from gpu_platform.facts import component_types, names, serving
 from gpu_platform.render.iam import pod_identity_trust_policy
-from gpu_platform.render.monitoring import PROMETHEUS_RULE_API
+from gpu_platform.render import serving_dashboard
+from gpu_platform.render.monitoring import DASHBOARD_LABEL_VALUE, PROMETHEUS_RULE_API
 from gpu_platform.render.serving import TOKEN_KEY, token_secret_name
 from gpu_platform.render.serving_scaling import SERVING_RULES_NAME, RenderedService, keda_values
 
@@ -25,9 +26,10 @@ class ServingControl(pulumi.ComponentResource):
     GPU alerts when a Prometheus runs."""
 
     def __init__(self, name: str, keda: bool, rules: Optional[dict[str, Any]], system_node_selector: Mapping[str, str],
-                 rule_namespace: str, rule_labels: Mapping[str, str], k8s_provider: Any,
+                 rule_namespace: str, rule_labels: Mapping[str, str], dashboard_label: str, k8s_provider: Any,
                  depends_on: Sequence[pulumi.Resource] = (), opts: Optional[pulumi.ResourceOptions] = None):
-        """`rules`: the serving alert group (None without a Prometheus); `depends_on`: system nodes, Prometheus CRDs."""
+        """`rules`: the serving alert group (None without a Prometheus, and then no dashboard either);
+        `dashboard_label`: the label the Grafana sidecar finds dashboards by; `depends_on`: system nodes, Prometheus CRDs."""
         super().__init__(component_types.INTERNAL["ServingControl"], name, None, opts)
         from pulumi_kubernetes.apiextensions import CustomResource
         from pulumi_kubernetes.core.v1 import Namespace
@@ -43,8 +45,15 @@ class ServingControl(pulumi.ComponentResource):
                                 repository_opts=RepositoryOptsArgs(repo=repo), namespace=serving.KEDA_NAMESPACE,
                                 create_namespace=False, values=keda_values(system_node_selector),
                                 opts=pulumi.ResourceOptions.merge(k8s, pulumi.ResourceOptions(depends_on=[namespace])))
-        self.rules = None
+        self.rules = self.dashboard = None
         if rules is not None:
+            from pulumi_kubernetes.core.v1 import ConfigMap
+
+            self.dashboard = ConfigMap(f"{name}-dashboard", metadata={
+                "name": serving_dashboard.CONFIGMAP, "namespace": rule_namespace,
+                "labels": {dashboard_label: DASHBOARD_LABEL_VALUE, names.MANAGED_BY_LABEL: names.MANAGED_BY}},
+                data={serving_dashboard.FILE_NAME: json.dumps(serving_dashboard.dashboard(), separators=(",", ":"))},
+                opts=k8s)
             api_version, kind = PROMETHEUS_RULE_API
             self.rules = CustomResource(
                 f"{name}-rules", api_version=api_version, kind=kind,
