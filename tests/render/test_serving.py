@@ -167,3 +167,51 @@ def test_callers_from_any_namespace_reach_only_the_server_port(planned):
     policy = render.network_policy(plan)["spec"]
     assert policy["ingress"] == [{"from": [{"namespaceSelector": {}}], "ports": [{"port": 8000, "protocol": "TCP"}]}]
     assert render.service(plan)["spec"]["ports"][0]["targetPort"] == "http"
+
+
+# --- an internal load balancer for callers in the VPC ---
+
+def test_an_internal_load_balancer_is_an_nlb_of_the_controller_reaching_pod_ips():
+    spec = spec_of("prod")
+    [plan] = plans(spec)
+    svc = render.service(plan)
+    assert (svc["spec"]["type"], svc["spec"]["loadBalancerClass"]) == ("LoadBalancer", "service.k8s.aws/nlb")
+    assert svc["metadata"]["annotations"]["service.beta.kubernetes.io/aws-load-balancer-scheme"] == "internal"
+    peers = render.network_policy(plan, "10.50.0.0/16")["spec"]["ingress"][0]["from"]
+    assert {"ipBlock": {"cidr": "10.50.0.0/16"}} in peers
+    kubernetes_validate.validate(svc, schema_version(spec.cluster.kubernetes_version), strict=True)
+
+
+def test_without_a_load_balancer_the_service_stays_inside_the_cluster():
+    [plan] = plans(spec_of("dev"))
+    assert render.service(plan)["spec"]["type"] == "ClusterIP"
+    assert render.network_policy(plan, "10.40.0.0/16")["spec"]["ingress"][0]["from"] == [{"namespaceSelector": {}}]
+
+
+def test_the_controllers_published_policy_passes_botocore_and_its_values_are_chart_keys():
+    import yaml
+
+    from gpu_platform.facts import catalog
+    from gpu_platform.render import serving_scaling as scaling
+    from tests.support.chart_values import key_paths
+
+    doc = scaling.lb_controller_policy()
+    assert doc["Version"] == "2012-10-17" and any(
+        "elasticloadbalancing:CreateLoadBalancer" in s.get("Action", []) for s in doc["Statement"])
+    iam = service_model("iam").operation_model("PutRolePolicy").input_shape
+    assert api_problems({"RoleName": "r", "PolicyName": "p", "PolicyDocument": json.dumps(doc)}, iam) == []
+    chart = yaml.safe_load((catalog.UPSTREAM / f"aws-load-balancer-controller-values-"
+                                               f"{serving.LB_CONTROLLER_CHART_VERSION}.yaml").read_text())
+    values = scaling.lb_controller_values("gpu-prod", "us-east-1", "vpc-0123", {"gpu-platform.io/role": "system"})
+    assert chart["nodeSelector"] == {}
+    assert key_paths({**values, "nodeSelector": {}}) - key_paths(chart) == set()
+
+
+def test_a_load_balancer_needs_the_vpc_the_stack_creates():
+    from tests.support.stacks import spec_problems, stack_platform
+
+    platform = stack_platform("prod")
+    platform["cluster"].pop("create")
+    platform["cluster"]["existing"] = {"subnetIds": ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]}
+    found = [p for p in spec_problems(platform) if "loadBalancer" in p]
+    assert found and found[0].startswith("teams[0].services[0].loadBalancer: ")

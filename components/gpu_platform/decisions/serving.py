@@ -177,6 +177,10 @@ def _service_rules(spec: "PlatformSpec", at: str, service: "ServiceSpec") -> Ite
     if service.autoscaling is not None and spec.monitoring.prometheus.mode != "install":
         yield (f"{at}.autoscaling", "scales on the server's metrics in the platform's Prometheus: needs "
                f"monitoring.prometheus.mode install, not {spec.monitoring.prometheus.mode}")
+    create = spec.cluster.create
+    if service.load_balancer and (create is None or create.vpc is None):
+        yield (f"{at}.loadBalancer", "an internal load balancer admits callers from the VPC the stack creates "
+               "(cluster.create.vpc): its CIDR is what the server's NetworkPolicy lets through")
     pool = pool_named(spec, service.gpu.pool)
     if pool is None:
         yield f"{at}.gpu.pool", f"no pool named {service.gpu.pool!r}; pools: {', '.join(p.name for p in spec.node_pools)}"

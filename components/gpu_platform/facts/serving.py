@@ -69,6 +69,16 @@ KEDA_NAMESPACE = "keda"
 KEDA_CRDS = "keda-v2.20.2"
 SCALED_OBJECT_API = ("keda.sh/v1alpha1", "ScaledObject")
 
+# An internal Network Load Balancer per service that asks for one (loadBalancer: internal), made by the AWS Load
+# Balancer Controller: kubernetes-sigs/aws-load-balancer-controller v3.5.0, its chart (helm/ at that tag, published
+# in aws/eks-charts) and its IAM policy (docs/install/iam_policy.json), kept in facts/upstream.
+LB_CONTROLLER_CHART = ("https://aws.github.io/eks-charts", "aws-load-balancer-controller")
+LB_CONTROLLER_CHART_VERSION = "3.5.0"
+LB_CONTROLLER_POLICY = "aws-load-balancer-controller-iam-policy-v3.5.0.json"
+LB_CONTROLLER_NAMESPACE = "kube-system"
+LB_CONTROLLER_SERVICE_ACCOUNT = "aws-load-balancer-controller"
+NLB_CLASS = "service.k8s.aws/nlb"  # the controller's loadBalancerClass: the in-tree cloud provider leaves it alone
+
 # Bytes per parameter of each weight dtype the stack file names (bf16/fp16 two bytes, fp8/int8 one, int4 half).
 DTYPE_BYTES: Mapping[str, float] = MappingProxyType({"bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5})
 

@@ -103,6 +103,7 @@ class GpuPlatform(pulumi.ComponentResource):
                          options.formerly(opts, "GpuPlatform"))
         self.spec = spec
         self._secrets = alert_secrets
+        self._region = region
         self._exports: dict[str, Any] = {"environment": spec.environment}
         self._protect = opts.protect if opts is not None else None
         self._base = options.child(self, opts, protect=self._protect)
@@ -299,6 +300,10 @@ class GpuPlatform(pulumi.ComponentResource):
         self.serving_control = ServingControl("serving", *mapping.serving_control(spec), self.cluster.k8s_provider,
                                               [*self.cluster.system_ready, *self.monitoring.crds_ready], opts=opts)
         crds = [*([self.serving_control.keda] if self.serving_control.keda else []), *self.monitoring.crds_ready]
+        if any(s.load_balancer for t in spec.teams for s in t.services):
+            crds.append(self.serving_control.load_balancer_controller(
+                spec.cluster.name, self._region, self.cluster.cluster_name, self.cluster.vpc_id,
+                spec.cluster.system_node_selector, self.cluster.k8s_provider, list(self.cluster.system_ready)))
         for team, unit in zip(spec.teams, self.teams, strict=True):
             if not served[team.name]:
                 continue

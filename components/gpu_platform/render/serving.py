@@ -163,19 +163,31 @@ def deployment(spec: "PlatformSpec", plan: "ServicePlan") -> dict[str, Any]:
                      "spec": server_pod(spec, plan)}}}
 
 
+# An internal NLB sending to pod IPs (the controller registers them as targets), reachable only inside the VPC.
+INTERNAL_NLB_ANNOTATIONS = {"service.beta.kubernetes.io/aws-load-balancer-scheme": "internal",
+                            "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip"}
+
+
 def service(plan: "ServicePlan") -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Service", "metadata": _meta(plan, plan.service.name), "spec": {
-        "type": "ClusterIP", "selector": _selector(plan),
-        "ports": [{"name": "http", "port": SERVICE_PORT, "targetPort": "http", "protocol": "TCP"}]}}
+    """A ClusterIP Service, or with `loadBalancer: internal` an internal Network Load Balancer as well."""
+    meta, spec = _meta(plan, plan.service.name), {"type": "ClusterIP", "selector": _selector(plan), "ports": [
+        {"name": "http", "port": SERVICE_PORT, "targetPort": "http", "protocol": "TCP"}]}
+    if plan.service.load_balancer == "internal":
+        meta["annotations"] = dict(INTERNAL_NLB_ANNOTATIONS)
+        spec.update(type="LoadBalancer", loadBalancerClass=serving.NLB_CLASS)
+    return {"apiVersion": "v1", "kind": "Service", "metadata": meta, "spec": spec}
 
 
-def network_policy(plan: "ServicePlan") -> dict[str, Any]:
-    """Callers from any namespace reach the server's port (the team's own policy admits only its namespace)."""
+def network_policy(plan: "ServicePlan", vpc_cidr: Optional[str] = None) -> dict[str, Any]:
+    """Callers from any namespace reach the server's port (the team's own policy admits only its namespace), and
+    with an internal load balancer the VPC's addresses (the NLB's, sending to pod IPs)."""
+    peers: list[dict[str, Any]] = [{"namespaceSelector": {}}]
+    if plan.service.load_balancer == "internal" and vpc_cidr:
+        peers.append({"ipBlock": {"cidr": vpc_cidr}})
     return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
             "metadata": _meta(plan, f"{plan.service.name}-callers"), "spec": {
                 "podSelector": {"matchLabels": _selector(plan)}, "policyTypes": ["Ingress"],
-                "ingress": [{"from": [{"namespaceSelector": {}}],
-                             "ports": [{"port": runtime(plan).port, "protocol": "TCP"}]}]}}
+                "ingress": [{"from": peers, "ports": [{"port": runtime(plan).port, "protocol": "TCP"}]}]}}
 
 
 def disruption_budget(plan: "ServicePlan") -> Optional[dict[str, Any]]:
@@ -230,6 +242,11 @@ def prefetch_job(spec: "PlatformSpec", plan: "ServicePlan") -> dict[str, Any]:
                      "template": {"metadata": {"labels": labels(plan, PREFETCH)}, "spec": pod}}}
 
 
+def _vpc_cidr(spec: "PlatformSpec") -> Optional[str]:
+    create = spec.cluster.create
+    return create.vpc.cidr if create is not None and create.vpc is not None else None
+
+
 def _tier(spec: "PlatformSpec", plan: "ServicePlan") -> str:
     return str(next(t.priority_tier for t in spec.teams if t.name == plan.team))
 
@@ -252,7 +269,8 @@ def s3_read_policy(uri: str) -> dict[str, Any]:
 def service_manifests(spec: "PlatformSpec", plan: "ServicePlan") -> dict[str, dict[str, Any]]:
     """Every object of one service, by a key stable across runs."""
     out = {"prefetch-account": prefetch_account(plan), "prefetch": prefetch_job(spec, plan),
-           "deployment": deployment(spec, plan), "service": service(plan), "callers": network_policy(plan)}
+           "deployment": deployment(spec, plan), "service": service(plan),
+           "callers": network_policy(plan, _vpc_cidr(spec))}
     pdb = disruption_budget(plan)
     if pdb is not None:
         out["disruption-budget"] = pdb

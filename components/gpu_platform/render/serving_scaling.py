@@ -9,6 +9,7 @@ alone cannot.
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
@@ -33,6 +34,20 @@ SCALE_DOWN_WINDOW_SECONDS = 300  # the HPA waits this long before it removes a r
 def prometheus_url(namespace: str) -> str:
     """The installed kube-prometheus-stack's Prometheus (its Service is `<release>-prometheus`)."""
     return f"http://{names.KUBE_PROMETHEUS_STACK_RELEASE}-prometheus.{namespace}.svc:{PROMETHEUS_PORT}"
+
+
+def lb_controller_values(cluster: str, region: str, vpc_id: Any,
+                         system_node_selector: Mapping[str, str]) -> dict[str, Any]:
+    """The AWS Load Balancer Controller on the system nodes; its service account gets AWS access by Pod Identity
+    (every key is in the chart's values)."""
+    return {"clusterName": cluster, "region": region, "vpcId": vpc_id, "nodeSelector": dict(system_node_selector),
+            "serviceAccount": {"create": True, "name": serving.LB_CONTROLLER_SERVICE_ACCOUNT}}
+
+
+def lb_controller_policy() -> dict[str, Any]:
+    """The controller's IAM policy exactly as its project publishes it at the pinned tag."""
+    policy: dict[str, Any] = json.loads((serving.UPSTREAM / serving.LB_CONTROLLER_POLICY).read_text())
+    return policy
 
 
 def keda_values(system_node_selector: Mapping[str, str]) -> dict[str, Any]:

@@ -18,7 +18,9 @@ from gpu_platform.render.iam import pod_identity_trust_policy
 from gpu_platform.render import serving_dashboard
 from gpu_platform.render.monitoring import DASHBOARD_LABEL_VALUE, PROMETHEUS_RULE_API
 from gpu_platform.render.serving import TOKEN_KEY, token_secret_name
-from gpu_platform.render.serving_scaling import SERVING_RULES_NAME, RenderedService, keda_values
+from gpu_platform.render.serving_scaling import (
+    SERVING_RULES_NAME, RenderedService, keda_values, lb_controller_policy, lb_controller_values,
+)
 
 
 class ServingControl(pulumi.ComponentResource):
@@ -59,7 +61,34 @@ class ServingControl(pulumi.ComponentResource):
                 f"{name}-rules", api_version=api_version, kind=kind,
                 metadata={"name": SERVING_RULES_NAME, "namespace": rule_namespace, "labels": dict(rule_labels)},
                 spec={"groups": [rules]}, opts=k8s)
+        self.lb_controller = None
         self.register_outputs({"keda": serving.KEDA_CHART_VERSION if keda else None})
+
+    def load_balancer_controller(self, cluster: str, region: str, cluster_name: pulumi.Input[str],
+                                 vpc_id: pulumi.Input[str], system_node_selector: Mapping[str, str], k8s_provider: Any,
+                                 depends_on: Sequence[pulumi.Resource] = ()) -> Any:
+        """The AWS Load Balancer Controller (pinned chart) with its published IAM policy, through Pod Identity."""
+        from pulumi_aws import eks, iam
+        from pulumi_kubernetes.helm.v3 import Release, RepositoryOptsArgs
+
+        child = pulumi.ResourceOptions(parent=self)
+        role = iam.Role("serving-lb-controller", name=names.role_name(cluster, "lb-controller"),
+                        assume_role_policy=pod_identity_trust_policy(),
+                        description="AWS Load Balancer Controller: internal load balancers of model servers", opts=child)
+        policy = iam.RolePolicy("serving-lb-controller", role=role.name, policy=json.dumps(lb_controller_policy()),
+                                opts=child)
+        association = eks.PodIdentityAssociation(
+            "serving-lb-controller", cluster_name=cluster_name, namespace=serving.LB_CONTROLLER_NAMESPACE,
+            service_account=serving.LB_CONTROLLER_SERVICE_ACCOUNT, role_arn=role.arn,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[policy]))
+        repo, chart = serving.LB_CONTROLLER_CHART
+        self.lb_controller = Release(
+            "serving-lb-controller", name=serving.LB_CONTROLLER_SERVICE_ACCOUNT, chart=chart,
+            version=serving.LB_CONTROLLER_CHART_VERSION, repository_opts=RepositoryOptsArgs(repo=repo),
+            namespace=serving.LB_CONTROLLER_NAMESPACE, create_namespace=False,
+            values=lb_controller_values(cluster, region, vpc_id, system_node_selector),
+            opts=pulumi.ResourceOptions(parent=self, provider=k8s_provider, depends_on=[association, *depends_on]))
+        return self.lb_controller
 
 
 class ModelServing(pulumi.ComponentResource):

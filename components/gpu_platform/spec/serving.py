@@ -102,3 +102,6 @@ class ServiceSpec(StrictModel):
     max_model_len: Optional[int] = Field(None, ge=256, le=10_000_000)
     kv_cache_floor_gib: float = Field(2, ge=0, le=1024, alias="kvCacheFloorGiB")  # per GPU, beyond weights
     alerts: ServiceAlertsSpec = Field(default_factory=ServiceAlertsSpec)
+    # internal: an internal Network Load Balancer for callers in the VPC outside the cluster (AWS Load Balancer
+    # Controller); none: the ClusterIP Service only
+    load_balancer: Optional[Literal["internal"]] = None
