@@ -32,3 +32,40 @@ def test_a_stack_without_services_has_no_section():
             team.pop("services", None)
     ctx = PlanContext(plan={}, recording=None, stack=None, platform={}, spec=spec_of("dev", none))
     assert section.build(ctx) is None
+
+
+# --- the planner refuses services that do not fit, naming the field (exit 2) ---
+
+def _mig_weights(p):
+    p["teams"][0]["services"][0]["model"] = {"huggingFace": p["teams"][0]["services"][0]["model"]["huggingFace"],
+                                             "weightsGiB": 60}
+
+
+def _over_quota(p):
+    p["teams"][0]["services"][0]["replicas"] = {"min": 1, "max": 5}
+
+
+def _tp_over_node(p):
+    p["teams"][0]["services"][0]["gpu"] = {"pool": "a100-train", "count": 16}
+
+
+def _unknown_profile(p):
+    p["teams"][0]["services"][0]["gpu"]["migProfile"] = "4g.40gb"
+
+
+@pytest.mark.parametrize(("edit", "field"), [
+    (_mig_weights, "teams[0].services[0].model.weightsGiB"),
+    (_over_quota, "teams[0].services[0].replicas.max"),
+    (_tp_over_node, "teams[0].services[0].gpu.tensorParallel"),
+    (_unknown_profile, "teams[0].services[0].gpu.migProfile"),
+])
+def test_the_planner_exits_2_naming_the_field(capsys, tmp_path, edit, field):
+    from gpu_platform.planner.cli import main
+    from tests.support.stacks import AS_OF, ROOT, stack_platform, write_stack
+
+    platform = stack_platform("prod")
+    edit(platform)
+    path = write_stack(tmp_path / "Pulumi.prod.yaml", platform)
+    code = main(["plan", "--config", str(path), "--project-dir", str(ROOT), "--as-of", AS_OF])
+    err = capsys.readouterr().err
+    assert code == 2 and f"{field}: " in err and "Traceback" not in err, err
