@@ -67,7 +67,7 @@ def test_replicas_agree_with_the_service_and_scale_on_its_queue_and_gpus(planned
                                           f'model_name="{plan.service.name}"}})')
     assert queue["metricType"] == "AverageValue" and queue["metadata"]["threshold"] == "4"
     assert "DCGM_FI_DEV_GPU_UTIL" in gpu["metadata"]["query"] and gpu["metadata"]["threshold"] == "80"
-    assert queue["metadata"]["serverAddress"] == "http://kube-prometheus-stack-prometheus.monitoring.svc:9090"
+    assert queue["metadata"]["serverAddress"] == "http://prometheus-operated.monitoring.svc:9090"
 
 
 def test_time_to_first_token_scales_on_its_p90():
@@ -92,9 +92,11 @@ def test_every_vllm_metric_read_is_one_the_pinned_version_exports(planned):
     assert used and {m.removesuffix("_bucket") for m in used} <= exported
 
 
-def test_autoscaling_needs_the_platforms_prometheus():
+def test_autoscaling_needs_a_prometheus():
     platform = stack_platform("dev")
-    platform["monitoring"]["prometheus"] = {"mode": "existing"}
+    platform["monitoring"]["prometheus"] = {"mode": "none"}
+    platform["monitoring"].pop("alerting")
+    platform["teams"][0].pop("alerting")
     from tests.support.stacks import only_spec_problem
     only_spec_problem(platform, "teams[0].services[0].autoscaling")
 

@@ -174,9 +174,9 @@ def serving_rules(spec: "PlatformSpec") -> Iterator[Problem]:
 def _service_rules(spec: "PlatformSpec", at: str, service: "ServiceSpec") -> Iterator[Problem]:
     if not spec.model_cache.enabled:
         yield at, "a service reads its weights from the model cache: set modelCache.enabled"
-    if service.autoscaling is not None and spec.monitoring.prometheus.mode != "install":
-        yield (f"{at}.autoscaling", "scales on the server's metrics in the platform's Prometheus: needs "
-               f"monitoring.prometheus.mode install, not {spec.monitoring.prometheus.mode}")
+    if service.autoscaling is not None and spec.monitoring.prometheus.mode == "none":
+        yield (f"{at}.autoscaling", "scales on the server's metrics in Prometheus: monitoring.prometheus.mode is "
+               "none (install one, or name an existing one)")
     create = spec.cluster.create
     if service.load_balancer and (create is None or create.vpc is None):
         yield (f"{at}.loadBalancer", "an internal load balancer admits callers from the VPC the stack creates "

@@ -32,8 +32,9 @@ SCALE_DOWN_WINDOW_SECONDS = 300  # the HPA waits this long before it removes a r
 
 
 def prometheus_url(namespace: str) -> str:
-    """The installed kube-prometheus-stack's Prometheus (its Service is `<release>-prometheus`)."""
-    return f"http://{names.KUBE_PROMETHEUS_STACK_RELEASE}-prometheus.{namespace}.svc:{PROMETHEUS_PORT}"
+    """The Prometheus in `namespace`, installed or existing: the Prometheus Operator gives every Prometheus it runs
+    the governing Service `prometheus-operated` in its namespace."""
+    return f"http://prometheus-operated.{namespace}.svc:{PROMETHEUS_PORT}"
 
 
 def lb_controller_values(cluster: str, region: str, vpc_id: Any,
