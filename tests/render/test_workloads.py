@@ -13,6 +13,7 @@ from gpu_platform.render.operator_values import OperatorSettings, operator_value
 from gpu_platform.render.workloads import HF_HOME, gpu_job, gpu_pod, gpu_pod_spec
 from gpu_platform.spec.models import quantity_value
 from tests.support.stacks import ROOT, spec_of
+from tests.support.stacks import without_services
 
 IMAGE = "registry.example.com/trainer:1.0"
 GPU_TOLERATION = {"key": names.GPU_TAINT_KEY, "operator": "Equal", "value": names.GPU_TAINT_VALUE,
@@ -56,7 +57,7 @@ def test_model_cache_is_mounted_with_hf_home_inside_it(dev):
 
 
 def test_no_cache_no_cache_volume_and_no_hf_home():
-    spec = spec_of("dev", lambda p: p.update(modelCache={"enabled": False}))
+    spec = spec_of("dev", lambda p: without_services(p).update(modelCache={"enabled": False}))
     pod_spec = gpu_pod_spec(spec, "research", IMAGE)
     assert "model-cache" not in [v["name"] for v in pod_spec["volumes"]] and "env" not in main_container(pod_spec)
 

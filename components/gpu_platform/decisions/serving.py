@@ -174,9 +174,10 @@ def serving_rules(spec: "PlatformSpec") -> Iterator[Problem]:
 def _service_rules(spec: "PlatformSpec", at: str, service: "ServiceSpec") -> Iterator[Problem]:
     if not spec.model_cache.enabled:
         yield at, "a service reads its weights from the model cache: set modelCache.enabled"
-    if service.autoscaling is not None and spec.monitoring.prometheus.mode == "none":
-        yield (f"{at}.autoscaling", "scales on the server's metrics in Prometheus: monitoring.prometheus.mode is "
-               "none (install one, or name an existing one)")
+    mon = spec.monitoring
+    if service.autoscaling is not None and (not mon.enabled or mon.prometheus.mode == "none"):
+        yield (f"{at}.autoscaling", "scales on the server's metrics in Prometheus: there is none (monitoring.enabled "
+               "false or monitoring.prometheus.mode none); install one, or name an existing one")
     create = spec.cluster.create
     if service.load_balancer and (create is None or create.vpc is None):
         yield (f"{at}.loadBalancer", "an internal load balancer admits callers from the VPC the stack creates "

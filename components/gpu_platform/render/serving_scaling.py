@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 PROMETHEUS_PORT = 9090
 POD_MONITOR_API = ("monitoring.coreos.com/v1", "PodMonitor")
-SERVING_RULES_NAME = "gpu-platform-serving-alerts"
+SERVING_RULES_NAME = names.SERVING_RULES_NAME
 POLLING_SECONDS = 15
 COOLDOWN_SECONDS = 600  # idle this long before a service at min 0 returns to zero
 SCALE_DOWN_WINDOW_SECONDS = 300  # the HPA waits this long before it removes a replica (a reload costs minutes)

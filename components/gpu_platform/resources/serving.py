@@ -41,7 +41,7 @@ class ServingControl(pulumi.ComponentResource):
         self.keda = None
         if keda:
             namespace = Namespace(f"{name}-keda", metadata={
-                "name": serving.KEDA_NAMESPACE, "labels": names.platform_namespace_labels("restricted")}, opts=k8s)
+                "name": serving.KEDA_NAMESPACE, "labels": names.pod_security_labels("restricted")}, opts=k8s)
             repo, chart = serving.KEDA_CHART
             self.keda = Release(f"{name}-keda", name="keda", chart=chart, version=serving.KEDA_CHART_VERSION,
                                 repository_opts=RepositoryOptsArgs(repo=repo), namespace=serving.KEDA_NAMESPACE,
