@@ -266,6 +266,7 @@ def test_a_pod_that_may_land_on_efa_pools_without_device_rdma_is_not_told_to_use
         ami = {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"}
         p["nodePools"] = [{"name": n, "instanceTypes": [t], "capacityType": "on-demand", "minSize": 0, "maxSize": 1,
                            "ami": ami, "efa": True} for n, t in (("a100", "p4d.24xlarge"), ("l40s", "g6e.48xlarge"))]
+        without_services(p)  # its service's pool is gone
 
     container = main_container(gpu_pod_spec(spec_of("dev", edit), "research", IMAGE, gpus=8))  # lands on either
     assert container["resources"]["requests"][names.EFA_RESOURCE] == "4"
