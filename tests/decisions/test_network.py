@@ -9,8 +9,7 @@ from gpu_platform.decisions.network import local_zone_plan, nat_gateway_count, s
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import names
 from tests.support.plans import plan, stack_plan
-from tests.support.stacks import resources, stack_platform
-from tests.support.stacks import without_services
+from tests.support.stacks import resources, stack_platform, without_services
 
 AWS_SMALLEST_SUBNET = 28  # VPC user guide: subnets are /16 to /28
 

@@ -4,8 +4,7 @@ import pytest
 
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.spec.models import quantity_value
-from tests.support.stacks import spec_problems as problems
-from tests.support.stacks import without_services
+from tests.support.stacks import spec_problems as problems, without_services
 from tests.support.stacks import stack_platform, unqueued
 
 ARN = "arn:aws:iam::123456789012:role/{}"

@@ -6,8 +6,7 @@ import kubernetes_validate
 import pytest
 
 from gpu_platform.render.workloads import gpu_job
-from tests.support.stacks import spec_of
-from tests.support.stacks import without_services
+from tests.support.stacks import spec_of, without_services
 
 IMAGE = "registry.example.com/trainer:2.3"
 

@@ -15,8 +15,7 @@ from gpu_platform.facts import log_patterns as lp
 from gpu_platform.render import log_alerts, logging as logs
 from gpu_platform.render.alerts import gpu_nodes
 from tests.render.test_alert_routing import config_file, planned, route  # noqa: F401 (planned is a fixture)
-from tests.support.stacks import spec_of
-from tests.support.stacks import without_services
+from tests.support.stacks import spec_of, without_services
 
 # Recorded lines, as each program writes them.
 POSITIVE = {

@@ -10,8 +10,7 @@ from gpu_platform.decisions import capacity
 from gpu_platform.facts import names
 from gpu_platform.render import team_objects as t
 from gpu_platform.render.team_objects import TeamContext
-from tests.support.stacks import spec_of, unqueued
-from tests.support.stacks import without_services
+from tests.support.stacks import spec_of, unqueued, without_services
 
 GPU_QUOTA = names.quota_key(names.GPU_RESOURCE)
 

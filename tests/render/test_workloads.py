@@ -12,8 +12,7 @@ from gpu_platform.render.model_cache import BASE_PATH
 from gpu_platform.render.operator_values import OperatorSettings, operator_values
 from gpu_platform.render.workloads import HF_HOME, gpu_job, gpu_pod, gpu_pod_spec
 from gpu_platform.spec.models import quantity_value
-from tests.support.stacks import ROOT, spec_of
-from tests.support.stacks import without_services
+from tests.support.stacks import ROOT, spec_of, without_services
 
 IMAGE = "registry.example.com/trainer:1.0"
 GPU_TOLERATION = {"key": names.GPU_TAINT_KEY, "operator": "Equal", "value": names.GPU_TAINT_VALUE,

@@ -8,8 +8,7 @@ from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.iam import managed_policy_arns, trust_policy
 from tests.support.plans import component, existing_cluster_platform, plan, stack_plan
-from tests.support.stacks import resource, resources, stack_platform
-from tests.support.stacks import without_services
+from tests.support.stacks import resource, resources, stack_platform, without_services
 
 CLUSTER = "aws:eks/cluster:Cluster"
 ADDON = "aws:eks/addon:Addon"

@@ -16,8 +16,7 @@ from gpu_platform.render.karpenter import controller_values
 from gpu_platform.render.karpenter_iam import controller_policies, interruption_rules, queue_policy
 from gpu_platform.render.operator_values import unknown_keys
 from tests.support.aws_api import service_model
-from tests.support.stacks import cached_plan, resources, stack_platform
-from tests.support.stacks import without_services
+from tests.support.stacks import cached_plan, resources, stack_platform, without_services
 
 CONTROLLER = "gpu-platform:karpenter:KarpenterController"
 NODE_ROLE = "arn:aws:iam::123456789012:role/gpu-karpenter-karpenter-nodes"

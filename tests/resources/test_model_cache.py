@@ -8,8 +8,7 @@ from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.iam import pod_identity_trust_policy
 from gpu_platform.render.model_cache import STORAGE_CLASS_PARAMETERS, storage_class
-from tests.support.stacks import AS_OF, resource, resources, stack_platform, write_stack
-from tests.support.stacks import without_services
+from tests.support.stacks import AS_OF, resource, resources, stack_platform, without_services, write_stack
 
 FS = "aws:efs/fileSystem:FileSystem"
 MOUNT = "aws:efs/mountTarget:MountTarget"

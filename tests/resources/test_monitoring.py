@@ -14,8 +14,7 @@ from gpu_platform.render import alerts
 from gpu_platform.render.dashboard import FILE_NAME, dashboard
 from gpu_platform.render.monitoring import DASHBOARD_LABEL_VALUE, MonitoringSettings, prometheus_mode, stack_values
 from gpu_platform.resources.monitoring import POD_SECURITY_LEVEL
-from tests.support.stacks import cached_plan, resource, resources, stack_platform
-from tests.support.stacks import without_services
+from tests.support.stacks import cached_plan, resource, resources, stack_platform, without_services
 
 RELEASE, NAMESPACE, CONFIGMAP = "kubernetes:helm.sh/v3:Release", "kubernetes:core/v1:Namespace", "kubernetes:core/v1:ConfigMap"
 RULE = "kubernetes:monitoring.coreos.com/v1:PrometheusRule"

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.stacks import AS_OF, stack_platform, write_stack
-from tests.support.stacks import without_services
+from tests.support.stacks import AS_OF, stack_platform, without_services, write_stack
 from tests.support.stacks import spec_problems as problems
 from tests.support.training import AL2023, training_pool
 
