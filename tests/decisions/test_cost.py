@@ -12,7 +12,7 @@ from gpu_platform.decisions.cost import (
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
 from gpu_platform.spec.errors import SpecError
-from tests.support.stacks import AS_OF, on_kubernetes, stack_platform
+from tests.support.stacks import AS_OF, on_kubernetes, stack_platform, without_services
 
 DAY = date.fromisoformat(AS_OF)  # the control plane's price depends on the day (EKS support windows)
 
@@ -20,6 +20,8 @@ DAY = date.fromisoformat(AS_OF)  # the control plane's price depends on the day 
 def spec_of(stack: str, **changes):
     platform = stack_platform(stack)
     platform.update(changes)
+    if changes.get("modelCache", {}).get("enabled") is False:
+        without_services(platform)  # services read their weights from the cache
     return parse_platform(platform)
 
 
@@ -175,6 +177,7 @@ def test_existing_subnets_create_no_nat_gateway():
     platform = stack_platform("prod")
     platform["cluster"]["create"].pop("vpc")
     platform["cluster"]["create"]["subnetIds"] = ["subnet-0a1b2c3d", "subnet-0e1f2a3b"]
+    without_services(platform)  # its load balancer admits the VPC the stack creates
     item = fixed_item(parse_platform(platform), "natGateways")
     assert (item.included, item.monthly_at_max) == (False, 0.0)
 

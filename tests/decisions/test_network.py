@@ -9,7 +9,7 @@ from gpu_platform.decisions.network import local_zone_plan, nat_gateway_count, s
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import names
 from tests.support.plans import plan, stack_plan
-from tests.support.stacks import resources, stack_platform
+from tests.support.stacks import resources, stack_platform, without_services
 
 AWS_SMALLEST_SUBNET = 28  # VPC user guide: subnets are /16 to /28
 
@@ -112,6 +112,7 @@ def test_existing_subnets_create_no_vpc():
     platform["cluster"]["create"].pop("vpc")
     platform["cluster"]["create"]["subnetIds"] = ["subnet-0aaa1111bbbb2222c", "subnet-0ddd3333eeee4444f"]
     platform["modelCache"] = {"enabled": False}
+    without_services(platform)
     assert resources(plan(platform), "aws:ec2/vpc:Vpc") == []
 
 

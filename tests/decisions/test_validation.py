@@ -4,7 +4,7 @@ import pytest
 
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.spec.models import quantity_value
-from tests.support.stacks import spec_problems as problems
+from tests.support.stacks import spec_problems as problems, without_services
 from tests.support.stacks import stack_platform, unqueued
 
 ARN = "arn:aws:iam::123456789012:role/{}"
@@ -142,6 +142,7 @@ def test_enabled_cache_needs_a_pinned_addon_version():
 def test_disabled_cache_needs_no_addon_version():
     platform = stack_platform("dev")
     platform["modelCache"] = {"enabled": False}
+    without_services(platform)
     assert problems(platform) == []
 
 
@@ -174,6 +175,7 @@ def test_team_without_claims_left_for_the_cache_is_refused():
 def test_claim_rules_do_not_apply_without_the_cache():
     platform = stack_platform("dev")
     platform["modelCache"] = {"enabled": False}
+    without_services(platform)
     platform["teams"][0]["quota"].update(persistentVolumeClaims=0, storage="10Gi")
     assert problems(platform) == []
 

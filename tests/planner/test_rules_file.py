@@ -12,9 +12,11 @@ from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.planner import rules_file
 from gpu_platform.planner.sections import PlanContext
 from gpu_platform.render import alerts
+from gpu_platform.decisions.serving import plans
 from gpu_platform.render.log_alerts import log_rule_group
+from gpu_platform.render.serving_scaling import rule_group as serving_rules
 from gpu_platform.render.monitoring import MonitoringSettings, gpu_rule_groups
-from tests.support.stacks import AS_OF, resources, stack_platform, write_stack
+from tests.support.stacks import AS_OF, resources, stack_platform, without_services, write_stack
 
 RULE = rules_file.PROMETHEUS_RULE
 
@@ -23,6 +25,8 @@ def with_monitoring(**monitoring):
     def build():
         p = stack_platform("dev")
         p["monitoring"] = {**monitoring, "alerting": p["monitoring"]["alerting"]}  # the team's routes name its receivers
+        if monitoring.get("enabled") is False or monitoring.get("prometheus", {}).get("mode") == "none":
+            without_services(p)  # services scale on Prometheus
         return p
     return build
 
@@ -81,8 +85,10 @@ def groups_in(path):
 @pytest.mark.parametrize("key", WITH_RULE)
 def test_rules_file_holds_the_groups_of_the_plans_prometheus_rule(written, key):
     plan, _ = written(key)
-    gpu, logs = resources(plan, RULE)  # the GPU alerts, then the log pipeline's alerts counted from logs
-    assert groups_in(rules_path(key, written)) == gpu["inputs"]["spec"]["groups"] + logs["inputs"]["spec"]["groups"]
+    # the GPU alerts, the log pipeline's alerts counted from logs, then the model servers' alerts
+    gpu, logs, served = resources(plan, RULE)
+    assert groups_in(rules_path(key, written)) == (gpu["inputs"]["spec"]["groups"] + logs["inputs"]["spec"]["groups"]
+                                                   + served["inputs"]["spec"]["groups"])
 
 
 @pytest.mark.parametrize("key", WITH_RULE)
@@ -90,6 +96,7 @@ def test_rules_file_equals_the_pure_rules_for_the_stacks_thresholds_and_prices(w
     s = spec(key)
     expected = yaml.safe_load(alerts.rules_file(s.monitoring.alerts, gpu_hourly_cost_by_model(s)))
     expected["groups"].append(log_rule_group(alerts.gpu_nodes()))  # logging is on in every stack here
+    expected["groups"].append(serving_rules(plans(s)))  # every stack here serves a model
     assert yaml.safe_load(rules_path(key, written).read_text()) == expected
 
 

@@ -15,7 +15,7 @@ from gpu_platform.render.autoscaler import autoscaler_policy, autoscaler_values,
 from gpu_platform.render.iam import trust_policy
 from gpu_platform.spec.pool_context import PoolContext
 from tests.support.plans import children, component, node_groups, plan, stack_plan
-from tests.support.stacks import resource, resources, stack_platform
+from tests.support.stacks import resource, resources, stack_platform, without_services
 
 TAG = "aws:autoscaling/tag:Tag"
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -213,6 +213,7 @@ def test_identity_association_binds_the_release_service_account_to_the_autoscale
 def test_disabled_autoscaler_installs_nothing():
     platform = stack_platform("dev")
     platform["clusterAutoscaler"]["enabled"] = False
+    without_services(platform)  # its service scales to zero, which needs an autoscaler to come back
     plan_ = plan(platform)
     assert [r for r in resources(plan_, RELEASE) if r["name"] == names.CA_RELEASE] == []
     assert resources(plan_, CA) == []

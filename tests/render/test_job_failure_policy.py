@@ -6,7 +6,7 @@ import kubernetes_validate
 import pytest
 
 from gpu_platform.render.workloads import gpu_job
-from tests.support.stacks import spec_of
+from tests.support.stacks import spec_of, without_services
 
 IMAGE = "registry.example.com/trainer:2.3"
 
@@ -116,5 +116,5 @@ def test_without_datasets_checkpoints_go_to_the_model_cache():
 
 
 def test_without_a_shared_volume_no_checkpoint_dir_is_promised():
-    spec = spec_of("prod", lambda p: (p.pop("datasets"), p.update(modelCache={"enabled": False})))
+    spec = spec_of("prod", lambda p: (p.pop("datasets"), without_services(p).update(modelCache={"enabled": False})))
     assert "CHECKPOINT_DIR" not in env(job(spec))

@@ -15,7 +15,7 @@ from gpu_platform.facts import log_patterns as lp
 from gpu_platform.render import log_alerts, logging as logs
 from gpu_platform.render.alerts import gpu_nodes
 from tests.render.test_alert_routing import config_file, planned, route  # noqa: F401 (planned is a fixture)
-from tests.support.stacks import spec_of
+from tests.support.stacks import spec_of, without_services
 
 # Recorded lines, as each program writes them.
 POSITIVE = {
@@ -192,6 +192,7 @@ def test_the_log_alerts_are_a_prometheus_rule_of_the_pipeline_only_with_logging_
     assert names.LOG_RULES_NAME not in rules(off) and names.GPU_RULES_NAME in rules(off)
     no_prometheus = stack_platform("dev")
     no_prometheus["monitoring"] = {"prometheus": {"mode": "none"}}
+    without_services(no_prometheus)  # services scale on Prometheus
     for team in no_prometheus["teams"]:
         team.pop("alerting", None)
     assert rules(no_prometheus) == {}

@@ -24,6 +24,7 @@ CUSTOM_RESOURCE_GROUPS = {
 }
 KARPENTER_CRDS = "karpenter-v1.14.1"  # facts/catalog.KARPENTER_RELEASES["1.14.1"].crds
 CUSTOM_RESOURCE_GROUPS["kueue.x-k8s.io"] = "Kueue's CRDs at the pinned release: tests/render/test_kueue_manifests.py"
+CUSTOM_RESOURCE_GROUPS["keda.sh"] = "KEDA's ScaledObject CRD at the pinned chart: tests/render/test_serving_scaling.py"
 CUSTOM_RESOURCE_GROUPS["resource.nvidia.com"] = "the ComputeDomain CRDs: test_compute_domains_match_their_crd"
 # The ComputeDomain CRD a cluster serves is the GPU Operator chart's (catalog.COMPUTE_DOMAIN_CRDS_OWNER); a
 # cluster whose DRA driver release came first serves the driver chart's copy: objects must fit both.

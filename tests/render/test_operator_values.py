@@ -9,7 +9,7 @@ from gpu_platform.facts import catalog, names
 from gpu_platform.render import operator_values as ov
 from gpu_platform.render.operator_values import ABSENT_BUT_READ, OperatorSettings, chart_defaults, operator_values, unknown_value_keys
 from gpu_platform.render.sharing import check_mig_parted_config, device_plugin_configs, mig_parted_config
-from tests.support.stacks import stack_platform
+from tests.support.stacks import stack_platform, without_services
 
 AL2023 = {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"}
 BOTTLEROCKET = {"type": "BOTTLEROCKET_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"}
@@ -54,7 +54,7 @@ def tainted():
 def no_prometheus():
     platform = stack_platform("dev")
     platform["monitoring"]["prometheus"]["mode"] = "none"
-    return parse_platform(platform)
+    return parse_platform(without_services(platform))  # services scale on Prometheus
 
 
 def custom_upgrade():
@@ -261,6 +261,7 @@ def test_service_monitor_is_off_without_prometheus():
 def test_service_monitor_is_off_when_monitoring_is_disabled():
     platform = stack_platform("dev")
     platform["monitoring"]["enabled"] = False
+    without_services(platform)  # services scale on Prometheus
     assert operator_values(OperatorSettings.of(parse_platform(platform)))["dcgmExporter"]["serviceMonitor"]["enabled"] is False
 
 

@@ -10,7 +10,7 @@ from gpu_platform.decisions import capacity
 from gpu_platform.facts import names
 from gpu_platform.render import team_objects as t
 from gpu_platform.render.team_objects import TeamContext
-from tests.support.stacks import spec_of, unqueued
+from tests.support.stacks import spec_of, unqueued, without_services
 
 GPU_QUOTA = names.quota_key(names.GPU_RESOURCE)
 
@@ -215,6 +215,7 @@ def test_mig_single_strategy_counts_slices_as_gpus():
         single = {"mode": "mig", "strategy": "single", "layout": {"1g.10gb": 7}}
         p["nodePools"] = [p["nodePools"][0] | {"sharing": single}]
         p["teams"] = [p["teams"][0] | {"quota": {"gpus": 8, "cpu": "8", "memory": "8Gi"}, "queue": {}}]
+        without_services(p)  # its 3g.40gb service has no slice under this layout
     spec = spec_of("prod", edit)
     assert capacity.largest_gpu_request(spec) == 56  # 8 GPUs x 7 slices
 
@@ -300,7 +301,7 @@ def test_ingress_follows_the_configured_prometheus_namespace():
 
 
 def test_ingress_without_monitoring_is_the_namespace_only():
-    spec = spec_of("dev", lambda p: p["monitoring"].update(enabled=False))
+    spec = spec_of("dev", lambda p: without_services(p)["monitoring"].update(enabled=False))
     assert network_policy(spec, spec.teams[0])["spec"]["ingress"] == [{"from": [{"podSelector": {}}]}]
 
 

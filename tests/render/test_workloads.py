@@ -12,7 +12,7 @@ from gpu_platform.render.model_cache import BASE_PATH
 from gpu_platform.render.operator_values import OperatorSettings, operator_values
 from gpu_platform.render.workloads import HF_HOME, gpu_job, gpu_pod, gpu_pod_spec
 from gpu_platform.spec.models import quantity_value
-from tests.support.stacks import ROOT, spec_of
+from tests.support.stacks import ROOT, spec_of, without_services
 
 IMAGE = "registry.example.com/trainer:1.0"
 GPU_TOLERATION = {"key": names.GPU_TAINT_KEY, "operator": "Equal", "value": names.GPU_TAINT_VALUE,
@@ -56,7 +56,7 @@ def test_model_cache_is_mounted_with_hf_home_inside_it(dev):
 
 
 def test_no_cache_no_cache_volume_and_no_hf_home():
-    spec = spec_of("dev", lambda p: p.update(modelCache={"enabled": False}))
+    spec = spec_of("dev", lambda p: without_services(p).update(modelCache={"enabled": False}))
     pod_spec = gpu_pod_spec(spec, "research", IMAGE)
     assert "model-cache" not in [v["name"] for v in pod_spec["volumes"]] and "env" not in main_container(pod_spec)
 
@@ -265,6 +265,7 @@ def test_a_pod_that_may_land_on_efa_pools_without_device_rdma_is_not_told_to_use
         ami = {"type": "AL2023_x86_64_NVIDIA", "releaseVersion": "1.35.7-20260911"}
         p["nodePools"] = [{"name": n, "instanceTypes": [t], "capacityType": "on-demand", "minSize": 0, "maxSize": 1,
                            "ami": ami, "efa": True} for n, t in (("a100", "p4d.24xlarge"), ("l40s", "g6e.48xlarge"))]
+        without_services(p)  # its service's pool is gone
 
     container = main_container(gpu_pod_spec(spec_of("dev", edit), "research", IMAGE, gpus=8))  # lands on either
     assert container["resources"]["requests"][names.EFA_RESOURCE] == "4"

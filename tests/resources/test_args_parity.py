@@ -105,6 +105,8 @@ DIFFERENCES: dict[str, str] = {
     "TeamNamespace.gpu_claims": "the DRA pools' GPUs (nodePools[].gpuAllocation: dra)",
     "TeamNamespace.compute_domains": "the UltraServer pools' node counts",
     "TeamNamespace.model_cache": "modelCache (its StorageClass and pvcSize)",
+    "TeamNamespace.services": "the platform's ModelServing component: each service is checked against the pool it "
+                              "names and built after the team's namespace, quota and cache claim",
     "KueueQueueing.mode": "kueue is the one mode a KueueQueueing builds",
     "KueueQueueing.teams.namespace": "the team's namespace, from its TeamNamespace",
 }

@@ -8,7 +8,7 @@ from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.iam import managed_policy_arns, trust_policy
 from tests.support.plans import component, existing_cluster_platform, plan, stack_plan
-from tests.support.stacks import resource, resources, stack_platform
+from tests.support.stacks import resource, resources, stack_platform, without_services
 
 CLUSTER = "aws:eks/cluster:Cluster"
 ADDON = "aws:eks/addon:Addon"
@@ -153,6 +153,7 @@ def test_created_cluster_in_existing_subnets_uses_them():
     platform["cluster"]["create"].pop("vpc")
     platform["cluster"]["create"]["subnetIds"] = ["subnet-0aaa1111bbbb2222c", "subnet-0ddd3333eeee4444f"]
     platform["modelCache"] = {"enabled": False}
+    without_services(platform)
     plan_ = plan(platform)
     assert _eks(plan_)["inputs"]["vpcConfig"]["subnetIds"] == platform["cluster"]["create"]["subnetIds"]
     assert {tuple(ng["inputs"]["subnetIds"]) for ng in resources(plan_, NODE_GROUP)} == {

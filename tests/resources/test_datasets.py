@@ -835,6 +835,7 @@ def many_teams_linked(count: int) -> dict:
                              dataRepository={"s3Path": "s3://gpu-dev-datasets/train"})
     template = platform["teams"][0]
     quota = {**template["quota"], "gpus": 1}
+    template = {k: v for k, v in template.items() if k != "services"}  # one GPU each: no room for a service
     platform["teams"] = [{**template, "name": f"team-{i}", "access": {}, "quota": quota} for i in range(count)]
     return platform
 

@@ -16,7 +16,7 @@ from gpu_platform.render.karpenter import controller_values
 from gpu_platform.render.karpenter_iam import controller_policies, interruption_rules, queue_policy
 from gpu_platform.render.operator_values import unknown_keys
 from tests.support.aws_api import service_model
-from tests.support.stacks import cached_plan, resources, stack_platform
+from tests.support.stacks import cached_plan, resources, stack_platform, without_services
 
 CONTROLLER = "gpu-platform:karpenter:KarpenterController"
 NODE_ROLE = "arn:aws:iam::123456789012:role/gpu-karpenter-karpenter-nodes"
@@ -225,6 +225,7 @@ def test_an_adopted_cluster_s_subnets_and_security_groups_are_tagged():
     platform["cluster"] = {"name": "shared-gpu", "kubernetesVersion": "1.35", "existing": {
         "subnetIds": ["subnet-0aaa1111bbbb2222c", "subnet-0ddd3333eeee4444f"], "nodeSecurityGroupIds": ["sg-0123456789abcdef0"]}}
     platform["modelCache"] = {"enabled": False}
+    without_services(platform)
     spec = parse_platform(platform)
     assert untagged_subnets(spec) == ["subnet-0aaa1111bbbb2222c", "subnet-0ddd3333eeee4444f"]
     tagged = {t["inputs"]["resourceId"] for t in resources(cached_plan(platform, stack="karpenter"), "aws:ec2/tag:Tag")}

@@ -6,7 +6,7 @@ from gpu_platform.decisions import queueing as q
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.queueing_objects import chart_values, queueing_manifests
-from tests.support.stacks import cached_plan, resource, resources, stack_platform
+from tests.support.stacks import cached_plan, resource, resources, stack_platform, without_services
 
 COMPONENT = "gpu-platform:index:KueueQueueing"
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -107,5 +107,6 @@ def test_a_stack_that_does_not_queue_has_no_kueue():
 def test_without_prometheus_the_release_neither_scrapes_nor_waits_for_crds():
     platform = stack_platform("prod")
     platform["monitoring"]["prometheus"]["mode"] = "none"
+    without_services(platform)  # services scale on Prometheus
     release = kueue_release(cached_plan(platform, "prod"))
     assert release["inputs"]["values"]["enablePrometheus"] is False

@@ -8,7 +8,7 @@ from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.iam import pod_identity_trust_policy
 from gpu_platform.render.model_cache import STORAGE_CLASS_PARAMETERS, storage_class
-from tests.support.stacks import AS_OF, resource, resources, stack_platform, write_stack
+from tests.support.stacks import AS_OF, resource, resources, stack_platform, without_services, write_stack
 
 FS = "aws:efs/fileSystem:FileSystem"
 MOUNT = "aws:efs/mountTarget:MountTarget"
@@ -39,6 +39,7 @@ def existing_cluster(platform: dict) -> dict:
 def plans(tmp_path_factory):
     no_cache = stack_platform("dev")
     no_cache["modelCache"] = {"enabled": False}
+    without_services(no_cache)
     return {
         "dev": plan(stack_platform("dev"), tmp_path_factory, "dev"),
         "prod": plan(stack_platform("prod"), tmp_path_factory, "prod"),

@@ -14,7 +14,7 @@ from gpu_platform.render import alerts
 from gpu_platform.render.dashboard import FILE_NAME, dashboard
 from gpu_platform.render.monitoring import DASHBOARD_LABEL_VALUE, MonitoringSettings, prometheus_mode, stack_values
 from gpu_platform.resources.monitoring import POD_SECURITY_LEVEL
-from tests.support.stacks import cached_plan, resource, resources, stack_platform
+from tests.support.stacks import cached_plan, resource, resources, stack_platform, without_services
 
 RELEASE, NAMESPACE, CONFIGMAP = "kubernetes:helm.sh/v3:Release", "kubernetes:core/v1:Namespace", "kubernetes:core/v1:ConfigMap"
 RULE = "kubernetes:monitoring.coreos.com/v1:PrometheusRule"
@@ -70,13 +70,13 @@ def existing_stack():
 def no_prometheus():
     p = stack_platform("dev")
     p["monitoring"]["prometheus"]["mode"] = "none"
-    return p
+    return without_services(p)  # services scale on Prometheus
 
 
 def disabled():
     p = stack_platform("dev")
     p["monitoring"]["enabled"] = False
-    return p
+    return without_services(p)  # services scale on Prometheus
 
 
 def custom_install():
@@ -151,9 +151,10 @@ def set_keys(values: dict, prefix: str = ""):
 def test_dev_and_prod_plans_include_monitoring(planned, key):
     plan = planned(key)
     rules = sorted(r["inputs"]["metadata"]["name"] for r in resources(plan, RULE))
-    # the GPU alerts, and the log pipeline's alerts counted from logs
+    # the GPU alerts, the log pipeline's alerts counted from logs, and the alerts of the model servers
     assert (plan["outputs"]["monitoring"]["prometheus"], rules) == ("install", [names.GPU_RULES_NAME,
-                                                                              names.LOG_RULES_NAME])
+                                                                              names.LOG_RULES_NAME,
+                                                                              names.SERVING_RULES_NAME])
 
 
 @pytest.mark.parametrize("key", INSTALL)

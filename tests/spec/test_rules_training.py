@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.stacks import AS_OF, stack_platform, write_stack
+from tests.support.stacks import AS_OF, stack_platform, without_services, write_stack
 from tests.support.stacks import spec_problems as problems
 from tests.support.training import AL2023, training_pool
 
@@ -109,6 +109,7 @@ def test_zones_need_a_vpc_the_stack_creates():
     platform["cluster"] = {"name": "shared-gpu", "kubernetesVersion": "1.35",
                            "existing": {"subnetIds": ["subnet-0aaa1111bbbb2222c", "subnet-0ddd3333eeee4444f"]}}
     platform["modelCache"] = {"enabled": False}
+    without_services(platform)
     platform["nodePools"][0]["zones"] = ["us-east-1a"]
     assert [p for p in problems(platform) if p.startswith("nodePools[0].zones: applies to a VPC this stack creates")]
 

@@ -1,7 +1,7 @@
 """Stack files with DRA pools, built from the shipped stacks."""
 from __future__ import annotations
 
-from tests.support.stacks import stack_platform
+from tests.support.stacks import stack_platform, without_services
 
 DRA_POOL = "a100-train"  # the prod stack's training pool, moved to DRA in the variant
 
@@ -25,4 +25,4 @@ def bottlerocket_dra(release: str) -> dict:
     # Whole GPUs instead of the dev pool's time slices: as many single-GPU nodes as the teams' quotas ask.
     pool.update(gpuAllocation="dra", minSize=12, maxSize=12, sharing={"mode": "none"},
                 ami={"type": "BOTTLEROCKET_x86_64_NVIDIA", "releaseVersion": release})
-    return platform
+    return without_services(platform)  # a DRA pool takes no services

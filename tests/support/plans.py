@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpu_platform.facts import catalog
-from tests.support.stacks import AS_OF, STACKS, cached_plan, resources, stack_platform
+from tests.support.stacks import AS_OF, STACKS, cached_plan, resources, stack_platform, without_services
 
 # Inputs EKS cannot change in place (Terraform AWS provider ForceNew, internal/service/eks/node_group.go), as plan keys.
 REPLACE_FORCING = catalog.REPLACE_FORCING_INPUTS["aws:eks/nodeGroup:NodeGroup"]
@@ -56,6 +56,7 @@ def existing_cluster_platform() -> dict:
     platform["cluster"] = {"name": "shared-gpu", "kubernetesVersion": "1.35",
                            "existing": {"subnetIds": ["subnet-0aaa1111bbbb2222c", "subnet-0ddd3333eeee4444f"]}}
     platform["modelCache"] = {"enabled": False}
+    without_services(platform)
     return platform
 
 

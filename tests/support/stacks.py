@@ -135,3 +135,11 @@ def unqueued(platform: dict) -> dict:
     for team in platform.get("teams", []):
         team.pop("queue", None)
     return platform
+
+
+def without_services(platform: dict) -> dict:
+    """A stack file's platform without teams' services (for variants, such as no model cache or no Prometheus,
+    that services refuse); edits in place."""
+    for team in platform.get("teams", []):
+        team.pop("services", None)
+    return platform

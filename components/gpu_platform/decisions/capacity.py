@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from gpu_platform.facts import names
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import GpuPool, PlatformSpec, TeamSpec
+    from gpu_platform.spec.models import GpuPool, NodePoolSpec, PlatformSpec, TeamSpec
+    from gpu_platform.spec.serving import ServiceSpec
 
 
 def node_resources(pool: "GpuPool", mig_strategy: str) -> dict[str, int]:
@@ -92,3 +93,24 @@ def largest_gpu_request(spec: "PlatformSpec") -> int:
 
 def max_gpus_per_pod(spec: "PlatformSpec", team: "TeamSpec") -> int:
     return team.max_gpus_per_pod if team.max_gpus_per_pod is not None else largest_gpu_request(spec)
+
+
+def service_resource(pool: "GpuPool", service: "ServiceSpec", mig_strategy: str) -> tuple[str, int]:
+    """The extended resource one replica of a service asks on its pool, and how many: a MIG slice of its profile
+    (mixed strategy), one shared GPU on a time-slicing pool, else its whole GPUs."""
+    profile = service.gpu.mig_profile
+    if pool.sharing.mode == "mig" and profile and mig_strategy == "mixed":
+        return names.mig_resource(profile), 1
+    return names.GPU_RESOURCE, 1 if pool.sharing.mode != "none" else service.gpu.count
+
+
+def service_floor_nodes(spec: "PlatformSpec", pool: "NodePoolSpec") -> int:
+    """The nodes the services' minimum replicas keep running in a pool (0 without services there)."""
+    per_node = node_resources(pool, spec.mig_strategy)
+    held: dict[str, int] = {}
+    for team in spec.teams:
+        for service in team.services:
+            if service.gpu.pool == pool.name:
+                resource, units = service_resource(pool, service, spec.mig_strategy)
+                held[resource] = held.get(resource, 0) + service.replicas.min * units
+    return max((-(-n // per_node[r]) for r, n in held.items() if per_node.get(r)), default=0)

@@ -31,7 +31,7 @@ from datetime import date
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Optional
 
-from gpu_platform.decisions.capacity import node_resources
+from gpu_platform.decisions.capacity import node_resources, service_floor_nodes
 from gpu_platform.decisions.datasets import throughput
 from gpu_platform.decisions.karpenter import os_volume_gib
 from gpu_platform.decisions.metrics_storage import stack_metrics_storage
@@ -157,6 +157,11 @@ class PoolFacts:
     window_hours: Optional[float] = None  # a Capacity Block's whole window (None: a month)
     charge_month: Optional[str] = None  # YYYY-MM its fee is charged in (None: the priced month)
     quote: Optional[Quote] = None  # the rate the block was quoted at (None: the stack's or the catalog's)
+    serving_floor: int = 0  # nodes its services' minimum replicas keep running (teams[].services[])
+
+    @property
+    def nodes_at_min(self) -> int:
+        return min(self.max_size, max(self.min_size, self.serving_floor))
 
     @property
     def priced_type(self) -> str:
@@ -181,7 +186,11 @@ def pool_facts(pool: "NodePoolSpec", as_of: date) -> PoolFacts:
 
 
 def pool_facts_from_spec(spec: "PlatformSpec", as_of: Optional[date] = None) -> list[PoolFacts]:
-    return [pool_facts(p, as_of or date.today()) for p in spec.node_pools]
+    """Each pool's bill facts; at least the nodes its services' minimum replicas keep running count at min."""
+    out = []
+    for p in spec.node_pools:
+        out.append(replace(pool_facts(p, as_of or date.today()), serving_floor=service_floor_nodes(spec, p)))
+    return out
 
 
 NODE_GROUP_CAPACITY = {"SPOT": SPOT, "CAPACITY_BLOCK": CAPACITY_BLOCK}  # anything else is billed on-demand
@@ -267,7 +276,7 @@ class PoolEstimate:
 
     @property
     def hourly_at_min(self) -> Optional[float]:
-        return _hourly(self.block_monthly) if self.is_block else self.hourly(self.facts.min_size)
+        return _hourly(self.block_monthly) if self.is_block else self.hourly(self.facts.nodes_at_min)
 
     @property
     def hourly_at_max(self) -> Optional[float]:

@@ -19,6 +19,7 @@ from gpu_platform.decisions.cuda import min_cuda_rules
 from gpu_platform.decisions.capacity import platform_capacity, team_quota_totals
 from gpu_platform.decisions.datasets import SHARED_CLAIM_SIZE, associations, claim_size, claim_teams, claims_per_team
 from gpu_platform.decisions.queueing import queueing_rules
+from gpu_platform.decisions.serving import serving_rules
 from gpu_platform.facts import names, syntax
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.models import FsxLustreSpec, PlatformSpec, quantity_value
@@ -71,6 +72,7 @@ def rules(spec: PlatformSpec, today: date) -> Iterator[Problem]:
         yield from _team_rules(spec)
         yield from queueing_rules(spec)
         yield from min_cuda_rules(spec)
+        yield from serving_rules(spec)
 
 
 def _claim_quota_rules(spec: PlatformSpec) -> Iterator[Problem]:

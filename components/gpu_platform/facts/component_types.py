@@ -33,6 +33,8 @@ INTERNAL: dict[str, str] = {
     "ClusterAutoscaler": "gpu-platform:autoscaler:ClusterAutoscaler",
     "KarpenterController": "gpu-platform:karpenter:KarpenterController",
     "LogPipeline": "gpu-platform:logging:LogPipeline",
+    "ModelServing": "gpu-platform:serving:ModelServing",
+    "ServingControl": "gpu-platform:serving:ServingControl",
     "Network": "gpu-platform:network:Network",
 }
 

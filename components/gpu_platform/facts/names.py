@@ -206,6 +206,7 @@ DCGM_METRICS_CONFIGMAP = "gpu-platform-dcgm-metrics"  # dcgm-exporter's collecto
 # the dashboard ConfigMap the Grafana sidecar loads.
 KUBE_PROMETHEUS_STACK_RELEASE = "kube-prometheus-stack"
 GPU_RULES_NAME = "gpu-platform-gpu-alerts"
+SERVING_RULES_NAME = "gpu-platform-serving-alerts"  # the model servers' alerts (render/serving_scaling.py)
 LOG_RULES_NAME = "gpu-platform-log-alerts"  # the log pipeline's PrometheusRule (alerts counted from logs)
 GPU_DASHBOARD_CONFIGMAP = "gpu-platform-gpu-dashboard"
 # Alert delivery: the Secret holding receivers' secrets (mounted into Alertmanager) and the service account

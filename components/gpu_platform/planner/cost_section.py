@@ -49,7 +49,7 @@ def from_spec(spec: PlatformSpec, region: Optional[str] = None, as_of: Optional[
         "budget": budget,
         "teams": [_team(t) for t in team_costs(spec)],
         "exclusions": list(EXCLUSIONS),
-        "notes": _notes(est, region) + _support_notes(spec, as_of),
+        "notes": _notes(est, region) + _support_notes(spec, as_of) + _serving_notes(est),
         **({"warnings": stale} if (stale := stale_block_rates(est, as_of)) else {}),
     }
 
@@ -68,6 +68,7 @@ def _pool(p: PoolEstimate, pool: NodePoolSpec, as_of: date) -> dict[str, Any]:
     return {
         "name": f.name, "pricedInstanceType": f.priced_type, "instanceTypes": list(f.instance_types),
         "capacityType": f.capacity_type, "minSize": f.min_size, "maxSize": f.max_size,
+        "nodesAtMin": f.nodes_at_min,
         "gpusPerNode": p.gpus_per_node, "gpu": p.gpu,
         "onDemandUsdPerNodeHour": _u(p.on_demand.usd if p.on_demand else None), "discount": p.discount,
         "usdPerNodeHour": _u(p.usd_per_node_hour), "usdPerGpuHour": _u(p.usd_per_gpu_hour),
@@ -143,6 +144,13 @@ def _notes(est: CostEstimate, region: Optional[str]) -> list[str]:
     return notes
 
 
+def _serving_notes(est: CostEstimate) -> list[str]:
+    """Pools whose services' minimum replicas keep more nodes running than the pool's minSize."""
+    return [f"{p.name}: {p.facts.nodes_at_min} node(s) at min, held by its services' minimum replicas "
+            f"(minSize {p.facts.min_size}; teams[].services[].replicas.min)"
+            for p in est.pools if p.facts.nodes_at_min > p.facts.min_size]
+
+
 def _support_notes(spec: PlatformSpec, as_of: date) -> list[str]:
     """Why the control plane costs the extended-support rate, when it does."""
     version = spec.cluster.kubernetes_version
@@ -210,7 +218,7 @@ def _budget_line(section: dict[str, Any]) -> Optional[str]:
 
 def text(section: dict[str, Any]) -> str:
     lines = [f"  {_heading(section)}"]
-    pool_rows = [[p["name"], _pool_label(p), span(p["minSize"], p["maxSize"]), rate(p["onDemandUsdPerNodeHour"]),
+    pool_rows = [[p["name"], _pool_label(p), span(p["nodesAtMin"], p["maxSize"]), rate(p["onDemandUsdPerNodeHour"]),
                   rate(p["usdPerNodeHour"]), rate(p["usdPerGpuHour"]), money(p["monthlyUsdAtMin"]),
                   money(p["monthlyUsdAtMax"])] for p in section["pools"]]
     lines += text_table(["Pool", "Priced as", "Nodes", "On-demand/h", "$/node-hour", "$/GPU-hour", "Monthly at min",
@@ -251,7 +259,7 @@ def _team_rows(section: dict[str, Any]) -> list[list[str]]:
 
 def markdown(section: dict[str, Any]) -> str:
     p, t = section["prices"], section["totals"]
-    rows = [[f"{x['name']} ({_pool_label(x)}, {span(x['minSize'], x['maxSize'])} nodes)",
+    rows = [[f"{x['name']} ({_pool_label(x)}, {span(x['nodesAtMin'], x['maxSize'])} nodes)",
              money(x["monthlyUsdAtMin"]), money(x["monthlyUsdAtMax"])] for x in section["pools"]]
     included = [f for f in section["fixed"] if f["included"]]
     rows.append(["Platform (items below)",

@@ -111,6 +111,8 @@ class GpuPlatform(pulumi.ComponentResource):
         super().__init__(component_types.public("GpuPlatform"), name, None,
                          options.formerly(opts, "GpuPlatform"))
         self.spec = spec
+        self._secrets = alert_secrets
+        self._region = region
         self._exports: dict[str, Any] = {"environment": spec.environment}
         self._protect = opts.protect if opts is not None else None
         self._base = options.child(self, opts, protect=self._protect)
@@ -298,7 +300,33 @@ class GpuPlatform(pulumi.ComponentResource):
                       for t in spec.teams]
         self.team_access = TeamAccess.of("team-access", [(t.name, t.access) for t in spec.teams],
                                          self.cluster.cluster_name, opts=opts)
+        self._serving(spec, opts)
 
+    def _serving(self, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> None:
+        """KEDA and the serving alerts, then each team's model servers once its namespace, quota, limits and cache
+        claim exist."""
+        self.serving, self.serving_control = {}, None
+        served = {t.name: mapping.served(spec, t) for t in spec.teams}
+        if not any(served.values()):
+            return
+        from gpu_platform.resources.serving import ModelServing, ServingControl
+
+        self.serving_control = ServingControl("serving", *mapping.serving_control(spec), self.cluster.k8s_provider,
+                                              [*self.cluster.system_ready, *self.monitoring.crds_ready], opts=opts)
+        crds = [*([self.serving_control.keda] if self.serving_control.keda else []), *self.monitoring.crds_ready]
+        if any(s.load_balancer for t in spec.teams for s in t.services):
+            crds.append(self.serving_control.load_balancer_controller(
+                spec.cluster.name, self._region, self.cluster.cluster_name, self.cluster.vpc_id,
+                spec.cluster.system_node_selector, self.cluster.k8s_provider, list(self.cluster.system_ready)))
+        for team, unit in zip(spec.teams, self.teams, strict=True):
+            if not served[team.name]:
+                continue
+            ready = [unit.namespace, unit.quota, unit.limits, *self.priority_tiers.classes.values(),
+                     *([unit.model_cache_claim] if unit.model_cache_claim is not None else [])]
+            self.serving[team.name] = ModelServing(
+                f"serving-{team.name}", spec.cluster.name, team.name, served[team.name], self.cluster.cluster_name,
+                self.cluster.k8s_provider, self._secrets, ready, crds, opts=opts)
+        self._exports["services"] = {t: sorted(s.deployments) for t, s in self.serving.items()}
 
 def _spec(args: Mapping[str, Any]) -> PlatformSpec:
     """The stack file's object, validated whole, with the region (`aws:region`) its zones must be in."""

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from gpu_platform.resources.karpenter_controller import ControllerSettings
     from gpu_platform.resources.kueue import QueueingCluster
+    from gpu_platform.render.serving_scaling import RenderedService
 
 
 def team_settings(spec: PlatformSpec, team: TeamSpec, k8s_provider: pulumi.ProviderResource,
@@ -37,6 +38,27 @@ def team_settings(spec: PlatformSpec, team: TeamSpec, k8s_provider: pulumi.Provi
     StorageClass (None without a cache)."""
     # The cache's StorageClass name may be an Output: rendering places it in the claim unread, as a name.
     return TeamSettings(team, TeamContext.of(spec, team, cast(Optional[str], storage_class)), k8s_provider)
+
+
+def served(spec: PlatformSpec, team: TeamSpec) -> list["RenderedService"]:
+    """The team's services as ModelServing registers them (none without services)."""
+    from gpu_platform.decisions.serving import team_plans
+    from gpu_platform.render.serving_scaling import rendered
+
+    return [rendered(spec, plan) for plan in team_plans(spec, team)]
+
+
+def serving_control(spec: PlatformSpec) -> tuple[bool, Optional[dict[str, Any]], dict[str, str], str, dict[str, str], str]:
+    """What ServingControl builds: KEDA when a service autoscales, the serving alerts and dashboard when a
+    Prometheus scrapes, the system nodes KEDA runs on, where Prometheus reads its rules and Grafana its dashboards."""
+    from gpu_platform.decisions.serving import plans
+    from gpu_platform.render.serving_scaling import rule_group
+
+    every = plans(spec)
+    prom = spec.monitoring.prometheus
+    rules = rule_group(every) if scraping_namespace(spec.monitoring) else None
+    return (any(p.service.autoscaling for p in every), rules, dict(spec.cluster.system_node_selector), prom.namespace,
+            {**prom.selector_labels, names.MANAGED_BY_LABEL: names.MANAGED_BY}, prom.grafana_dashboard_label)
 
 
 def pool_options(pool: NodePoolSpec, depends_on: list[pulumi.Resource],

@@ -20,6 +20,17 @@ if TYPE_CHECKING:
 PLATFORM_KEY = "platform"
 
 
+def token_keys(spec: "PlatformSpec") -> list[tuple[str, str]]:
+    """(field path, config key) of every service's Hugging Face token, each key once."""
+    out: dict[str, str] = {}
+    for i, team in enumerate(spec.teams):
+        for j, service in enumerate(team.services):
+            hf = service.model.hugging_face
+            if hf is not None and hf.token_secret and hf.token_secret not in out:
+                out[hf.token_secret] = f"teams[{i}].services[{j}].model.huggingFace.tokenSecret"
+    return [(field, key) for key, field in out.items()]
+
+
 def receiver_secrets(spec: "PlatformSpec", config: Optional[pulumi.Config] = None) -> dict[str, pulumi.Output[str]]:
     """{config key: secret Output} for every receiver secret; SpecError listing every problem."""
     from pulumi.runtime.config import get_config, is_config_secret
@@ -30,7 +41,7 @@ def receiver_secrets(spec: "PlatformSpec", config: Optional[pulumi.Config] = Non
         problems.append(f"{config.full_key(PLATFORM_KEY)}: holds a secret (`pulumi config set --secret --path ...`), "
                         "which makes the whole platform description secret; keep each secret in its own config key "
                         "and name the key in the receiver")
-    for field, key in secret_keys(delivered_alerting(spec.monitoring)):
+    for field, key in [*secret_keys(delivered_alerting(spec.monitoring)), *token_keys(spec)]:
         full = config.full_key(key)
         if get_config(full) is None:
             problems.append(f"{field}: config key `{full}` is not set; run `pulumi config set --secret {key} <value>`")

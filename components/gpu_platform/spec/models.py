@@ -25,6 +25,7 @@ from gpu_platform.spec.fields import (
     Zone,
 )
 from gpu_platform.spec.repair import NodeRepairSpec
+from gpu_platform.spec.serving import ServiceSpec
 from gpu_platform.spec.strict import StrictModel
 
 KMS_KEY_ARN = r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[\w-]+$"
@@ -530,6 +531,7 @@ class TeamSpec(StrictModel):
     alerting: Optional[SeverityRoutesSpec] = None  # receivers for alerts from the team's namespace
     # The CUDA version the team's images are built with: every pool the team reaches must run it (docs/cuda.md)
     min_cuda: Optional[CudaVersion] = None
+    services: list[ServiceSpec] = Field(default_factory=list)  # model servers in the namespace (docs/serving.md)
 
 
 class QueueingSpec(StrictModel):
