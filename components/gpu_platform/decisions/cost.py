@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from gpu_platform.decisions.capacity import node_resources
 from gpu_platform.decisions.datasets import throughput
 from gpu_platform.decisions.karpenter import os_volume_gib
+from gpu_platform.decisions.log_volume import log_volumes
 from gpu_platform.decisions.metrics_storage import stack_metrics_storage
 from gpu_platform.decisions.lifecycle import control_plane_price
 from gpu_platform.decisions.network import nat_gateway_count as network_nat_count
@@ -56,12 +57,14 @@ EXCLUSIONS = (
     "NAT gateway data processing and all data transfer",
     "EFS throughput and request charges (storage only)",
     "FSx for Lustre backups and S3 requests of its data repository association",
-    "EBS snapshots, extra IOPS or throughput, load balancers, CloudWatch and logs",
+    "EBS snapshots, extra IOPS or throughput, load balancers, CloudWatch metrics and alarms",
+    "log ingestion beyond logging.ingestGbPerDay (its per-namespace estimate is counted)",
     "taxes, support plans, savings plans and reserved-instance discounts",
 )
 
 
 METRICS_VOLUMES = "ebsMetricsVolumes"
+LOG_INGESTION, LOG_STORAGE = "cloudwatchLogsIngestion", "cloudwatchLogsStorage"  # fixed item keys and price keys
 
 # --- prices ---
 
@@ -80,6 +83,8 @@ FIXED_PRICES: Mapping[str, catalog.Price] = {
     "natGateway": catalog.NAT_GATEWAY,
     "efsStandard": catalog.EFS_STANDARD_GB_MONTH,
     "ebsGp3": catalog.EBS_GP3_GB_MONTH,
+    LOG_INGESTION: catalog.CLOUDWATCH_LOGS_INGEST,
+    LOG_STORAGE: catalog.CLOUDWATCH_LOGS_STORAGE,
 }
 
 
@@ -316,7 +321,7 @@ class FixedItem:
             return 0.0
         if self.price is None:
             return None
-        per_unit = self.price.usd * (HOURS if self.unit == "hour" else 1)
+        per_unit = self.price.usd * (HOURS if self.unit == "hour" else 1)  # else per GB-month or per GB
         return quantity * per_unit
 
     @property
@@ -347,7 +352,8 @@ def nat_gateway_count(spec: "PlatformSpec") -> int:
 def fixed_items_from_spec(spec: "PlatformSpec", pricing: Pricing, as_of: Optional[date] = None) -> list[FixedItem]:
     return [item for item in (_eks(spec, pricing, as_of or date.today()), _nat(spec, pricing),
                               _system_nodes(spec, pricing), _efs(spec, pricing), _ebs(spec, pricing),
-                              _metrics_volumes(spec, pricing), _fsx(spec, pricing)) if item is not None]
+                              _metrics_volumes(spec, pricing), _fsx(spec, pricing)) if item is not None
+            ] + _logs(spec, pricing)
 
 
 def _eks(spec: "PlatformSpec", pricing: Pricing, as_of: date) -> FixedItem:
@@ -428,6 +434,25 @@ def _metrics_volumes(spec: "PlatformSpec", pricing: Pricing) -> Optional[FixedIt
             f"for {storage.series} series), Alertmanager {storage.alertmanager_gib} GiB")
     return FixedItem(METRICS_VOLUMES, "EBS gp3 metrics volumes", "GB-month", "GB provisioned", storage.volumes_gib,
                      storage.volumes_gib, pricing.fixed("ebsGp3"), note=note)
+
+
+def log_items(ingested_gb_per_month: float, stored_gb: float, pricing: Pricing, note: str = "") -> list[FixedItem]:
+    """CloudWatch Logs: what the pipeline sends each month and what the retention keeps."""
+    return [FixedItem(LOG_INGESTION, "CloudWatch Logs ingestion", "GB", "GB ingested per month",
+                      ingested_gb_per_month, ingested_gb_per_month, pricing.fixed(LOG_INGESTION), note=note),
+            FixedItem(LOG_STORAGE, "CloudWatch Logs storage", "GB-month", "GB stored", stored_gb, stored_gb,
+                      pricing.fixed(LOG_STORAGE), note="every day of the retention kept, at the ingested size")]
+
+
+def _logs(spec: "PlatformSpec", pricing: Pricing) -> list[FixedItem]:
+    """The log pipeline's destinations (the plan's logging section has one row each); none with logging off."""
+    volumes = log_volumes(spec)
+    if not volumes:
+        return []
+    per_day = sum(v.gb_per_day for v in volumes)
+    return log_items(sum(v.ingested_gb_per_month for v in volumes), sum(v.stored_gb for v in volumes), pricing,
+                     note=f"{per_day:g} GB/day over {len(volumes)} log groups (logging.ingestGbPerDay), "
+                          f"kept {volumes[0].retention_days} days")
 
 
 # --- the estimate ---

@@ -1025,5 +1025,10 @@ DEFAULT_LOG_RETENTION_DAYS: Mapping[str, int] = MappingProxyType({"dev": 14, "st
 CLOUDWATCH_LOGS_PRICE_SOURCE = "Amazon CloudWatch pricing page (aws.amazon.com/cloudwatch/pricing), us-east-1, Standard"
 CLOUDWATCH_LOGS_INGEST_USD_PER_GB = 0.50
 CLOUDWATCH_LOGS_STORAGE_USD_PER_GB_MONTH = 0.03
+# The same two prices as the cost model quotes them (usd_per_hour holds USD per GB ingested, per GB-month stored).
+CLOUDWATCH_LOGS_INGEST = Price(CLOUDWATCH_LOGS_INGEST_USD_PER_GB, f"{CLOUDWATCH_LOGS_PRICE_SOURCE}, ingestion per GB",
+                               "2026-11")
+CLOUDWATCH_LOGS_STORAGE = Price(CLOUDWATCH_LOGS_STORAGE_USD_PER_GB_MONTH,
+                                f"{CLOUDWATCH_LOGS_PRICE_SOURCE}, storage per GB-month", "2026-11")
 # What a namespace is assumed to write when the stack file states nothing (logging.ingestGbPerDay; docs/logging.md).
 DEFAULT_LOG_INGEST_GB_PER_DAY = 1.0
