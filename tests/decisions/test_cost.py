@@ -285,7 +285,8 @@ def test_prod_total_at_max_is_the_sum_of_its_parts():
     pools = (55.04 * 2 + 21.96 * 2 + 0.9776 * 6) * 730                  # h100-mig, a100-train, l4-inference
     fixed = (0.10 * 730 + 3 * 0.045 * 730 + 0.192 * 6 * 730 + 2000 * 0.30
              + (50 * 6 + 500 * 2 + 500 * 2 + 200 * 6) * 0.08 + 4800 * 0.21  # ... EBS, FSx datasets
-             + 55 * 730 / 24 * 0.50 + 55 * 365 * 0.03)  # CloudWatch Logs: 55 GB/day ingested, kept 365 days
+             + 55 * 730 / 24 * 0.50 + 55 * 365 * 0.03  # CloudWatch Logs: 55 GB/day ingested, kept 365 days
+             + (10 + 2) * 0.08)  # Prometheus' and Alertmanager's gp3 volumes
     assert estimate_spec(spec_of("prod"), DAY).monthly_at_max == pytest.approx(pools + fixed)
 
 
@@ -332,19 +333,20 @@ def test_the_estimate_total_follows_the_window():
 # --- totals, budget, sources ---
 
 DEV_LOGS = 9 * 730 / 24 * 0.50 + 9 * 7 * 0.03  # 2 + 5 + 2 GB/day to CloudWatch Logs, kept 7 days
+DEV_METRICS = (10 + 2) * 0.08  # Prometheus' and Alertmanager's gp3 volumes, at min and max alike
 
 
 def test_dev_total_at_max_is_the_sum_of_its_parts():
     dev = estimate_spec(spec_of("dev"), DAY)
     pools = 1.006 * 0.4 * 4 * 730                                   # a10g-spot, spot, 4 x g5.xlarge
-    fixed = 0.10 * 730 + 0.045 * 730 + 0.096 * 3 * 730 + 200 * 0.30 + (50 * 3 + 200 * 4) * 0.08 + DEV_LOGS
+    fixed = 0.10 * 730 + 0.045 * 730 + 0.096 * 3 * 730 + 200 * 0.30 + (50 * 3 + 200 * 4) * 0.08 + DEV_LOGS + DEV_METRICS
     assert dev.monthly_at_max == pytest.approx(pools + fixed)
 
 
 def test_dev_total_at_min_is_the_platform_floor():
     dev = estimate_spec(spec_of("dev"), DAY)  # the GPU pool scales to zero
     assert dev.monthly_at_min == pytest.approx(0.10 * 730 + 0.045 * 730 + 0.096 * 2 * 730 + 200 * 0.30 + 50 * 2 * 0.08
-                                               + DEV_LOGS)
+                                               + DEV_LOGS + DEV_METRICS)
 
 
 def test_hourly_total_is_monthly_over_730():
