@@ -22,6 +22,7 @@ from gpu_platform.facts import component_types, names
 from gpu_platform.facts.karpenter import KARPENTER
 from gpu_platform.render.alert_routing import delivered_alerting, sns_topics
 from gpu_platform.render.autoscaler import autoscaler_values
+from gpu_platform.render.autoscaler_metrics import autoscaler_monitors
 from gpu_platform.render.alert_routing import missing_secrets
 from gpu_platform.render.dra import dra_driver_values
 from gpu_platform.render.efa import device_plugin_values as efa_plugin_values
@@ -181,10 +182,21 @@ class GpuPlatform(pulumi.ComponentResource):
                 "cluster-autoscaler", spec.cluster_autoscaler.chart_version, autoscaler_values(spec, region),
                 spec.cluster.name, self.cluster.cluster_name, self.cluster.k8s_provider,
                 depends_on=self.cluster.system_ready, opts=aws_child)
+        self._autoscaler_metrics(spec)
         self._exports.update(clusterName=self.cluster.cluster_name, kubeconfig=self.cluster.kubeconfig,
                              nodePools=[p.node_group.node_group_name for p in self.node_pools])
         if self.karpenter is not None:
             self._exports["karpenterNodePools"] = [p.name for p in karpenter_pools(spec)]
+
+    def _autoscaler_metrics(self, spec: PlatformSpec) -> None:
+        """Prometheus scrapes each autoscaler: the capacity alerts read their failure counters."""
+        monitors = autoscaler_monitors(spec)
+        self.autoscaler_metrics = None
+        if monitors:
+            from gpu_platform.resources.autoscaler_metrics import AutoscalerMetrics
+
+            self.autoscaler_metrics = AutoscalerMetrics("autoscaler-metrics", monitors, self.cluster.k8s_provider,
+                                                        self.monitoring.crds_ready, opts=self._after())
 
     def _karpenter(self, spec: PlatformSpec, region: str, after: list[pulumi.Resource],
                    opts: pulumi.ResourceOptions) -> Optional[KarpenterPools]:
