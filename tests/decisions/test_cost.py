@@ -599,3 +599,28 @@ def test_a_stack_without_a_log_pipeline_has_no_log_items():
     spec = spec_of("prod", logging={"enabled": False})
     keys = {f.key for f in fixed_items_from_spec(spec, Pricing.from_spec(spec.pricing), DAY)}
     assert not keys & {"cloudwatchLogsIngestion", "cloudwatchLogsStorage"}
+
+
+# --- warm capacity: held nodes raise the floor, never the ceiling ---
+
+def warm_dev(nodes: int, min_size: int = 0):
+    pool = {"minSize": min_size, "sharing": {"mode": "time-slicing", "replicas": 4, "failRequestsGreaterThanOne": False}}
+    platform = stack_platform("dev")
+    platform["nodePools"][0].update(pool, **({"warm": {"nodes": nodes}} if nodes else {}))
+    return estimate_spec(parse_platform(platform), DAY)
+
+
+def test_warm_nodes_are_priced_as_running_nodes_and_raise_the_floor():
+    plain, held = warm_dev(0).pools[0], warm_dev(2).pools[0]  # a10g-spot: g5.xlarge spot at 60% off
+    node_month = 1.006 * 0.4 * 730
+    assert held.warm_monthly == pytest.approx(2 * node_month)
+    assert (plain.monthly_at_min, held.monthly_at_min) == (0, pytest.approx(2 * node_month))
+    assert held.monthly_at_max == plain.monthly_at_max  # at max size the pool is at maxSize either way
+
+
+def test_a_floor_above_the_warm_nodes_is_unchanged():
+    assert warm_dev(1, min_size=2).pools[0].monthly_at_min == pytest.approx(2 * 1.006 * 0.4 * 730)
+
+
+def test_warm_nodes_leave_the_budget_at_max_size_as_it_was():
+    assert warm_dev(3).budget.monthly_at_max == pytest.approx(warm_dev(0).budget.monthly_at_max)

@@ -21,6 +21,9 @@ registered). Conventions, explained to users in docs/cost.md:
 - A month is catalog.HOURS_PER_MONTH hours. Storage is priced per GB-month (GiB, as AWS bills volumes).
 - A figure without a price is None ("unknown"), never a guess; totals add the known figures and name
   the unpriced items.
+- Warm capacity (`nodePools[].warm`) is nodes kept running for work that must start at once: a pool's floor is
+  its minSize or its warm nodes, whichever is more, and its warm figure is those nodes for a whole month. At
+  max size nothing changes: the autoscaler never grows a pool past maxSize, so the budget already counts them.
 - The EKS control plane is priced by the support window its Kubernetes version is in on the as-of date
   (decisions/lifecycle.py): standard, or extended support past the end of standard support.
 """
@@ -39,6 +42,7 @@ from gpu_platform.decisions.metrics_storage import stack_metrics_storage
 from gpu_platform.decisions.lifecycle import control_plane_price
 from gpu_platform.decisions.network import nat_gateway_count as network_nat_count
 from gpu_platform.decisions.reservations import hours_in_month, is_block, reservation, window
+from gpu_platform.decisions.warm import warm_nodes
 from gpu_platform.facts import catalog, names
 
 if TYPE_CHECKING:
@@ -162,6 +166,9 @@ class PoolFacts:
     window_hours: Optional[float] = None  # a Capacity Block's whole window (None: a month)
     charge_month: Optional[str] = None  # YYYY-MM its fee is charged in (None: the priced month)
     quote: Optional[Quote] = None  # the rate the block was quoted at (None: the stack's or the catalog's)
+    # Nodes placeholders hold ready (nodePools[].warm): the pool never runs fewer. Not a node group's input, so
+    # not compared: a pool read back from its node group has the same bill at max size.
+    warm: int = field(default=0, compare=False)
 
     @property
     def priced_type(self) -> str:
@@ -172,7 +179,8 @@ def pool_facts(pool: "NodePoolSpec", as_of: date) -> PoolFacts:
     """A stack file pool's bill facts; a Capacity Block's hours are those of its window in `as_of`'s month."""
     r = pool.reservation
     reserved = (reservation(pool).instance_count or pool.max_size) if is_block(pool) else (r.instance_count or 0) if r else 0
-    facts = PoolFacts(pool.name, tuple(pool.instance_types), pool.capacity_type, pool.min_size, pool.max_size, reserved)
+    facts = PoolFacts(pool.name, tuple(pool.instance_types), pool.capacity_type, pool.min_size, pool.max_size, reserved,
+                      warm=warm_nodes(pool))
     if not is_block(pool):
         return facts
     block = reservation(pool)
@@ -271,8 +279,19 @@ class PoolEstimate:
         return None if rate is None or not self.is_block else rate * self.facts.reserved * hours
 
     @property
+    def floor_nodes(self) -> int:
+        """What the pool runs with no work: minSize, or the nodes its placeholders hold if more."""
+        return max(self.facts.min_size, self.facts.warm)
+
+    @property
+    def warm_monthly(self) -> Optional[float]:
+        """What holding the warm nodes costs a month: each is a running node, idle until work preempts it."""
+        rate = self.usd_per_node_hour
+        return None if rate is None else rate * self.facts.warm * HOURS
+
+    @property
     def hourly_at_min(self) -> Optional[float]:
-        return _hourly(self.block_monthly) if self.is_block else self.hourly(self.facts.min_size)
+        return _hourly(self.block_monthly) if self.is_block else self.hourly(self.floor_nodes)
 
     @property
     def hourly_at_max(self) -> Optional[float]:

@@ -677,6 +677,14 @@ NODE_REPAIR_REASONS: Mapping[str, tuple[str, ...]] = MappingProxyType({
 NODE_REPAIR_REASON_PATTERNS: Mapping[str, str] = MappingProxyType({"AcceleratedHardwareReady": r"DCGMHealthCode\d+"})
 
 # Other Helm charts the platform installs (repository, chart).
+# Warm capacity's placeholder: the pause image, by tag and digest (the multi-arch index of registry.k8s.io/pause:3.10,
+# as pinned e.g. in cilium/cilium's images/runtime Dockerfile).
+PAUSE_IMAGE = "registry.k8s.io/pause:3.10@sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a"
+# The placeholders' priority: below every team tier (render/team_objects.PRIORITY_TIERS, lowest 100) so any tier
+# that may preempt takes their nodes, and not below the Cluster Autoscaler's --expendable-pods-priority-cutoff
+# (default -10): pods under it "don't trigger scale-ups" (cluster-autoscaler FAQ, 1.35.2), so -10 is the lowest
+# priority that still makes the autoscaler hold nodes for them (the FAQ's own overprovisioning class).
+WARM_PRIORITY = -10
 CLUSTER_AUTOSCALER_CHART = ("https://kubernetes.github.io/autoscaler", "cluster-autoscaler")
 # Its metrics Service (chart 9.52.1, templates/service.yaml and _helpers.tpl "cluster-autoscaler.instance-name"):
 # selected by app.kubernetes.io/instance=<release> and app.kubernetes.io/name=<cloudProvider>-cluster-autoscaler,

@@ -35,6 +35,7 @@ INTERNAL: dict[str, str] = {
     "KarpenterController": "gpu-platform:karpenter:KarpenterController",
     "LogPipeline": "gpu-platform:logging:LogPipeline",
     "Network": "gpu-platform:network:Network",
+    "WarmCapacity": "gpu-platform:warm:WarmCapacity",
 }
 
 

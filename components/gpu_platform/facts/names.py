@@ -291,6 +291,16 @@ def team_role(role: str) -> str:
     return f"team-{role}"
 
 
+# Warm capacity (nodePools[].warm): the placeholders' namespace and PriorityClass, one Deployment per pool.
+WARM_NAMESPACE = f"{MANAGED_BY}-warm"
+WARM_PRIORITY_CLASS = f"{MANAGED_BY}-warm-capacity"
+WARM_APP_LABEL = f"{DOMAIN}/warm-pool"  # on each placeholder pod: the pool it holds nodes of
+
+
+def warm_deployment(pool: str) -> str:
+    return f"warm-{pool}"
+
+
 def priority_class(tier: str) -> str:
     return f"{MANAGED_BY}-{tier}"
 
