@@ -953,6 +953,9 @@ class KueueRelease:
     chart_version: str  # the OCI chart's version (no "v")
     app_version: str  # the controller image tag the chart deploys
     crds: str  # folder under facts/upstream/crds holding the release's CRDs (tests validate against them)
+    # Topology-aware scheduling on without a feature gate: the TopologyAwareScheduling gate is alpha (off) from
+    # 0.9 and beta, on by default, from 0.14 (kubernetes-sigs/kueue pkg/features/kube_features.go at v0.19.2).
+    topology_aware_scheduling: bool = False
 
 
 # The official chart is published only as an OCI artifact; Helm takes the reference as the chart name.
@@ -960,7 +963,7 @@ KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
 KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta2"  # the storage version of every Kueue CRD at these releases
 KUEUE_CONFIG_API_VERSION = "config.kueue.x-k8s.io/v1beta2"  # the controller's Configuration (apis/config/v1beta2)
 KUEUE_RELEASES: Mapping[str, KueueRelease] = MappingProxyType({
-    r.chart_version: r for r in (KueueRelease("0.19.2", "v0.19.2", "kueue-v0.19.2"),)
+    r.chart_version: r for r in (KueueRelease("0.19.2", "v0.19.2", "kueue-v0.19.2", topology_aware_scheduling=True),)
 })
 # Workload kinds Kueue admits (Configuration.integrations.frameworks). "pod", "deployment" and "statefulset"
 # are opt-in: without "pod" a plain Pod carrying the queue label would run unqueued. Kinds whose CRDs are
