@@ -65,3 +65,13 @@ def test_the_plan_registers_them_after_the_prometheus_operator_s_crds():
     release = next(r for r in plan["resources"] if r["type"] == "kubernetes:helm.sh/v3:Release"
                    and r["name"] == "monitoring-stack")
     assert all(release["urn"] in r["options"]["dependsOn"] for r in monitors)
+
+
+def test_the_capacity_alerts_read_the_series_the_scraped_autoscalers_export():
+    """The names recorded with each chart's Service (catalog: the autoscalers' sources at their pinned versions)
+    are the ones the alert expressions read."""
+    from gpu_platform.render.capacity_alerts import AUTOSCALER_METRICS, node_launch_failed, scale_up_failed
+
+    assert AUTOSCALER_METRICS == {catalog.CLUSTER_AUTOSCALER_FAILED_SCALE_UPS, catalog.KARPENTER_CLOUDPROVIDER_ERRORS}
+    assert catalog.CLUSTER_AUTOSCALER_FAILED_SCALE_UPS in scale_up_failed()["expr"]
+    assert catalog.KARPENTER_CLOUDPROVIDER_ERRORS in node_launch_failed()["expr"]

@@ -691,12 +691,14 @@ CLUSTER_AUTOSCALER_CHART = ("https://kubernetes.github.io/autoscaler", "cluster-
 # port named by values `service.portName` (default `http`, port 8085). Failed scale-ups are
 # `cluster_autoscaler_failed_scale_ups_total{reason}` (cluster-autoscaler-1.35.2, metrics/metrics.go).
 CLUSTER_AUTOSCALER_APP_NAME = "aws-cluster-autoscaler"
+CLUSTER_AUTOSCALER_FAILED_SCALE_UPS = "cluster_autoscaler_failed_scale_ups_total"
 CLUSTER_AUTOSCALER_METRICS_PORT = "http"
 # Karpenter's metrics Service (aws/karpenter-provider-aws v1.14.1, charts/karpenter/templates/service.yaml):
 # selected by app.kubernetes.io/name=karpenter (the chart's name) and app.kubernetes.io/instance=<release>,
 # port `http-metrics` (controller.metrics.port 8080); `karpenter_cloudprovider_errors_total` is in its
 # metrics reference at that tag (website/content/en/docs/reference/metrics.md).
 KARPENTER_APP_NAME = "karpenter"
+KARPENTER_CLOUDPROVIDER_ERRORS = "karpenter_cloudprovider_errors_total"
 KARPENTER_METRICS_PORT = "http-metrics"
 
 # --- Cluster, node and autoscaler facts (AWS EKS user guide; kubernetes/autoscaler releases) ---
