@@ -287,7 +287,9 @@ def test_an_unknown_fsx_type_is_unpriced_not_guessed():
 def test_prod_total_at_max_is_the_sum_of_its_parts():
     pools = (55.04 * 2 + 21.96 * 2 + 0.9776 * 6) * 730                  # h100-mig, a100-train, l4-inference
     fixed = (0.10 * 730 + 3 * 0.045 * 730 + 0.192 * 6 * 730 + 2000 * 0.30
-             + (50 * 6 + 500 * 2 + 500 * 2 + 200 * 6) * 0.08 + 4800 * 0.21)  # ... EBS, FSx datasets
+             + (50 * 6 + 500 * 2 + 500 * 2 + 200 * 6) * 0.08 + 4800 * 0.21  # ... EBS, FSx datasets
+             + 55 * 730 / 24 * 0.50 + 55 * 365 * 0.03  # CloudWatch Logs: 55 GB/day ingested, kept 365 days
+             + (10 + 2) * 0.08)  # Prometheus' and Alertmanager's gp3 volumes
     assert estimate_spec(spec_of("prod"), DAY).monthly_at_max == pytest.approx(pools + fixed)
 
 
@@ -333,16 +335,21 @@ def test_the_estimate_total_follows_the_window():
 
 # --- totals, budget, sources ---
 
+DEV_LOGS = 9 * 730 / 24 * 0.50 + 9 * 7 * 0.03  # 2 + 5 + 2 GB/day to CloudWatch Logs, kept 7 days
+DEV_METRICS = (10 + 2) * 0.08  # Prometheus' and Alertmanager's gp3 volumes, at min and max alike
+
+
 def test_dev_total_at_max_is_the_sum_of_its_parts():
     dev = estimate_spec(spec_of("dev"), DAY)
     pools = 1.006 * 0.4 * 4 * 730                                   # a10g-spot, spot, 4 x g5.xlarge
-    fixed = 0.10 * 730 + 0.045 * 730 + 0.096 * 3 * 730 + 200 * 0.30 + (50 * 3 + 200 * 4) * 0.08
+    fixed = 0.10 * 730 + 0.045 * 730 + 0.096 * 3 * 730 + 200 * 0.30 + (50 * 3 + 200 * 4) * 0.08 + DEV_LOGS + DEV_METRICS
     assert dev.monthly_at_max == pytest.approx(pools + fixed)
 
 
 def test_dev_total_at_min_is_the_platform_floor():
     dev = estimate_spec(spec_of("dev"), DAY)  # the GPU pool scales to zero
-    assert dev.monthly_at_min == pytest.approx(0.10 * 730 + 0.045 * 730 + 0.096 * 2 * 730 + 200 * 0.30 + 50 * 2 * 0.08)
+    assert dev.monthly_at_min == pytest.approx(0.10 * 730 + 0.045 * 730 + 0.096 * 2 * 730 + 200 * 0.30 + 50 * 2 * 0.08
+                                               + DEV_LOGS + DEV_METRICS)
 
 
 def test_hourly_total_is_monthly_over_730():
@@ -571,3 +578,52 @@ def test_a_quoted_block_rate_is_never_stale():
 
     quote = Quote(98.84, "stack file (reservation cr-0 quotedUsdPerHour)", "2025-01-01")
     assert stale_block_rates(estimate([block(quote=quote)], [], Pricing()), date(2026, 11, 23)) == []
+
+
+# --- CloudWatch Logs: the logging section's volumes, counted in the totals ---
+
+def test_the_log_pipeline_s_ingestion_and_storage_are_fixed_items():
+    spec = spec_of("prod")  # 10 + 20 + 15 + 10 GB/day, kept 365 days
+    ingest, storage = fixed_item(spec, "cloudwatchLogsIngestion"), fixed_item(spec, "cloudwatchLogsStorage")
+    assert ingest.quantity_at_max == pytest.approx(55 * 730 / 24) and storage.quantity_at_max == 55 * 365
+    assert ingest.monthly_at_max == pytest.approx(55 * 730 / 24 * 0.50)
+    assert storage.monthly_at_max == pytest.approx(55 * 365 * 0.03)
+
+
+def test_the_logs_count_in_the_totals_and_the_budget():
+    on = estimate_spec(spec_of("prod"), DAY)
+    off = estimate_spec(spec_of("prod", logging={"enabled": False}), DAY)
+    logs = 55 * 730 / 24 * 0.50 + 55 * 365 * 0.03
+    assert on.monthly_at_max - off.monthly_at_max == pytest.approx(logs)
+    assert on.budget.monthly_at_max - off.budget.monthly_at_max == pytest.approx(logs)
+
+
+def test_a_stack_without_a_log_pipeline_has_no_log_items():
+    spec = spec_of("prod", logging={"enabled": False})
+    keys = {f.key for f in fixed_items_from_spec(spec, Pricing.from_spec(spec.pricing), DAY)}
+    assert not keys & {"cloudwatchLogsIngestion", "cloudwatchLogsStorage"}
+
+
+# --- warm capacity: held nodes raise the floor, never the ceiling ---
+
+def warm_dev(nodes: int, min_size: int = 0):
+    pool = {"minSize": min_size, "sharing": {"mode": "time-slicing", "replicas": 4, "failRequestsGreaterThanOne": False}}
+    platform = stack_platform("dev")
+    platform["nodePools"][0].update(pool, **({"warm": {"nodes": nodes}} if nodes else {}))
+    return estimate_spec(parse_platform(platform), DAY)
+
+
+def test_warm_nodes_are_priced_as_running_nodes_and_raise_the_floor():
+    plain, held = warm_dev(0).pools[0], warm_dev(2).pools[0]  # a10g-spot: g5.xlarge spot at 60% off
+    node_month = 1.006 * 0.4 * 730
+    assert held.warm_monthly == pytest.approx(2 * node_month)
+    assert (plain.monthly_at_min, held.monthly_at_min) == (0, pytest.approx(2 * node_month))
+    assert held.monthly_at_max == plain.monthly_at_max  # at max size the pool is at maxSize either way
+
+
+def test_a_floor_above_the_warm_nodes_is_unchanged():
+    assert warm_dev(1, min_size=2).pools[0].monthly_at_min == pytest.approx(2 * 1.006 * 0.4 * 730)
+
+
+def test_warm_nodes_leave_the_budget_at_max_size_as_it_was():
+    assert warm_dev(3).budget.monthly_at_max == pytest.approx(warm_dev(0).budget.monthly_at_max)

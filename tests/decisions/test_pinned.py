@@ -12,7 +12,8 @@ def test_the_dev_plan_pins(plan_of):
         "1.35", True, "v26.7.0", None)
     assert [(p.name, p.ami_type, p.release_version, p.families) for p in pins.pools] == [
         ("a10g-spot", "AL2023_x86_64_NVIDIA", "1.35.7-20260911", ("g5",))]
-    assert pins.addons == {"aws-efs-csi-driver": "v2.1.13-eksbuild.1", "coredns": "v1.13.2-eksbuild.31",
+    assert pins.addons == {"aws-efs-csi-driver": "v2.1.13-eksbuild.1", "aws-ebs-csi-driver": "v1.66.0-eksbuild.1",
+                           "coredns": "v1.13.2-eksbuild.31",
                            "eks-pod-identity-agent": "v1.3.10-eksbuild.3", "kube-proxy": "v1.35.3-eksbuild.29",
                            "vpc-cni": "v1.22.4-eksbuild.3", "eks-node-monitoring-agent": "v1.6.6-eksbuild.1"}
     assert pins.autoscaler_tag == "v1.35.2"

@@ -47,7 +47,19 @@ def test_every_team_s_nominal_quota_is_its_stack_file_quota(prod):
         assert totals[GPU] == team.quota.gpus
         for profile in ("1g.10gb", "2g.20gb", "3g.40gb"):
             assert totals[MIG(profile)] == team.quota.mig_slices.get(profile, 0)
-        assert (totals["cpu"], totals["memory"]) == (q.quantity(team.quota.cpu), q.quantity(team.quota.memory))
+        cpu_memory = names.KUEUE_CPU_MEMORY_FLAVOR
+        assert (queue.quotas[(cpu_memory, "cpu")].nominal, queue.quotas[(cpu_memory, "memory")].nominal) == (
+            q.quantity(team.quota.cpu), q.quantity(team.quota.memory))
+
+
+def test_whole_gpu_flavors_carry_their_nodes_cpu_and_memory_share_when_a_pool_schedules_by_topology(prod):
+    research = q.team_queue(prod, team_of(prod, "research"))  # 12 A100s on a100-train: p4d, 96 vCPU, 1152 GiB, 8 GPUs
+    assert research.quotas[("a100-train", GPU)].nominal == 12
+    assert research.quotas[("a100-train", "cpu")].nominal == 12 * 96 // 8
+    assert research.quotas[("a100-train", "memory")].nominal == 12 * 1152 * 2**30 // 8
+    assert research.quotas[(names.KUEUE_CPU_MEMORY_FLAVOR, GPU)].nominal == 0  # CPU-only pods: no GPUs there
+    totals = {t.resource: t.nominal for t in research.totals()}
+    assert totals["cpu"] == q.quantity("256") + 144  # the stated quota and the A100s' share
 
 
 def test_prod_places_each_team_s_gpus_on_its_pools(prod):
@@ -115,8 +127,8 @@ def test_listed_pools_are_filled_in_the_listed_order():
 
 def test_a_team_s_own_pools_come_first_in_its_queue(prod):
     groups = dict((covered, flavors) for covered, flavors in q.team_queue(prod, team_of(prod, "inference")).groups)
-    assert groups[(GPU,)] == ["l4-inference", "a100-train"]
-    assert groups[("cpu", "memory")] == [names.KUEUE_CPU_MEMORY_FLAVOR]
+    # a100-train schedules by topology: whole GPUs share CPU and memory's group, after the CPU-only flavor
+    assert groups[("cpu", "memory", GPU)] == [names.KUEUE_CPU_MEMORY_FLAVOR, "l4-inference", "a100-train"]
 
 
 def test_every_offered_gpu_resource_is_covered_at_zero_where_the_team_has_none(prod):

@@ -67,7 +67,9 @@ def test_warnings_alone_do_not_fail(tmp_path, plan_of, capsys):
     base = plan_of(on_kubernetes("dev", "1.34"), "dev")
     head = plan_of(stack_platform("dev"), "dev")
     findings = compare(base, head)
-    assert [f.severity for f in findings] == ["warning"]  # the EFS add-on has no compatibility data
+    # the EBS and EFS CSI add-ons have no compatibility data in the catalog
+    assert [(f.severity, f.subject.split()[0]) for f in findings] == [("warning", "aws-ebs-csi-driver"),
+                                                                       ("warning", "aws-efs-csi-driver")]
     assert check(tmp_path, base, head) == 0
 
 

@@ -85,6 +85,7 @@ def test_time_slicing_in_prod_is_refused(plan_of):
     platform = stack_platform("prod")
     platform["nodePools"][2]["critical"] = False
     platform["nodePools"][2]["sharing"] = {"mode": "time-slicing", "replicas": 4}
+    del platform["nodePools"][2]["warm"]  # a placeholder could not take a node's time-sliced replicas
     found = caught(plan_of(platform, stack="prod"), "time-slicing-forbidden")
     assert len(found) == 1 and "l4-inference" in found[0]["message"] and "sharing.mode" in found[0]["message"]
 

@@ -151,3 +151,43 @@ def test_a_blocks_quoted_rate_reaches_the_budget():
     config = with_defaults(BY_NAME["monthly-budget"], {"capacityBlocks": blocks})
     total, _ = monthly_at_max(StackValidationArgs(block_resources(), config), config)
     assert total == pytest.approx(100.0 * 4 * 24, rel=1e-3)
+
+
+# --- CloudWatch Logs: the stated ingestion and what the retention keeps, when the stack runs log groups ---
+
+LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
+
+
+def with_log_group():
+    return [*resources(), stack_resource(LOG_GROUP, {"name": "/gpu-platform/gpu-test/research",
+                                                     "retentionInDays": 30}, "logging-research")]
+
+
+def test_log_groups_add_the_stated_ingestion_and_storage():
+    plain, _ = total(resources())
+    priced, unpriced = total(with_log_group(), logIngestGbPerMonth=300, logStoredGb=900)
+    assert priced - plain == pytest.approx(300 * 0.50 + 900 * 0.03) and unpriced == []
+
+
+def test_log_volumes_without_log_groups_cost_nothing():
+    plain, _ = total(resources())
+    assert total(resources(), logIngestGbPerMonth=300, logStoredGb=900)[0] == pytest.approx(plain)
+
+
+def test_the_logs_can_push_a_stack_over_budget():
+    plain, _ = total(resources())
+    config = {"monthlyUsd": plain + 100, "logIngestGbPerMonth": 1000}  # $500 of ingestion
+    assert run_stack("monthly-budget", with_log_group(), config={"monthlyUsd": plain + 100}) == []
+    (found,) = run_stack("monthly-budget", with_log_group(), config=config)
+    assert "over the" in found[0]
+
+
+def test_the_plan_passes_its_log_volumes_to_the_budget_rule():
+    from gpu_platform.planner import verdict
+    from tests.support.stacks import cached_plan, stack_platform
+
+    plan = cached_plan(stack_platform("prod"))
+    fixed = {f["key"]: f for f in plan["cost"]["fixed"]}
+    derived = verdict.plan_derived_config(plan)["monthly-budget"]
+    assert derived["logIngestGbPerMonth"] == fixed["cloudwatchLogsIngestion"]["quantityAtMax"] > 0
+    assert derived["logStoredGb"] == fixed["cloudwatchLogsStorage"]["quantityAtMax"] == (10 + 20 + 15 + 10) * 365

@@ -53,7 +53,7 @@ def tainted():
 
 def no_prometheus():
     platform = stack_platform("dev")
-    platform["monitoring"]["prometheus"]["mode"] = "none"
+    platform["monitoring"]["prometheus"] = {"mode": "none"}  # the volume settings go with the installed Prometheus
     return parse_platform(without_services(platform))  # services scale on Prometheus
 
 

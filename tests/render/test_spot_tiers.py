@@ -41,7 +41,8 @@ def spot_flavors(objects) -> set[str]:
 
 def queue_flavors(objects, team: str) -> dict[str, list[str]]:
     spec = objects[f"queue-{team}"]["spec"]
-    return {g["coveredResources"][0]: [f["name"] for f in g["flavors"]] for g in spec["resourceGroups"]}
+    return {r: [f["name"] for f in g["flavors"] if f["name"] != names.KUEUE_CPU_MEMORY_FLAVOR]
+            for g in spec["resourceGroups"] for r in g["coveredResources"] if r not in ("cpu", "memory")}
 
 
 def test_higher_tiers_have_no_spot_flavor_in_prod(objects):

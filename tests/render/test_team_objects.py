@@ -149,13 +149,16 @@ def test_queued_quota_is_the_ceiling_nominal_plus_borrowing_limit(prod):
     hard = quota_hard(prod, team_of(prod, "batch"))  # 100% borrowing (the batch tier's default)
     assert {k: hard[k] for k in (GPU_QUOTA, names.quota_key(names.mig_resource("2g.20gb")), "requests.cpu",
                                  "requests.memory")} == {GPU_QUOTA: "8", names.quota_key(names.mig_resource("2g.20gb")): "4",
-                                                         "requests.cpu": "128", "requests.memory": "2Ti"}
+                                                         "requests.cpu": "224", "requests.memory": "3200Gi"}
+    # (64 CPUs + 1Ti stated, and the share of its 4 A100s' p4d nodes: 4 x 12 CPUs, 4 x 144Gi) x 2 with borrowing:
+    # a100-train schedules by topology, so its flavor carries CPU and memory with the GPUs (docs/topology.md)
     assert (hard["pods"], hard["persistentvolumeclaims"], hard["requests.storage"]) == ("200", "20", "2Ti")
 
 
 def test_queued_quota_of_a_team_that_does_not_borrow_is_its_nominal_quota(prod):
     hard = quota_hard(prod, team_of(prod, "inference"))  # critical inference borrows 0% by default
-    assert (hard[GPU_QUOTA], hard["requests.cpu"], hard["requests.memory"]) == ("6", "64", "256Gi")
+    # 64 CPUs and 256Gi stated, and its 6 L4s' g6.2xlarge share (8 CPUs, 32Gi each) on the whole-GPU flavor
+    assert (hard[GPU_QUOTA], hard["requests.cpu"], hard["requests.memory"]) == ("6", "112", "448Gi")
 
 
 def test_queued_quota_still_bounds_every_offered_mig_profile(prod):

@@ -178,7 +178,9 @@ def test_node_role_has_exactly_the_managed_policies_nodes_need(stack):
 def test_existing_cluster_is_referenced_not_created():
     plan_ = plan(existing_cluster_platform())
     assert resources(plan_, CLUSTER) == []
-    assert resources(plan_, ADDON) == []
+    # no cluster add-on; only the EBS CSI driver the stack's Prometheus volume asks for (monitoring)
+    assert [(a["inputs"]["addonName"], a["name"]) for a in resources(plan_, ADDON)] == [
+        (catalog.EBS_CSI_ADDON, "monitoring-ebs-csi")]
     assert resources(plan_, "aws:ec2/vpc:Vpc") == []
     assert [r for r in resources(plan_, NODE_GROUP) if r["parent"] == _component(plan_)["urn"]] == []
 

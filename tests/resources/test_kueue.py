@@ -59,7 +59,7 @@ def test_kueue_objects_wait_for_the_release_and_belong_to_the_component(prod_pla
     release = kueue_release(prod_plan)
     (component,) = resources(prod_plan, COMPONENT)
     objects = [r for r in prod_plan["resources"] if r["type"].startswith(KUEUE)]
-    assert len(objects) == 6 + 1 + 3 + 3 + 3  # flavors, cohort, priorities, cluster queues, local queues
+    assert len(objects) == 6 + 1 + 1 + 3 + 3 + 3  # flavors, topology, cohort, priorities, cluster and local queues
     for r in objects:
         assert release["urn"] in r["options"]["dependsOn"], r["name"]
         assert r["parent"] == component["urn"] and r["provider"] and "kubernetes" in r["provider"]
@@ -106,7 +106,7 @@ def test_a_stack_that_does_not_queue_has_no_kueue():
 
 def test_without_prometheus_the_release_neither_scrapes_nor_waits_for_crds():
     platform = stack_platform("prod")
-    platform["monitoring"]["prometheus"]["mode"] = "none"
+    platform["monitoring"]["prometheus"] = {"mode": "none"}
     without_services(platform)  # services scale on Prometheus
     release = kueue_release(cached_plan(platform, "prod"))
     assert release["inputs"]["values"]["enablePrometheus"] is False

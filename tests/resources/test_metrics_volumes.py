@@ -38,13 +38,17 @@ def test_the_retention_is_per_stack():
     assert spec_of("dev").monitoring.prometheus.retention == "7d"
 
 
+def without_the_add_on(p):
+    del p["monitoring"]["prometheus"]["ebsCsiAddonVersion"]
+
+
 def test_without_the_add_on_nothing_claims_a_volume_and_the_plan_says_so():
-    plan = planned()
+    plan = planned(without_the_add_on)
     assert "storageSpec" not in prom_spec(plan)
     assert not [r for r in resources(plan, ADDON) if r["inputs"].get("addonName") == catalog.EBS_CSI_ADDON]
     assert not resources(plan, SC) or all(r["inputs"]["provisioner"] != catalog.EBS_CSI_PROVISIONER
                                           for r in resources(plan, SC))
-    assert all(f.key != METRICS_VOLUMES for f in estimate_spec(spec_of("prod")).fixed)
+    assert all(f.key != METRICS_VOLUMES for f in estimate_spec(spec_of("prod", without_the_add_on)).fixed)
 
 
 def test_with_the_add_on_both_keep_their_data_on_gp3_claims():
@@ -117,7 +121,7 @@ def test_the_plan_states_retention_and_volumes():
     assert metrics(planned(persistent)["resources"]) == {
         "retention": "90d", "retentionSize": "25GiB", "prometheusVolumeGi": 28, "alertmanagerVolumeGi": 2}
     section = {"pools": [], "nodeMonitoringAgent": None, "alerting": None,
-               "metrics": metrics(planned()["resources"])}
+               "metrics": metrics(planned(without_the_add_on)["resources"])}
     assert "Prometheus keeps 30d in its pod" in health_text(section)
 
 

@@ -69,7 +69,7 @@ def existing_stack():
 
 def no_prometheus():
     p = stack_platform("dev")
-    p["monitoring"]["prometheus"]["mode"] = "none"
+    p["monitoring"]["prometheus"] = {"mode": "none"}  # the volume settings go with the installed Prometheus
     return without_services(p)  # services scale on Prometheus
 
 

@@ -100,7 +100,8 @@ def test_cache_claim_waits_for_the_quota_and_the_cache(plans):
     (claim,) = [c for c in children if c["inputs"]["kind"] == "PersistentVolumeClaim"]
     (quota,) = [c for c in children if c["inputs"]["kind"] == "ResourceQuota"]
     (addon,) = [a for a in resources(plans["dev"], "aws:eks/addon:Addon") if a["name"] == "model-cache-csi"]
-    (storage_class,) = resources(plans["dev"], "kubernetes:storage.k8s.io/v1:StorageClass")
+    (storage_class,) = [c for c in resources(plans["dev"], "kubernetes:storage.k8s.io/v1:StorageClass")
+                        if c["inputs"]["provisioner"] == "efs.csi.aws.com"]  # the model cache's, not the metrics
     mounts = [m["urn"] for m in resources(plans["dev"], "aws:efs/mountTarget:MountTarget")]
     assert {quota["urn"], addon["urn"], storage_class["urn"], *mounts} <= set(claim["options"]["dependsOn"])
 

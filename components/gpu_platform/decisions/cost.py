@@ -21,6 +21,9 @@ registered). Conventions, explained to users in docs/cost.md:
 - A month is catalog.HOURS_PER_MONTH hours. Storage is priced per GB-month (GiB, as AWS bills volumes).
 - A figure without a price is None ("unknown"), never a guess; totals add the known figures and name
   the unpriced items.
+- Warm capacity (`nodePools[].warm`) is nodes kept running for work that must start at once: a pool's floor is
+  its minSize or its warm nodes, whichever is more, and its warm figure is those nodes for a whole month. At
+  max size nothing changes: the autoscaler never grows a pool past maxSize, so the budget already counts them.
 - The EKS control plane is priced by the support window its Kubernetes version is in on the as-of date
   (decisions/lifecycle.py): standard, or extended support past the end of standard support.
 """
@@ -34,10 +37,12 @@ from typing import TYPE_CHECKING, Any, Optional
 from gpu_platform.decisions.capacity import node_resources, service_floor_nodes
 from gpu_platform.decisions.datasets import throughput
 from gpu_platform.decisions.karpenter import os_volume_gib
+from gpu_platform.decisions.log_volume import log_volumes
 from gpu_platform.decisions.metrics_storage import stack_metrics_storage
 from gpu_platform.decisions.lifecycle import control_plane_price
 from gpu_platform.decisions.network import nat_gateway_count as network_nat_count
 from gpu_platform.decisions.reservations import hours_in_month, is_block, reservation, window
+from gpu_platform.decisions.warm import warm_nodes
 from gpu_platform.facts import catalog, names
 
 if TYPE_CHECKING:
@@ -56,12 +61,14 @@ EXCLUSIONS = (
     "NAT gateway data processing and all data transfer",
     "EFS throughput and request charges (storage only)",
     "FSx for Lustre backups and S3 requests of its data repository association",
-    "EBS snapshots, extra IOPS or throughput, load balancers, CloudWatch and logs",
+    "EBS snapshots, extra IOPS or throughput, load balancers, CloudWatch metrics and alarms",
+    "log ingestion beyond logging.ingestGbPerDay (its per-namespace estimate is counted)",
     "taxes, support plans, savings plans and reserved-instance discounts",
 )
 
 
 METRICS_VOLUMES = "ebsMetricsVolumes"
+LOG_INGESTION, LOG_STORAGE = "cloudwatchLogsIngestion", "cloudwatchLogsStorage"  # fixed item keys and price keys
 
 # --- prices ---
 
@@ -80,6 +87,8 @@ FIXED_PRICES: Mapping[str, catalog.Price] = {
     "natGateway": catalog.NAT_GATEWAY,
     "efsStandard": catalog.EFS_STANDARD_GB_MONTH,
     "ebsGp3": catalog.EBS_GP3_GB_MONTH,
+    LOG_INGESTION: catalog.CLOUDWATCH_LOGS_INGEST,
+    LOG_STORAGE: catalog.CLOUDWATCH_LOGS_STORAGE,
 }
 
 
@@ -162,6 +171,9 @@ class PoolFacts:
     @property
     def nodes_at_min(self) -> int:
         return min(self.max_size, max(self.min_size, self.serving_floor))
+    # Nodes placeholders hold ready (nodePools[].warm): the pool never runs fewer. Not a node group's input, so
+    # not compared: a pool read back from its node group has the same bill at max size.
+    warm: int = field(default=0, compare=False)
 
     @property
     def priced_type(self) -> str:
@@ -172,7 +184,8 @@ def pool_facts(pool: "NodePoolSpec", as_of: date) -> PoolFacts:
     """A stack file pool's bill facts; a Capacity Block's hours are those of its window in `as_of`'s month."""
     r = pool.reservation
     reserved = (reservation(pool).instance_count or pool.max_size) if is_block(pool) else (r.instance_count or 0) if r else 0
-    facts = PoolFacts(pool.name, tuple(pool.instance_types), pool.capacity_type, pool.min_size, pool.max_size, reserved)
+    facts = PoolFacts(pool.name, tuple(pool.instance_types), pool.capacity_type, pool.min_size, pool.max_size, reserved,
+                      warm=warm_nodes(pool))
     if not is_block(pool):
         return facts
     block = reservation(pool)
@@ -275,8 +288,20 @@ class PoolEstimate:
         return None if rate is None or not self.is_block else rate * self.facts.reserved * hours
 
     @property
+    def floor_nodes(self) -> int:
+        """What the pool runs with no work: minSize, or more where its services' minimum replicas or its
+        placeholders (nodePools[].warm) hold more."""
+        return max(self.facts.nodes_at_min, self.facts.warm)
+
+    @property
+    def warm_monthly(self) -> Optional[float]:
+        """What holding the warm nodes costs a month: each is a running node, idle until work preempts it."""
+        rate = self.usd_per_node_hour
+        return None if rate is None else rate * self.facts.warm * HOURS
+
+    @property
     def hourly_at_min(self) -> Optional[float]:
-        return _hourly(self.block_monthly) if self.is_block else self.hourly(self.facts.nodes_at_min)
+        return _hourly(self.block_monthly) if self.is_block else self.hourly(self.floor_nodes)
 
     @property
     def hourly_at_max(self) -> Optional[float]:
@@ -325,7 +350,7 @@ class FixedItem:
             return 0.0
         if self.price is None:
             return None
-        per_unit = self.price.usd * (HOURS if self.unit == "hour" else 1)
+        per_unit = self.price.usd * (HOURS if self.unit == "hour" else 1)  # else per GB-month or per GB
         return quantity * per_unit
 
     @property
@@ -356,7 +381,8 @@ def nat_gateway_count(spec: "PlatformSpec") -> int:
 def fixed_items_from_spec(spec: "PlatformSpec", pricing: Pricing, as_of: Optional[date] = None) -> list[FixedItem]:
     return [item for item in (_eks(spec, pricing, as_of or date.today()), _nat(spec, pricing),
                               _system_nodes(spec, pricing), _efs(spec, pricing), _ebs(spec, pricing),
-                              _metrics_volumes(spec, pricing), _fsx(spec, pricing)) if item is not None]
+                              _metrics_volumes(spec, pricing), _fsx(spec, pricing)) if item is not None
+            ] + _logs(spec, pricing)
 
 
 def _eks(spec: "PlatformSpec", pricing: Pricing, as_of: date) -> FixedItem:
@@ -437,6 +463,25 @@ def _metrics_volumes(spec: "PlatformSpec", pricing: Pricing) -> Optional[FixedIt
             f"for {storage.series} series), Alertmanager {storage.alertmanager_gib} GiB")
     return FixedItem(METRICS_VOLUMES, "EBS gp3 metrics volumes", "GB-month", "GB provisioned", storage.volumes_gib,
                      storage.volumes_gib, pricing.fixed("ebsGp3"), note=note)
+
+
+def log_items(ingested_gb_per_month: float, stored_gb: float, pricing: Pricing, note: str = "") -> list[FixedItem]:
+    """CloudWatch Logs: what the pipeline sends each month and what the retention keeps."""
+    return [FixedItem(LOG_INGESTION, "CloudWatch Logs ingestion", "GB", "GB ingested per month",
+                      ingested_gb_per_month, ingested_gb_per_month, pricing.fixed(LOG_INGESTION), note=note),
+            FixedItem(LOG_STORAGE, "CloudWatch Logs storage", "GB-month", "GB stored", stored_gb, stored_gb,
+                      pricing.fixed(LOG_STORAGE), note="every day of the retention kept, at the ingested size")]
+
+
+def _logs(spec: "PlatformSpec", pricing: Pricing) -> list[FixedItem]:
+    """The log pipeline's destinations (the plan's logging section has one row each); none with logging off."""
+    volumes = log_volumes(spec)
+    if not volumes:
+        return []
+    per_day = sum(v.gb_per_day for v in volumes)
+    return log_items(sum(v.ingested_gb_per_month for v in volumes), sum(v.stored_gb for v in volumes), pricing,
+                     note=f"{per_day:g} GB/day over {len(volumes)} log groups (logging.ingestGbPerDay), "
+                          f"kept {volumes[0].retention_days} days")
 
 
 # --- the estimate ---

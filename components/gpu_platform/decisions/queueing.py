@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Optional, Protocol
 from collections.abc import Iterator, Sequence
 
 from gpu_platform.decisions.capacity import node_resources
+from gpu_platform.decisions.topology import schedules_by_topology
 from gpu_platform.facts import catalog, names
 from gpu_platform.facts.syntax import quantity_fraction
 from gpu_platform.spec.field_path import NODE_POOLS, TEAMS, FieldPath, Problem
@@ -127,6 +128,9 @@ class GpuFlavor:
     capacity_type: str  # spot | on-demand
     capacity: int  # units of `resource` the pool schedules at max size
     taints: tuple[tuple[str, str, str], ...]  # the pool's own taints (key, value, effect); the GPU taint is not here
+    topology: bool = False  # the pool schedules by topology: the flavor names Kueue's Topology
+    cpu_per_unit: Fraction = Fraction(0)  # the node's vCPUs per unit of `resource` (its share of the node)
+    memory_per_unit: Fraction = Fraction(0)  # the node's memory in bytes per unit of `resource`
 
 
 def _mig_profile(pool: NodePoolSpec | QueuePoolSpec, resource: str) -> Optional[str]:
@@ -144,9 +148,12 @@ def gpu_flavors(spec: "QueueScope") -> list[GpuFlavor]:
         for resource, per_node in node_resources(pool, spec.mig_strategy).items():
             profile = _mig_profile(pool, resource)
             named = profile if resource.startswith(names.MIG_RESOURCE_PREFIX) else None
+            node = pool.instances[0]
             out.append(GpuFlavor(names.gpu_flavor(pool.name, named), pool.name, resource, pool.gpu.key, profile,
                                  pool.capacity_type, per_node * pool.max_size,
-                                 tuple((t.key, t.value, t.effect) for t in pool.taints)))
+                                 tuple((t.key, t.value, t.effect) for t in pool.taints),
+                                 schedules_by_topology(pool, spec.queueing), Fraction(node.vcpu, per_node),
+                                 Fraction(node.memory_gib * 2**30, per_node)))
     return out
 
 
@@ -297,15 +304,18 @@ def team_queue(spec: "QueueScope", team: "TeamSpec", placed: Optional[Placement]
     borrow, lend = percent(borrow_text), percent(lend_text)
     quotas: dict[tuple[str, str], FlavorQuota] = {}
     offered = gpu_resources(spec)
+    flavors = gpu_flavors(spec)
+    merged = by_topology(flavors)
     # The LimitRange gives every container an nvidia.com/gpu request of 0, and a queue refuses any resource
-    # it does not cover: without a pool offering whole GPUs it is covered here, at 0.
-    first = CPU_MEMORY + (() if names.GPU_RESOURCE in offered else (names.GPU_RESOURCE,))
+    # it does not cover: without a pool offering whole GPUs it is covered here, at 0. With pools that schedule
+    # by topology, whole GPUs share the group: a pod set asking for topology takes all it requests from one
+    # flavor naming the Topology (Kueue's flavor assigner), so whole-GPU flavors carry CPU and memory too.
+    first = CPU_MEMORY + ((names.GPU_RESOURCE,) if merged or names.GPU_RESOURCE not in offered else ())
     groups: list[tuple[tuple[str, ...], list[str]]] = [(first, [names.KUEUE_CPU_MEMORY_FLAVOR])]
     for resource in first:
-        nominal = team_quota(team, resource)
+        nominal = Fraction(0) if merged and resource == names.GPU_RESOURCE else team_quota(team, resource)
         quotas[(names.KUEUE_CPU_MEMORY_FLAVOR, resource)] = FlavorQuota(
             names.KUEUE_CPU_MEMORY_FLAVOR, resource, nominal, *_limits(resource, nominal, borrow, lend))
-    flavors = gpu_flavors(spec)
     for resource in offered:
         offering = [f for f in flavors if f.resource == resource]
         mine = _candidates(team, offering)
@@ -319,8 +329,33 @@ def team_queue(spec: "QueueScope", team: "TeamSpec", placed: Optional[Placement]
             ordered = offering
             quotas.update({(f.name, resource): FlavorQuota(f.name, resource, Fraction(0), Fraction(0), Fraction(0))
                            for f in offering})
+        if merged and resource == names.GPU_RESOURCE:
+            for f in ordered:
+                quotas.update(_node_share(f, quotas[(f.name, resource)].nominal, borrow, lend))
+            groups[0][1].extend(f.name for f in ordered)
+            continue
         groups.append(((resource,), [f.name for f in ordered]))
     return TeamQueue(team.name, tier, team.queue.weight, borrow_text, lend_text, groups, quotas)
+
+
+def by_topology(flavors: Sequence[GpuFlavor]) -> bool:
+    """Some whole-GPU flavor names the Topology: CPU and memory then share a resource group with whole GPUs."""
+    return any(f.topology and f.resource == names.GPU_RESOURCE for f in flavors)
+
+
+def _node_share(f: GpuFlavor, gpus: Fraction, borrow: Fraction, lend: Fraction) -> dict[tuple[str, str], FlavorQuota]:
+    """CPU and memory quota on a whole-GPU flavor: the share of its nodes the team's nominal GPUs there are, so a
+    pod's CPU and memory come with its GPUs, as the node holds them (its limits are the tier's percentages)."""
+    out = {}
+    for resource, per_unit in ((CPU, f.cpu_per_unit), (MEMORY, f.memory_per_unit)):
+        nominal = floor_to_unit(resource, gpus * per_unit)
+        out[(f.name, resource)] = FlavorQuota(f.name, resource, nominal, *_limits(resource, nominal, borrow, lend))
+    return out
+
+
+def topology_pools(spec: "QueueScope") -> list[str]:
+    """The pools Kueue places by topology, in stack-file order."""
+    return [p.name for p in spec.node_pools if schedules_by_topology(p, spec.queueing)]
 
 
 def quota_ceiling(spec: "QueueScope", team: "TeamSpec") -> dict[str, str]:

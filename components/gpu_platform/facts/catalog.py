@@ -678,7 +678,29 @@ NODE_REPAIR_REASONS: Mapping[str, tuple[str, ...]] = MappingProxyType({
 NODE_REPAIR_REASON_PATTERNS: Mapping[str, str] = MappingProxyType({"AcceleratedHardwareReady": r"DCGMHealthCode\d+"})
 
 # Other Helm charts the platform installs (repository, chart).
+# Warm capacity's placeholder: the pause image, by tag and digest (the multi-arch index of registry.k8s.io/pause:3.10,
+# as pinned e.g. in cilium/cilium's images/runtime Dockerfile).
+PAUSE_IMAGE = "registry.k8s.io/pause:3.10@sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a"
+# The placeholders' priority: below every team tier (render/team_objects.PRIORITY_TIERS, lowest 100) so any tier
+# that may preempt takes their nodes, and not below the Cluster Autoscaler's --expendable-pods-priority-cutoff
+# (default -10): pods under it "don't trigger scale-ups" (cluster-autoscaler FAQ, 1.35.2), so -10 is the lowest
+# priority that still makes the autoscaler hold nodes for them (the FAQ's own overprovisioning class).
+WARM_PRIORITY = -10
 CLUSTER_AUTOSCALER_CHART = ("https://kubernetes.github.io/autoscaler", "cluster-autoscaler")
+# Its metrics Service (chart 9.52.1, templates/service.yaml and _helpers.tpl "cluster-autoscaler.instance-name"):
+# selected by app.kubernetes.io/instance=<release> and app.kubernetes.io/name=<cloudProvider>-cluster-autoscaler,
+# port named by values `service.portName` (default `http`, port 8085). Failed scale-ups are
+# `cluster_autoscaler_failed_scale_ups_total{reason}` (cluster-autoscaler-1.35.2, metrics/metrics.go).
+CLUSTER_AUTOSCALER_APP_NAME = "aws-cluster-autoscaler"
+CLUSTER_AUTOSCALER_FAILED_SCALE_UPS = "cluster_autoscaler_failed_scale_ups_total"
+CLUSTER_AUTOSCALER_METRICS_PORT = "http"
+# Karpenter's metrics Service (aws/karpenter-provider-aws v1.14.1, charts/karpenter/templates/service.yaml):
+# selected by app.kubernetes.io/name=karpenter (the chart's name) and app.kubernetes.io/instance=<release>,
+# port `http-metrics` (controller.metrics.port 8080); `karpenter_cloudprovider_errors_total` is in its
+# metrics reference at that tag (website/content/en/docs/reference/metrics.md).
+KARPENTER_APP_NAME = "karpenter"
+KARPENTER_CLOUDPROVIDER_ERRORS = "karpenter_cloudprovider_errors_total"
+KARPENTER_METRICS_PORT = "http-metrics"
 
 # --- Cluster, node and autoscaler facts (AWS EKS user guide; kubernetes/autoscaler releases) ---
 # The autoscaler's minor must match the cluster's. Latest patch per minor as promoted to registry.k8s.io
@@ -934,6 +956,9 @@ class KueueRelease:
     chart_version: str  # the OCI chart's version (no "v")
     app_version: str  # the controller image tag the chart deploys
     crds: str  # folder under facts/upstream/crds holding the release's CRDs (tests validate against them)
+    # Topology-aware scheduling on without a feature gate: the TopologyAwareScheduling gate is alpha (off) from
+    # 0.9 and beta, on by default, from 0.14 (kubernetes-sigs/kueue pkg/features/kube_features.go at v0.19.2).
+    topology_aware_scheduling: bool = False
 
 
 # The official chart is published only as an OCI artifact; Helm takes the reference as the chart name.
@@ -941,7 +966,7 @@ KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
 KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta2"  # the storage version of every Kueue CRD at these releases
 KUEUE_CONFIG_API_VERSION = "config.kueue.x-k8s.io/v1beta2"  # the controller's Configuration (apis/config/v1beta2)
 KUEUE_RELEASES: Mapping[str, KueueRelease] = MappingProxyType({
-    r.chart_version: r for r in (KueueRelease("0.19.2", "v0.19.2", "kueue-v0.19.2"),)
+    r.chart_version: r for r in (KueueRelease("0.19.2", "v0.19.2", "kueue-v0.19.2", topology_aware_scheduling=True),)
 })
 # Workload kinds Kueue admits (Configuration.integrations.frameworks). "pod", "deployment" and "statefulset"
 # are opt-in: without "pod" a plain Pod carrying the queue label would run unqueued. Kinds whose CRDs are
@@ -1026,5 +1051,10 @@ DEFAULT_LOG_RETENTION_DAYS: Mapping[str, int] = MappingProxyType({"dev": 14, "st
 CLOUDWATCH_LOGS_PRICE_SOURCE = "Amazon CloudWatch pricing page (aws.amazon.com/cloudwatch/pricing), us-east-1, Standard"
 CLOUDWATCH_LOGS_INGEST_USD_PER_GB = 0.50
 CLOUDWATCH_LOGS_STORAGE_USD_PER_GB_MONTH = 0.03
+# The same two prices as the cost model quotes them (usd_per_hour holds USD per GB ingested, per GB-month stored).
+CLOUDWATCH_LOGS_INGEST = Price(CLOUDWATCH_LOGS_INGEST_USD_PER_GB, f"{CLOUDWATCH_LOGS_PRICE_SOURCE}, ingestion per GB",
+                               "2026-11")
+CLOUDWATCH_LOGS_STORAGE = Price(CLOUDWATCH_LOGS_STORAGE_USD_PER_GB_MONTH,
+                                f"{CLOUDWATCH_LOGS_PRICE_SOURCE}, storage per GB-month", "2026-11")
 # What a namespace is assumed to write when the stack file states nothing (logging.ingestGbPerDay; docs/logging.md).
 DEFAULT_LOG_INGEST_GB_PER_DAY = 1.0

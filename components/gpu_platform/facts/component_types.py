@@ -28,6 +28,7 @@ FORMER: dict[str, tuple[str, ...]] = {
 # The platform's own components, which other programs do not build.
 INTERNAL: dict[str, str] = {
     "AlertPublishing": "gpu-platform:alerting:AlertPublishing",
+    "AutoscalerMetrics": "gpu-platform:autoscaler:AutoscalerMetrics",
     "DraDriver": "gpu-platform:dra:DraDriver",
     "EfaDevicePlugin": "gpu-platform:efa:EfaDevicePlugin",
     "ClusterAutoscaler": "gpu-platform:autoscaler:ClusterAutoscaler",
@@ -36,6 +37,7 @@ INTERNAL: dict[str, str] = {
     "ModelServing": "gpu-platform:serving:ModelServing",
     "ServingControl": "gpu-platform:serving:ServingControl",
     "Network": "gpu-platform:network:Network",
+    "WarmCapacity": "gpu-platform:warm:WarmCapacity",
 }
 
 

@@ -296,6 +296,16 @@ def team_role(role: str) -> str:
     return f"team-{role}"
 
 
+# Warm capacity (nodePools[].warm): the placeholders' namespace and PriorityClass, one Deployment per pool.
+WARM_NAMESPACE = f"{MANAGED_BY}-warm"
+WARM_PRIORITY_CLASS = f"{MANAGED_BY}-warm-capacity"
+WARM_APP_LABEL = f"{DOMAIN}/warm-pool"  # on each placeholder pod: the pool it holds nodes of
+
+
+def warm_deployment(pool: str) -> str:
+    return f"warm-{pool}"
+
+
 def priority_class(tier: str) -> str:
     return f"{MANAGED_BY}-{tier}"
 
@@ -323,6 +333,13 @@ KUEUE_CPU_MEMORY_FLAVOR = "cpu-memory"  # the ResourceFlavor CPU and memory quot
 # https://github.com/kubernetes/cloud-provider-aws/pull/1038;
 # https://docs.aws.amazon.com/eks/latest/userguide/ml-workload-topology.html).
 NETWORK_NODE_LAYER_LABELS = tuple(f"topology.k8s.aws/network-node-layer-{n}" for n in (1, 2, 3))
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+# Kueue's Topology of the AWS network layers (topology-aware scheduling), and the pod-set annotations by which a
+# workload asks for a level (kueue apis/kueue/v1beta2/topology_types.go at v0.19.2).
+KUEUE_TOPOLOGY = "aws-network"
+KUEUE_REQUIRED_TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-required-topology"
+KUEUE_PREFERRED_TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-preferred-topology"
+KUEUE_UNCONSTRAINED_TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-unconstrained-topology"
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"  # the Job controller's label on the Job's pods (Kubernetes 1.27+)
 QUEUED_GPU_PODS_POLICY = f"{MANAGED_BY}-queued-gpu-pods"  # ValidatingAdmissionPolicy (and its binding)
 # The ValidatingAdmissionPolicies (each with a binding of the same name) every team namespace is held to.

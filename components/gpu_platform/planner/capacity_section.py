@@ -38,6 +38,7 @@ def from_spec(spec: PlatformSpec) -> dict[str, Any]:
             "perNode": pc.per_node, "atMax": pc.at_max, **_training(pool), "numa": _numa(pool),
             **_allocation(pool),
             "cudaCeiling": _cuda(spec, pool),
+            **({"warmNodes": pool.warm.nodes} if pool.warm else {}),
         })
     ratio = spec.quota_overcommit_ratio
     resources = []
@@ -51,6 +52,12 @@ def from_spec(spec: PlatformSpec) -> dict[str, Any]:
         "teamQuotas": quotas, "quotaOvercommitRatio": ratio, "resources": resources,
         "overcommitted": any(r["overcommitted"] for r in resources),
     }
+
+
+def _nodes(pool: dict[str, Any]) -> str:
+    """`0-6`, or `0-6 (1 warm)` when placeholders hold nodes ready (nodePools[].warm)."""
+    warm = f" ({pool['warmNodes']} warm)" if pool.get("warmNodes") else ""
+    return f"{span(pool['minSize'], pool['maxSize'])}{warm}"
 
 
 def _training(pool: NodePoolSpec) -> dict[str, Any]:
@@ -136,7 +143,7 @@ def text(section: dict[str, Any]) -> str:
     for p in section["pools"]:
         for i, (res, per_node) in enumerate(p["perNode"].items()):
             shared = sharing_text(p["sharing"]) + _allocation_text(p)
-            head = [p["name"], p["gpu"], shared, span(p["minSize"], p["maxSize"]),
+            head = [p["name"], p["gpu"], shared, _nodes(p),
                     count(p["physicalGpusPerNode"]), count(p["physicalGpusAtMax"]), scratch(p), numa_text(p),
                     cuda_text(p)] if i == 0 else [""] * 9
             rows.append([*head, res, count(per_node), count(p["atMax"][res])])
@@ -167,7 +174,7 @@ def _verdict(section: dict[str, Any]) -> str:
 
 
 def markdown(section: dict[str, Any]) -> str:
-    rows = [[p["name"], span(p["minSize"], p["maxSize"]), f"{count(p['physicalGpusAtMax'])} x {p['gpu']}",
+    rows = [[p["name"], _nodes(p), f"{count(p['physicalGpusAtMax'])} x {p['gpu']}",
              sharing_text(p["sharing"]), scratch(p), cuda_text(p),
              ", ".join(f"{count(n)} {short(r)}" for r, n in p["atMax"].items())]
             for p in section["pools"]]

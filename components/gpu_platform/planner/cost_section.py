@@ -76,6 +76,7 @@ def _pool(p: PoolEstimate, pool: NodePoolSpec, as_of: date) -> dict[str, Any]:
         "monthlyUsdAtMin": _m(p.monthly_at_min), "monthlyUsdAtMax": _m(p.monthly_at_max),
         "source": quote.source if quote else None, "asOf": quote.as_of if quote else None,
         "reservation": _reservation(p, pool, as_of),
+        **({"warm": {"nodes": f.warm, "monthlyUsd": _m(p.warm_monthly)}} if f.warm else {}),
     }
 
 
@@ -193,7 +194,9 @@ def _pool_label(p: dict[str, Any]) -> str:
                 f"{r['chargeMonth']}")
     spot = f" at {p['discount'] * 100:g}% off" if p["capacityType"] == SPOT else ""
     odcr = f" in {r['id']}" if r else ""
-    return f"{p['pricedInstanceType']} {p['capacityType']}{spot}{odcr}"
+    w = p.get("warm")
+    warm = f"; {w['nodes']} warm (${money(w['monthlyUsd'])}/month held)" if w else ""
+    return f"{p['pricedInstanceType']} {p['capacityType']}{spot}{odcr}{warm}"
 
 
 def _quantity(f: dict[str, Any]) -> str:

@@ -1,9 +1,8 @@
 """The plan's `logging` section: a row per destination (each team namespace, and the platform's namespaces with
 the nodes' kernel logs): its log group, retention, and a monthly cost estimate from the stated ingestion.
 
-Ingestion per day comes from the stack file's `logging.ingestGbPerDay` (else catalog.DEFAULT_LOG_INGEST_GB_PER_DAY);
-storage is priced at steady state, every day of the retention kept, at the ingested size (an upper bound:
-CloudWatch Logs bills stored data after compression). Prices: CloudWatch Logs Standard in the catalog's region.
+The volumes are decisions/log_volume.py's (the cost section's totals and the budget count the same figures).
+Prices: CloudWatch Logs Standard in the catalog's region.
 JSON shape in docs/logging.md; `VERSION` changes only when a field changes meaning.
 """
 from __future__ import annotations
@@ -13,13 +12,13 @@ from typing import Any, Optional
 from gpu_platform.facts import catalog
 from gpu_platform.planner.sections import PlanContext, Section, register
 from gpu_platform.planner.tables import md_table, text_table
-from gpu_platform.render.logging import destinations, retention_days
+from gpu_platform.decisions.log_volume import LogVolume, log_volumes, retention_days
+from gpu_platform.render.logging import destinations
 from gpu_platform.spec.models import PlatformSpec
 
 NAME = "logging"
 TITLE = "Logs: destination, retention and cost per namespace"
 VERSION = 1
-DAYS_PER_MONTH = catalog.HOURS_PER_MONTH / 24
 
 
 def build(ctx: PlanContext) -> Optional[dict[str, Any]]:
@@ -28,26 +27,24 @@ def build(ctx: PlanContext) -> Optional[dict[str, Any]]:
     return from_spec(ctx.spec)
 
 
-def _row(key: str, group: str, days: int, per_day: float) -> dict[str, Any]:
-    ingest = per_day * DAYS_PER_MONTH * catalog.CLOUDWATCH_LOGS_INGEST_USD_PER_GB
-    stored_gb = per_day * days
-    storage = stored_gb * catalog.CLOUDWATCH_LOGS_STORAGE_USD_PER_GB_MONTH
-    return {"namespace": key, "logGroup": group, "retentionDays": days, "ingestGbPerDay": per_day,
-            "storedGb": round(stored_gb, 2), "monthlyIngestUsd": round(ingest, 2),
-            "monthlyStorageUsd": round(storage, 2), "monthlyUsd": round(ingest + storage, 2)}
+def _row(group: str, volume: LogVolume) -> dict[str, Any]:
+    ingest = volume.ingested_gb_per_month * catalog.CLOUDWATCH_LOGS_INGEST.usd_per_hour
+    storage = volume.stored_gb * catalog.CLOUDWATCH_LOGS_STORAGE.usd_per_hour
+    return {"namespace": volume.key, "logGroup": group, "retentionDays": volume.retention_days,
+            "ingestGbPerDay": volume.gb_per_day, "storedGb": round(volume.stored_gb, 2),
+            "monthlyIngestUsd": round(ingest, 2), "monthlyStorageUsd": round(storage, 2),
+            "monthlyUsd": round(ingest + storage, 2)}
 
 
 def from_spec(spec: PlatformSpec) -> dict[str, Any]:
-    days = retention_days(spec)
-    given = spec.logging.ingest_gb_per_day
-    rows = [_row(key, d.group, days, given.get(key, catalog.DEFAULT_LOG_INGEST_GB_PER_DAY))
-            for key, d in destinations(spec).items()]
-    return {"version": VERSION, "chartVersion": spec.logging.chart_version, "retentionDays": days,
+    groups = destinations(spec)
+    rows = [_row(groups[v.key].group, v) for v in log_volumes(spec)]
+    return {"version": VERSION, "chartVersion": spec.logging.chart_version, "retentionDays": retention_days(spec),
             "kmsKey": spec.logging.kms_key_arn or "created by the stack",
-            "prices": {"ingestUsdPerGb": catalog.CLOUDWATCH_LOGS_INGEST_USD_PER_GB,
-                       "storageUsdPerGbMonth": catalog.CLOUDWATCH_LOGS_STORAGE_USD_PER_GB_MONTH,
+            "prices": {"ingestUsdPerGb": catalog.CLOUDWATCH_LOGS_INGEST.usd_per_hour,
+                       "storageUsdPerGbMonth": catalog.CLOUDWATCH_LOGS_STORAGE.usd_per_hour,
                        "region": catalog.PRICE_REGION, "source": catalog.CLOUDWATCH_LOGS_PRICE_SOURCE},
-            "destinations": rows, "unmatched": sorted(set(given) - set(destinations(spec))),
+            "destinations": rows, "unmatched": sorted(set(spec.logging.ingest_gb_per_day) - set(groups)),
             "monthlyUsd": round(sum(r["monthlyUsd"] for r in rows), 2)}
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from gpu_platform.decisions.queueing import SPOT, format_quantity, gpu_flavors, placement, team_queue
+from gpu_platform.decisions.queueing import CPU_MEMORY, SPOT, format_quantity, gpu_flavors, placement, team_queue, topology_pools
+from gpu_platform.decisions.topology import DEFAULT_TOPOLOGY_LEVEL, TOPOLOGY_LEVELS
 from gpu_platform.facts import names
 from gpu_platform.planner.capacity_section import short
 from gpu_platform.planner.sections import PlanContext, Section, register
@@ -41,8 +42,8 @@ def from_spec(spec: PlatformSpec) -> dict[str, Any]:
                            "reclaimWithinCohort": queue.tier.reclaim_within_cohort},
             "spot": "first" if queue.tier.on_spot else "never",
             # The order Kueue tries flavors in, per GPU resource: the only flavors the team's work may land on.
-            "flavorOrder": [{"resource": covered[0], "flavors": [f for f in flavors if queue.tier.on_spot or f not in spot]}
-                            for covered, flavors in queue.groups[1:]],
+            "flavorOrder": [{"resource": resource, "flavors": [f for f in flavors if queue.tier.on_spot or f not in spot]}
+                            for resource, flavors in _gpu_flavor_order(queue.groups)],
             "resources": [{"resource": t.resource, "nominal": format_quantity(t.resource, t.nominal),
                            "borrowable": format_quantity(t.resource, t.borrowable),
                            "lendable": format_quantity(t.resource, t.lendable),
@@ -54,10 +55,34 @@ def from_spec(spec: PlatformSpec) -> dict[str, Any]:
         })
     flavors = [{"name": f.name, "pool": f.pool, "resource": f.resource, "gpu": f.gpu, "migProfile": f.mig_profile,
                 "capacityType": f.capacity_type, "capacityAtMax": f.capacity,
-                "nominal": f.capacity - placed.left[f.name], "unplaced": placed.left[f.name]}
+                "nominal": f.capacity - placed.left[f.name], "unplaced": placed.left[f.name],
+                **({"topology": names.KUEUE_TOPOLOGY} if f.topology else {})}
                for f in gpu_flavors(spec)]
+    by_topology = topology_pools(spec)
+    topology = {"name": names.KUEUE_TOPOLOGY, "levels": list(TOPOLOGY_LEVELS), "pools": by_topology,
+                "defaultLevel": DEFAULT_TOPOLOGY_LEVEL} if by_topology else None
     return {"version": VERSION, "mode": spec.queueing.mode, "chartVersion": spec.queueing.chart_version,
-            "cohort": names.KUEUE_COHORT, "flavors": flavors, "teams": teams}
+            "cohort": names.KUEUE_COHORT, "flavors": flavors, "teams": teams, "topology": topology}
+
+
+def _gpu_flavor_order(groups: list[tuple[tuple[str, ...], list[str]]]) -> list[tuple[str, list[str]]]:
+    """Each GPU resource and the GPU flavors Kueue tries for it, in order (CPU and memory's flavor left out: it
+    carries no GPUs, also where whole GPUs share its group)."""
+    out = []
+    for covered, flavors in groups:
+        gpu_flavors_ = [f for f in flavors if f != names.KUEUE_CPU_MEMORY_FLAVOR]
+        out += [(r, gpu_flavors_) for r in covered if r not in CPU_MEMORY and gpu_flavors_]
+    return out
+
+
+def _topology_line(section: dict[str, Any]) -> str:
+    t = section.get("topology")
+    if not t:
+        return "No pool schedules by topology (Kueue's topology-aware scheduling: EFA pools of whole GPUs on described types)."
+    return (f"Topology-aware: {', '.join(t['pools'])} schedule by Topology {t['name']} "
+            f"({' > '.join(label.rsplit('/', 1)[-1] for label in t['levels'])}); their flavors admit only pod sets "
+            f"asking for topology, and carry their nodes' CPU and memory with the GPU quota; multi-node gpu_job "
+            f"prefers one {t['defaultLevel'].rsplit('/', 1)[-1]} domain.")
 
 
 def _held(team: dict[str, Any], resource: str) -> str:
@@ -105,6 +130,7 @@ def text(section: dict[str, Any]) -> str:
     lines += text_table(FLAVOR_HEADERS, _flavor_rows(section), right=(4, 5, 6))
     lines.append(f"  Kueue {section['chartVersion']}, cohort {section['cohort']}. Ceiling = nominal + borrowable "
                  "(the team's ResourceQuota); nominal quotas fit capacity at max size.")
+    lines.append(f"  {_topology_line(section)}")
     return "\n".join(lines)
 
 
@@ -112,7 +138,8 @@ def markdown(section: dict[str, Any]) -> str:
     lines = [*md_table(TEAM_HEADERS, _team_rows(section), right=(3, 4, 5, 6)), "",
              *md_table(ORDER_HEADERS, _order_rows(section)), "",
              "<details><summary>Flavors: capacity at max size and the nominal quota placed on it</summary>", "",
-             *md_table(FLAVOR_HEADERS, _flavor_rows(section), right=(4, 5, 6)), "", "</details>"]
+             *md_table(FLAVOR_HEADERS, _flavor_rows(section), right=(4, 5, 6)), "", "</details>", "",
+             _topology_line(section)]
     return "\n".join(lines)
 
 

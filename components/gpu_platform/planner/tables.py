@@ -22,7 +22,7 @@ def rate(usd: Optional[float]) -> str:
 
 
 def count(n: float) -> str:
-    return f"{int(n):,}" if float(n).is_integer() else f"{n:,}"
+    return f"{int(n):,}" if float(n).is_integer() else f"{n:,.2f}".rstrip("0")  # 1,672.92 GB, 0.5 nodes
 
 
 def span(lo: float, hi: float) -> str:

@@ -129,11 +129,15 @@ def plan_derived_config(plan: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         }
         fixed = {f["key"]: f for f in cost.get("fixed") or []}
         prices = {"eksControlPlane": "eksControlPlane", "natGateways": "natGateway",
-                  "efsModelCache": "efsStandard", "ebsRootVolumes": "ebsGp3", "fsxDatasets": "fsxLustre"}
+                  "efsModelCache": "efsStandard", "ebsRootVolumes": "ebsGp3", "fsxDatasets": "fsxLustre",
+                  "cloudwatchLogsIngestion": "cloudwatchLogsIngestion", "cloudwatchLogsStorage": "cloudwatchLogsStorage"}
         pricing["fixedPrices"] = {price: fixed[key]["usdPerUnit"] for key, price in prices.items()
                                   if key in fixed and fixed[key].get("usdPerUnit") is not None}
         if "efsModelCache" in fixed:
             pricing["efsStorageGiB"] = fixed["efsModelCache"].get("quantityAtMax") or 0
+        if "cloudwatchLogsIngestion" in fixed:
+            pricing["logIngestGbPerMonth"] = fixed["cloudwatchLogsIngestion"].get("quantityAtMax") or 0
+            pricing["logStoredGb"] = (fixed.get("cloudwatchLogsStorage") or {}).get("quantityAtMax") or 0
         if budget is not None:
             pricing["monthlyUsd"] = budget
         derived[BUDGET_POLICY] = {k: v for k, v in pricing.items() if v is not None}

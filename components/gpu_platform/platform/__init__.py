@@ -19,10 +19,12 @@ import pulumi
 from gpu_platform.decisions.dra import compute_domains_on, driver_pools
 from gpu_platform.decisions.efa import efa_pools
 from gpu_platform.decisions.karpenter import karpenter_pools
+from gpu_platform.decisions.warm import warm_pools
 from gpu_platform.facts import component_types, names
 from gpu_platform.facts.karpenter import KARPENTER
 from gpu_platform.render.alert_routing import delivered_alerting, sns_topics
 from gpu_platform.render.autoscaler import autoscaler_values
+from gpu_platform.render.autoscaler_metrics import autoscaler_monitors
 from gpu_platform.render.alert_routing import missing_secrets
 from gpu_platform.render.dra import dra_driver_values
 from gpu_platform.render.efa import device_plugin_values as efa_plugin_values
@@ -196,10 +198,33 @@ class GpuPlatform(pulumi.ComponentResource):
                 "cluster-autoscaler", spec.cluster_autoscaler.chart_version, autoscaler_values(spec, region),
                 spec.cluster.name, self.cluster.cluster_name, self.cluster.k8s_provider,
                 depends_on=self.cluster.system_ready, opts=aws_child)
+        self._autoscaler_metrics(spec)
+        self._warm_capacity(spec)
         self._exports.update(clusterName=self.cluster.cluster_name, kubeconfig=self.cluster.kubeconfig,
                              nodePools=[p.node_group.node_group_name for p in self.node_pools])
         if self.karpenter is not None:
             self._exports["karpenterNodePools"] = [p.name for p in karpenter_pools(spec)]
+
+    def _warm_capacity(self, spec: PlatformSpec) -> None:
+        """Placeholders holding each warm pool's nodes; they wait for the pools they select."""
+        pools = warm_pools(spec)
+        self.warm_capacity = None
+        if pools:
+            from gpu_platform.resources.warm_capacity import WarmCapacity
+
+            pool_resources = [*self.node_pools, *(self.karpenter.pools if self.karpenter else [])]
+            self.warm_capacity = WarmCapacity("warm-capacity", pools, self.cluster.k8s_provider,
+                                              [*self.cluster.system_ready, *pool_resources], opts=self._after())
+
+    def _autoscaler_metrics(self, spec: PlatformSpec) -> None:
+        """Prometheus scrapes each autoscaler: the capacity alerts read their failure counters."""
+        monitors = autoscaler_monitors(spec)
+        self.autoscaler_metrics = None
+        if monitors:
+            from gpu_platform.resources.autoscaler_metrics import AutoscalerMetrics
+
+            self.autoscaler_metrics = AutoscalerMetrics("autoscaler-metrics", monitors, self.cluster.k8s_provider,
+                                                        self.monitoring.crds_ready, opts=self._after())
 
     def _karpenter(self, spec: PlatformSpec, region: str, after: list[pulumi.Resource],
                    opts: pulumi.ResourceOptions) -> Optional[KarpenterPools]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pulumi_policy import EnforcementLevel
 
 from gpu_platform.policy import (
-    cost, cuda, disruption, driver, endpoint, karpenter, lifecycle, logging, node_groups, pinning, queueing,
+    cost, cuda, disruption, driver, endpoint, karpenter, lifecycle, logging, metrics, node_groups, pinning, queueing,
     replacement, reservations, shapes, sharing, storage, teams,
 )
 
@@ -38,6 +38,7 @@ POLICIES = [
     *cuda.POLICIES,
     *shapes.POLICIES,
     *logging.POLICIES,
+    *metrics.POLICIES,
 ]
 
 BY_NAME = {p.name: p for p in POLICIES}

@@ -6,7 +6,9 @@ size) at its first instance type (a Capacity Block group's, named in its launch 
 the budget holds the month its whole fee is charged in, for the window the plan gives, else a whole month,
 since AWS charges a block once, up front), the EKS control plane, NAT gateways, EBS volumes (launch-template or
 EC2NodeClass volumes, or the node group's disk size, times max size), EFS storage (`efsStorageGiB`: a
-file system's size is not an input) and FSx for Lustre storage (its provisioned capacity is). Policies
+file system's size is not an input), FSx for Lustre storage (its provisioned capacity is) Prometheus' and Alertmanager's
+volumes (the claim templates in the kube-prometheus-stack release's values) and CloudWatch Logs
+(`logIngestGbPerMonth`, `logStoredGb`, when log groups are registered: ingestion is no input either). Policies
 cannot read the stack
 file, so the budget and any price overrides come from the policy config; `gpu-platform plan` passes the
 stack file's `budget` and `pricing` itself. Each control plane is priced by the EKS support window of its
@@ -20,10 +22,13 @@ from collections.abc import Iterator, Mapping
 
 from pulumi_policy import PolicyConfigSchema, Severity, StackValidationArgs
 
-from gpu_platform.decisions.cost import FixedItem, Pricing, estimate, fsx_lustre_item, pool_facts_from_node_group_inputs
+from gpu_platform.decisions.cost import (METRICS_VOLUMES, FixedItem, Pricing, estimate, fsx_lustre_item, log_items,
+                                         pool_facts_from_node_group_inputs)
 from gpu_platform.facts import catalog
 from gpu_platform.policy.common import CLUSTER, FILE_SYSTEM, LAUNCH_TEMPLATE, LUSTRE, NAT_GATEWAY, NODE_GROUP, get, of_type, stack_policy
 from gpu_platform.policy.lifecycle import as_of
+from gpu_platform.policy.logging import LOG_GROUP
+from gpu_platform.policy.metrics import claimed_gib
 from gpu_platform.policy.pools import karpenter_disks, pool_resources
 
 EKS_DEFAULT_DISK_GIB = 20  # a managed node group's disk without diskSize or a launch template volume
@@ -62,7 +67,24 @@ def fixed_items(args: StackValidationArgs, config: Mapping[str, Any], pricing: P
                   pricing.fixed("efsStandard"), included=bool(efs_gib)),
         *(fsx_lustre_item(get(fs.props, "deploymentType", ""), get(fs.props, "perUnitStorageThroughput"),
                           float(get(fs.props, "storageCapacity", 0) or 0), pricing) for fs in of_type(args, LUSTRE)),
+        *_logs(args, config, pricing),
+        *_metrics_volumes(args, pricing),
     ]
+
+
+def _metrics_volumes(args: StackValidationArgs, pricing: Pricing) -> list[FixedItem]:
+    """Prometheus' and Alertmanager's claims, from the kube-prometheus-stack release's values."""
+    gib = claimed_gib(args)
+    return [FixedItem(METRICS_VOLUMES, "EBS gp3 metrics volumes", "GB-month", "GB provisioned", gib, gib,
+                      pricing.fixed("ebsGp3"))] if gib else []
+
+
+def _logs(args: StackValidationArgs, config: Mapping[str, Any], pricing: Pricing) -> list[FixedItem]:
+    """CloudWatch Logs at the stated volumes (the stack file's logging.ingestGbPerDay, which no resource holds),
+    counted only when log groups are registered."""
+    if not of_type(args, LOG_GROUP):
+        return []
+    return log_items(float(config.get("logIngestGbPerMonth", 0)), float(config.get("logStoredGb", 0)), pricing)
 
 
 def control_planes(clusters: list, config: Mapping[str, Any], pricing: Pricing) -> list[FixedItem]:
@@ -130,9 +152,15 @@ BUDGET_SCHEMA = PolicyConfigSchema({
                                       "without is priced for a whole month at max size."},
     "fixedPrices": {"type": "object", "default": {},
                     "description": "Overrides of eksControlPlane, natGateway (USD/hour), efsStandard, ebsGp3, "
-                                   "fsxLustre (USD/GB-month)."},
+                                   "fsxLustre (USD/GB-month), cloudwatchLogsIngestion (USD/GB), "
+                                   "cloudwatchLogsStorage (USD/GB-month)."},
     "efsStorageGiB": {"type": "number", "minimum": 0, "default": 0,
                       "description": "Expected model-cache size (modelCache.storageGiBEstimate)."},
+    "logIngestGbPerMonth": {"type": "number", "minimum": 0, "default": 0,
+                            "description": "GB the log pipeline sends to CloudWatch Logs per month (the stack file's "
+                                           "logging.ingestGbPerDay), counted when log groups are registered."},
+    "logStoredGb": {"type": "number", "minimum": 0, "default": 0,
+                    "description": "GB CloudWatch Logs keeps at steady state (ingestion x retention days)."},
     "asOf": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$",
              "description": "The day whose EKS support window prices each control plane (YYYY-MM-DD); unset: today."},
 })

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_platform.facts import names
+from gpu_platform.facts import catalog, names
 from gpu_platform.render.alert_rule import GPU_RESOURCES_RE
 from gpu_platform.render.alert_rule import alerting_rule as _alert
 
@@ -27,7 +27,7 @@ CAPACITY_ALERTS = ("GpuPodPending",)
 # The failures that mean a node could not be launched (the other errors are lookups, not launches).
 KARPENTER_LAUNCH = 'method="Create",error!="NodeClaimNotFoundError"'
 # The autoscalers' own series the rules read (kube-state-metrics' are in alerts.KSM_METRICS).
-AUTOSCALER_METRICS = frozenset({"cluster_autoscaler_failed_scale_ups_total", "karpenter_cloudprovider_errors_total"})
+AUTOSCALER_METRICS = frozenset({catalog.CLUSTER_AUTOSCALER_FAILED_SCALE_UPS, catalog.KARPENTER_CLOUDPROVIDER_ERRORS})
 
 
 def gpu_pods() -> str:
@@ -55,7 +55,7 @@ def pod_pending(minutes: int) -> dict[str, Any]:
 
 
 def scale_up_failed() -> dict[str, Any]:
-    failures = f"sum by (reason) (increase(cluster_autoscaler_failed_scale_ups_total[{CAPACITY_WINDOW}])) > 0"
+    failures = f"sum by (reason) (increase({catalog.CLUSTER_AUTOSCALER_FAILED_SCALE_UPS}[{CAPACITY_WINDOW}])) > 0"
     return _alert(
         "GpuScaleUpFailed", failures, 0, "warning",
         f"The Cluster Autoscaler failed to scale up in the last {CAPACITY_WINDOW}: {{{{ $labels.reason }}}}.",
@@ -67,7 +67,7 @@ def scale_up_failed() -> dict[str, Any]:
 
 
 def node_launch_failed() -> dict[str, Any]:
-    failures = (f"sum by (error) (increase(karpenter_cloudprovider_errors_total{{{KARPENTER_LAUNCH}}}"
+    failures = (f"sum by (error) (increase({catalog.KARPENTER_CLOUDPROVIDER_ERRORS}{{{KARPENTER_LAUNCH}}}"
                 f"[{CAPACITY_WINDOW}])) > 0")
     return _alert(
         "GpuNodeLaunchFailed", failures, 0, "warning",

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
-from gpu_platform.facts import catalog, names
+from gpu_platform.decisions.log_volume import retention_days
+from gpu_platform.facts import names
 from gpu_platform.facts.log_patterns import LOG_PATTERNS, LogPattern
 
 if TYPE_CHECKING:
@@ -59,11 +60,6 @@ class LoggingSettings:
         return cls(spec.cluster.name, log.namespace, log.chart_version, log.kms_key_arn, retention_days(spec),
                    destinations(spec), readers, chart_values(spec, region, service_monitor), prom.namespace,
                    {**prom.selector_labels, names.MANAGED_BY_LABEL: names.MANAGED_BY})
-
-
-def retention_days(spec: "PlatformSpec") -> int:
-    given = spec.logging.retention_days
-    return given if given is not None else catalog.DEFAULT_LOG_RETENTION_DAYS[spec.environment]
 
 
 def destinations(spec: "PlatformSpec") -> dict[str, LogDestination]:

@@ -11,7 +11,9 @@ from collections.abc import Mapping, Sequence
 
 import yaml
 
-from gpu_platform.decisions.queueing import FAIR_SHARING_STRATEGIES, GpuFlavor, TeamQueue, format_quantity
+from gpu_platform.decisions.queueing import (FAIR_SHARING_STRATEGIES, GpuFlavor, TeamQueue, by_topology,
+                                             format_quantity)
+from gpu_platform.decisions.topology import TOPOLOGY_LEVELS
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.admission import API_VERSION, ASKS_FOR_GPUS, binding, team_namespaces
 from gpu_platform.render.team_objects import PRIORITY_TIERS, _meta, _team_meta
@@ -45,7 +47,15 @@ def resource_flavor(flavor: GpuFlavor) -> dict[str, Any]:
     if flavor.taints:
         spec["nodeTaints"] = [{"key": k, "value": v, "effect": e} for k, v, e in flavor.taints]
     spec["tolerations"] = [_gpu_toleration()]
+    if flavor.topology:  # Kueue places pod sets asking for topology within the Topology's domains on this pool
+        spec["topologyName"] = names.KUEUE_TOPOLOGY
     return _kueue("ResourceFlavor", _meta(flavor.name, labels=labels), spec=spec)
+
+
+def topology() -> dict[str, Any]:
+    """The AWS network layers, top first, then the node: the domains a pod set may ask to fit in."""
+    return _kueue("Topology", _meta(names.KUEUE_TOPOLOGY),
+                  spec={"levels": [{"nodeLabel": label} for label in TOPOLOGY_LEVELS]})
 
 
 def cpu_memory_flavor() -> dict[str, Any]:
@@ -177,6 +187,8 @@ def chart_values(prod: bool, system_node_selector: Mapping[str, str], prometheus
 def queueing_manifests(teams: Sequence["TeamSpec"], queues: dict[str, TeamQueue], flavors: list[GpuFlavor]) -> dict[str, dict[str, Any]]:
     """Every Kueue object and the admission policy, keyed by a stable logical name."""
     out = {f"flavor-{names.KUEUE_CPU_MEMORY_FLAVOR}": cpu_memory_flavor()}
+    if by_topology(flavors):
+        out["topology"] = topology()
     out.update({f"flavor-{f.name}": resource_flavor(f) for f in flavors})
     out["cohort"] = cohort()
     out.update({f"priority-{tier}": workload_priority_class(tier) for tier in PRIORITY_TIERS})

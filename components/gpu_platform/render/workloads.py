@@ -30,7 +30,8 @@ from gpu_platform.decisions.numa import pool_kubelet
 from gpu_platform.decisions.pod_sizing import pod_size
 from gpu_platform.decisions.pod_sizing import shm_size as default_shm
 from gpu_platform.decisions.queueing import queue_labels
-from gpu_platform.decisions.topology import proximity_layers
+from gpu_platform.decisions.topology import (DEFAULT_TOPOLOGY_LEVEL, TOPOLOGY_LEVELS, TOPOLOGY_MODES, proximity_layers,
+                                            schedules_by_topology)
 from gpu_platform.facts import catalog, names
 from gpu_platform.facts import cuda as cuda_facts
 from gpu_platform.render.model_cache import BASE_PATH
@@ -341,15 +342,35 @@ def pod_failure_policy(container: str, fail_on_exit_codes: Sequence[int]) -> dic
     return {"rules": rules}
 
 
+def topology_request(spec: "PlatformSpec", landing: Sequence["NodePoolSpec"], nodes: int, topology: str = "preferred",
+                     topology_level: Optional[str] = None) -> dict[str, str]:
+    """The pod-set annotation a Job's pods carry on pools Kueue places by topology (none elsewhere): a multi-node
+    Job asks to fit within one domain of `topology_level` (default the bottom network layer), preferably or
+    strictly; a single-node Job asks for no domain but still for topology, the only pod sets such pools admit."""
+    if topology not in TOPOLOGY_MODES:
+        raise ValueError(f"topology={topology!r}: one of {', '.join(TOPOLOGY_MODES)}")
+    level = topology_level or DEFAULT_TOPOLOGY_LEVEL
+    if level not in TOPOLOGY_LEVELS:
+        raise ValueError(f"topology_level={level!r}: one of {', '.join(TOPOLOGY_LEVELS)}")
+    if not landing or not all(schedules_by_topology(p, spec.queueing) for p in landing):
+        return {}
+    if nodes <= 1:
+        return {names.KUEUE_UNCONSTRAINED_TOPOLOGY_ANNOTATION: "true"}
+    key = names.KUEUE_REQUIRED_TOPOLOGY_ANNOTATION if topology == "required" else names.KUEUE_PREFERRED_TOPOLOGY_ANNOTATION
+    return {key: level}
+
+
 def gpu_job(spec: "PlatformSpec", team: str, name: str, image: str, *, backoff_limit: Optional[int] = None,
-            fail_on_exit_codes: Sequence[int] = (), **options: Any) -> dict[str, Any]:
+            fail_on_exit_codes: Sequence[int] = (), topology: str = "preferred", topology_level: Optional[str] = None,
+            **options: Any) -> dict[str, Any]:
     """A batch/v1 Job of `team` whose pods the driver upgrade waits for and the autoscaler never evicts.
 
     A pod evicted by a disruption is replaced without counting as a failure, and `fail_on_exit_codes` (1-255,
     at most 255) end the Job at the first pod exiting with one of them, whatever `backoff_limit` allows.
     Pods get `CHECKPOINT_DIR`, the job's directory on the team's datasets or model-cache volume (docs/workloads.md).
     The pods of a multi-node Job on pools whose nodes carry the AWS network-layer labels prefer nodes close in
-    the network to each other (docs/topology.md).
+    the network to each other; on pools Kueue places by topology, the Job asks Kueue to admit it within one domain
+    of `topology_level` (`topology`: "preferred", the default, or "required"; docs/topology.md).
     """
     keywords = inspect.signature(gpu_pod_spec).parameters.items()
     defaults = {k: p.default for k, p in keywords if p.kind is p.KEYWORD_ONLY}
@@ -367,9 +388,10 @@ def gpu_job(spec: "PlatformSpec", team: str, name: str, image: str, *, backoff_l
     if checkpoints is not None:
         main = pod_spec["containers"][0]
         main["env"] = [*main.get("env", []), {"name": CHECKPOINT_ENV, "value": checkpoints}]
-    job: dict[str, Any] = {"podFailurePolicy": policy,
-                           "template": {"metadata": gpu_pod_metadata(spec, team, job=True), "spec": pod_spec}}
     nodes = options.get("nodes", 1)
+    metadata = gpu_pod_metadata(spec, team, job=True)
+    metadata["annotations"].update(topology_request(spec, landing, nodes, topology, topology_level))
+    job: dict[str, Any] = {"podFailurePolicy": policy, "template": {"metadata": metadata, "spec": pod_spec}}
     if nodes > 1:  # one pod per node, each with its index (the rank of a multi-node job)
         job = {"parallelism": nodes, "completions": nodes, "completionMode": "Indexed", **job}
     if backoff_limit is not None:

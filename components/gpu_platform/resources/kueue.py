@@ -167,7 +167,7 @@ class KueueQueueing(pulumi.ComponentResource):
         m = queueing_manifests(fleet.teams, self.queues, gpu_flavors(fleet))
         self.objects: dict[str, pulumi.Resource] = {}
         for key, obj in m.items():
-            if key.startswith(("flavor-", "priority-")) or key == "cohort":
+            if key.startswith(("flavor-", "priority-")) or key in ("cohort", "topology"):
                 self.objects[key] = KueueObject(f"{name}-{key}", obj, opts=after(self.release))
         shared = list(self.objects.values())  # flavors, the cohort and the priorities come before any queue
         namespaces = cluster.team_namespaces

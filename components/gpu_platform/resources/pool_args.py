@@ -118,6 +118,14 @@ class PoolReservationArgs(TypedDict, total=False):
     """The day the block was quoted and bought, YYYY-MM-DD: the month its whole fee is charged in."""
 
 
+class PoolWarmArgs(TypedDict):
+    """Nodes kept ready by placeholder pods that GPU work preempts (docs/node-pools.md#warm-capacity). GpuPlatform
+    registers the placeholders of every warm pool; a pool component built alone checks the setting only."""
+
+    nodes: int
+    """Nodes held (1 to maxSize), each by one placeholder requesting all of a node's GPUs."""
+
+
 class PoolKubeletArgs(TypedDict, total=False):
     """The kubelet's CPU and topology managers on the pool's nodes (docs/numa.md). Unset, pools of 8-GPU
     training instances (p4d, p4de, p5, p5e, p5en, p6-b200, p6-b300) get the defaults below; others none."""
@@ -173,6 +181,8 @@ class PoolArgs(TypedDict, total=False):
     """EKS node auto repair of the pool's nodes (default on)."""
     kubelet: PoolKubeletArgs
     """The kubelet's CPU and topology managers (default: on for 8-GPU training instance types)."""
+    warm: PoolWarmArgs
+    """Warm capacity: nodes held ready for work that must start in seconds, priced as running nodes."""
     environment: str
     """dev, staging or prod: prod protects the pool and rolls one node at a time."""
     kubernetes_version: str

@@ -275,6 +275,11 @@ class KubeletSpec(StrictModel):
     reserved_system_cpus: Optional[str] = Field(None, pattern=CPUSET)
 
 
+class WarmSpec(StrictModel):
+    """Nodes kept ready by placeholder pods that real work preempts (docs/node-pools.md#warm-capacity)."""
+    nodes: int = Field(ge=1)
+
+
 class _GpuShape:
     """Look-ups on a pool's `instance_types`, valid once the rules accepted them (known, one GPU shape)."""
 
@@ -322,6 +327,7 @@ class NodePoolSpec(StrictModel, _GpuShape):
     local_storage: Optional[Literal["raid0", "none"]] = None
     repair: NodeRepairSpec = Field(default_factory=NodeRepairSpec)  # managed node group auto repair
     kubelet: Optional[KubeletSpec] = None  # CPU and topology managers; default by instance type (docs/numa.md)
+    warm: Optional[WarmSpec] = None  # nodes held ready for work that must start in seconds (priced in the plan)
 
     _max_unavailable = field_validator("max_unavailable")(lambda v: node_count_or_percent(v))
 

@@ -35,6 +35,7 @@ from gpu_platform.spec.rules_teams import ROLE_ARN, cache_claim_rules
 from gpu_platform.spec.rules_ultraserver import platform_rules as ultraserver_platform_rules
 from gpu_platform.spec.rules_ultraserver import pool_rules as ultraserver_rules
 from gpu_platform.spec.rules_kubelet import kubelet_rules
+from gpu_platform.spec.rules_warm import warm_rules
 
 # Label prefixes pool labels may not use: the platform's, NVIDIA's and EKS's own, and Kubernetes' reserved
 # domains with their subdomains (kubelet refuses such labels at registration).
@@ -239,6 +240,7 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
     yield from dra_rules(ctx, pool)
     yield from ultraserver_rules(ctx, pool)
     yield from kubelet_rules(at, pool)
+    yield from warm_rules(at, pool)
 
 
 def gpu_shape_rules(at: FieldPath, pool: GpuPool) -> Iterator[Problem]:
