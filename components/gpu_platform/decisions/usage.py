@@ -1,0 +1,99 @@
+"""What one unit of GPU allocation is worth, pool by pool: the facts the usage recording rules multiply by.
+
+A unit is what a pod is given: a whole GPU, a MIG slice, a time-sliced replica, or a GPU allocated through a
+DRA claim. Each unit counts as a share of a GPU (its GPU-equivalent) and costs the cost section's unit price
+(decisions/cost.pool_unit_costs at the pool's own billed rate), so a month of a team's quota in use prices
+exactly as the plan's team figure: a whole GPU is one GPU at the node-hour over the node's GPUs; a MIG slice
+is its compute share of a GPU (3g of 7 slices: 3/7); a time-sliced replica is 1/replicas of a GPU.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import TYPE_CHECKING, Optional
+
+from gpu_platform.decisions.capacity import node_resources
+from gpu_platform.decisions.cost import Pricing, estimate_pool, pool_facts, pool_unit_costs
+from gpu_platform.decisions.dra import is_dra
+from gpu_platform.facts import catalog, names
+
+if TYPE_CHECKING:
+    from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
+
+WHOLE, MIG, TIME_SLICED, DRA_DEVICE = "whole", "mig", "time-sliced", "dra"
+KINDS = (WHOLE, MIG, TIME_SLICED, DRA_DEVICE)
+DRA_RESOURCE = "dra"  # the resource label of GPUs allocated through DRA claims (they request no extended resource)
+
+
+@dataclass(frozen=True)
+class UsageUnit:
+    """One allocatable resource of one pool: what a unit of it counts as, and costs."""
+
+    pool: str
+    resource: str  # the Kubernetes resource name (nvidia.com/gpu, nvidia.com/mig-1g.10gb), or `dra`
+    kind: str  # whole | mig | time-sliced | dra
+    gpu_share: float  # the GPUs one unit counts as
+    usd_per_hour: Optional[float]  # one unit for an hour at the pool's billed rate; None: the pool has no price
+
+
+@dataclass(frozen=True)
+class PoolRate:
+    """A pool's price per GPU-hour at its billed rate (what used GPU time is priced at)."""
+
+    pool: str
+    gpu_usd_per_hour: Optional[float]
+
+
+def _kind(pool: "NodePoolSpec") -> str:
+    if is_dra(pool):
+        return DRA_DEVICE
+    return {"mig": MIG, "time-slicing": TIME_SLICED}.get(pool.sharing.mode, WHOLE)
+
+
+def _gpu_share(pool: "NodePoolSpec", resource: str, mig_strategy: str) -> float:
+    """The GPUs one unit of `resource` counts as on this pool."""
+    mode = pool.sharing.mode
+    if mode == "time-slicing":
+        return 1 / (pool.sharing.replicas or 1)
+    if mode == "mig":
+        layout = {p: n for p, n in (pool.sharing.layout or {}).items() if n}
+        profile = next(iter(layout)) if mig_strategy == "single" else resource.removeprefix(names.MIG_RESOURCE_PREFIX)
+        return catalog.mig_compute_share(pool.gpu, profile)
+    return 1.0
+
+
+def node_usd_per_hour(pool: "NodePoolSpec", pricing: Pricing, as_of: date) -> Optional[float]:
+    """One node-hour at the rate the pool is billed (spot discount, block or reservation quote)."""
+    return estimate_pool(pool_facts(pool, as_of), pricing).usd_per_node_hour
+
+
+def pool_units(pool: "NodePoolSpec", mig_strategy: str, pricing: Pricing, as_of: date) -> list[UsageUnit]:
+    rate = node_usd_per_hour(pool, pricing, as_of)
+    kind = _kind(pool)
+    if kind == DRA_DEVICE:
+        return [UsageUnit(pool.name, DRA_RESOURCE, kind, 1.0, None if rate is None else rate / pool.gpus_per_node)]
+    costs = pool_unit_costs(pool, mig_strategy, rate) if rate is not None else {}
+    return [UsageUnit(pool.name, resource, kind, _gpu_share(pool, resource, mig_strategy), costs.get(resource))
+            for resource in sorted(node_resources(pool, mig_strategy))]
+
+
+def usage_units(spec: "PlatformSpec", as_of: Optional[date] = None) -> list[UsageUnit]:
+    """Every pool's allocatable units, in the stack file's pool order."""
+    pricing = Pricing.from_spec(spec.pricing)
+    day = as_of or date.today()
+    return [u for p in spec.node_pools for u in pool_units(p, spec.mig_strategy, pricing, day)]
+
+
+def pool_rates(spec: "PlatformSpec", as_of: Optional[date] = None) -> list[PoolRate]:
+    pricing = Pricing.from_spec(spec.pricing)
+    day = as_of or date.today()
+    out = []
+    for pool in spec.node_pools:
+        rate = node_usd_per_hour(pool, pricing, day)
+        out.append(PoolRate(pool.name, None if rate is None else rate / pool.gpus_per_node))
+    return out
+
+
+def team_namespaces(spec: "PlatformSpec") -> dict[str, str]:
+    """Namespace -> team: usage is recorded per namespace and reported per team."""
+    return {names.team_namespace(t.name): t.name for t in spec.teams}
