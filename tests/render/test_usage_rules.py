@@ -19,7 +19,7 @@ from tests.support.stacks import stack_platform
 UNITS = (
     UsageUnit("a10g", "nvidia.com/gpu", "whole", 1.0, 1.0),
     UsageUnit("l4-ts", "nvidia.com/gpu", "time-sliced", 0.25, 0.25),
-    UsageUnit("h100-mig", "nvidia.com/mig-3g.40gb", "mig", 3 / 7, 3.0),
+    UsageUnit("h100-mig", "nvidia.com/mig-3g.40gb", "mig", 3 / 7, 3.0, "NVIDIA H100 80GB HBM3"),
     UsageUnit("b200-dra", "dra", "dra", 1.0, 5.0),
 )
 RATES = (PoolRate("a10g", 1.0), PoolRate("l4-ts", 1.0), PoolRate("h100-mig", 7.0), PoolRate("b200-dra", 5.0))

@@ -34,6 +34,7 @@ class UsageUnit:
     kind: str  # whole | mig | time-sliced | dra
     gpu_share: float  # the GPUs one unit counts as
     usd_per_hour: Optional[float]  # one unit for an hour at the pool's billed rate; None: the pool has no price
+    gpu_model: str = ""  # the pool's GPU as NVML names it (dcgm-exporter's modelName)
 
 
 @dataclass(frozen=True)
@@ -71,10 +72,11 @@ def pool_units(pool: "NodePoolSpec", mig_strategy: str, pricing: Pricing, as_of:
     rate = node_usd_per_hour(pool, pricing, as_of)
     kind = _kind(pool)
     if kind == DRA_DEVICE:
-        return [UsageUnit(pool.name, DRA_RESOURCE, kind, 1.0, None if rate is None else rate / pool.gpus_per_node)]
+        return [UsageUnit(pool.name, DRA_RESOURCE, kind, 1.0, None if rate is None else rate / pool.gpus_per_node,
+                          pool.gpu.nvml_name)]
     costs = pool_unit_costs(pool, mig_strategy, rate) if rate is not None else {}
-    return [UsageUnit(pool.name, resource, kind, _gpu_share(pool, resource, mig_strategy), costs.get(resource))
-            for resource in sorted(node_resources(pool, mig_strategy))]
+    return [UsageUnit(pool.name, resource, kind, _gpu_share(pool, resource, mig_strategy), costs.get(resource),
+                      pool.gpu.nvml_name) for resource in sorted(node_resources(pool, mig_strategy))]
 
 
 def usage_units(spec: "PlatformSpec", as_of: Optional[date] = None) -> list[UsageUnit]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any, Optional
 from collections.abc import Mapping, Sequence
 
-from gpu_platform.decisions.usage import DRA_RESOURCE, PoolRate, UsageUnit
+from gpu_platform.decisions.usage import DRA_RESOURCE, MIG, PoolRate, UsageUnit
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.alert_rule import GPU_RESOURCES_RE, ksm_name
 
@@ -62,16 +62,16 @@ def static_rules(units: Sequence[UsageUnit], rates: Sequence[PoolRate], teams: M
         if u.usd_per_hour is not None:
             out.append(_static(UNIT_PRICE, u.usd_per_hour, labels))
     out += [_static(POOL_PRICE, r.gpu_usd_per_hour, {"pool": r.pool}) for r in rates if r.gpu_usd_per_hour is not None]
-    out += _mig_shares()
+    out += _mig_shares({x.gpu_model for x in units if x.kind == MIG})
     out += [_static(TEAM_INFO, 1, {"namespace": ns, "team": team}) for ns, team in sorted(teams.items())]
     return out
 
 
-def _mig_shares() -> list[dict[str, Any]]:
-    """Every MIG profile's compute share of each catalog GPU (dcgm-exporter labels a MIG instance with its
-    modelName and GPU_I_PROFILE), so a changed layout needs no new rule."""
+def _mig_shares(models: set[str]) -> list[dict[str, Any]]:
+    """Every MIG profile's compute share of each GPU model the stack slices (dcgm-exporter labels a MIG instance
+    with its modelName and GPU_I_PROFILE)."""
     rules = []
-    for gpu in sorted(catalog.GPU_MODELS.values(), key=lambda g: g.nvml_name):
+    for gpu in sorted((g for g in catalog.GPU_MODELS.values() if g.nvml_name in models), key=lambda g: g.nvml_name):
         for profile in sorted(gpu.mig_profiles):
             rules.append(_static(MIG_SHARE, catalog.mig_compute_share(gpu, profile),
                                  {"modelName": gpu.nvml_name, "GPU_I_PROFILE": profile}))
