@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Optional
 
 from gpu_platform.decisions.capacity import node_resources
@@ -18,7 +19,7 @@ from gpu_platform.decisions.dra import is_dra
 from gpu_platform.facts import catalog, names
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
+    from gpu_platform.spec.models import MonitoringSpec, NodePoolSpec, PlatformSpec
 
 WHOLE, MIG, TIME_SLICED, DRA_DEVICE = "whole", "mig", "time-sliced", "dra"
 KINDS = (WHOLE, MIG, TIME_SLICED, DRA_DEVICE)
@@ -99,3 +100,41 @@ def pool_rates(spec: "PlatformSpec", as_of: Optional[date] = None) -> list[PoolR
 def team_namespaces(spec: "PlatformSpec") -> dict[str, str]:
     """Namespace -> team: usage is recorded per namespace and reported per team."""
     return {names.team_namespace(t.name): t.name for t in spec.teams}
+
+
+@dataclass(frozen=True)
+class ReportPlan:
+    """Where and when the monthly usage report runs and writes."""
+
+    schedule: str  # cron, UTC
+    bucket_name: Optional[str]  # the stack file's bucket; None: the stack creates one named from `bucket_prefix`
+    bucket_prefix: str
+    prefix: str  # the key prefix the job may write under (no trailing slash)
+    retention_days: int
+    prometheus_url: str
+    namespace: str  # where the CronJob runs: Prometheus' namespace
+
+
+def report_plan(monitoring: "MonitoringSpec", cluster: str) -> Optional[ReportPlan]:
+    """The report's plan, None when it is off (the spec rules refuse it without a Prometheus)."""
+    report, prom = monitoring.usage_report, monitoring.prometheus
+    if not report.enabled or not monitoring.enabled or prom.mode == "none":
+        return None
+    url = report.prometheus_url or f"http://{names.PROMETHEUS_OPERATED_SERVICE}.{prom.namespace}.svc:9090"
+    return ReportPlan(report.schedule, report.bucket_name, names.usage_bucket_prefix(cluster), report.prefix,
+                      report.retention_days, url, prom.namespace)
+
+
+REPORT_LOOKBACK_HOURS = 31 * 24 + 24  # the longest month, and a day for the job's start after it ends
+
+
+def usage_report_rules(monitoring: "MonitoringSpec") -> Iterator[tuple[str, str]]:
+    """An installed Prometheus must keep the whole month the report reads."""
+    from gpu_platform.decisions.metrics_storage import retention_seconds
+
+    prom = monitoring.prometheus
+    if not monitoring.usage_report.enabled or prom.mode != "install":
+        return
+    if retention_seconds(prom.retention) < REPORT_LOOKBACK_HOURS * 3600:
+        yield ("monitoring.prometheus.retention", f"must keep at least {REPORT_LOOKBACK_HOURS // 24}d with "
+               f"monitoring.usageReport on, not {prom.retention}: the report reads the whole previous month")

@@ -28,6 +28,7 @@ FORMER: dict[str, tuple[str, ...]] = {
 # The platform's own components, which other programs do not build.
 INTERNAL: dict[str, str] = {
     "AlertPublishing": "gpu-platform:alerting:AlertPublishing",
+    "UsageReport": "gpu-platform:usage:UsageReport",
     "DraDriver": "gpu-platform:dra:DraDriver",
     "EfaDevicePlugin": "gpu-platform:efa:EfaDevicePlugin",
     "ClusterAutoscaler": "gpu-platform:autoscaler:ClusterAutoscaler",

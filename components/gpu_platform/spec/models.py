@@ -435,11 +435,31 @@ class PrometheusSpec(StrictModel):
     ebs_csi_addon_version: Optional[str] = Field(None, pattern=ADDON_VERSION)  # aws-ebs-csi-driver: volumes on
 
 
+class UsageReportSpec(StrictModel):
+    """The monthly GPU usage report: a CronJob querying Prometheus, writing CSV to an S3 prefix (docs/usage.md)."""
+    enabled: bool = False
+    # Five-field cron, UTC (the CronJob's timeZone); each run reports the calendar month before it.
+    schedule: str = Field("0 6 1 * *", pattern=r"^(\S+\s+){4}\S+$")
+    bucket_name: Optional[str] = None  # default: a bucket the stack creates, named from the cluster
+    prefix: str = Field("gpu-usage", pattern=r"^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$")  # the job writes only here
+    retention_days: int = Field(400, ge=30, le=3650)  # reports older than this expire (lifecycle rule)
+    prometheus_url: Optional[str] = Field(None, pattern=r"^https?://[^\s]+$")  # default: the installed Prometheus
+
+    @field_validator("bucket_name")
+    @classmethod
+    def _bucket(cls, v: Optional[str]) -> Optional[str]:
+        problem = syntax.s3_bucket(v) if v is not None else None
+        if problem:
+            raise ValueError(problem)
+        return v
+
+
 class MonitoringSpec(StrictModel):
     enabled: bool = True
     prometheus: PrometheusSpec = Field(default_factory=PrometheusSpec)
     alerts: AlertThresholds = Field(default_factory=AlertThresholds)
     alerting: Optional[AlertingSpec] = None  # receivers and routes of the installed Alertmanager
+    usage_report: UsageReportSpec = Field(default_factory=UsageReportSpec)
 
 
 # --- teams ---
