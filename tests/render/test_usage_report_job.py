@@ -20,7 +20,7 @@ from gpu_platform.render import usage_rules as rec
 from gpu_platform.spec.errors import SpecError
 from tests.support.aws_api import api_problems, service_model
 from tests.support.plans import stack_plan
-from tests.support.stacks import resource, resources, stack_platform
+from tests.support.stacks import resource, stack_platform
 
 PLAN = report_plan(parse_platform(stack_platform("prod")).monitoring, "gpu-prod")
 
