@@ -86,6 +86,8 @@ DIFFERENCES: dict[str, str] = {
     "GpuMonitoring.team_routes": "teams[].alerting, the teams' own routes",
     "GpuMonitoring.nodes_at_max": "the pools' nodes at max size (nodePools), which size the Prometheus volume",
     "GpuMonitoring.reservation_ends": "the reserved pools' ends and drains (nodePools[].reservation)",
+    "GpuMonitoring.usage_report": "the monthly usage report (a bucket, a role and a CronJob beside Prometheus) is "
+                                  "built by GpuPlatform from monitoring.usageReport, not by this component",
     "GpuMonitoring.gpus_at_max": "the pools' GPUs at max size (nodePools), which size the Prometheus volume",
     "ModelCache.enabled": "whether the platform builds the component at all",
     "ModelCache.pvc_size": "the teams' claims on the cache (TeamNamespace.model_cache.size)",
