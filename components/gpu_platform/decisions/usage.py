@@ -138,3 +138,36 @@ def usage_report_rules(monitoring: "MonitoringSpec") -> Iterator[tuple[str, str]
     if retention_seconds(prom.retention) < REPORT_LOOKBACK_HOURS * 3600:
         yield ("monitoring.prometheus.retention", f"must keep at least {REPORT_LOOKBACK_HOURS // 24}d with "
                f"monitoring.usageReport on, not {prom.retention}: the report reads the whole previous month")
+
+
+@dataclass(frozen=True)
+class Unplaced:
+    """MIG slices the pools offer at max size that no team's quota reaches: paid for, never held by a team."""
+
+    resource: str
+    capacity_at_max: int
+    quota_total: int
+    usd_per_month: Optional[float]  # the slices left over for a month at the on-demand unit price
+
+    @property
+    def count(self) -> int:
+        return self.capacity_at_max - self.quota_total
+
+
+def unplaced_mig_slices(spec: "PlatformSpec") -> list[Unplaced]:
+    """Per MIG resource, the slices beyond the sum of the teams' quotas (capacity at max size)."""
+    from gpu_platform.decisions.cost import unit_prices
+
+    prices = unit_prices(spec)
+    out = []
+    for resource, price in prices.items():
+        if not resource.startswith(names.MIG_RESOURCE_PREFIX):
+            continue
+        profile = resource.removeprefix(names.MIG_RESOURCE_PREFIX)
+        quota = sum(t.quota.mig_slices.get(profile, 0) for t in spec.teams)
+        if price.capacity_at_max > quota:
+            rate = price.on_demand_usd_per_hour
+            left = price.capacity_at_max - quota
+            out.append(Unplaced(resource, price.capacity_at_max, quota,
+                                None if rate is None else left * rate * catalog.HOURS_PER_MONTH))
+    return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from gpu_platform.decisions.usage import report_plan, usage_units
+from gpu_platform.decisions.usage import report_plan, unplaced_mig_slices, usage_units
 from gpu_platform.facts import catalog, names
 from gpu_platform.planner.sections import PlanContext, Section, register
 from gpu_platform.planner.tables import md_table, text_table
@@ -53,7 +53,19 @@ def from_spec(spec: PlatformSpec, as_of: Any = None) -> Optional[dict[str, Any]]
                   "files": "gpu-usage-YYYY-MM.csv and gpu-usage-YYYY-MM.json (the Prometheus answers)"}
     return {"version": VERSION, "rules": f"{spec.monitoring.prometheus.namespace}/{names.GPU_RULES_NAME}",
             "group": rec.USAGE_GROUP, "retention": spec.monitoring.prometheus.retention,
-            "records": [{"series": k, "meaning": v} for k, v in RECORDS.items()], "units": rows, "report": report}
+            "records": [{"series": k, "meaning": v} for k, v in RECORDS.items()], "units": rows, "report": report,
+            **({"warnings": warnings} if (warnings := unplaced_warnings(spec)) else {})}
+
+
+def unplaced_warnings(spec: PlatformSpec) -> list[str]:
+    """MIG capacity at max size that no team's quota can reach."""
+    out = []
+    for u in unplaced_mig_slices(spec):
+        cost = "" if u.usd_per_month is None else f", ${u.usd_per_month:,.0f}/month if the pools run at max size"
+        out.append(f"{u.count} x {u.resource.removeprefix('nvidia.com/mig-')} MIG slices at max size are in no team's "
+                   f"quota (pools offer {u.capacity_at_max}, teams[].quota.migSlices add up to {u.quota_total}"
+                   f"{cost}): no team can hold them; raise a quota, or change the pool's layout or maxSize")
+    return out
 
 
 HEADERS = ["Pool", "Resource", "Kind", "GPUs per unit", "$/unit-hour", "$/unit-month"]
@@ -80,11 +92,14 @@ def _notes(section: dict[str, Any]) -> list[str]:
 
 
 def text(section: dict[str, Any]) -> str:
-    return "\n".join([*text_table(HEADERS, _rows(section), right=(3, 4, 5)), *(f"  {n}" for n in _notes(section))])
+    warnings = ["  Warnings:", *(f"    - {w}" for w in section["warnings"])] if section.get("warnings") else []
+    return "\n".join([*text_table(HEADERS, _rows(section), right=(3, 4, 5)), *(f"  {n}" for n in _notes(section)),
+                      *warnings])
 
 
 def markdown(section: dict[str, Any]) -> str:
-    return "\n".join([*md_table(HEADERS, _rows(section), right=(3, 4, 5)), "", *_notes(section)])
+    return "\n".join([*md_table(HEADERS, _rows(section), right=(3, 4, 5)), "", *_notes(section),
+                      *(f"⚠️ {w}" for w in section.get("warnings") or [])])
 
 
 SECTION = register(Section(NAME, TITLE, build, text, markdown, needs_platform=True))
