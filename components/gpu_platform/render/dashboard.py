@@ -1,7 +1,8 @@
 """The GPU dashboard: Grafana JSON (a dict) for the Grafana sidecar to load from a ConfigMap.
 
 Panels read only fields from the exporter's CSV (render.dcgm_metrics), the cost and usage series the rules
-record, and, beside a pod's GPU activity, the kubelet's cAdvisor CPU and network series (CADVISOR_METRICS). Every DCGM query matches both spellings of the exporter's host label (`Hostname`, and
+record, and, beside a pod's GPU activity, the kubelet's cAdvisor CPU and network series (CADVISOR_METRICS).
+Every DCGM query matches both spellings of the exporter's host label (`Hostname`, and
 `hostname` in builds after May 2026) so the node filter works on either.
 """
 from __future__ import annotations
