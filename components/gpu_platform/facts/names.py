@@ -319,6 +319,8 @@ def model_cache_name(cluster: str) -> str:
 
 # --- Kueue: the labels it reads on workloads, and the platform's queueing objects ---
 KUEUE_QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"  # on a Job, Deployment or Pod: the LocalQueue it waits in
+# On a Job: its Workload's maximumExecutionTimeSeconds, after which Kueue deactivates it (Kueue docs, Workload).
+KUEUE_MAX_EXEC_TIME_LABEL = "kueue.x-k8s.io/max-exec-time-seconds"
 KUEUE_PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"  # the WorkloadPriorityClass of a workload
 KUEUE_RELEASE = "kueue"  # Helm release (and fullname prefix of the controller)
 KUEUE_COHORT = MANAGED_BY  # every team's ClusterQueue lends and borrows inside this one cohort

@@ -57,7 +57,17 @@ def from_spec(spec: PlatformSpec) -> dict[str, Any]:
                 "nominal": f.capacity - placed.left[f.name], "unplaced": placed.left[f.name]}
                for f in gpu_flavors(spec)]
     return {"version": VERSION, "mode": spec.queueing.mode, "chartVersion": spec.queueing.chart_version,
-            "cohort": names.KUEUE_COHORT, "flavors": flavors, "teams": teams}
+            "cohort": names.KUEUE_COHORT, "flavors": flavors, "teams": teams,
+            "runtimeCeilingHours": dict(spec.queueing.runtime_ceiling_hours)}
+
+
+def _ceilings(section: dict[str, Any]) -> str:
+    """The runtime ceilings per tier, as Kueue's maximum execution time of each job the helper writes."""
+    given = section.get("runtimeCeilingHours") or {}
+    if not given:
+        return "Runtime ceilings: none (queueing.runtimeCeilingHours)."
+    tiers = ", ".join(f"{tier} {hours}h" for tier, hours in sorted(given.items()))
+    return f"Runtime ceilings (Kueue maximum execution time of each GPU job): {tiers}."
 
 
 def _held(team: dict[str, Any], resource: str) -> str:
@@ -105,6 +115,7 @@ def text(section: dict[str, Any]) -> str:
     lines += text_table(FLAVOR_HEADERS, _flavor_rows(section), right=(4, 5, 6))
     lines.append(f"  Kueue {section['chartVersion']}, cohort {section['cohort']}. Ceiling = nominal + borrowable "
                  "(the team's ResourceQuota); nominal quotas fit capacity at max size.")
+    lines.append(f"  {_ceilings(section)}")
     return "\n".join(lines)
 
 
@@ -112,7 +123,8 @@ def markdown(section: dict[str, Any]) -> str:
     lines = [*md_table(TEAM_HEADERS, _team_rows(section), right=(3, 4, 5, 6)), "",
              *md_table(ORDER_HEADERS, _order_rows(section)), "",
              "<details><summary>Flavors: capacity at max size and the nominal quota placed on it</summary>", "",
-             *md_table(FLAVOR_HEADERS, _flavor_rows(section), right=(4, 5, 6)), "", "</details>"]
+             *md_table(FLAVOR_HEADERS, _flavor_rows(section), right=(4, 5, 6)), "", "</details>", "",
+             _ceilings(section)]
     return "\n".join(lines)
 
 

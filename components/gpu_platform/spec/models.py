@@ -540,6 +540,19 @@ class QueueingSpec(StrictModel):
     mode: Literal["none", "kueue"] = "none"
     chart_version: Optional[str] = Field(None, pattern=r"^\d+\.\d+\.\d+$")  # required with kueue: pinned
     namespace: DnsLabel = "kueue-system"
+    # Priority tier -> the longest a GPU job of a team in that tier may run, in hours (docs/workloads.md):
+    # Kueue's maximum execution time with kueue, the Job's activeDeadlineSeconds without.
+    runtime_ceiling_hours: dict[str, int] = Field(default_factory=dict)
+
+    @field_validator("runtime_ceiling_hours")
+    @classmethod
+    def _ceilings(cls, v: dict[str, int]) -> dict[str, int]:
+        for tier, hours in v.items():
+            if tier not in PRIORITY_TIERS:
+                raise ValueError(f"{tier!r} is no priority tier; tiers: {', '.join(PRIORITY_TIERS)}")
+            if not 1 <= hours <= 8760:
+                raise ValueError(f"{tier}: {hours} hours; a ceiling is 1 to 8760 hours (a year)")
+        return v
 
     @property
     def enabled(self) -> bool:
