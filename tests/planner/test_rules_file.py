@@ -16,6 +16,8 @@ from gpu_platform.decisions.serving import plans
 from gpu_platform.render.log_alerts import log_rule_group
 from gpu_platform.render.serving_scaling import rule_group as serving_rules
 from gpu_platform.render.monitoring import MonitoringSettings, gpu_rule_groups
+from gpu_platform.decisions.usage import pool_rates, team_namespaces, usage_units
+from gpu_platform.render.usage_rules import usage_groups
 from tests.support.stacks import AS_OF, resources, stack_platform, without_services, write_stack
 
 RULE = rules_file.PROMETHEUS_RULE
@@ -95,6 +97,7 @@ def test_rules_file_holds_the_groups_of_the_plans_prometheus_rule(written, key):
 def test_rules_file_equals_the_pure_rules_for_the_stacks_thresholds_and_prices(written, key):
     s = spec(key)
     expected = yaml.safe_load(alerts.rules_file(s.monitoring.alerts, gpu_hourly_cost_by_model(s)))
+    expected["groups"] += usage_groups(tuple(usage_units(s)), tuple(pool_rates(s)), team_namespaces(s))
     expected["groups"].append(log_rule_group(alerts.gpu_nodes()))  # logging is on in every stack here
     expected["groups"].append(serving_rules(plans(s)))  # every stack here serves a model
     assert yaml.safe_load(rules_path(key, written).read_text()) == expected

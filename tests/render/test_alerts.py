@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from gpu_platform.render import alerts, capacity_alerts
+from gpu_platform.render import usage_alerts
 from gpu_platform.render.dcgm_metrics import collected_fields, metrics_in
 from tests.render.promtool_rules import LONG, PRICES, WORKLOAD, at_percent, description, fb, fired, flat, gpu, group, humanize, run
 
@@ -411,7 +412,8 @@ def test_every_alert_has_its_listed_severities(t):
                           "GpuRowRemapFailure": {"critical"}, "GpuEccUncorrectable": {"critical"},
                           "GpuNvlinkErrors": {"warning"}, "GpuPodPending": {"high"},
                           "GpuScaleUpFailed": {"warning"}, "GpuNodeLaunchFailed": {"warning"},
-                          "GpuReservationEnding": {"warning", "critical"}}
+                          "GpuReservationEnding": {"warning", "critical"},
+                          "GpuStarvedByCpu": {"warning"}}
 
 
 def test_descriptions_are_static_runbook_text(t):
@@ -436,7 +438,7 @@ def test_gpu_resource_regex_covers_whole_gpus_and_mig_slices(resource, matches):
 
 def test_rules_read_only_collected_fields_kube_state_metrics_and_their_own_records(t):
     allowed = ({f.name for f in collected_fields()} | alerts.KSM_METRICS | alerts.RECORDED_METRICS | {"up"}
-               | capacity_alerts.AUTOSCALER_METRICS)
+               | capacity_alerts.AUTOSCALER_METRICS | usage_alerts.CADVISOR_METRICS | usage_alerts.KSM_METRICS)
     for group_ in alerts.rule_groups(t, PRICES):
         for rule in group_["rules"]:
             assert metrics_in(rule["expr"]) <= allowed, rule.get("alert", rule.get("record"))

@@ -7,7 +7,7 @@ import subprocess
 
 import yaml
 
-from gpu_platform.render import alerts, dashboard
+from gpu_platform.render import alerts, dashboard, usage_rules
 from gpu_platform.render.dcgm_metrics import collected_fields, metrics_in
 from gpu_platform.spec.models import AlertThresholds
 
@@ -33,7 +33,8 @@ def substitute(expr: str, values: dict[str, str]) -> str:
 
 
 def test_every_query_reads_only_collected_dcgm_fields_or_recorded_series():
-    allowed = {f.name for f in collected_fields()} | alerts.RECORDED_METRICS
+    allowed = ({f.name for f in collected_fields()} | alerts.RECORDED_METRICS | usage_rules.RECORDED
+               | dashboard.CADVISOR_METRICS)
     for expr in exprs(board()):
         assert metrics_in(expr) <= allowed, expr
 
@@ -108,3 +109,12 @@ def test_namespace_panel_sums_held_gpus_per_namespace_for_either_host_spelling(p
     result = subprocess.run([promtool, "test", "rules", "tests.yaml"], cwd=tmp_path, capture_output=True,
                             text=True, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_usage_panels_draw_the_well_run_line_and_price_idle_gpus():
+    panels = {p["title"]: p for p in board()["panels"]}
+    fleet = panels["Fleet GPU utilisation (busy / allocated)"]
+    assert {"color": "green", "value": 60} in fleet["fieldConfig"]["defaults"]["thresholds"]["steps"]
+    assert fleet["fieldConfig"]["defaults"]["custom"]["thresholdsStyle"]["mode"] == "line"
+    idle = panels["Idle GPU cost per hour (allocated, not busy)"]["targets"][0]["expr"]
+    assert metrics_in(idle) == {usage_rules.ALLOCATED_USD, usage_rules.USED_USD}

@@ -8,11 +8,13 @@ import yaml
 
 from gpu_platform.decisions.cost import gpu_hourly_cost_by_model
 from gpu_platform.decisions.tolerations import tolerates
+from gpu_platform.decisions.usage import pool_rates, team_namespaces, usage_units
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
 from gpu_platform.render import alerts
 from gpu_platform.render.dashboard import FILE_NAME, dashboard
 from gpu_platform.render.monitoring import DASHBOARD_LABEL_VALUE, MonitoringSettings, prometheus_mode, stack_values
+from gpu_platform.render.usage_rules import usage_groups
 from gpu_platform.resources.monitoring import POD_SECURITY_LEVEL
 from tests.support.stacks import cached_plan, resource, resources, stack_platform, without_services
 
@@ -280,7 +282,8 @@ def test_rules_live_in_the_prometheus_namespace_with_its_selector_labels(planned
 @pytest.mark.parametrize("key", WITH_PROMETHEUS)
 def test_rule_groups_come_from_the_stack_thresholds_and_gpu_prices(planned, key):
     s = spec(key)
-    expected = alerts.rule_groups(s.monitoring.alerts, gpu_hourly_cost_by_model(s))
+    expected = [*alerts.rule_groups(s.monitoring.alerts, gpu_hourly_cost_by_model(s)),
+                *usage_groups(tuple(usage_units(s)), tuple(pool_rates(s)), team_namespaces(s))]
     assert rule(planned(key))["inputs"]["spec"]["groups"] == expected
 
 

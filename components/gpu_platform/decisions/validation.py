@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from gpu_platform.decisions.cuda import min_cuda_rules
 from gpu_platform.decisions.capacity import platform_capacity, team_quota_totals
 from gpu_platform.decisions.datasets import SHARED_CLAIM_SIZE, associations, claim_size, claim_teams, claims_per_team
+from gpu_platform.decisions.usage import usage_report_rules
 from gpu_platform.decisions.queueing import queueing_rules
 from gpu_platform.decisions.serving import serving_rules
 from gpu_platform.facts import names, syntax
@@ -66,6 +67,7 @@ def rules(spec: PlatformSpec, today: date) -> Iterator[Problem]:
     findings = check(spec, today)
     yield from findings.problems
     yield from _claim_quota_rules(spec)
+    yield from usage_report_rules(spec.monitoring)
     if spec.datasets.fsx_lustre is not None:
         yield from link_path_problems(spec.datasets.fsx_lustre, [t.name for t in claim_teams(spec)])
     if findings.pools_valid:  # capacity is only meaningful once every pool is valid

@@ -639,6 +639,16 @@ EFS_CSI_PROVISIONER = "efs.csi.aws.com"
 EFS_CSI_MANAGED_POLICY = "service-role/AmazonEFSCSIDriverPolicy"
 EFS_NFS_PORT = 2049
 EKS_POD_IDENTITY_PRINCIPAL = "pods.eks.amazonaws.com"
+
+# The usage report job's images, each a version tag with its digest. Digests as pinned in public manifests (not
+# checked against the registries from here; re-resolve with `crane digest` when bumping):
+# amazon/aws-cli 2.31.13 in a bootstrap Job's test of NVIDIA OSMO's deployment scripts; python 3.12-slim in two
+# projects' Dockerfiles, one noting it was "verified against the canonical index". AWS CLI v2 reads EKS Pod
+# Identity credentials (AWS_CONTAINER_CREDENTIALS_FULL_URI and its token file) through its container provider.
+USAGE_REPORT_IMAGE = ("docker.io/library/python:3.12-slim@sha256:"
+                      "78387bc3881b8273120a12ebe6c1ab22b018ccc2c9adf565ae1ac9b536e184ea")
+USAGE_UPLOAD_IMAGE = ("docker.io/amazon/aws-cli:2.31.13@sha256:"
+                      "e14216fb361cce909ce199616711ad103182d5937f851cda9bebf25867d7180a")
 EKS_NODE_GROUP_NAME_MAX = 63
 
 # --- Node health: the EKS node monitoring agent and managed node group auto repair (AWS EKS user guide,

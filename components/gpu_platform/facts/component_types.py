@@ -29,6 +29,7 @@ FORMER: dict[str, tuple[str, ...]] = {
 INTERNAL: dict[str, str] = {
     "AlertPublishing": "gpu-platform:alerting:AlertPublishing",
     "AutoscalerMetrics": "gpu-platform:autoscaler:AutoscalerMetrics",
+    "UsageReport": "gpu-platform:usage:UsageReport",
     "DraDriver": "gpu-platform:dra:DraDriver",
     "EfaDevicePlugin": "gpu-platform:efa:EfaDevicePlugin",
     "ClusterAutoscaler": "gpu-platform:autoscaler:ClusterAutoscaler",

@@ -213,6 +213,17 @@ GPU_DASHBOARD_CONFIGMAP = "gpu-platform-gpu-dashboard"
 # the platform names for the chart's Alertmanager (SNS receivers get AWS access through it).
 ALERT_RECEIVERS_SECRET = "gpu-platform-alert-receivers"
 ALERTMANAGER_SERVICE_ACCOUNT = f"{KUBE_PROMETHEUS_STACK_RELEASE}-alertmanager"
+# The monthly usage report: its CronJob, service account (Pod Identity) and ConfigMap (script and queries).
+USAGE_REPORT_NAME = "gpu-usage-report"
+USAGE_REPORT_SERVICE_ACCOUNT = USAGE_REPORT_NAME
+USAGE_REPORT_CONFIGMAP = USAGE_REPORT_NAME
+# The operator's governing Service of every Prometheus it runs (port 9090, `web`): the report's default URL.
+PROMETHEUS_OPERATED_SERVICE = "prometheus-operated"
+
+
+def usage_bucket_prefix(cluster: str) -> str:
+    """The name prefix of the stack's usage-report bucket (S3 adds a unique suffix; the prefix takes 37 at most)."""
+    return f"{cluster[:26].rstrip('-.')}-gpu-usage-"
 POD_SECURITY_LABEL_PREFIX = "pod-security.kubernetes.io/"
 # The log pipeline: Fluent Bit's release (its service account takes the release's name) and the log groups.
 FLUENT_BIT_RELEASE = "fluent-bit"
@@ -323,6 +334,8 @@ def model_cache_name(cluster: str) -> str:
 
 # --- Kueue: the labels it reads on workloads, and the platform's queueing objects ---
 KUEUE_QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"  # on a Job, Deployment or Pod: the LocalQueue it waits in
+# On a Job: its Workload's maximumExecutionTimeSeconds, after which Kueue deactivates it (Kueue docs, Workload).
+KUEUE_MAX_EXEC_TIME_LABEL = "kueue.x-k8s.io/max-exec-time-seconds"
 KUEUE_PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"  # the WorkloadPriorityClass of a workload
 KUEUE_RELEASE = "kueue"  # Helm release (and fullname prefix of the controller)
 KUEUE_COHORT = MANAGED_BY  # every team's ClusterQueue lends and borrows inside this one cohort

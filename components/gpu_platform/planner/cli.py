@@ -8,6 +8,7 @@
                                                                     (planner/preview_gate.py)
   gpu-platform lock (--stack NAME | --config FILE | --plan JSON) [--out FILE]   (planner/lock.py)
   gpu-platform upgrade-check BASE.json HEAD.json [--format text|markdown]  (planner/upgrade_check.py)
+  gpu-platform usage-report --from FILE [--month YYYY-MM] [--format text|csv]  (planner/usage_report_cmd.py)
 
 The project is found from the user's side (planner/project.py), never from where gpu-platform is installed.
 Exit codes: 0 plan is clean, 1 mandatory policy violations, 2 invalid input (stack file, options, or a
@@ -39,7 +40,7 @@ PLANNER_DIR = Path(__file__).resolve().parent  # the planner's own frames are le
 
 # Modules adding subcommands (e.g. "gpu_platform.planner.diff"); each defines add_command(subparsers).
 COMMAND_MODULES: list[str] = ["gpu_platform.planner.diff", "gpu_platform.planner.preview_gate", "gpu_platform.planner.lock",
-                              "gpu_platform.planner.upgrade_check"]
+                              "gpu_platform.planner.upgrade_check", "gpu_platform.planner.usage_report_cmd"]
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -239,6 +239,11 @@ RESOURCES: dict[str, TypeMock] = {
     "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation": TypeMock(
         _prefixed("dra"), arn=lambda c: c.arn("fsx", f"association/{c.inputs.get('fileSystemId')}/{c.id}"),
         extra=lambda c: {"associationId": c.id}),
+    # --- S3: a bucket named from its bucketPrefix gets S3's 26-character suffix (the id is the name) ---
+    "aws:s3/bucket:Bucket": TypeMock(
+        lambda c: c.inputs.get("bucket") or f"{c.inputs.get('bucketPrefix') or c.name + '-'}{c.hex(26, 'bucket')}",
+        extra=lambda c: {"bucket": c.id, "arn": f"arn:aws:s3:::{c.id}",
+                         "bucketRegionalDomainName": f"{c.id}.s3.{c.region}.amazonaws.com"}),
 }
 
 # Kinds the Kubernetes API serves without a namespace; every other kind gets "default" when unset.

@@ -62,7 +62,8 @@ def from_spec(spec: PlatformSpec) -> dict[str, Any]:
     topology = {"name": names.KUEUE_TOPOLOGY, "levels": list(TOPOLOGY_LEVELS), "pools": by_topology,
                 "defaultLevel": DEFAULT_TOPOLOGY_LEVEL} if by_topology else None
     return {"version": VERSION, "mode": spec.queueing.mode, "chartVersion": spec.queueing.chart_version,
-            "cohort": names.KUEUE_COHORT, "flavors": flavors, "teams": teams, "topology": topology}
+            "cohort": names.KUEUE_COHORT, "flavors": flavors, "teams": teams, "topology": topology,
+            "runtimeCeilingHours": dict(spec.queueing.runtime_ceiling_hours)}
 
 
 def _gpu_flavor_order(groups: list[tuple[tuple[str, ...], list[str]]]) -> list[tuple[str, list[str]]]:
@@ -83,6 +84,15 @@ def _topology_line(section: dict[str, Any]) -> str:
             f"({' > '.join(label.rsplit('/', 1)[-1] for label in t['levels'])}); their flavors admit only pod sets "
             f"asking for topology, and carry their nodes' CPU and memory with the GPU quota; multi-node gpu_job "
             f"prefers one {t['defaultLevel'].rsplit('/', 1)[-1]} domain.")
+
+
+def _ceilings(section: dict[str, Any]) -> str:
+    """The runtime ceilings per tier, as Kueue's maximum execution time of each job the helper writes."""
+    given = section.get("runtimeCeilingHours") or {}
+    if not given:
+        return "Runtime ceilings: none (queueing.runtimeCeilingHours)."
+    tiers = ", ".join(f"{tier} {hours}h" for tier, hours in sorted(given.items()))
+    return f"Runtime ceilings (Kueue maximum execution time of each GPU job): {tiers}."
 
 
 def _held(team: dict[str, Any], resource: str) -> str:
@@ -131,6 +141,7 @@ def text(section: dict[str, Any]) -> str:
     lines.append(f"  Kueue {section['chartVersion']}, cohort {section['cohort']}. Ceiling = nominal + borrowable "
                  "(the team's ResourceQuota); nominal quotas fit capacity at max size.")
     lines.append(f"  {_topology_line(section)}")
+    lines.append(f"  {_ceilings(section)}")
     return "\n".join(lines)
 
 
@@ -139,7 +150,7 @@ def markdown(section: dict[str, Any]) -> str:
              *md_table(ORDER_HEADERS, _order_rows(section)), "",
              "<details><summary>Flavors: capacity at max size and the nominal quota placed on it</summary>", "",
              *md_table(FLAVOR_HEADERS, _flavor_rows(section), right=(4, 5, 6)), "", "</details>", "",
-             _topology_line(section)]
+             _topology_line(section), "", _ceilings(section)]
     return "\n".join(lines)
 
 

@@ -260,6 +260,23 @@ class GpuPlatform(pulumi.ComponentResource):
                                            self.cluster.k8s_provider,
                                            opts=self._after(*self.cluster.system_ready, *publishing))
         self._exports["monitoring"] = self.monitoring.outputs
+        self._usage_report(spec, aws_child)
+
+    def _usage_report(self, spec: PlatformSpec, aws_child: pulumi.ResourceOptions) -> None:
+        """The monthly usage report, once Prometheus (and its namespace) is there."""
+        from gpu_platform.decisions.usage import report_plan
+
+        plan = report_plan(spec.monitoring, spec.cluster.name)
+        self.usage_report = None
+        if plan is None:
+            return
+        from gpu_platform.resources.usage_report import UsageReport
+
+        ready = [r for r in (self.monitoring.namespace, self.monitoring.release) if r is not None]
+        self.usage_report = UsageReport("usage-report", plan, spec.cluster.name, self.cluster.cluster_name,
+                                        self.cluster.k8s_provider, spec.cluster.system_node_selector,
+                                        [*self.cluster.system_ready, *ready], opts=aws_child)
+        self._exports["usageReport"] = {"bucket": self.usage_report.bucket_name, "prefix": plan.prefix}
 
     def _logging(self, spec: PlatformSpec, region: str, aws_child: pulumi.ResourceOptions) -> None:
         self.logging = None

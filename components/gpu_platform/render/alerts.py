@@ -18,6 +18,7 @@ from gpu_platform.render.alert_rule import alerting_rule as _alert
 from gpu_platform.render.capacity_alerts import capacity_rules
 from gpu_platform.render.reservation_alerts import RECORDED as RESERVATION_RECORDS
 from gpu_platform.render.reservation_alerts import ReservationEnd, ending_alerts, recording_rules
+from gpu_platform.render.usage_alerts import usage_alerts
 
 ALERT_GROUP = "gpu-platform.gpu-alerts"
 HOURLY_COST = "gpu_platform:gpu_hourly_cost_usd"  # recorded per modelName from the price catalog
@@ -327,7 +328,7 @@ def alert_rules(thresholds: Any) -> list[dict[str, Any]]:
         *memory_near_limit(t), *temperature_high(t), *idle(t), xid_error(t), cuda_oom(t), *not_detected(t),
         exporter_down(t), devices_unhealthy(t), node_hardware_unhealthy(t), row_remap_failure(t),
         ecc_uncorrectable(t), nvlink_errors(t), *capacity_rules(t.pending_minutes),
-        *ending_alerts(t),
+        *ending_alerts(t), *usage_alerts(t),
     ]
 
 

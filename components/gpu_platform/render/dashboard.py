@@ -1,13 +1,15 @@
 """The GPU dashboard: Grafana JSON (a dict) for the Grafana sidecar to load from a ConfigMap.
 
-Panels read only fields from the exporter's CSV (render.dcgm_metrics) and the cost series the alert
-rules record. Every DCGM query matches both spellings of the exporter's host label (`Hostname`, and
+Panels read only fields from the exporter's CSV (render.dcgm_metrics), the cost and usage series the rules
+record, and, beside a pod's GPU activity, the kubelet's cAdvisor CPU and network series (CADVISOR_METRICS).
+Every DCGM query matches both spellings of the exporter's host label (`Hostname`, and
 `hostname` in builds after May 2026) so the node filter works on either.
 """
 from __future__ import annotations
 
 from typing import Any
 
+from gpu_platform.render import usage_rules as usage
 from gpu_platform.render.alerts import HOURLY_COST
 
 UID = "gpu-platform-gpus"
@@ -85,9 +87,57 @@ def panels(t: Any) -> list[dict[str, Any]]:
                description="The last XID code each GPU reported. 13 and 31 are usually the application; 48 "
                "(double-bit ECC) and 79 (fell off the bus) mean the node must be replaced."),
     ]
+    out += usage_panels()
     for panel_id, panel in enumerate(out, start=1):
         panel["id"] = panel_id
     return out
+
+
+WELL_RUN_UTILISATION = 60  # percent of allocated GPU time busy that a well-run fleet reaches (docs/usage.md)
+CADVISOR_METRICS = frozenset({"container_cpu_cfs_throttled_periods_total", "container_cpu_cfs_periods_total",
+                              "container_network_receive_bytes_total"})
+POD_LEGEND = "{{namespace}}/{{pod}}"
+
+
+def usage_panels(top: int = 36) -> list[dict[str, Any]]:
+    """Fleet utilisation against the well-run line and idle cost, each team's GPUs, and each GPU pod's activity
+    beside its CPU throttling and network intake (a data-feeding bottleneck shows as low activity beside high
+    throttling or a flat network)."""
+    alloc, used = f"sum({usage.ALLOCATED_GPUS})", f"sum({usage.USED_GPUS})"
+    fleet = _panel("timeseries", "Fleet GPU utilisation (busy / allocated)", f"100 * {used} / {alloc}",
+                   (0, top, 12, 8), unit="percent", legend="fleet",
+                   description=f"GPU time busy over GPU time allocated to pods; the line is {WELL_RUN_UTILISATION}%, "
+                   "what a well-run fleet reaches.")
+    fleet["fieldConfig"]["defaults"]["thresholds"] = {"mode": "absolute", "steps": [
+        {"color": "red", "value": None}, {"color": "green", "value": WELL_RUN_UTILISATION}]}
+    fleet["fieldConfig"]["defaults"]["custom"] = {"thresholdsStyle": {"mode": "line"}}
+    per_team = f"sum by (team) ({usage.ALLOCATED_GPUS} * on (namespace) group_left (team) {usage.TEAM_INFO})"
+    busy_pod = 'max by (namespace, pod) (DCGM_FI_PROF_GR_ENGINE_ACTIVE{pod!=""})'
+    throttled = ('sum by (namespace, pod) (rate(container_cpu_cfs_throttled_periods_total{container!=""}[5m])) / '
+                 'sum by (namespace, pod) (rate(container_cpu_cfs_periods_total{container!=""}[5m]))')
+    gpu_pods = f"on (namespace, pod) {busy_pod}"
+    return [
+        fleet,
+        _panel("stat", "Idle GPU cost per hour (allocated, not busy)",
+               f"sum({usage.ALLOCATED_USD}) - sum({usage.USED_USD})", (12, top, 6, 8), unit="currencyUSD", legend="",
+               description="Allocated GPU dollars less busy GPU dollars, at the plan's unit prices."),
+        _panel("stat", "GPU dollars per hour allocated", f"sum({usage.ALLOCATED_USD})", (18, top, 6, 8),
+               unit="currencyUSD", legend=""),
+        _panel("timeseries", "GPUs allocated per team", per_team, (0, top + 8, 12, 8), legend="{{team}}",
+               description="GPU-equivalents held by the team's running pods (MIG slices at their compute share, "
+               "time-sliced replicas as a fraction); compare with the team's quota in the plan."),
+        _panel("timeseries", "GPU activity per pod", f"100 * {busy_pod}", (12, top + 8, 12, 8), unit="percent",
+               legend=POD_LEGEND),
+        _panel("timeseries", "CPU throttled share of GPU pods", f"100 * ({throttled}) and {gpu_pods}",
+               (0, top + 16, 12, 8), unit="percent", legend=POD_LEGEND,
+               description="CFS periods in which the pod's containers were throttled: high beside low GPU activity "
+               "means the CPU cannot feed the GPUs (GpuStarvedByCpu)."),
+        _panel("timeseries", "Network received by GPU pods",
+               f'sum by (namespace, pod) (rate(container_network_receive_bytes_total{{interface!="lo"}}[5m])) and '
+               f"{gpu_pods}", (12, top + 16, 12, 8), unit="Bps", legend=POD_LEGEND,
+               description="The pod's network intake (ENA). EFA traffic bypasses the kernel and FSx for Lustre "
+               "throughput is a CloudWatch metric of the file system: neither shows here."),
+    ]
 
 
 def _variables() -> list[dict[str, Any]]:

@@ -128,7 +128,7 @@ def metrics_csv() -> str:
 
 
 def exporter_values(csv_configmap_name: str, service_monitor_enabled: bool,
-                    service_monitor_labels: dict[str, str]) -> dict[str, Any]:
+                    service_monitor_labels: dict[str, str], dra: bool = False) -> dict[str, Any]:
     """The `dcgmExporter:` block of the GPU Operator chart values.
 
     The chart renders `config.data` into a ConfigMap named `config.name` in the release namespace
@@ -136,9 +136,12 @@ def exporter_values(csv_configmap_name: str, service_monitor_enabled: bool,
     The ServiceMonitor honours the exporter's own pod/namespace/container labels (the workload using
     the GPU) and drops the exporter pod's target labels of the same names, so an unallocated GPU is not
     attributed to the operator's namespace; it labels every series with the node it came from.
+    With DRA pools, KUBERNETES_ENABLE_DRA makes the exporter attribute GPUs allocated by ResourceClaims to their
+    pods (`dra_*` labels beside namespace and pod), which the usage records count as allocated (docs/usage.md).
     """
     return {
         "enabled": True,
+        **({"env": [{"name": "KUBERNETES_ENABLE_DRA", "value": "true"}]} if dra else {}),
         "config": {"name": csv_configmap_name, "create": True, "data": metrics_csv()},
         "serviceMonitor": {
             "enabled": service_monitor_enabled,

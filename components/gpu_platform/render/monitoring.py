@@ -18,10 +18,12 @@ from collections.abc import Mapping
 
 from gpu_platform.decisions.cost import gpu_hourly_cost_by_model
 from gpu_platform.decisions.metrics_storage import MetricsStorage, stack_metrics_storage
+from gpu_platform.decisions.usage import PoolRate, UsageUnit, pool_rates, team_namespaces, usage_units
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.alert_routing import alertmanager_values
 from gpu_platform.render.alerts import rule_groups
 from gpu_platform.render.reservation_alerts import ReservationEnd, reservation_ends
+from gpu_platform.render.usage_rules import usage_groups
 
 if TYPE_CHECKING:
     from gpu_platform.spec.alerting import SeverityRoutesSpec
@@ -32,8 +34,8 @@ DASHBOARD_LABEL_VALUE = "1"  # the value the Grafana sidecar matches on its labe
 
 # Node labels kube-state-metrics exports (as kube_node_labels): GpuNotDetected sees GPU nodes that are not
 # tainted for GPUs, and tells DRA pools' nodes (no allocatable GPU by design) from device-plugin ones
-# (docs/monitoring.md, KSM requirements).
-KSM_NODE_LABELS = (names.GPU_PRESENT_LABEL, names.GPU_ALLOCATION_LABEL)
+# (docs/monitoring.md, KSM requirements); usage is recorded per pool from the pool label (docs/usage.md).
+KSM_NODE_LABELS = (names.GPU_PRESENT_LABEL, names.GPU_ALLOCATION_LABEL, names.POOL_LABEL)
 
 
 @dataclass(frozen=True)
@@ -45,12 +47,16 @@ class MonitoringSettings:
     system_node_selector: Mapping[str, str] = field(default_factory=lambda: dict(names.SYSTEM_NODE_SELECTOR))
     storage: Optional[MetricsStorage] = None  # retention and volumes of an installed stack
     reservation_ends: tuple[ReservationEnd, ...] = ()  # reserved pools' ends and drains (run-time alerts)
+    usage_units: tuple[UsageUnit, ...] = ()  # each pool's allocatable units: GPU share and price (usage rules)
+    pool_rates: tuple[PoolRate, ...] = ()  # each pool's price per GPU-hour (used GPU time in dollars)
+    team_namespaces: Mapping[str, str] = field(default_factory=dict)  # namespace -> team
 
     @classmethod
     def of(cls, spec: "PlatformSpec") -> "MonitoringSettings":
         return cls(spec.monitoring, spec.cluster.name, {t.name: t.alerting for t in spec.teams if t.alerting},
                    gpu_hourly_cost_by_model(spec), dict(spec.cluster.system_node_selector),
-                   stack_metrics_storage(spec), reservation_ends(spec))
+                   stack_metrics_storage(spec), reservation_ends(spec), tuple(usage_units(spec)),
+                   tuple(pool_rates(spec)), team_namespaces(spec))
 
 
 def prometheus_mode(monitoring: "MonitoringSpec") -> str:
@@ -91,8 +97,10 @@ def _storage_values(storage: Optional[MetricsStorage]) -> tuple[dict[str, Any], 
 
 
 def gpu_rule_groups(settings: MonitoringSettings) -> list[dict[str, Any]]:
-    """The rule groups for this stack: its thresholds and the hourly price of each of its GPU models."""
-    return rule_groups(settings.monitoring.alerts, settings.gpu_prices, settings.reservation_ends)
+    """The rule groups for this stack: its thresholds and the hourly price of each of its GPU models, then
+    its usage records (GPU time allocated and used, in GPUs and dollars)."""
+    return [*rule_groups(settings.monitoring.alerts, settings.gpu_prices, settings.reservation_ends),
+            *usage_groups(settings.usage_units, settings.pool_rates, settings.team_namespaces)]
 
 
 def stack_values(settings: MonitoringSettings) -> dict[str, Any]:

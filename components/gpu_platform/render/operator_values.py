@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 import yaml
 
 from gpu_platform.decisions.tolerations import tolerates, toleration
+from gpu_platform.decisions.dra import DRA
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.dcgm_metrics import exporter_values
 from gpu_platform.render.sharing import device_plugin_configs, mig_parted_config
@@ -102,7 +103,8 @@ def operator_values(settings: OperatorSettings) -> dict[str, Any]:
             },
         },
         "dcgmExporter": exporter_values(names.DCGM_METRICS_CONFIGMAP, settings.service_monitor,
-                                        dict(settings.service_monitor_labels)),
+                                        dict(settings.service_monitor_labels),
+                                        dra=any(str(getattr(p, "gpu_allocation", "")) == DRA for p in settings.pools)),
         "daemonsets": {"tolerations": with_tolerations(defaults["daemonsets"]["tolerations"], extra)},
         NFD: {"worker": {"tolerations": with_tolerations(defaults[NFD]["worker"]["tolerations"], extra)}},
     }

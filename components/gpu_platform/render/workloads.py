@@ -32,6 +32,7 @@ from gpu_platform.decisions.pod_sizing import shm_size as default_shm
 from gpu_platform.decisions.queueing import queue_labels
 from gpu_platform.decisions.topology import (DEFAULT_TOPOLOGY_LEVEL, TOPOLOGY_LEVELS, TOPOLOGY_MODES, proximity_layers,
                                             schedules_by_topology)
+from gpu_platform.decisions.runtime import job_ceiling
 from gpu_platform.facts import catalog, names
 from gpu_platform.facts import cuda as cuda_facts
 from gpu_platform.render.model_cache import BASE_PATH
@@ -396,7 +397,8 @@ def gpu_job(spec: "PlatformSpec", team: str, name: str, image: str, *, backoff_l
         job = {"parallelism": nodes, "completions": nodes, "completionMode": "Indexed", **job}
     if backoff_limit is not None:
         job = {"backoffLimit": backoff_limit, **job}
+    ceiling_labels, ceiling = job_ceiling(spec, _team(spec, team))  # the team's tier's runtime ceiling
     return {"apiVersion": "batch/v1", "kind": "Job",
             "metadata": {"name": name, "namespace": names.team_namespace(team),
-                         "labels": {names.TEAM_LABEL: team, **queue_labels(spec, _team(spec, team))}},
-            "spec": job}
+                         "labels": {names.TEAM_LABEL: team, **queue_labels(spec, _team(spec, team)), **ceiling_labels}},
+            "spec": {**ceiling, **job}}

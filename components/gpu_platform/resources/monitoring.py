@@ -17,6 +17,7 @@ from gpu_platform.facts import catalog, component_types, names
 from gpu_platform.render.dashboard import FILE_NAME as DASHBOARD_FILE
 from gpu_platform.render.dashboard import dashboard
 from gpu_platform.render.reservation_alerts import ReservationEnd
+from gpu_platform.decisions.usage import PoolRate, UsageUnit
 from gpu_platform.render.monitoring import (
     DASHBOARD_LABEL_VALUE, PROMETHEUS_RULE_API, MonitoringSettings, gpu_rule_groups, metrics_storage_class,
     prometheus_mode, stack_values,
@@ -132,6 +133,22 @@ class ReservationEndArgs(TypedDict, total=False):
     """When the reservation ends, ISO 8601 in UTC."""
 
 
+class UsageUnitArgs(TypedDict, total=False):
+    """One allocatable resource of one pool, as the usage records count and price it (docs/usage.md)."""
+
+    pool: str
+    resource: str
+    """nvidia.com/gpu, nvidia.com/mig-<profile>, or dra (GPUs allocated by ResourceClaims)."""
+    kind: str
+    """whole, mig, time-sliced or dra."""
+    gpu_share: float
+    """The GPUs one unit counts as (a 3g slice of 7: 3/7; a replica of 4: 0.25)."""
+    usd_per_hour: float
+    """One unit for an hour (omit when the pool has no price)."""
+    gpu_model: str
+    """The pool's GPU as NVML names it (dcgm-exporter's modelName); needed for MIG units."""
+
+
 class GpuMonitoringArgs(TypedDict, total=False):
     """Prometheus, the GPU alert rules and dashboard, and where alerts go."""
 
@@ -163,6 +180,13 @@ class GpuMonitoringArgs(TypedDict, total=False):
     """GPUs (or MIG slices) at max size: sizes the Prometheus volume with the retention (default 0)."""
     reservation_ends: list[ReservationEndArgs]
     """Reserved pools whose end alerts at run time (default: none)."""
+    usage_units: list[UsageUnitArgs]
+    """Each pool's allocatable units: GPU usage is recorded per namespace and pool at these shares and prices
+    (default: none, no usage records)."""
+    pool_gpu_prices: dict[str, float]
+    """Pool name -> USD per GPU-hour: what used GPU time is priced at."""
+    team_namespaces: dict[str, str]
+    """Namespace -> team, recorded beside the usage."""
 
 
 class GpuMonitoring(pulumi.ComponentResource):
@@ -337,8 +361,14 @@ def monitoring_settings(name: str, args: Mapping[str, Any]) -> MonitoringSetting
         raise ArgumentsError(where, problems)
     storage = (metrics_storage(monitoring, args.get("nodes_at_max") or 0, args.get("gpus_at_max") or 0)
                if prometheus_mode(monitoring) == "install" else None)
+    units = tuple(UsageUnit(str(u.get("pool")), str(u.get("resource")), str(u.get("kind")),
+                            float(u.get("gpu_share") or 1.0),
+                            None if u.get("usd_per_hour") is None else float(u["usd_per_hour"]),
+                            str(u.get("gpu_model") or "")) for u in args.get("usage_units") or [])
+    rates = tuple(PoolRate(p, float(v)) for p, v in (args.get("pool_gpu_prices") or {}).items())
     return MonitoringSettings(monitoring, args.get("cluster_name") or "", teams, dict(args.get("gpu_prices") or {}),
-                              dict(args.get("system_node_selector") or names.SYSTEM_NODE_SELECTOR), storage, ends)
+                              dict(args.get("system_node_selector") or names.SYSTEM_NODE_SELECTOR), storage, ends,
+                              units, rates, dict(args.get("team_namespaces") or {}))
 
 
 def _reservation_ends(given: list[Mapping[str, str]]) -> tuple[tuple[ReservationEnd, ...], list[str]]:

@@ -173,6 +173,7 @@ def monitoring_rules(mon: "MonitoringSpec", team_routes: Sequence[tuple[FieldPat
                      at: FieldPath = MONITORING) -> Iterator[Problem]:
     """Alert tiers, receivers and routes (the platform's and each team's, given as (path, routes))."""
     yield from _tier_rules(mon.alerts, at)
+    yield from _usage_report_rules(mon, at)
     alerting = mon.alerting
     installs = mon.enabled and mon.prometheus.mode == "install"
     if mon.prometheus.mode != "install":  # an existing Prometheus keeps its own storage
@@ -189,6 +190,19 @@ def monitoring_rules(mon: "MonitoringSpec", team_routes: Sequence[tuple[FieldPat
     yield from _receiver_rules(alerting, at)
     yield from _route_rules(alerting, team_routes, at)
     yield from _timing_rules(alerting, at)
+
+
+def _usage_report_rules(mon: "MonitoringSpec", at: FieldPath) -> Iterator[Problem]:
+    report = mon.usage_report
+    if not report.enabled:
+        return
+    mode = mon.prometheus.mode if mon.enabled else "none"
+    if mode == "none":
+        yield (at / "usageReport.enabled", "the report queries Prometheus: set monitoring.prometheus.mode to install "
+               "or existing, or leave the report off")
+    elif mode == "existing" and report.prometheus_url is None:
+        yield (at / "usageReport.prometheusUrl", "required with monitoring.prometheus.mode existing: the URL of its "
+               "Prometheus HTTP API inside the cluster, e.g. http://prometheus-operated.monitoring.svc:9090")
 
 
 def _tier_rules(t: "AlertThresholds", at: FieldPath) -> Iterator[Problem]:

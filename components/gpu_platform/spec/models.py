@@ -459,11 +459,31 @@ class PrometheusSpec(StrictModel):
     ebs_csi_addon_version: Optional[str] = Field(None, pattern=ADDON_VERSION)  # aws-ebs-csi-driver: volumes on
 
 
+class UsageReportSpec(StrictModel):
+    """The monthly GPU usage report: a CronJob querying Prometheus, writing CSV to an S3 prefix (docs/usage.md)."""
+    enabled: bool = False
+    # Five-field cron, UTC (the CronJob's timeZone); each run reports the calendar month before it.
+    schedule: str = Field("0 6 1 * *", pattern=r"^(\S+\s+){4}\S+$")
+    bucket_name: Optional[str] = None  # default: a bucket the stack creates, named from the cluster
+    prefix: str = Field("gpu-usage", pattern=r"^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$")  # the job writes only here
+    retention_days: int = Field(400, ge=30, le=3650)  # reports older than this expire (lifecycle rule)
+    prometheus_url: Optional[str] = Field(None, pattern=r"^https?://[^\s]+$")  # default: the installed Prometheus
+
+    @field_validator("bucket_name")
+    @classmethod
+    def _bucket(cls, v: Optional[str]) -> Optional[str]:
+        problem = syntax.s3_bucket(v) if v is not None else None
+        if problem:
+            raise ValueError(problem)
+        return v
+
+
 class MonitoringSpec(StrictModel):
     enabled: bool = True
     prometheus: PrometheusSpec = Field(default_factory=PrometheusSpec)
     alerts: AlertThresholds = Field(default_factory=AlertThresholds)
     alerting: Optional[AlertingSpec] = None  # receivers and routes of the installed Alertmanager
+    usage_report: UsageReportSpec = Field(default_factory=UsageReportSpec)
 
 
 # --- teams ---
@@ -545,6 +565,19 @@ class QueueingSpec(StrictModel):
     mode: Literal["none", "kueue"] = "none"
     chart_version: Optional[str] = Field(None, pattern=r"^\d+\.\d+\.\d+$")  # required with kueue: pinned
     namespace: DnsLabel = "kueue-system"
+    # Priority tier -> the longest a GPU job of a team in that tier may run, in hours (docs/workloads.md):
+    # Kueue's maximum execution time with kueue, the Job's activeDeadlineSeconds without.
+    runtime_ceiling_hours: dict[str, int] = Field(default_factory=dict)
+
+    @field_validator("runtime_ceiling_hours")
+    @classmethod
+    def _ceilings(cls, v: dict[str, int]) -> dict[str, int]:
+        for tier, hours in v.items():
+            if tier not in PRIORITY_TIERS:
+                raise ValueError(f"{tier!r} is no priority tier; tiers: {', '.join(PRIORITY_TIERS)}")
+            if not 1 <= hours <= 8760:
+                raise ValueError(f"{tier}: {hours} hours; a ceiling is 1 to 8760 hours (a year)")
+        return v
 
     @property
     def enabled(self) -> bool:

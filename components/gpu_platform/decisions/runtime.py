@@ -1,0 +1,29 @@
+"""Runtime ceilings per priority tier: how long one GPU job of a team may run (queueing.runtimeCeilingHours).
+
+With Kueue the ceiling is the Workload's maximum execution time, counted over the time it is admitted (a
+preempted job keeps what it used), after which Kueue deactivates it; without Kueue it is the Job's own
+`activeDeadlineSeconds`, counted from its start. Either way the Job says what it gets, so the team sees it.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
+from gpu_platform.facts import names
+
+if TYPE_CHECKING:
+    from gpu_platform.spec.models import PlatformSpec, TeamSpec
+
+
+def ceiling_seconds(spec: "PlatformSpec", team: "TeamSpec") -> Optional[int]:
+    hours = spec.queueing.runtime_ceiling_hours.get(team.priority_tier)
+    return None if hours is None else hours * 3600
+
+
+def job_ceiling(spec: "PlatformSpec", team: "TeamSpec") -> tuple[dict[str, str], dict[str, Any]]:
+    """(Job labels, Job spec fields) that cap a job of `team` at its tier's ceiling; empty without one."""
+    seconds = ceiling_seconds(spec, team)
+    if seconds is None:
+        return {}, {}
+    if spec.queueing.enabled:
+        return {names.KUEUE_MAX_EXEC_TIME_LABEL: str(seconds)}, {}
+    return {}, {"activeDeadlineSeconds": seconds}

@@ -1,0 +1,106 @@
+"""The monthly usage report job as data: its queries, its ConfigMap, its CronJob and its S3 write policy.
+
+The job's first container runs render/usage_report.py (shipped verbatim in the ConfigMap) with the Python
+standard library: it queries Prometheus at the end of last month and writes the CSV and the raw answers to a
+scratch volume; the second uploads them with the AWS CLI to `s3://<bucket>/<prefix>/`, its credentials from
+EKS Pod Identity. The role may only put objects under that prefix.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from gpu_platform.decisions.usage import ReportPlan
+from gpu_platform.facts import catalog, names
+from gpu_platform.render import usage_report
+from gpu_platform.render import usage_rules as rec
+
+STEP_MINUTES = 5  # subquery resolution: the recorded series are sampled every 5 minutes over the month
+STEP_HOURS = STEP_MINUTES / 60
+SCRIPT_KEY, QUERIES_KEY = "usage_report.py", "queries.json"
+SCRIPT_DIR, OUT_DIR, TMP_DIR = "/report", "/out", "/tmp"
+BACKOFF_LIMIT = 3
+ACTIVE_DEADLINE_SECONDS = 3600
+HISTORY = 3  # finished jobs kept of each outcome
+
+
+def _hours(record: str, by: str) -> str:
+    """A recorded rate (GPUs, or dollars per hour) summed over the window: GPU-hours, or dollars."""
+    return f"sum by ({by}) (sum_over_time({record}[{{minutes}}m:{STEP_MINUTES}m])) * {STEP_HOURS!r}"
+
+
+def query_templates() -> dict[str, str]:
+    """Report key -> PromQL, with `{minutes}` for the month's length (usage_report.window_queries)."""
+    by = "namespace, pool"
+    return {
+        usage_report.ALLOCATED_GPU_HOURS: _hours(rec.ALLOCATED_GPUS, by),
+        usage_report.ALLOCATED_USD: _hours(rec.ALLOCATED_USD, by),
+        usage_report.USED_GPU_HOURS: _hours(rec.USED_GPUS, by),
+        usage_report.USED_USD: _hours(rec.USED_USD, by),
+        usage_report.TEAMS: f"max by (namespace, team) (last_over_time({rec.TEAM_INFO}[{{minutes}}m]))",
+    }
+
+
+def configmap_data() -> dict[str, str]:
+    """The script (this package's own report module) and its queries."""
+    source = Path(usage_report.__file__).read_text(encoding="utf-8")
+    return {SCRIPT_KEY: source, QUERIES_KEY: json.dumps(query_templates(), indent=1, sort_keys=True)}
+
+
+def destination(bucket: str, plan: ReportPlan) -> str:
+    return f"s3://{bucket}/{plan.prefix}/"
+
+
+def _restricted(uid: int = 65534) -> dict[str, Any]:
+    return {"runAsNonRoot": True, "runAsUser": uid, "runAsGroup": uid, "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]},
+            "seccompProfile": {"type": "RuntimeDefault"}}
+
+
+def cron_job(plan: ReportPlan, bucket: str, node_selector: dict[str, str]) -> dict[str, Any]:
+    """The CronJob: the report in an init container, the upload after it; UTC schedule, no overlap."""
+    out = {"name": "out", "mountPath": OUT_DIR}
+    report = {"name": "report", "image": catalog.USAGE_REPORT_IMAGE,
+              "command": ["python3", f"{SCRIPT_DIR}/{SCRIPT_KEY}"],
+              "env": [{"name": "PROMETHEUS_URL", "value": plan.prometheus_url},
+                      {"name": "QUERIES_FILE", "value": f"{SCRIPT_DIR}/{QUERIES_KEY}"},
+                      {"name": "OUT_DIR", "value": OUT_DIR}, {"name": "PYTHONDONTWRITEBYTECODE", "value": "1"}],
+              "volumeMounts": [{"name": "script", "mountPath": SCRIPT_DIR, "readOnly": True}, out],
+              "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}},
+              "securityContext": _restricted()}
+    upload = {"name": "upload", "image": catalog.USAGE_UPLOAD_IMAGE,
+              "command": ["aws", "s3", "cp", f"{OUT_DIR}/", destination(bucket, plan), "--recursive",
+                          "--sse", "AES256", "--only-show-errors"],
+              "env": [{"name": "HOME", "value": TMP_DIR}],
+              "volumeMounts": [{**out, "readOnly": True}, {"name": "tmp", "mountPath": TMP_DIR}],
+              "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "256Mi"}},
+              "securityContext": _restricted()}
+    pod = {"serviceAccountName": names.USAGE_REPORT_SERVICE_ACCOUNT, "restartPolicy": "OnFailure",
+           "nodeSelector": dict(node_selector), "initContainers": [report], "containers": [upload],
+           "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+           "volumes": [{"name": "script", "configMap": {"name": names.USAGE_REPORT_CONFIGMAP}},
+                       {"name": "out", "emptyDir": {}}, {"name": "tmp", "emptyDir": {}}]}
+    return {"apiVersion": "batch/v1", "kind": "CronJob",
+            "metadata": {"name": names.USAGE_REPORT_NAME, "namespace": plan.namespace,
+                         "labels": {names.MANAGED_BY_LABEL: names.MANAGED_BY}},
+            "spec": {"schedule": plan.schedule, "timeZone": "Etc/UTC", "concurrencyPolicy": "Forbid",
+                     "successfulJobsHistoryLimit": HISTORY, "failedJobsHistoryLimit": HISTORY,
+                     "jobTemplate": {"spec": {"backoffLimit": BACKOFF_LIMIT,
+                                              "activeDeadlineSeconds": ACTIVE_DEADLINE_SECONDS,
+                                              "template": {"spec": pod}}}}}
+
+
+def writer_policy(bucket: str, plan: ReportPlan) -> dict[str, Any]:
+    """The job's only permission: put objects under its prefix."""
+    return {"Version": "2012-10-17", "Statement": [{
+        "Sid": "PutUsageReports", "Effect": "Allow", "Action": "s3:PutObject",
+        "Resource": f"arn:aws:s3:::{bucket}/{plan.prefix}/*"}]}
+
+
+def tls_only_policy(bucket: str) -> dict[str, Any]:
+    """The bucket refuses requests not made over TLS."""
+    arn = f"arn:aws:s3:::{bucket}"
+    return {"Version": "2012-10-17", "Statement": [{
+        "Sid": "DenyInsecureTransport", "Effect": "Deny", "Principal": "*", "Action": "s3:*",
+        "Resource": [arn, f"{arn}/*"], "Condition": {"Bool": {"aws:SecureTransport": "false"}}}]}
