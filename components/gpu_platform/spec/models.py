@@ -23,6 +23,7 @@ from gpu_platform.spec.fields import (
     LabelKey, Labels, Quantity, S3Uri, SecurityGroupId, Selector, StorageRequest, SubnetId, Tags, TaintKey, TaintValue,
     Zone,
 )
+from gpu_platform.spec.acceptance import AcceptanceSpec
 from gpu_platform.spec.repair import NodeRepairSpec
 from gpu_platform.spec.strict import StrictModel
 
@@ -304,6 +305,8 @@ class NodePoolSpec(StrictModel, _GpuShape):
     local_storage: Optional[Literal["raid0", "none"]] = None
     repair: NodeRepairSpec = Field(default_factory=NodeRepairSpec)  # managed node group auto repair
     kubelet: Optional[KubeletSpec] = None  # CPU and topology managers; default by instance type (docs/numa.md)
+    # What a new node must pass before it takes work; default by environment (docs/acceptance.md).
+    acceptance: Optional[AcceptanceSpec] = None
 
     _max_unavailable = field_validator("max_unavailable")(lambda v: node_count_or_percent(v))
 

@@ -22,6 +22,7 @@ from gpu_platform.spec.models import (
     ADDON_VERSION, ClusterSpec, CreateClusterSpec, GpuOperatorSpec, GpuPool, NodePoolSpec, PlatformSpec, VpcSpec,
 )
 from gpu_platform.spec.pool_context import PoolContext
+from gpu_platform.spec.acceptance import acceptance_rules
 from gpu_platform.spec.repair import repair_rules
 from gpu_platform.spec.rules_capacity import platform_rules as reservation_rules
 from gpu_platform.spec.rules_capacity import pool_rules as capacity_rules
@@ -219,6 +220,9 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
     for j, taint in enumerate(pool.taints):
         if taint.key == names.GPU_TAINT_KEY:
             yield at.field("taints").index(j).field("key"), f"{names.GPU_TAINT_KEY} is always set on GPU pools; list only extra taints"
+        if taint.key == names.ACCEPTANCE_TAINT_KEY:
+            yield (at.field("taints").index(j).field("key"), f"{names.ACCEPTANCE_TAINT_KEY} is the acceptance gate's "
+                   "startup taint, set from nodePools[].acceptance; remove it here")
     for key in pool.labels:
         if key.startswith(RESERVED_LABEL_DOMAINS) or syntax.reserved_domain(key):
             yield (at / "labels", f"{key!r} is managed by the platform or Kubernetes; reserved prefixes: "
@@ -230,6 +234,7 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
     yield from dra_rules(ctx, pool)
     yield from ultraserver_rules(ctx, pool)
     yield from kubelet_rules(at, pool)
+    yield from acceptance_rules(at, pool)
 
 
 def gpu_shape_rules(at: FieldPath, pool: GpuPool) -> Iterator[Problem]:
