@@ -66,9 +66,9 @@ def test_checker_runs_once_per_new_node_of_its_pool(prod):
     pod = ds["spec"]["template"]["spec"]
     terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
     assert {"key": names.ACCEPTANCE_LABEL, "operator": "DoesNotExist"} in terms[0]["matchExpressions"]
-    assert [c["name"] for c in pod["initContainers"]] == ["dcgm", "nccl", "efa"]
-    assert "dcgmi diag -r 2 -j" in pod["initContainers"][0]["command"][2]
-    assert "-g 8" in pod["initContainers"][1]["command"][2]
+    assert [c["name"] for c in pod["initContainers"]] == ["precheck", "dcgm", "nccl", "efa"]
+    assert "dcgmi diag -r 2 -j" in pod["initContainers"][1]["command"][2]
+    assert "-g 8" in pod["initContainers"][2]["command"][2]
     env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
     assert env["CHECKS"] == "dcgm,nccl,efa" and env["NCCL_FLOOR_GBPS"] == "180" and env["EFA_INTERFACES"] == "4"
     assert r.startup_toleration() in pod["tolerations"]
@@ -137,3 +137,15 @@ def test_checker_may_not_change_other_labels_conditions_or_annotations():
 
 def test_policy_leaves_everyone_else_alone():
     assert refused(node(taints=[TAINT]), node(), user="system:serviceaccount:node-readiness-system:x") == []
+
+
+def test_check_commands_are_shell_and_skip_unchecked_nodes(prod, tmp_path):
+    import subprocess
+
+    _, objects = prod
+    for ds in (o for o in objects if o["kind"] == "DaemonSet"):
+        for c in ds["spec"]["template"]["spec"]["initContainers"][1:]:
+            script = c["command"][2]
+            assert script.startswith(f"[ -e {r.RESULTS}/skip ] ||")
+            (tmp_path / "check.sh").write_text(script)
+            subprocess.run(["sh", "-n", str(tmp_path / "check.sh")], check=True)

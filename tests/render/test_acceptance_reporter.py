@@ -132,3 +132,29 @@ def test_judge_timeout_and_missing_output(tmp_path):
 def test_condition_patch_touches_only_its_condition():
     patch = r.condition_patch(r.Outcome("True", "Passed", "ok"), "2026-11-27T09:00:00Z")
     assert [c["type"] for c in patch["status"]["conditions"]] == [names.ACCEPTANCE_CONDITION]
+
+
+def test_a_node_without_the_startup_taint_is_left_alone():
+    taint = {"key": names.ACCEPTANCE_TAINT_KEY, "value": "pending", "effect": "NoSchedule"}
+    assert r.STARTUP_TAINT == names.ACCEPTANCE_TAINT_KEY
+    assert r.unchecked({"spec": {"taints": [{"key": names.GPU_TAINT_KEY}]}})
+    assert r.unchecked({"spec": {}})
+    assert not r.unchecked({"spec": {"taints": [taint]}})
+
+
+def _pod(name, kind=None, phase="Running"):
+    meta = {"name": name, "namespace": "ns", **({"ownerReferences": [{"kind": kind}]} if kind else {})}
+    return {"metadata": meta, "status": {"phase": phase}}
+
+
+def test_work_on_the_node_is_what_is_not_an_agent():
+    pods = [_pod("dcgm-exporter", "DaemonSet"), _pod("kube-proxy-mirror", "Node"), _pod("done", "Job", "Succeeded"),
+            _pod("trainer", "Job"), _pod("bare")]
+    assert r.workloads(pods) == ["ns/trainer", "ns/bare"]
+    assert r.workloads(pods[:3]) == []
+
+
+def test_a_node_gated_while_in_use_keeps_serving_unchecked():
+    o = r.skipped(True, "running work: ns/trainer")
+    assert (o.status, o.reason, o.labels) == ("True", "NotCheckedInUse", {names.ACCEPTANCE_LABEL: "unchecked"})
+    assert r.skipped(False, "no startup taint").status == ""

@@ -33,6 +33,7 @@ INTERNAL: dict[str, str] = {
     "ClusterAutoscaler": "gpu-platform:autoscaler:ClusterAutoscaler",
     "KarpenterController": "gpu-platform:karpenter:KarpenterController",
     "LogPipeline": "gpu-platform:logging:LogPipeline",
+    "NodeAcceptance": "gpu-platform:acceptance:NodeAcceptance",
     "Network": "gpu-platform:network:Network",
 }
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from collections.abc import Sequence
 
-from gpu_platform.decisions.tolerations import toleration
+from gpu_platform.decisions.tolerations import startup_toleration, toleration
 from gpu_platform.facts import acceptance as facts
 from gpu_platform.facts import names
 from gpu_platform.render import acceptance_reporter as reporter
@@ -46,10 +46,6 @@ def _meta(name: str, namespace: str | None = None) -> dict[str, Any]:
 
 def checker_name(pool: str) -> str:
     return f"{names.ACCEPTANCE_NAME}-{pool}"[:63].rstrip("-")
-
-
-def startup_toleration() -> dict[str, str]:
-    return {"key": names.ACCEPTANCE_TAINT_KEY, "operator": "Exists", "effect": names.ACCEPTANCE_TAINT_EFFECT}
 
 
 # --- the node readiness controller ---
@@ -126,7 +122,9 @@ def checker_rbac() -> list[dict[str, Any]]:
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(name, ns)},
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": _meta(name), "rules": [
             {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]},
-            {"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch"]}]},
+            {"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch"]},
+            # the precheck: does the node already run work (its pool gated after it registered)?
+            {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}]},
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": _meta(name),
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
          "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": ns}]},
@@ -141,8 +139,8 @@ def reporter_source() -> str:
 
 def _recorded(check: str, command: str, minutes: int) -> list[str]:
     """Run a check under a time limit, keeping its output and exit code (124: timed out) for the reporter."""
-    return ["/bin/sh", "-c", f"timeout {minutes * 60} {command} > {RESULTS}/{check}.out 2>&1; "
-                             f"echo $? > {RESULTS}/{check}.rc"]
+    return ["/bin/sh", "-c", f"[ -e {RESULTS}/{reporter.SKIP} ] || {{ timeout {minutes * 60} {command} > "
+                             f"{RESULTS}/{check}.out 2>&1; echo $? > {RESULTS}/{check}.rc; }}"]
 
 
 def check_minutes(gate: "PoolAcceptance") -> dict[str, int]:
@@ -173,17 +171,32 @@ def check_containers(gate: "PoolAcceptance") -> list[dict[str, Any]]:
     return out
 
 
-def reporter_container(gate: "PoolAcceptance") -> dict[str, Any]:
-    env = {"LEVEL": str(gate.level), "CHECKS": ",".join(gate.checks), "RESULTS": RESULTS,
-           "NCCL_FLOOR_GBPS": f"{gate.nccl_floor_gbps:g}" if gate.nccl_floor_gbps else "",
-           "EFA_INTERFACES": str(gate.efa_interfaces)}
+def precheck_container() -> dict[str, Any]:
+    """Runs first: on a node without the startup taint, no check runs (render/acceptance_reporter.py)."""
+    container = reporter_container_base()
+    return {**container, "name": "precheck", "command": [*container["command"], "precheck"],
+            "volumeMounts": [{"name": "results", "mountPath": RESULTS},
+                             {"name": "reporter", "mountPath": SCRIPT_DIR, "readOnly": True}]}
+
+
+def reporter_container_base() -> dict[str, Any]:
     return {
         "name": "reporter", "image": facts.REPORTER_IMAGE, "command": ["python3", f"{SCRIPT_DIR}/{REPORTER_KEY}"],
         "env": [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
-                *({"name": k, "value": v} for k, v in env.items())],
+                {"name": "RESULTS", "value": RESULTS}],
         "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}},
         "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
                             "runAsNonRoot": True, "runAsUser": 65534, "capabilities": {"drop": ["ALL"]}},
+    }
+
+
+def reporter_container(gate: "PoolAcceptance") -> dict[str, Any]:
+    env = {"LEVEL": str(gate.level), "CHECKS": ",".join(gate.checks),
+           "NCCL_FLOOR_GBPS": f"{gate.nccl_floor_gbps:g}" if gate.nccl_floor_gbps else "",
+           "EFA_INTERFACES": str(gate.efa_interfaces)}
+    base = reporter_container_base()
+    return {
+        **base, "env": [*base["env"], *({"name": k, "value": v} for k, v in env.items())],
         "volumeMounts": [{"name": "results", "mountPath": RESULTS, "readOnly": True},
                          {"name": "reporter", "mountPath": SCRIPT_DIR, "readOnly": True}],
     }
@@ -206,7 +219,8 @@ def checker_daemonset(pool: "NodePoolSpec", gate: "PoolAcceptance") -> dict[str,
         "template": {"metadata": {"labels": labels}, "spec": {
             "serviceAccountName": names.ACCEPTANCE_NAME, "priorityClassName": "system-node-critical",
             "runtimeClassName": NVIDIA_RUNTIME_CLASS, "affinity": affinity, "tolerations": pool_tolerations(pool),
-            "initContainers": check_containers(gate), "containers": [reporter_container(gate)],
+            "initContainers": [precheck_container(), *check_containers(gate)],
+            "containers": [reporter_container(gate)],
             "volumes": [{"name": "results", "emptyDir": {}},
                         {"name": "reporter", "configMap": {"name": names.ACCEPTANCE_NAME}}]}}}}
 

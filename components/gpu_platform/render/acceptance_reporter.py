@@ -14,6 +14,9 @@ Verdicts, as docs/acceptance.md states them:
 - imex: `nvidia-smi -q`: every GPU's NVLink fabric registered (`State: Completed`, `Status: Success`), all in
   one clique of one cluster: what the IMEX daemons of a ComputeDomain need.
 - A node whose condition is already False passes again only on a clean run at the full level.
+- A node without the startup taint, or one already running work (its pool was gated after it registered, and
+  the node group's new taint reached it in place), is labelled `unchecked` and no check runs there; a tainted
+  one gets its condition True so the taint goes and its work is not starved.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ import json
 import os
 import re
 import ssl
+import sys
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -28,6 +32,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 CONDITION = "GpuAcceptance"
+STARTUP_TAINT = "readiness.k8s.io/gpu-acceptance"
+SKIP = "skip"  # written by the precheck on a node that registered without the startup taint
 LABEL = "gpu-platform.io/acceptance"
 CHECK_LABEL = "gpu-platform.io/acceptance-check"
 FULL_LEVEL = 3
@@ -213,8 +219,54 @@ def condition_patch(outcome: Outcome, now: str) -> dict[str, Any]:
                                        "lastTransitionTime": now}]}}
 
 
-def main() -> None:
+def unchecked(node: dict[str, Any]) -> bool:
+    """A node that registered before its pool was gated (no startup taint): it already runs work, so an active
+    diagnostic there would compete with it. It is labelled and left alone."""
+    return not any(t.get("key") == STARTUP_TAINT for t in node.get("spec", {}).get("taints") or [])
+
+
+def workloads(pods: list[dict[str, Any]]) -> list[str]:
+    """Pods on the node that are work, not node agents: neither a DaemonSet's nor a static pod (owned by the
+    Node), and not finished. A node tainted while it already ran work (its pool gated later) has some."""
+    out = []
+    for pod in pods:
+        owners = {o.get("kind") for o in pod.get("metadata", {}).get("ownerReferences") or []}
+        if owners & {"DaemonSet", "Node"} or pod.get("status", {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        out.append(f"{pod['metadata'].get('namespace')}/{pod['metadata']['name']}")
+    return out
+
+
+def precheck() -> None:
+    """The first container: on a node without the startup taint, or one already running work, record why and
+    run no check (an active diagnostic would compete with the work)."""
     node = os.environ["NODE_NAME"]
+    why = "no startup taint" if unchecked(_api("GET", f"/api/v1/nodes/{node}")) else ""
+    if not why:
+        busy = workloads(_api("GET", f"/api/v1/pods?fieldSelector=spec.nodeName%3D{node}").get("items", []))
+        why = f"running work: {', '.join(busy[:5])}" if busy else ""
+    if why:
+        (Path(os.environ.get("RESULTS", "/results")) / SKIP).write_text(why + "\n")
+
+
+def skipped(tainted: bool, why: str) -> Outcome:
+    """A node the checks left alone: labelled unchecked; if it carries the startup taint (its pool was gated while
+    it ran work), its condition goes True so the taint goes and the node keeps serving."""
+    return Outcome("True" if tainted else "", "NotCheckedInUse", _message(f"not checked: {why}", []),
+                   {LABEL: "unchecked"})
+
+
+def main() -> None:
+    if sys.argv[1:] == ["precheck"]:
+        precheck()
+        return
+    node = os.environ["NODE_NAME"]
+    skip = Path(os.environ.get("RESULTS", "/results")) / SKIP
+    if skip.exists():
+        outcome = skipped(not unchecked(_api("GET", f"/api/v1/nodes/{node}")), skip.read_text().strip())
+        _write(node, outcome)
+        _stay()
+        return
     checks = os.environ["CHECKS"].split(",")
     verdicts = judge(Path(os.environ.get("RESULTS", "/results")), checks, float(os.environ.get("NCCL_FLOOR_GBPS") or 0),
                      int(os.environ.get("EFA_INTERFACES") or 0))
@@ -222,11 +274,21 @@ def main() -> None:
     previous = next((c["status"] for c in current.get("status", {}).get("conditions", []) if c["type"] == CONDITION),
                     None)
     outcome = decide(verdicts, int(os.environ["LEVEL"]), previous)
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    _api("PATCH", f"/api/v1/nodes/{node}/status", condition_patch(outcome, now),
-         "application/strategic-merge-patch+json")
+    _write(node, outcome)
+    _stay()
+
+
+def _write(node: str, outcome: Outcome) -> None:
+    """The condition (when the outcome has one), then the labels: the label moves the checker off the node."""
+    if outcome.status:
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        _api("PATCH", f"/api/v1/nodes/{node}/status", condition_patch(outcome, now),
+             "application/strategic-merge-patch+json")
     _api("PATCH", f"/api/v1/nodes/{node}", {"metadata": {"labels": outcome.labels}}, "application/merge-patch+json")
-    print(f"{CONDITION}={outcome.status} {outcome.reason}: {outcome.message}", flush=True)
+    print(f"{CONDITION}={outcome.status or '-'} {outcome.reason}: {outcome.message}", flush=True)
+
+
+def _stay() -> None:
     while os.environ.get("STAY", "true") == "true":  # a DaemonSet pod: the label moves it off this node
         time.sleep(3600)
 
