@@ -50,7 +50,7 @@ def pool_acceptance(ctx: PoolContext, pool: "NodePoolSpec") -> Optional[PoolAcce
     spec = pool.acceptance
     if spec is not None and not spec.enabled:
         return None
-    level = spec.level if spec is not None else DEFAULT_LEVELS.get(ctx.environment)
+    level = spec.level if spec is not None else DEFAULT_LEVELS.get(ctx.environment) if ctx.acceptance_defaults else None
     if level is None:
         return None
     checks = tuple(c for c in facts.CHECKS if c in (spec.checks if spec and spec.checks else hardware_checks(pool)))
