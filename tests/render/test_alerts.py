@@ -411,7 +411,8 @@ def test_every_alert_has_its_listed_severities(t):
                           "GpuRowRemapFailure": {"critical"}, "GpuEccUncorrectable": {"critical"},
                           "GpuNvlinkErrors": {"warning"}, "GpuPodPending": {"high"},
                           "GpuScaleUpFailed": {"warning"}, "GpuNodeLaunchFailed": {"warning"},
-                          "GpuReservationEnding": {"warning", "critical"}}
+                          "GpuReservationEnding": {"warning", "critical"}, "GpuNodeAcceptanceFailed": {"critical"},
+                          "GpuClockThrottled": {"warning"}, "GpuPowerBrake": {"warning"}}
 
 
 def test_descriptions_are_static_runbook_text(t):

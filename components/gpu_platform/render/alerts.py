@@ -13,6 +13,7 @@ import yaml
 
 from gpu_platform.decisions.dra import DRA
 from gpu_platform.facts import names
+from gpu_platform.render.acceptance_alerts import rules as acceptance_rules
 from gpu_platform.render.alert_rule import GPU_RESOURCES_RE, ksm_name
 from gpu_platform.render.alert_rule import alerting_rule as _alert
 from gpu_platform.render.capacity_alerts import capacity_rules
@@ -30,7 +31,8 @@ HEALTH_WINDOW = "10m"  # ECC and NVLink error counters: a rise within this windo
 GPU_CONDITION = "AcceleratedHardwareReady"  # the node condition the EKS node monitoring agent sets
 # Alerts about a GPU's hardware, not its workload: they carry the namespace of the pod holding the GPU, yet
 # the platform repairs the GPU (alert routing sends them to the platform's receivers as well).
-HARDWARE_ALERTS = ("GpuXidError", "GpuEccUncorrectable", "GpuRowRemapFailure", "GpuNvlinkErrors")
+HARDWARE_ALERTS = ("GpuXidError", "GpuEccUncorrectable", "GpuRowRemapFailure", "GpuNvlinkErrors", "GpuClockThrottled",
+                   "GpuPowerBrake")
 
 # kube-state-metrics series the rules read (besides `up` and the DCGM fields).
 KSM_METRICS = frozenset({
@@ -326,7 +328,7 @@ def alert_rules(thresholds: Any) -> list[dict[str, Any]]:
     return [
         *memory_near_limit(t), *temperature_high(t), *idle(t), xid_error(t), cuda_oom(t), *not_detected(t),
         exporter_down(t), devices_unhealthy(t), node_hardware_unhealthy(t), row_remap_failure(t),
-        ecc_uncorrectable(t), nvlink_errors(t), *capacity_rules(t.pending_minutes),
+        ecc_uncorrectable(t), nvlink_errors(t), *acceptance_rules(t), *capacity_rules(t.pending_minutes),
         *ending_alerts(t),
     ]
 
