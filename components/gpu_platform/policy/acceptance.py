@@ -24,9 +24,13 @@ TAINT = f"{names.ACCEPTANCE_TAINT_KEY}={names.ACCEPTANCE_TAINT_VALUE}:{names.ACC
 
 
 def _carries(taints: Any) -> bool:
-    return any(isinstance(t, Mapping) and t.get("key") == names.ACCEPTANCE_TAINT_KEY
-               and K8S_EFFECTS.get(t.get("effect"), t.get("effect")) == names.ACCEPTANCE_TAINT_EFFECT
-               for t in taints or [])
+    """A startup taint with the gate's key and effect (EKS API or Kubernetes spelling) among these taints."""
+    for t in taints or []:
+        effect = str(t.get("effect")) if isinstance(t, Mapping) else ""
+        if isinstance(t, Mapping) and t.get("key") == names.ACCEPTANCE_TAINT_KEY \
+                and K8S_EFFECTS.get(effect, effect) == names.ACCEPTANCE_TAINT_EFFECT:
+            return True
+    return False
 
 
 def gated(args: StackValidationArgs, config: Mapping[str, Any]) -> Finding:
