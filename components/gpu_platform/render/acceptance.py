@@ -44,6 +44,11 @@ def _meta(name: str, namespace: str | None = None) -> dict[str, Any]:
     return meta
 
 
+def _namespace_labels(pod_security_level: str) -> dict[str, str]:
+    """Its Pod Security level and managed-by: no monitors live there, so Prometheus does not select it."""
+    return {**names.pod_security_labels(pod_security_level), names.MANAGED_BY_LABEL: names.MANAGED_BY}
+
+
 def checker_name(pool: str) -> str:
     return f"{names.ACCEPTANCE_NAME}-{pool}"[:63].rstrip("-")
 
@@ -90,7 +95,7 @@ def controller_objects(system_node_selector: dict[str, str], replicas: int) -> l
     }
     return [
         {"apiVersion": "v1", "kind": "Namespace",
-         "metadata": {"name": ns, "labels": names.platform_namespace_labels("restricted")}},
+         "metadata": {"name": ns, "labels": _namespace_labels("restricted")}},
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(name, ns)},
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": _meta(name),
          "rules": [dict(r) for r in CONTROLLER_RULES]},
@@ -118,7 +123,7 @@ def checker_rbac() -> list[dict[str, Any]]:
     ns, name = names.ACCEPTANCE_NAMESPACE, names.ACCEPTANCE_NAME
     return [
         {"apiVersion": "v1", "kind": "Namespace",
-         "metadata": {"name": ns, "labels": names.platform_namespace_labels("privileged")}},
+         "metadata": {"name": ns, "labels": _namespace_labels("privileged")}},
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(name, ns)},
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": _meta(name), "rules": [
             {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]},
