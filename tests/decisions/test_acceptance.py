@@ -103,3 +103,18 @@ def test_the_startup_taint_is_not_a_pool_taint():
     raw = _spec("dev")
     raw["nodePools"][0]["taints"] = [{"key": names.ACCEPTANCE_TAINT_KEY, "effect": "NoSchedule"}]
     assert "nodePools[0].taints[0].key" in _refusal(raw)
+
+
+# --- a pool's own memory thresholds (nodePools[].alerts) ---
+
+def test_pool_memory_limits_fall_back_to_the_stacks():
+    raw = _spec("prod")
+    raw["nodePools"][2]["alerts"] = {"memoryUsedPercent": 95}
+    spec = parse_platform(raw)
+    assert spec.pool_memory_limits() == {raw["nodePools"][2]["name"]: (95, spec.monitoring.alerts.memory_critical_percent)}
+
+
+def test_a_pool_warning_above_its_critical_is_refused():
+    raw = _spec("prod")
+    raw["nodePools"][1]["alerts"] = {"memoryUsedPercent": 98}  # the stack's critical is 97
+    assert "nodePools[1].alerts: memoryUsedPercent (98) must be below memoryCriticalPercent (97" in _refusal(raw)

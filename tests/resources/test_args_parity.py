@@ -86,6 +86,7 @@ DIFFERENCES: dict[str, str] = {
     "GpuMonitoring.team_routes": "teams[].alerting, the teams' own routes",
     "GpuMonitoring.nodes_at_max": "the pools' nodes at max size (nodePools), which size the Prometheus volume",
     "GpuMonitoring.reservation_ends": "the reserved pools' ends and drains (nodePools[].reservation)",
+    "GpuMonitoring.pool_memory": "nodePools[].alerts: each pool's own GPU memory thresholds",
     "GpuMonitoring.gpus_at_max": "the pools' GPUs at max size (nodePools), which size the Prometheus volume",
     "ModelCache.enabled": "whether the platform builds the component at all",
     "ModelCache.pvc_size": "the teams' claims on the cache (TeamNamespace.model_cache.size)",

@@ -33,7 +33,7 @@ DASHBOARD_LABEL_VALUE = "1"  # the value the Grafana sidecar matches on its labe
 # Node labels kube-state-metrics exports (as kube_node_labels): GpuNotDetected sees GPU nodes that are not
 # tainted for GPUs, and tells DRA pools' nodes (no allocatable GPU by design) from device-plugin ones
 # (docs/monitoring.md, KSM requirements).
-KSM_NODE_LABELS = (names.GPU_PRESENT_LABEL, names.GPU_ALLOCATION_LABEL)
+KSM_NODE_LABELS = (names.GPU_PRESENT_LABEL, names.GPU_ALLOCATION_LABEL, names.POOL_LABEL)
 
 
 @dataclass(frozen=True)
@@ -45,12 +45,13 @@ class MonitoringSettings:
     system_node_selector: Mapping[str, str] = field(default_factory=lambda: dict(names.SYSTEM_NODE_SELECTOR))
     storage: Optional[MetricsStorage] = None  # retention and volumes of an installed stack
     reservation_ends: tuple[ReservationEnd, ...] = ()  # reserved pools' ends and drains (run-time alerts)
+    pool_memory: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # pool -> its memory thresholds
 
     @classmethod
     def of(cls, spec: "PlatformSpec") -> "MonitoringSettings":
         return cls(spec.monitoring, spec.cluster.name, {t.name: t.alerting for t in spec.teams if t.alerting},
                    gpu_hourly_cost_by_model(spec), dict(spec.cluster.system_node_selector),
-                   stack_metrics_storage(spec), reservation_ends(spec))
+                   stack_metrics_storage(spec), reservation_ends(spec), spec.pool_memory_limits())
 
 
 def prometheus_mode(monitoring: "MonitoringSpec") -> str:
@@ -92,7 +93,7 @@ def _storage_values(storage: Optional[MetricsStorage]) -> tuple[dict[str, Any], 
 
 def gpu_rule_groups(settings: MonitoringSettings) -> list[dict[str, Any]]:
     """The rule groups for this stack: its thresholds and the hourly price of each of its GPU models."""
-    return rule_groups(settings.monitoring.alerts, settings.gpu_prices, settings.reservation_ends)
+    return rule_groups(settings.monitoring.alerts, settings.gpu_prices, settings.reservation_ends, settings.pool_memory)
 
 
 def stack_values(settings: MonitoringSettings) -> dict[str, Any]:

@@ -125,6 +125,15 @@ class ReservationEndArgs(TypedDict, total=False):
     """When the reservation ends, ISO 8601 in UTC."""
 
 
+class PoolMemoryArgs(TypedDict):
+    """A pool's own GPU memory thresholds (percent of each GPU's memory)."""
+
+    memory_used_percent: float
+    """Warning above this."""
+    memory_critical_percent: float
+    """Critical above this."""
+
+
 class GpuMonitoringArgs(TypedDict, total=False):
     """Prometheus, the GPU alert rules and dashboard, and where alerts go."""
 
@@ -156,6 +165,8 @@ class GpuMonitoringArgs(TypedDict, total=False):
     """GPUs (or MIG slices) at max size: sizes the Prometheus volume with the retention (default 0)."""
     reservation_ends: list[ReservationEndArgs]
     """Reserved pools whose end alerts at run time (default: none)."""
+    pool_memory: dict[str, PoolMemoryArgs]
+    """Pool name -> the GPU memory thresholds of its nodes, where they differ from `alerts` (default: none)."""
 
 
 class GpuMonitoring(pulumi.ComponentResource):
@@ -320,12 +331,17 @@ def monitoring_settings(name: str, args: Mapping[str, Any]) -> MonitoringSetting
         problems.append("prometheus.ebsCsiAddonVersion: also give cluster_name, the cluster the add-on goes to")
     ends, bad = _reservation_ends(args.get("reservation_ends") or [])
     problems += bad
+    pool_memory = {pool: (float(v["memory_used_percent"]), float(v["memory_critical_percent"]))
+                   for pool, v in (args.get("pool_memory") or {}).items()}
+    problems += [f"poolMemory.{pool}: memoryUsedPercent ({w:g}) must be below memoryCriticalPercent ({c:g}), both "
+                 "between 0 and 100" for pool, (w, c) in pool_memory.items() if not 0 < w < c < 100]
     if problems:
         raise ArgumentsError(where, problems)
     storage = (metrics_storage(monitoring, args.get("nodes_at_max") or 0, args.get("gpus_at_max") or 0)
                if prometheus_mode(monitoring) == "install" else None)
     return MonitoringSettings(monitoring, args.get("cluster_name") or "", teams, dict(args.get("gpu_prices") or {}),
-                              dict(args.get("system_node_selector") or names.SYSTEM_NODE_SELECTOR), storage, ends)
+                              dict(args.get("system_node_selector") or names.SYSTEM_NODE_SELECTOR), storage, ends,
+                              pool_memory)
 
 
 def _reservation_ends(given: list[Mapping[str, str]]) -> tuple[tuple[ReservationEnd, ...], list[str]]:

@@ -130,6 +130,15 @@ class PoolKubeletArgs(TypedDict, total=False):
     """CPUs kept for the system, never for pods, as a Linux CPU list (default 0-3 under the static policy)."""
 
 
+class PoolAlertsArgs(TypedDict, total=False):
+    """GPU memory thresholds of the pool's GPUs where they differ from the monitoring's (percent)."""
+
+    memory_used_percent: float
+    """Warning above this."""
+    memory_critical_percent: float
+    """Critical above this."""
+
+
 class PoolAcceptanceArgs(TypedDict, total=False):
     """What a new node must pass before it takes work (docs/acceptance.md). A pool built alone registers its nodes
     with the startup taint readiness.k8s.io/gpu-acceptance; GpuPlatform installs the checker that lifts it."""
@@ -188,6 +197,8 @@ class PoolArgs(TypedDict, total=False):
     """The kubelet's CPU and topology managers (default: on for 8-GPU training instance types)."""
     acceptance: PoolAcceptanceArgs
     """What a new node must pass before it takes work (default: none for a pool built alone)."""
+    alerts: PoolAlertsArgs
+    """This pool's GPU memory alert thresholds; GpuMonitoring's pool_memory applies them."""
     environment: str
     """dev, staging or prod: prod protects the pool and rolls one node at a time."""
     kubernetes_version: str

@@ -192,6 +192,13 @@ class TaintSpec(StrictModel):
 KARPENTER_DURATION = r"^(([0-9]+(s|m|h))+|Never)$"  # NodePool consolidateAfter and expireAfter
 
 
+class PoolAlertsSpec(StrictModel):
+    """GPU memory thresholds of this pool's GPUs where they differ from monitoring.alerts (docs/monitoring.md): an
+    inference pool that keeps its model resident runs near full memory by design; a training pool should not."""
+    memory_used_percent: Optional[float] = Field(None, gt=0, lt=100)  # warning (default: monitoring.alerts')
+    memory_critical_percent: Optional[float] = Field(None, gt=0, lt=100)  # critical (default: monitoring.alerts')
+
+
 class KarpenterPoolSpec(StrictModel):
     """How Karpenter disrupts a pool's nodes (provisioner: karpenter); see docs/karpenter.md."""
     consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized"] = "WhenEmpty"
@@ -307,6 +314,7 @@ class NodePoolSpec(StrictModel, _GpuShape):
     kubelet: Optional[KubeletSpec] = None  # CPU and topology managers; default by instance type (docs/numa.md)
     # What a new node must pass before it takes work; default by environment (docs/acceptance.md).
     acceptance: Optional[AcceptanceSpec] = None
+    alerts: Optional[PoolAlertsSpec] = None  # this pool's GPU memory thresholds (default: monitoring.alerts')
 
     _max_unavailable = field_validator("max_unavailable")(lambda v: node_count_or_percent(v))
 
@@ -586,6 +594,13 @@ class PlatformSpec(StrictModel):
     def mig_strategy(self) -> str:
         """The cluster-wide MIG strategy: one for all MIG pools (`none` without MIG)."""
         return mig_strategy_of(self.node_pools)
+
+    def pool_memory_limits(self) -> dict[str, tuple[float, float]]:
+        """Pool -> (warning, critical) GPU memory percentages, for the pools that set their own."""
+        t = self.monitoring.alerts
+        return {p.name: (p.alerts.memory_used_percent or t.memory_used_percent,
+                         p.alerts.memory_critical_percent or t.memory_critical_percent)
+                for p in self.node_pools if p.alerts is not None}
 
 
 # --- Kubernetes quantities ---

@@ -51,7 +51,7 @@ class Findings:
 def check(spec: PlatformSpec, today: date) -> Findings:
     problems = [*_cluster_rules(spec), *_duplicate_rules(spec), *reservation_rules(spec), *ultraserver_platform_rules(spec),
                 *_model_cache_rules(spec), *_access_rules(spec),
-                *_pricing_rules(spec), *repair_rules(spec), *alerting_rules(spec), *training.efa_rules(spec),
+                *_pricing_rules(spec), *_pool_alert_rules(spec), *repair_rules(spec), *alerting_rules(spec), *training.efa_rules(spec),
                 *training.datasets_rules(spec)]
     pool_problems = [p for pool in spec.node_pools for p in pool_rules(PoolContext.of(spec, pool, today), pool)]
     pool_problems += karpenter_rules(spec)
@@ -198,6 +198,17 @@ def _duplicate_rules(spec: PlatformSpec) -> Iterator[Problem]:
             if item.name in seen:
                 yield f"{field}[{i}].name", f"duplicate name {item.name!r} (also {field}[{seen[item.name]}])"
             seen.setdefault(item.name, i)
+
+
+def _pool_alert_rules(spec: PlatformSpec) -> Iterator[Problem]:
+    """A pool's memory warning stays below its critical threshold, either taken from monitoring.alerts."""
+    limits = spec.pool_memory_limits()
+    for i, pool in enumerate(spec.node_pools):
+        warning, critical = limits.get(pool.name, (0.0, 100.0))
+        at = FieldPath.of("nodePools").index(i)
+        if warning >= critical:
+            yield (at.field("alerts"), f"memoryUsedPercent ({warning:g}) must be below memoryCriticalPercent "
+                   f"({critical:g}; either may come from monitoring.alerts)")
 
 
 def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
