@@ -180,8 +180,10 @@ def test_a_program_without_the_platform_object_plans_with_one_note(tmp_path, cap
     assert plan("--stack", "test", "--json", str(out)) == 0
     notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith(NOTE)]
     assert len(notes) == 1 and "sets no `fixture-box:platform`, so it is not a gpu-platform stack file" in notes[0]
-    assert "the capacity, cost, lifecycle, logging, queueing, reservations and training sections are left out" in notes[0]
-    assert not {"capacity", "cost", "training", "lifecycle", "queueing", "logging"} & set(json.loads(out.read_text()))
+    assert ("the acceptance, capacity, cost, lifecycle, logging, queueing, reservations and training sections are "
+            "left out") in notes[0]
+    assert not {"acceptance", "capacity", "cost", "training", "lifecycle", "queueing", "logging"} & set(
+        json.loads(out.read_text()))
 
 
 def test_a_platform_object_is_validated_before_the_program_runs(tmp_path, capsys):
