@@ -180,9 +180,9 @@ def test_a_program_without_the_platform_object_plans_with_one_note(tmp_path, cap
     assert plan("--stack", "test", "--json", str(out)) == 0
     notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith(NOTE)]
     assert len(notes) == 1 and "sets no `fixture-box:platform`, so it is not a gpu-platform stack file" in notes[0]
-    assert ("the capacity, cost, lifecycle, logging, queueing, reservations, serving, training and usage sections are left out"
-            in notes[0])
-    assert not {"capacity", "cost", "training", "lifecycle", "queueing", "logging", "serving"} & set(
+    assert ("the acceptance, capacity, cost, lifecycle, logging, queueing, reservations, serving, training and usage "
+            "sections are left out") in notes[0]
+    assert not {"acceptance", "capacity", "cost", "training", "lifecycle", "queueing", "logging", "serving"} & set(
         json.loads(out.read_text()))
 
 

@@ -96,7 +96,8 @@ def test_rules_file_holds_the_groups_of_the_plans_prometheus_rule(written, key):
 @pytest.mark.parametrize("key", WITH_RULE)
 def test_rules_file_equals_the_pure_rules_for_the_stacks_thresholds_and_prices(written, key):
     s = spec(key)
-    expected = yaml.safe_load(alerts.rules_file(s.monitoring.alerts, gpu_hourly_cost_by_model(s)))
+    expected = yaml.safe_load(alerts.rules_file(s.monitoring.alerts, gpu_hourly_cost_by_model(s), (),
+                                                s.pool_memory_limits()))
     expected["groups"] += usage_groups(tuple(usage_units(s)), tuple(pool_rates(s)), team_namespaces(s))
     expected["groups"].append(log_rule_group(alerts.gpu_nodes()))  # logging is on in every stack here
     expected["groups"].append(serving_rules(plans(s)))  # every stack here serves a model

@@ -139,6 +139,12 @@ ROUTES = [
     ("prod", {"alertname": "GpuScaleUpFailed", "severity": "warning", "reason": "cloudProviderError"}, "platform-chat"),
     ("prod", {"alertname": "GpuNodeLaunchFailed", "severity": "warning", "error": "InsufficientCapacityError"},
      "platform-chat"),
+    # a node that failed its acceptance checks names no namespace: the platform's, paged like a GPU fault;
+    # throttling and the power brake are the hardware's, so they reach the platform even from a team's pod
+    ("prod", {"alertname": "GpuNodeAcceptanceFailed", "severity": "critical", "node": "ip-10-0-1-7"}, "platform-pager"),
+    ("dev", {"alertname": "GpuNodeAcceptanceFailed", "severity": "critical", "node": "ip-10-0-1-7"}, "platform-chat"),
+    ("prod", {"alertname": "GpuClockThrottled", "severity": "warning", "namespace": "research"}, "platform-chat"),
+    ("prod", {"alertname": "GpuPowerBrake", "severity": "warning", "namespace": "inference"}, "platform-chat"),
     ("prod", {"alertname": "Watchdog", "severity": "none"}, "null"),
     ("dev", {"alertname": "InfoInhibitor", "severity": "none"}, "null"),
 ]

@@ -412,8 +412,8 @@ def test_every_alert_has_its_listed_severities(t):
                           "GpuRowRemapFailure": {"critical"}, "GpuEccUncorrectable": {"critical"},
                           "GpuNvlinkErrors": {"warning"}, "GpuPodPending": {"high"},
                           "GpuScaleUpFailed": {"warning"}, "GpuNodeLaunchFailed": {"warning"},
-                          "GpuReservationEnding": {"warning", "critical"},
-                          "GpuStarvedByCpu": {"warning"}}
+                          "GpuReservationEnding": {"warning", "critical"}, "GpuNodeAcceptanceFailed": {"critical"},
+                          "GpuClockThrottled": {"warning"}, "GpuPowerBrake": {"warning"}, "GpuStarvedByCpu": {"warning"}}
 
 
 def test_descriptions_are_static_runbook_text(t):
@@ -450,3 +450,42 @@ def test_prices_are_recorded_before_the_alerts_in_one_group(t):
     [group_] = alerts.rule_groups(t, PRICES)
     kinds = ["record" if "record" in r else "alert" for r in group_["rules"]]
     assert kinds == sorted(kinds, key=lambda k: k != "record") and kinds[0] == "record"
+
+
+# --- a pool's own memory thresholds (nodePools[].alerts) ---
+
+def test_pool_thresholds_get_rules_of_their_own_and_the_stacks_skip_those_pools(t):
+    rules = [r for r in alerts.alert_rules(t, {"l4-inference": (97, 99)}) if r["alert"] == "GpuMemoryNearLimit"]
+    stack = [r for r in rules if "pool" not in r["labels"]]
+    own = [r for r in rules if r["labels"].get("pool") == "l4-inference"]
+    assert len(stack) == len(own) == 2
+    assert all('unless on (node)' in r["expr"] and 'label_gpu_platform_io_pool=~"l4-inference"' in r["expr"]
+               for r in stack)
+    assert {r["expr"].split(" and on (node) ")[0].rsplit(" > ", 1)[1] for r in own} == {"97", "99"}
+
+
+def test_pool_memory_thresholds_fire_on_their_pool_only(promtool, tmp_path, t):
+    """A GPU at 95% on the inference pool (its own warning 97%) stays silent; the same on another pool warns."""
+    from tests.render.promtool_rules import fb, selector
+
+    def pool(node: str, name: str) -> tuple[str, dict, str]:
+        return ("kube_node_labels", {"node": node, alerts.POOL_KSM_LABEL: name}, "1x60")
+
+    series = [*fb("inf-1", 9500), *fb("train-1", 9500), pool("inf-1", "l4-inference"), pool("train-1", "a100-train")]
+    (tmp_path / "rules.yaml").write_text(alerts.rules_file(t, {}, (), {"l4-inference": (97, 99)}))
+    import subprocess
+
+    import yaml
+
+    exp_nodes = {"train-1"}
+    spec = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": [{
+        "interval": "1m",
+        "input_series": [{"series": selector(m, lab), "values": v} for m, lab, v in series],
+        "promql_expr_test": [{"expr": 'count by (node) (ALERTS{alertname="GpuMemoryNearLimit",alertstate="firing"})',
+                              "eval_time": "30m", "exp_samples": [{"labels": f'{{node="{n}"}}', "value": 1}
+                                                                  for n in sorted(exp_nodes)]}],
+    }]}
+    (tmp_path / "tests.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    result = subprocess.run([promtool, "test", "rules", "tests.yaml"], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -29,7 +29,7 @@ CHART_KEYS = {"affinity", "autoDiscovery", "autoscalingGroups", "awsRegion", "cl
               "service", "serviceMonitor", "tolerations", "extraEnv", "podLabels"}
 # Cluster Autoscaler FAQ, "What are the parameters to CA?" (and the expander list of the same FAQ).
 CA_FLAGS = {"balance-similar-node-groups", "skip-nodes-with-local-storage", "expander", "ignore-daemonsets-utilization",
-            "max-node-provision-time", "scale-down-unneeded-time", "skip-nodes-with-system-pods"}
+            "max-node-provision-time", "scale-down-unneeded-time", "skip-nodes-with-system-pods", "startup-taint"}
 EXPANDERS = {"random", "most-pods", "least-waste", "price", "priority", "grpc"}
 
 
@@ -152,6 +152,11 @@ def test_extra_args_are_autoscaler_flags_tuned_for_gpu_pools():
     assert args["expander"] in EXPANDERS
     assert args["balance-similar-node-groups"] is True
     assert args["skip-nodes-with-local-storage"] is False
+    assert args["startup-taint"] == names.ACCEPTANCE_TAINT_KEY  # prod gates its pools
+
+
+def test_no_startup_taint_flag_without_a_gated_pool():
+    assert "startup-taint" not in autoscaler_values(_spec("dev"), "us-east-1")["extraArgs"]
 
 
 def test_policy_reads_broadly_but_scales_only_groups_this_cluster_owns():

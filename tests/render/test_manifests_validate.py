@@ -26,6 +26,8 @@ KARPENTER_CRDS = "karpenter-v1.14.1"  # facts/catalog.KARPENTER_RELEASES["1.14.1
 CUSTOM_RESOURCE_GROUPS["kueue.x-k8s.io"] = "Kueue's CRDs at the pinned release: tests/render/test_kueue_manifests.py"
 CUSTOM_RESOURCE_GROUPS["keda.sh"] = "KEDA's ScaledObject CRD at the pinned chart: tests/render/test_serving_scaling.py"
 CUSTOM_RESOURCE_GROUPS["resource.nvidia.com"] = "the ComputeDomain CRDs: test_compute_domains_match_their_crd"
+CUSTOM_RESOURCE_GROUPS["readiness.node.x-k8s.io"] = ("the node readiness controller's CRD at the pinned release: "
+                                                     "test_readiness_rules_match_their_crd")
 # The ComputeDomain CRD a cluster serves is the GPU Operator chart's (catalog.COMPUTE_DOMAIN_CRDS_OWNER); a
 # cluster whose DRA driver release came first serves the driver chart's copy: objects must fit both.
 DRA_CRDS = ("gpu-operator-v26.7.0",  # facts/catalog.GPU_OPERATOR_CHARTS["v26.7.0"].compute_domain_crds
@@ -170,3 +172,18 @@ def test_compute_domains_match_their_crd(stack_manifests):
     assert not failures, f"{stack}:\n" + "\n".join(failures)
     spec = parse_platform(stack_platform(stack))
     assert count == sum(len(team_domain_shapes(spec.node_pools, t)) for t in spec.teams)
+
+
+def test_readiness_rules_match_their_crd(stack_manifests):
+    """Every NodeReadinessRule a stack writes, against the pinned controller's CRD (strict) and its CEL rules, one
+    per gated pool."""
+    from gpu_platform.decisions.acceptance import accepted_pools
+    from gpu_platform.facts.acceptance import NODE_READINESS_CRDS
+    from tests.support.crd_schemas import schema_problems
+    from tests.support.kueue_crds import cel_problems
+
+    stack, _, files = stack_manifests
+    rules = [obj for obj in (yaml.safe_load(p.read_text()) for p in files) if obj["kind"] == "NodeReadinessRule"]
+    for obj in rules:
+        assert schema_problems(NODE_READINESS_CRDS, obj) == [] and cel_problems(NODE_READINESS_CRDS, obj) == []
+    assert len(rules) == len(accepted_pools(parse_platform(stack_platform(stack))))

@@ -3,6 +3,7 @@
 import pytest
 import yaml
 
+from gpu_platform.decisions.tolerations import startup_toleration
 from gpu_platform.decisions.tolerations import tolerates
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
@@ -167,7 +168,7 @@ def test_daemonset_tolerations_keep_chart_defaults_and_add_each_distinct_extra_t
     spec = tainted()
     defaults = chart_defaults(spec.gpu_operator.chart_version)["daemonsets"]["tolerations"]
     got = operator_values(OperatorSettings.of(spec))["daemonsets"]["tolerations"]
-    assert got == defaults + [
+    assert got == defaults + [startup_toleration(),
         {"key": "workload", "operator": "Equal", "value": "training", "effect": "NoSchedule"},
         {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"},
     ]
@@ -177,7 +178,8 @@ def test_nfd_worker_tolerations_keep_chart_defaults_and_add_each_distinct_extra_
     spec = tainted()
     defaults = chart_defaults(spec.gpu_operator.chart_version)[ov.NFD]["worker"]["tolerations"]
     got = operator_values(OperatorSettings.of(spec))[ov.NFD]["worker"]["tolerations"]
-    assert got[:len(defaults)] == defaults and len(got) == len(defaults) + 2
+    assert got[:len(defaults)] == defaults and len(got) == len(defaults) + 3
+    assert startup_toleration() in got
     for t in spec.node_pools[0].taints:
         assert tolerates(got, t.key, t.value, t.effect)
 
@@ -200,13 +202,19 @@ def test_gpu_taint_is_always_tolerated(variant):
 
 
 def test_gpu_taint_toleration_is_added_when_chart_defaults_lack_it():
-    assert ov.with_tolerations([], []) == [{"key": names.GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]
+    assert ov.with_tolerations([], []) == [{"key": names.GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"},
+                                           startup_toleration()]
 
 
-def test_untainted_pools_add_no_tolerations():
+def test_untainted_pools_add_only_the_startup_taints_toleration():
+    """Operands must run on a node before its acceptance checks can pass, gated or not: turning a pool's gate
+    on then changes no operand."""
     spec = dev()
     defaults = chart_defaults(spec.gpu_operator.chart_version)
-    assert operator_values(OperatorSettings.of(spec))["daemonsets"]["tolerations"] == defaults["daemonsets"]["tolerations"]
+    got = operator_values(OperatorSettings.of(spec))
+    for tolerations, default in ((got["daemonsets"]["tolerations"], defaults["daemonsets"]["tolerations"]),
+                                 (got[ov.NFD]["worker"]["tolerations"], defaults[ov.NFD]["worker"]["tolerations"])):
+        assert tolerations == [*default, startup_toleration()]
 
 
 @pytest.mark.parametrize("toleration, taint, expected", [

@@ -282,7 +282,7 @@ def test_rules_live_in_the_prometheus_namespace_with_its_selector_labels(planned
 @pytest.mark.parametrize("key", WITH_PROMETHEUS)
 def test_rule_groups_come_from_the_stack_thresholds_and_gpu_prices(planned, key):
     s = spec(key)
-    expected = [*alerts.rule_groups(s.monitoring.alerts, gpu_hourly_cost_by_model(s)),
+    expected = [*alerts.rule_groups(s.monitoring.alerts, gpu_hourly_cost_by_model(s), (), s.pool_memory_limits()),
                 *usage_groups(tuple(usage_units(s)), tuple(pool_rates(s)), team_namespaces(s))]
     assert rule(planned(key))["inputs"]["spec"]["groups"] == expected
 

@@ -75,9 +75,10 @@ def applies(policy: dict, binding: dict, *, group: str, resource: str, operation
     return selector is None or selects(selector, labels)
 
 
-def denials(policy: dict, obj: dict, namespace: Optional[dict]) -> list[str]:
-    """The messages the policy denies `obj` with once it applies (empty: admitted)."""
-    bindings: dict[str, Any] = {"object": obj, "namespaceObject": namespace}
+def denials(policy: dict, obj: dict, namespace: Optional[dict], **request: Any) -> list[str]:
+    """The messages the policy denies `obj` with once it applies (empty: admitted); `request` adds bindings
+    such as `oldObject` and `request` (its `userInfo`)."""
+    bindings: dict[str, Any] = {"object": obj, "namespaceObject": namespace, **request}
     spec = policy["spec"]
     if not all(cel_true(c["expression"], **bindings) for c in spec.get("matchConditions") or []):
         return []

@@ -56,6 +56,8 @@ class Quantity(celtypes.StringType):
 KUBERNETES_FUNCTIONS = {
     "quantity": lambda text: Quantity(str(text)),
     "isGreaterThan": lambda a, b: celtypes.BoolType(parse_quantity(str(a)) > parse_quantity(str(b))),
+    # CEL's string extension (cel-go ext/strings, which the API server enables): `split` without a limit.
+    "split": lambda text, sep: celtypes.ListType([celtypes.StringType(p) for p in str(text).split(str(sep))]),
 }
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
+from gpu_platform.decisions.acceptance import startup_taints
 from gpu_platform.decisions.capacity import node_resources
 from gpu_platform.decisions.dra import allocation_labels, is_dra
 from gpu_platform.decisions.launch_template import efa_interface_count
@@ -55,6 +56,12 @@ def node_taints(pool: "NodePoolSpec") -> list[tuple[str, str, str]]:
     """(key, value, Kubernetes effect): the GPU taint first, then the pool's own."""
     return [(names.GPU_TAINT_KEY, names.GPU_TAINT_VALUE, "NoSchedule"),
             *((t.key, t.value, t.effect) for t in pool.taints)]
+
+
+def registering_taints(ctx: "PoolContext", pool: "NodePoolSpec") -> list[tuple[str, str, str]]:
+    """The taints a node registers with: its pool's, then the acceptance gate's startup taint, which the node
+    readiness controller lifts once the node passes (never in the autoscaler's node template)."""
+    return [*node_taints(pool), *startup_taints(ctx, pool)]
 
 
 # --- the managed node group ---
@@ -98,7 +105,7 @@ def node_group_inputs(ctx: "PoolContext", pool: "NodePoolSpec") -> NodeGroupInpu
         release_version=None if custom else pool.ami.release_version,
         version=None if custom else ctx.kubernetes_version,
         labels=node_labels(pool),
-        taints=[{"key": k, "value": v, "effect": names.TAINT_EFFECTS[e]} for k, v, e in node_taints(pool)],
+        taints=[{"key": k, "value": v, "effect": names.TAINT_EFFECTS[e]} for k, v, e in registering_taints(ctx, pool)],
         min_size=pool.min_size,
         max_size=pool.max_size,
         desired_size=pool.min_size,  # only at creation: the autoscaler owns it afterwards (ignore_changes)

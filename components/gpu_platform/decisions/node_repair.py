@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 from collections.abc import Iterable
 
-from gpu_platform.decisions.tolerations import toleration
+from gpu_platform.decisions.tolerations import startup_toleration, toleration
 from gpu_platform.facts import catalog, names
 from gpu_platform.facts.karpenter import KARPENTER
 
@@ -93,7 +93,7 @@ def agent_configuration(taints: Iterable["TaintSpec"]) -> dict[str, Any]:
 
 def gpu_pool_tolerations(taints: Iterable["TaintSpec"]) -> list[dict[str, str]]:
     """Tolerations for the GPU taint and each of the GPU pools' extra taints, each once."""
-    out = [{"key": names.GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]
+    out = [{"key": names.GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}, startup_toleration()]
     for taint in taints:
         if toleration(taint) not in out:
             out.append(toleration(taint))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 from collections.abc import Mapping, Sequence
 
+from gpu_platform.facts import names
+
 if TYPE_CHECKING:
     from gpu_platform.spec.models import TaintSpec
 
@@ -14,6 +16,12 @@ def toleration(taint: "TaintSpec") -> dict[str, str]:
     if taint.value:
         return {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
     return {"key": taint.key, "operator": "Exists", "effect": taint.effect}
+
+
+def startup_toleration() -> dict[str, str]:
+    """The acceptance gate's startup taint: every agent a GPU node needs before its checks pass tolerates it,
+    whether or not its pool is gated (turning a gate on then rolls no agent)."""
+    return {"key": names.ACCEPTANCE_TAINT_KEY, "operator": "Exists", "effect": names.ACCEPTANCE_TAINT_EFFECT}
 
 
 def tolerates(tolerations: Sequence[Mapping[str, Any]], key: str, value: str, effect: str) -> bool:

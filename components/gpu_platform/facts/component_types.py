@@ -35,6 +35,7 @@ INTERNAL: dict[str, str] = {
     "ClusterAutoscaler": "gpu-platform:autoscaler:ClusterAutoscaler",
     "KarpenterController": "gpu-platform:karpenter:KarpenterController",
     "LogPipeline": "gpu-platform:logging:LogPipeline",
+    "NodeAcceptance": "gpu-platform:acceptance:NodeAcceptance",
     "ModelServing": "gpu-platform:serving:ModelServing",
     "ServingControl": "gpu-platform:serving:ServingControl",
     "Network": "gpu-platform:network:Network",

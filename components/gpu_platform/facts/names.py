@@ -90,6 +90,24 @@ MIN_CUDA_POOLS_ANNOTATION = f"{DOMAIN}/min-cuda-pools"  # comma-separated pool n
 DISRUPTION_WINDOW_SCHEDULE_ANNOTATION = f"{DOMAIN}/disruption-window-schedule"
 DISRUPTION_WINDOW_DURATION_ANNOTATION = f"{DOMAIN}/disruption-window-duration"
 
+# --- node acceptance: a new GPU node proves itself before it takes work (docs/acceptance.md) ---
+# The startup taint nodes of an accepted pool register with; the node readiness controller removes it once the
+# node's acceptance condition is True. Its rules manage only keys under readiness.k8s.io/ (NodeReadinessRule CRD).
+ACCEPTANCE_TAINT_KEY = "readiness.k8s.io/gpu-acceptance"
+ACCEPTANCE_TAINT_VALUE = "pending"
+ACCEPTANCE_TAINT_EFFECT = "NoSchedule"
+ACCEPTANCE_CONDITION = "GpuAcceptance"  # node condition the checker sets: True passed, False failed
+ACCEPTANCE_LABEL = f"{DOMAIN}/acceptance"  # node label: passed | failed (the checker then leaves the node)
+ACCEPTANCE_CHECK_LABEL = f"{DOMAIN}/acceptance-check"  # node label: the check that failed
+ACCEPTANCE_LABEL_PREFIX = f"{DOMAIN}/acceptance"  # the only labels the checker may write
+ACCEPTANCE_NAMESPACE = "gpu-acceptance"
+ACCEPTANCE_NAME = "gpu-acceptance"  # the checker's DaemonSet, ServiceAccount, ConfigMap and RBAC objects
+ACCEPTANCE_RULE = "gpu-acceptance"  # the NodeReadinessRule
+NODE_READINESS_NAME = "node-readiness-controller"  # its Deployment, ServiceAccount and RBAC objects
+NODE_READINESS_NAMESPACE = "node-readiness-system"
+SA_NODE_NAME_EXTRA = "authentication.kubernetes.io/node-name"  # a pod-bound token's node, in userInfo.extra
+
+
 def ca_cluster_tag(cluster: str) -> str:
     return f"k8s.io/cluster-autoscaler/{cluster}"
 

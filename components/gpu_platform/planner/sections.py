@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 # Modules that register sections when imported, e.g. "gpu_platform.planner.capacity_section".
 SECTION_MODULES: list[str] = [f"gpu_platform.planner.{m}" for m in (
     "capacity_section", "cost_section", "reservations_section", "training_section", "lifecycle_section", "health_section",
-    "queueing_section", "logging_section", "serving_section", "usage_section")]
+    "queueing_section", "logging_section", "serving_section", "usage_section", "acceptance_section")]
 
 RESERVED = frozenset({"version", "project", "stack", "resources", "outputs", "policy"})
 

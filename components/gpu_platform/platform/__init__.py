@@ -17,12 +17,14 @@ from typing import TYPE_CHECKING, Any, Optional, cast
 import pulumi
 
 from gpu_platform.decisions.dra import compute_domains_on, driver_pools
+from gpu_platform.decisions.acceptance import accepted_pools
 from gpu_platform.decisions.efa import efa_pools
 from gpu_platform.decisions.karpenter import karpenter_pools
 from gpu_platform.decisions.warm import warm_pools
 from gpu_platform.facts import component_types, names
 from gpu_platform.facts.karpenter import KARPENTER
 from gpu_platform.render.alert_routing import delivered_alerting, sns_topics
+from gpu_platform.render.acceptance import acceptance_manifests
 from gpu_platform.render.autoscaler import autoscaler_values
 from gpu_platform.render.autoscaler_metrics import autoscaler_monitors
 from gpu_platform.render.alert_routing import missing_secrets
@@ -182,6 +184,15 @@ class GpuPlatform(pulumi.ComponentResource):
                                         depends_on=[*self.cluster.system_ready, self.gpu_operator.release],
                                         opts=self._after())
             after.append(self.dra_driver.release)
+        self.acceptance = None
+        gated = accepted_pools(spec)
+        if gated:  # the rules and checkers are there before an accepted pool's first node registers
+            from gpu_platform.resources.acceptance import NodeAcceptance
+
+            manifests = acceptance_manifests(gated, dict(spec.cluster.system_node_selector), spec.prod)
+            self.acceptance = NodeAcceptance("node-acceptance", manifests, self.cluster.k8s_provider,
+                                             depends_on=[*self.cluster.system_ready, self.gpu_operator.release],
+                                             opts=self._after())
         cluster = self.cluster.pool_args(spec.cluster.name)
         self.node_pools = [
             GpuNodePool.of(p.name, p, PoolContext.of(spec, p), cluster,

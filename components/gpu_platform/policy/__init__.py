@@ -8,8 +8,8 @@ from __future__ import annotations
 from pulumi_policy import EnforcementLevel
 
 from gpu_platform.policy import (
-    cost, cuda, disruption, driver, endpoint, karpenter, lifecycle, logging, metrics, node_groups, pinning, queueing,
-    replacement, reservations, shapes, sharing, storage, teams,
+    acceptance, cost, cuda, disruption, driver, endpoint, karpenter, lifecycle, logging, metrics, node_groups, pinning,
+    queueing, replacement, reservations, shapes, sharing, storage, teams,
 )
 
 PACK_NAME = "gpu-platform"
@@ -23,6 +23,7 @@ ENFORCEMENT_LEVEL = EnforcementLevel.MANDATORY
 POLICIES = [
     *driver.POLICIES,
     *node_groups.POLICIES,
+    *acceptance.POLICIES,
     *reservations.POLICIES,
     *karpenter.POLICIES,
     *sharing.POLICIES,

@@ -6,6 +6,7 @@ in exporter builds after May 2026), so summaries and routing work with either sp
 """
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 from collections.abc import Mapping, Sequence
 
@@ -13,6 +14,7 @@ import yaml
 
 from gpu_platform.decisions.dra import DRA
 from gpu_platform.facts import names
+from gpu_platform.render.acceptance_alerts import rules as acceptance_rules
 from gpu_platform.render.alert_rule import GPU_RESOURCES_RE, ksm_name
 from gpu_platform.render.alert_rule import alerting_rule as _alert
 from gpu_platform.render.capacity_alerts import capacity_rules
@@ -31,7 +33,8 @@ HEALTH_WINDOW = "10m"  # ECC and NVLink error counters: a rise within this windo
 GPU_CONDITION = "AcceleratedHardwareReady"  # the node condition the EKS node monitoring agent sets
 # Alerts about a GPU's hardware, not its workload: they carry the namespace of the pod holding the GPU, yet
 # the platform repairs the GPU (alert routing sends them to the platform's receivers as well).
-HARDWARE_ALERTS = ("GpuXidError", "GpuEccUncorrectable", "GpuRowRemapFailure", "GpuNvlinkErrors")
+HARDWARE_ALERTS = ("GpuXidError", "GpuEccUncorrectable", "GpuRowRemapFailure", "GpuNvlinkErrors", "GpuClockThrottled",
+                   "GpuPowerBrake")
 
 # kube-state-metrics series the rules read (besides `up` and the DCGM fields).
 KSM_METRICS = frozenset({
@@ -83,18 +86,40 @@ def _tiers(warning: float, critical: float) -> list[tuple[str, float]]:
     return [("warning", warning), ("critical", critical)]
 
 
-def memory_near_limit(t: Any) -> list[dict[str, Any]]:
-    """Warning and critical tiers; while both fire, Alertmanager inhibits the warning (same GPU)."""
+POOL_KSM_LABEL = f"label_{ksm_name(names.POOL_LABEL)}"
+
+
+def _pool_nodes(pools: Sequence[str]) -> str:
+    """The nodes of these pools (the pool label, visible with KSM's node-label allowlist)."""
+    return f'max by (node) (kube_node_labels{{{POOL_KSM_LABEL}=~"{"|".join(pools)}"}})'
+
+
+def memory_near_limit(t: Any, pools: Mapping[str, tuple[float, float]] = MappingProxyType({})) -> list[dict[str, Any]]:
+    """Warning and critical tiers; while both fire, Alertmanager inhibits the warning (same GPU). Pools with their
+    own thresholds (nodePools[].alerts) get rules of their own, labelled with the pool; the stack's skip them."""
     used = "100 * DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE)"
-    return [_alert(
-        "GpuMemoryNearLimit", f"{_with_node(used)} > {_num(limit)}", t.memory_for_minutes, severity,
+    own = f" unless on (node) {_pool_nodes(sorted(pools))}" if pools else ""
+    rules = [_memory_rule(f"{_with_node(used)} > {_num(limit)}{own}", t, severity, limit)
+             for severity, limit in _tiers(t.memory_used_percent, t.memory_critical_percent)]
+    for pool, (warning, critical) in sorted(pools.items()):
+        rules += [_memory_rule(f"{_with_node(used)} > {_num(limit)} and on (node) {_pool_nodes([pool])}", t, severity,
+                               limit, pool) for severity, limit in _tiers(warning, critical)]
+    return rules
+
+
+def _memory_rule(expr: str, t: Any, severity: str, limit: float, pool: str = "") -> dict[str, Any]:
+    rule = _alert(
+        "GpuMemoryNearLimit", expr, t.memory_for_minutes, severity,
         f"{_GPU} has {{{{ $value | humanize }}}}% of its memory in use (limit {_num(limit)}%){_WORKLOAD}.",
         "The next allocation on this GPU is likely to fail with CUDA out of memory. Check the workload's "
         "batch size, sequence length and KV-cache settings; move it to a larger-memory GPU or a larger MIG "
         "profile; on a time-sliced GPU, check that the pods sharing it fit together (time-slicing does "
         "not partition memory). Thresholds: monitoring.alerts.memoryUsedPercent (warning), "
-        "memoryCriticalPercent (critical), memoryForMinutes.",
-    ) for severity, limit in _tiers(t.memory_used_percent, t.memory_critical_percent)]
+        "memoryCriticalPercent (critical), memoryForMinutes; a pool's own in nodePools[].alerts.",
+    )
+    if pool:
+        rule["labels"]["pool"] = pool
+    return rule
 
 
 def temperature_high(t: Any) -> list[dict[str, Any]]:
@@ -322,18 +347,20 @@ def cost_rules(gpu_hourly_cost: Mapping[str, float]) -> list[dict[str, Any]]:
     return whole + slices
 
 
-def alert_rules(thresholds: Any) -> list[dict[str, Any]]:
+def alert_rules(thresholds: Any, pool_memory: Mapping[str, tuple[float, float]] = MappingProxyType({})
+                ) -> list[dict[str, Any]]:
     t = thresholds
     return [
-        *memory_near_limit(t), *temperature_high(t), *idle(t), xid_error(t), cuda_oom(t), *not_detected(t),
+        *memory_near_limit(t, pool_memory), *temperature_high(t), *idle(t), xid_error(t), cuda_oom(t), *not_detected(t),
         exporter_down(t), devices_unhealthy(t), node_hardware_unhealthy(t), row_remap_failure(t),
-        ecc_uncorrectable(t), nvlink_errors(t), *capacity_rules(t.pending_minutes),
+        ecc_uncorrectable(t), nvlink_errors(t), *acceptance_rules(t), *capacity_rules(t.pending_minutes),
         *ending_alerts(t), *usage_alerts(t),
     ]
 
 
 def rule_groups(thresholds: Any, gpu_hourly_cost: Mapping[str, float],
-                reservation_ends: Sequence[ReservationEnd] = ()) -> list[dict[str, Any]]:
+                reservation_ends: Sequence[ReservationEnd] = (),
+                pool_memory: Mapping[str, tuple[float, float]] = MappingProxyType({})) -> list[dict[str, Any]]:
     """Prometheus rule groups: usable as a PrometheusRule's `spec.groups` and as a rules file.
 
     The price series are recorded at the head of the alert group: rules in one group run in order, while
@@ -341,11 +368,12 @@ def rule_groups(thresholds: Any, gpu_hourly_cost: Mapping[str, float],
     then restart its `for:` timer once priced. Each reservation's end and drain are recorded there too.
     """
     records = [*cost_rules(gpu_hourly_cost), *recording_rules(reservation_ends)]
-    return [{"name": ALERT_GROUP, "rules": [*records, *alert_rules(thresholds)]}]
+    return [{"name": ALERT_GROUP, "rules": [*records, *alert_rules(thresholds, pool_memory)]}]
 
 
 def rules_file(thresholds: Any, gpu_hourly_cost: Mapping[str, float],
-               reservation_ends: Sequence[ReservationEnd] = ()) -> str:
+               reservation_ends: Sequence[ReservationEnd] = (),
+               pool_memory: Mapping[str, tuple[float, float]] = MappingProxyType({})) -> str:
     """The rule groups as a YAML rules file (`groups:` document)."""
-    groups = rule_groups(thresholds, gpu_hourly_cost, reservation_ends)
+    groups = rule_groups(thresholds, gpu_hourly_cost, reservation_ends, pool_memory)
     return yaml.safe_dump({"groups": groups}, sort_keys=False, width=120)

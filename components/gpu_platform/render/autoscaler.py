@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gpu_platform.decisions.acceptance import accepted_pools
 from gpu_platform.facts import catalog, names
 
 if TYPE_CHECKING:
@@ -38,6 +39,9 @@ def autoscaler_values(spec: "PlatformSpec", region: str) -> dict[str, Any]:
             "ignore-daemonsets-utilization": True,
             # Large GPU instances and multi-gigabyte images take longer than the 15-minute default to be Ready.
             "max-node-provision-time": "25m0s",
+            # Accepted pools' nodes register with the startup taint and lose it once they pass: a node scaled up
+            # for a pod is simulated without it (cluster-autoscaler FAQ, --startup-taint).
+            **({"startup-taint": names.ACCEPTANCE_TAINT_KEY} if accepted_pools(spec) else {}),
         },
     }
 

@@ -71,6 +71,8 @@ FIELDS: tuple[DcgmField, ...] = (
     DcgmField("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).", "Clocks", True,
               "throttling shows as a falling SM clock"),
     DcgmField("DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz).", "Clocks", True),
+    DcgmField("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "gauge", "Current clock event reasons (bitmask).", "Clocks", True,
+              "GpuClockThrottled, GpuPowerBrake (NVML clocks-event reasons; DCGM field 112)"),
     DcgmField("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered.", "Errors", True,
               "GpuXidError, dashboard"),
     DcgmField("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "Total number of PCIe retries.", "Errors", True),

@@ -29,7 +29,8 @@ from gpu_platform.decisions.karpenter import karpenter_image, node_role_name
 from gpu_platform.decisions.local_storage import node_config, pool_local_storage
 from gpu_platform.decisions.node_boot import bottlerocket_kubelet, lustre_part, ubuntu_prelude
 from gpu_platform.decisions.numa import kubelet_flags, pool_kubelet
-from gpu_platform.decisions.node_pool import node_labels, node_taints
+from gpu_platform.decisions.acceptance import startup_taints
+from gpu_platform.decisions.node_pool import node_labels, node_taints, registering_taints
 from gpu_platform.decisions.node_repair import karpenter_repairs
 from gpu_platform.decisions.sharing import mig_layout_tag
 from gpu_platform.facts import catalog, names
@@ -126,6 +127,9 @@ def node_pool_spec(ctx: "PoolContext", pool: "NodePoolSpec") -> dict[str, Any]:
         "limits": limits(pool),
         "disruption": disruption(ctx, pool),
     }
+    startup = startup_taints(ctx, pool)  # lifted by the node readiness controller once the node passes
+    if startup:
+        out["template"]["spec"]["startupTaints"] = [{"key": k, "value": v, "effect": e} for k, v, e in startup]
     if settings.weight is not None:
         out["weight"] = settings.weight
     return out
@@ -243,7 +247,7 @@ def custom_user_data(ctx: "PoolContext", pool: "NodePoolSpec", endpoint: str, ca
     registering under Karpenter's
     `karpenter.sh/unregistered:NoExecute` taint, which Karpenter lifts once it has synced the node's
     labels and taints (karpenter.sh v1.14 NodeClasses, Custom user data)."""
-    registering = [*node_taints(pool), (names.KARPENTER_UNREGISTERED_TAINT, "", "NoExecute")]
+    registering = [*registering_taints(ctx, pool), (names.KARPENTER_UNREGISTERED_TAINT, "", "NoExecute")]
     return lt.ubuntu_bootstrap_script(_cluster_name(ctx), endpoint, ca_data, service_cidr, node_labels(pool), registering,
                                       ubuntu_prelude(ctx, pool), kubelet_flags(pool))
 

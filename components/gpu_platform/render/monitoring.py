@@ -50,13 +50,14 @@ class MonitoringSettings:
     usage_units: tuple[UsageUnit, ...] = ()  # each pool's allocatable units: GPU share and price (usage rules)
     pool_rates: tuple[PoolRate, ...] = ()  # each pool's price per GPU-hour (used GPU time in dollars)
     team_namespaces: Mapping[str, str] = field(default_factory=dict)  # namespace -> team
+    pool_memory: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # pool -> its memory thresholds
 
     @classmethod
     def of(cls, spec: "PlatformSpec") -> "MonitoringSettings":
         return cls(spec.monitoring, spec.cluster.name, {t.name: t.alerting for t in spec.teams if t.alerting},
                    gpu_hourly_cost_by_model(spec), dict(spec.cluster.system_node_selector),
                    stack_metrics_storage(spec), reservation_ends(spec), tuple(usage_units(spec)),
-                   tuple(pool_rates(spec)), team_namespaces(spec))
+                   tuple(pool_rates(spec)), team_namespaces(spec), spec.pool_memory_limits())
 
 
 def prometheus_mode(monitoring: "MonitoringSpec") -> str:
@@ -97,9 +98,10 @@ def _storage_values(storage: Optional[MetricsStorage]) -> tuple[dict[str, Any], 
 
 
 def gpu_rule_groups(settings: MonitoringSettings) -> list[dict[str, Any]]:
-    """The rule groups for this stack: its thresholds and the hourly price of each of its GPU models, then
-    its usage records (GPU time allocated and used, in GPUs and dollars)."""
-    return [*rule_groups(settings.monitoring.alerts, settings.gpu_prices, settings.reservation_ends),
+    """The rule groups for this stack: its thresholds (stack-wide and per pool) and the hourly price of each of
+    its GPU models, then its usage records (GPU time allocated and used, in GPUs and dollars)."""
+    return [*rule_groups(settings.monitoring.alerts, settings.gpu_prices, settings.reservation_ends,
+                         settings.pool_memory),
             *usage_groups(settings.usage_units, settings.pool_rates, settings.team_namespaces)]
 
 

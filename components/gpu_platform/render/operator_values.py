@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import yaml
 
-from gpu_platform.decisions.tolerations import tolerates, toleration
+from gpu_platform.decisions.tolerations import startup_toleration, tolerates, toleration
 from gpu_platform.decisions.dra import DRA
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.dcgm_metrics import exporter_values
@@ -159,10 +159,13 @@ def _extra_taints(pools: Sequence["GpuPool"]) -> Iterator["TaintSpec"]:
 
 
 def with_tolerations(defaults: list[dict[str, Any]], taints: list["TaintSpec"]) -> list[dict[str, Any]]:
-    """The chart's default tolerations, the platform's GPU taint, and every extra pool taint."""
+    """The chart's default tolerations, the platform's GPU taint, the acceptance gate's startup taint (a node
+    needs its agents before its checks can pass), and every extra pool taint."""
     out = [dict(t) for t in defaults]
     if not tolerates(out, names.GPU_TAINT_KEY, names.GPU_TAINT_VALUE, "NoSchedule"):
         out.append({"key": names.GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"})
+    if not tolerates(out, names.ACCEPTANCE_TAINT_KEY, names.ACCEPTANCE_TAINT_VALUE, names.ACCEPTANCE_TAINT_EFFECT):
+        out.append(startup_toleration())
     for taint in taints:
         if not tolerates(out, taint.key, taint.value, taint.effect):
             out.append(toleration(taint))

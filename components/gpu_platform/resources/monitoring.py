@@ -149,6 +149,15 @@ class UsageUnitArgs(TypedDict, total=False):
     """The pool's GPU as NVML names it (dcgm-exporter's modelName); needed for MIG units."""
 
 
+class PoolMemoryArgs(TypedDict):
+    """A pool's own GPU memory thresholds (percent of each GPU's memory)."""
+
+    memory_used_percent: float
+    """Warning above this."""
+    memory_critical_percent: float
+    """Critical above this."""
+
+
 class GpuMonitoringArgs(TypedDict, total=False):
     """Prometheus, the GPU alert rules and dashboard, and where alerts go."""
 
@@ -187,6 +196,8 @@ class GpuMonitoringArgs(TypedDict, total=False):
     """Pool name -> USD per GPU-hour: what used GPU time is priced at."""
     team_namespaces: dict[str, str]
     """Namespace -> team, recorded beside the usage."""
+    pool_memory: dict[str, PoolMemoryArgs]
+    """Pool name -> the GPU memory thresholds of its nodes, where they differ from `alerts` (default: none)."""
 
 
 class GpuMonitoring(pulumi.ComponentResource):
@@ -357,6 +368,10 @@ def monitoring_settings(name: str, args: Mapping[str, Any]) -> MonitoringSetting
         problems.append("prometheus.ebsCsiAddonVersion: also give cluster_name, the cluster the add-on goes to")
     ends, bad = _reservation_ends(args.get("reservation_ends") or [])
     problems += bad
+    pool_memory = {pool: (float(v["memory_used_percent"]), float(v["memory_critical_percent"]))
+                   for pool, v in (args.get("pool_memory") or {}).items()}
+    problems += [f"poolMemory.{pool}: memoryUsedPercent ({w:g}) must be below memoryCriticalPercent ({c:g}), both "
+                 "between 0 and 100" for pool, (w, c) in pool_memory.items() if not 0 < w < c < 100]
     if problems:
         raise ArgumentsError(where, problems)
     storage = (metrics_storage(monitoring, args.get("nodes_at_max") or 0, args.get("gpus_at_max") or 0)
@@ -368,7 +383,7 @@ def monitoring_settings(name: str, args: Mapping[str, Any]) -> MonitoringSetting
     rates = tuple(PoolRate(p, float(v)) for p, v in (args.get("pool_gpu_prices") or {}).items())
     return MonitoringSettings(monitoring, args.get("cluster_name") or "", teams, dict(args.get("gpu_prices") or {}),
                               dict(args.get("system_node_selector") or names.SYSTEM_NODE_SELECTOR), storage, ends,
-                              units, rates, dict(args.get("team_namespaces") or {}))
+                              units, rates, dict(args.get("team_namespaces") or {}), pool_memory)
 
 
 def _reservation_ends(given: list[Mapping[str, str]]) -> tuple[tuple[ReservationEnd, ...], list[str]]:

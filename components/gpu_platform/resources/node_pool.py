@@ -13,7 +13,7 @@ import pulumi
 
 from gpu_platform.decisions import launch_template as lt
 from gpu_platform.decisions import node_boot, reservations
-from gpu_platform.decisions.node_pool import NodeGroupInputs, node_group_inputs, node_taints, node_template_tags
+from gpu_platform.decisions.node_pool import NodeGroupInputs, node_group_inputs, node_template_tags, registering_taints
 from gpu_platform.decisions.placement import subnet_indices
 from gpu_platform.decisions.sharing import mig_layout_tag
 from gpu_platform.facts import component_types, names
@@ -183,7 +183,7 @@ class GpuNodePool(pulumi.ComponentResource):
             placement = ec2.LaunchTemplatePlacementArgs(group_name=group.name)
         user_data: Optional[pulumi.Input[str]] = node_boot.eks_image_user_data(ctx, pool)
         if image.eks_ami_type == "CUSTOM":
-            taints = node_taints(pool)
+            taints = registering_taints(ctx, pool)
             user_data = pulumi.Output.all(args["cluster_name"], args.get("cluster_endpoint"),
                                           args.get("cluster_certificate_authority"), args.get("service_cidr")).apply(
                 lambda a: node_boot.ubuntu_user_data(ctx, pool, a[0], a[1], a[2], a[3], inputs.labels, taints))

@@ -141,6 +141,31 @@ class PoolKubeletArgs(TypedDict, total=False):
     """CPUs kept for the system, never for pods, as a Linux CPU list (default 0-3 under the static policy)."""
 
 
+class PoolAlertsArgs(TypedDict, total=False):
+    """GPU memory thresholds of the pool's GPUs where they differ from the monitoring's (percent)."""
+
+    memory_used_percent: float
+    """Warning above this."""
+    memory_critical_percent: float
+    """Critical above this."""
+
+
+class PoolAcceptanceArgs(TypedDict, total=False):
+    """What a new node must pass before it takes work (docs/acceptance.md). A pool built alone registers its nodes
+    with the startup taint readiness.k8s.io/gpu-acceptance; GpuPlatform installs the checker that lifts it."""
+
+    enabled: bool
+    """Gate new nodes (default true when the block is given)."""
+    level: int
+    """DCGM diagnostic level, dcgmi diag -r: 1 (seconds), 2 (default, about 2 minutes) or 3 (about 15 minutes)."""
+    checks: list[str]
+    """dcgm, nccl (two or more whole GPUs), efa (EFA pools), imex (UltraServers); default: all the hardware has."""
+    timeout_minutes: int
+    """The whole run's limit (default: the level's and the checks' own)."""
+    nccl_bus_bandwidth_gbps: float
+    """The in-node all-reduce bus bandwidth floor in GB/s (default: the catalog's for the instance type)."""
+
+
 class PoolArgs(TypedDict, total=False):
     """The pool itself: what both pool components take (a managed node group or a Karpenter NodePool)."""
 
@@ -183,6 +208,10 @@ class PoolArgs(TypedDict, total=False):
     """The kubelet's CPU and topology managers (default: on for 8-GPU training instance types)."""
     warm: PoolWarmArgs
     """Warm capacity: nodes held ready for work that must start in seconds, priced as running nodes."""
+    acceptance: PoolAcceptanceArgs
+    """What a new node must pass before it takes work (default: none for a pool built alone)."""
+    alerts: PoolAlertsArgs
+    """This pool's GPU memory alert thresholds; GpuMonitoring's pool_memory applies them."""
     environment: str
     """dev, staging or prod: prod protects the pool and rolls one node at a time."""
     kubernetes_version: str

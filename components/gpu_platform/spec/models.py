@@ -24,6 +24,7 @@ from gpu_platform.spec.fields import (
     LabelKey, Labels, Quantity, S3Uri, SecurityGroupId, Selector, StorageRequest, SubnetId, Tags, TaintKey, TaintValue,
     Zone,
 )
+from gpu_platform.spec.acceptance import AcceptanceSpec
 from gpu_platform.spec.repair import NodeRepairSpec
 from gpu_platform.spec.serving import ServiceSpec
 from gpu_platform.spec.strict import StrictModel
@@ -207,6 +208,13 @@ class TaintSpec(StrictModel):
 KARPENTER_DURATION = r"^(([0-9]+(s|m|h))+|Never)$"  # NodePool consolidateAfter and expireAfter
 
 
+class PoolAlertsSpec(StrictModel):
+    """GPU memory thresholds of this pool's GPUs where they differ from monitoring.alerts (docs/monitoring.md): an
+    inference pool that keeps its model resident runs near full memory by design; a training pool should not."""
+    memory_used_percent: Optional[float] = Field(None, gt=0, lt=100)  # warning (default: monitoring.alerts')
+    memory_critical_percent: Optional[float] = Field(None, gt=0, lt=100)  # critical (default: monitoring.alerts')
+
+
 class KarpenterPoolSpec(StrictModel):
     """How Karpenter disrupts a pool's nodes (provisioner: karpenter); see docs/karpenter.md."""
     consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized"] = "WhenEmpty"
@@ -328,6 +336,9 @@ class NodePoolSpec(StrictModel, _GpuShape):
     repair: NodeRepairSpec = Field(default_factory=NodeRepairSpec)  # managed node group auto repair
     kubelet: Optional[KubeletSpec] = None  # CPU and topology managers; default by instance type (docs/numa.md)
     warm: Optional[WarmSpec] = None  # nodes held ready for work that must start in seconds (priced in the plan)
+    # What a new node must pass before it takes work; default by environment (docs/acceptance.md).
+    acceptance: Optional[AcceptanceSpec] = None
+    alerts: Optional[PoolAlertsSpec] = None  # this pool's GPU memory thresholds (default: monitoring.alerts')
 
     _max_unavailable = field_validator("max_unavailable")(lambda v: node_count_or_percent(v))
 
@@ -641,6 +652,13 @@ class PlatformSpec(StrictModel):
     def mig_strategy(self) -> str:
         """The cluster-wide MIG strategy: one for all MIG pools (`none` without MIG)."""
         return mig_strategy_of(self.node_pools)
+
+    def pool_memory_limits(self) -> dict[str, tuple[float, float]]:
+        """Pool -> (warning, critical) GPU memory percentages, for the pools that set their own."""
+        t = self.monitoring.alerts
+        return {p.name: (p.alerts.memory_used_percent or t.memory_used_percent,
+                         p.alerts.memory_critical_percent or t.memory_critical_percent)
+                for p in self.node_pools if p.alerts is not None}
 
 
 # --- Kubernetes quantities ---

@@ -32,6 +32,9 @@ class PoolContext:
     subnet_zones: Optional[tuple[str, ...]] = None  # else the zones of the pool's subnets, in order, when known
     disruption_window: Optional["DisruptionWindowSpec"] = None  # when Karpenter may disrupt pool nodes
     today: Optional[date] = None  # the plan's day (reservation windows are judged against it); None: today
+    # The environment's default acceptance gate applies when the pool sets none: GpuPlatform installs the checker
+    # and the node readiness controller; a pool component alone gates only when its arguments ask.
+    acceptance_defaults: bool = False
 
     @property
     def prod(self) -> bool:
@@ -57,4 +60,4 @@ class PoolContext:
             driver_source=driver.source, driver_version=driver.version, mig_strategy=spec.mig_strategy,
             lustre_client=spec.datasets.fsx_lustre is not None,
             vpc=spec.cluster.create.vpc if spec.cluster.create else None,
-            disruption_window=spec.karpenter.disruption_window, today=today)
+            disruption_window=spec.karpenter.disruption_window, today=today, acceptance_defaults=True)

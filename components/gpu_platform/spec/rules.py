@@ -25,6 +25,7 @@ from gpu_platform.spec.models import (
     ADDON_VERSION, ClusterSpec, CreateClusterSpec, GpuOperatorSpec, GpuPool, NodePoolSpec, PlatformSpec, VpcSpec,
 )
 from gpu_platform.spec.pool_context import PoolContext
+from gpu_platform.spec.acceptance import acceptance_rules
 from gpu_platform.spec.repair import repair_rules
 from gpu_platform.spec.rules_capacity import platform_rules as reservation_rules
 from gpu_platform.spec.rules_capacity import pool_rules as capacity_rules
@@ -52,7 +53,7 @@ class Findings:
 def check(spec: PlatformSpec, today: date) -> Findings:
     problems = [*_cluster_rules(spec), *_duplicate_rules(spec), *reservation_rules(spec), *ultraserver_platform_rules(spec),
                 *_model_cache_rules(spec), *_access_rules(spec),
-                *_pricing_rules(spec), *repair_rules(spec), *alerting_rules(spec), *training.efa_rules(spec),
+                *_pricing_rules(spec), *_pool_alert_rules(spec), *repair_rules(spec), *alerting_rules(spec), *training.efa_rules(spec),
                 *training.datasets_rules(spec)]
     pool_problems = [p for pool in spec.node_pools for p in pool_rules(PoolContext.of(spec, pool, today), pool)]
     pool_problems += karpenter_rules(spec)
@@ -209,6 +210,17 @@ def _duplicate_rules(spec: PlatformSpec) -> Iterator[Problem]:
             seen.setdefault(name, i)
 
 
+def _pool_alert_rules(spec: PlatformSpec) -> Iterator[Problem]:
+    """A pool's memory warning stays below its critical threshold, either taken from monitoring.alerts."""
+    limits = spec.pool_memory_limits()
+    for i, pool in enumerate(spec.node_pools):
+        warning, critical = limits.get(pool.name, (0.0, 100.0))
+        at = FieldPath.of("nodePools").index(i)
+        if warning >= critical:
+            yield (at.field("alerts"), f"memoryUsedPercent ({warning:g}) must be below memoryCriticalPercent "
+                   f"({critical:g}; either may come from monitoring.alerts)")
+
+
 def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
     """One pool's rules, in the context of its cluster (the stack file's, or a pool component's arguments)."""
     at = ctx.at
@@ -229,6 +241,9 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
     for j, taint in enumerate(pool.taints):
         if taint.key == names.GPU_TAINT_KEY:
             yield at.field("taints").index(j).field("key"), f"{names.GPU_TAINT_KEY} is always set on GPU pools; list only extra taints"
+        if taint.key == names.ACCEPTANCE_TAINT_KEY:
+            yield (at.field("taints").index(j).field("key"), f"{names.ACCEPTANCE_TAINT_KEY} is the acceptance gate's "
+                   "startup taint, set from nodePools[].acceptance; remove it here")
     for key in pool.labels:
         if key.startswith(RESERVED_LABEL_DOMAINS) or syntax.reserved_domain(key):
             yield (at / "labels", f"{key!r} is managed by the platform or Kubernetes; reserved prefixes: "
@@ -241,6 +256,7 @@ def pool_rules(ctx: PoolContext, pool: NodePoolSpec) -> Iterator[Problem]:
     yield from ultraserver_rules(ctx, pool)
     yield from kubelet_rules(at, pool)
     yield from warm_rules(at, pool)
+    yield from acceptance_rules(at, pool)
 
 
 def gpu_shape_rules(at: FieldPath, pool: GpuPool) -> Iterator[Problem]:

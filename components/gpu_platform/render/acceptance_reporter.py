@@ -1,0 +1,297 @@
+"""The acceptance reporter: judges a node's recorded check outputs and writes its verdict to the node.
+
+This module runs on the node as it is (the Python standard library only: it is shipped as text in the
+acceptance ConfigMap, render/acceptance.py). The check containers before it record each check's output and
+exit code under the results directory; the reporter judges them, sets the node's acceptance condition and
+labels, and the node readiness controller lifts the startup taint once the condition is True.
+
+Verdicts, as docs/acceptance.md states them:
+- dcgm: `dcgmi diag -r <level> -j`; any test result `Fail` fails, `Warn` passes and is reported.
+- nccl: `all_reduce_perf` within the node; the bus bandwidth at the largest size must reach the floor, and
+  no result may be wrong or out of bounds.
+- efa: `fi_info -p efa -t FI_EP_RDM` and the `/dev/infiniband` listing: one RDM domain and one uverbs device
+  per EFA interface of the instance type.
+- imex: `nvidia-smi -q`: every GPU's NVLink fabric registered (`State: Completed`, `Status: Success`), all in
+  one clique of one cluster: what the IMEX daemons of a ComputeDomain need.
+- A node whose condition is already False passes again only on a clean run at the full level.
+- A node without the startup taint, or one already running work (its pool was gated after it registered, and
+  the node group's new taint reached it in place), is labelled `unchecked` and no check runs there; a tainted
+  one gets its condition True so the taint goes and its work is not starved.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import ssl
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+CONDITION = "GpuAcceptance"
+STARTUP_TAINT = "readiness.k8s.io/gpu-acceptance"
+SKIP = "skip"  # written by the precheck on a node that registered without the startup taint
+LABEL = "gpu-platform.io/acceptance"
+CHECK_LABEL = "gpu-platform.io/acceptance-check"
+FULL_LEVEL = 3
+MESSAGE_LIMIT = 1000  # characters of the condition's message
+
+
+@dataclass(frozen=True)
+class Verdict:
+    passed: bool
+    summary: str
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: str  # the condition's status: True or False
+    reason: str
+    message: str
+    labels: dict[str, Optional[str]] = field(default_factory=dict)  # None removes the label
+
+
+# --- DCGM diagnostics ---
+
+def _tests(report: Any) -> list[dict[str, Any]]:
+    """Every test of a `dcgmi diag -j` report, whatever the top-level key of the DCGM release names it."""
+    if not isinstance(report, dict):
+        return []
+    out: list[dict[str, Any]] = []
+    for value in report.values():
+        if isinstance(value, dict) and isinstance(value.get("test_categories"), list):
+            for category in value["test_categories"]:
+                out += [t for t in category.get("tests", []) if isinstance(t, dict)]
+    return out
+
+
+def _messages(result: dict[str, Any]) -> list[str]:
+    notes = result.get("warnings") or []
+    return [str(n.get("message") or n.get("warning") or "") for n in notes if isinstance(n, dict)]
+
+
+def judge_dcgm(text: str) -> Verdict:
+    try:
+        tests = _tests(json.loads(text))
+    except ValueError:
+        return Verdict(False, "dcgmi diag printed no JSON report")
+    if not tests:
+        return Verdict(False, "dcgmi diag reported no tests")
+    failed, warned = [], []
+    for test in tests:
+        for result in test.get("results") or []:
+            where = f"{test.get('name')}" + (f" GPU {result['entity_id']}" if "entity_id" in result else "")
+            status = str(result.get("status", "")).lower()
+            detail = "; ".join(m for m in _messages(result) if m)
+            if status == "fail":
+                failed.append(f"{where}: {detail or 'failed'}")
+            elif status == "warn":
+                warned.append(f"{where}: {detail or 'warning'}")
+    if failed:
+        return Verdict(False, "DCGM failed " + " | ".join(failed), tuple(warned))
+    return Verdict(True, f"DCGM passed {len(tests)} tests", tuple(warned))
+
+
+# --- NCCL all-reduce within the node ---
+
+_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+\S+\s+\S+\s+-?\d+\s+(.+)$")
+
+
+def judge_nccl(text: str, floor_gbps: float) -> Verdict:
+    rows = []
+    for line in text.splitlines():
+        m = _ROW.match(line)
+        if m:
+            cols = m.group(3).split()  # time algbw busbw #wrong, out of place then in place
+            if len(cols) >= 8:
+                rows.append((int(m.group(1)), max(float(cols[2]), float(cols[6])), int(cols[3]) + int(cols[7])))
+    if not rows:
+        return Verdict(False, "all_reduce_perf printed no results")
+    wrong = sum(r[2] for r in rows)
+    bounds = re.search(r"Out of bounds values\s*:\s*(\d+)", text)
+    size, busbw, _ = max(rows)
+    if wrong or (bounds and int(bounds.group(1))):
+        return Verdict(False, f"NCCL all-reduce returned wrong results ({wrong} wrong values)")
+    if busbw < floor_gbps:
+        return Verdict(False, f"NCCL all-reduce bus bandwidth {busbw:g} GB/s at {size} bytes is below the "
+                              f"floor of {floor_gbps:g} GB/s")
+    return Verdict(True, f"NCCL all-reduce bus bandwidth {busbw:g} GB/s at {size} bytes (floor {floor_gbps:g})")
+
+
+# --- EFA ---
+
+def judge_efa(text: str, interfaces: int) -> Verdict:
+    domains = set(re.findall(r"^\s*domain:\s*(\S+-rdm)\s*$", text, re.MULTILINE))
+    uverbs = set(re.findall(r"\buverbs\d+\b", text))
+    if len(domains) < interfaces or len(uverbs) < interfaces:
+        return Verdict(False, f"EFA shows {len(domains)} RDM domains and {len(uverbs)} uverbs devices; the instance "
+                              f"type has {interfaces} EFA interfaces")
+    return Verdict(True, f"EFA shows {len(domains)} RDM domains and {len(uverbs)} uverbs devices")
+
+
+# --- the NVLink fabric an IMEX domain needs ---
+
+def judge_imex(text: str) -> Verdict:
+    blocks = re.findall(r"^\s*Fabric\s*\n((?:\s{8,}.*\n?)+)", text, re.MULTILINE)
+    if not blocks:
+        return Verdict(False, "nvidia-smi shows no NVLink fabric")
+    cliques, bad = set(), []
+    for i, block in enumerate(blocks):
+        fields = dict(re.findall(r"^\s*(\w[\w ]*?)\s*:\s*(.*?)\s*$", block, re.MULTILINE))
+        if fields.get("State") != "Completed" or fields.get("Status") != "Success":
+            bad.append(f"GPU {i}: {fields.get('State', '?')}/{fields.get('Status', '?')}")
+        cliques.add((fields.get("ClusterUUID"), fields.get("CliqueId")))
+    if bad:
+        return Verdict(False, "NVLink fabric not ready: " + ", ".join(bad))
+    if len(cliques) != 1:
+        return Verdict(False, f"GPUs are in {len(cliques)} NVLink cliques, not one")
+    return Verdict(True, f"{len(blocks)} GPUs registered in one NVLink clique")
+
+
+# --- the verdict on the node ---
+
+def decide(verdicts: dict[str, Verdict], level: int, previous: Optional[str]) -> Outcome:
+    """The node's condition and labels from the checks' verdicts, in the order they ran. A node already
+    failed (`previous` False) passes only on a clean run at the full level."""
+    warnings = [w for v in verdicts.values() for w in v.warnings]
+    for check, verdict in verdicts.items():
+        if not verdict.passed:
+            return Outcome("False", f"{check.capitalize()}Failed", _message(verdict.summary, warnings),
+                           {LABEL: "failed", CHECK_LABEL: check})
+    summary = "; ".join(v.summary for v in verdicts.values())
+    if previous == "False" and level < FULL_LEVEL:
+        return Outcome("False", "FullCheckRequired", _message(
+            f"this node failed before; it passed level {level} but needs a clean level {FULL_LEVEL} run: {summary}",
+            warnings), {LABEL: "failed"})
+    return Outcome("True", "Passed", _message(summary, warnings), {LABEL: "passed", CHECK_LABEL: None})
+
+
+def _message(summary: str, warnings: list[str]) -> str:
+    text = summary + (f" (warnings: {' | '.join(warnings)})" if warnings else "")
+    return text if len(text) <= MESSAGE_LIMIT else text[:MESSAGE_LIMIT - 3] + "..."
+
+
+def judge(results: Path, checks: list[str], floor_gbps: float, efa_interfaces: int) -> dict[str, Verdict]:
+    """Each check's verdict from its recorded output (`<check>.out`) and exit code (`<check>.rc`)."""
+    out: dict[str, Verdict] = {}
+    for check in checks:
+        text = (results / f"{check}.out").read_text() if (results / f"{check}.out").exists() else ""
+        rc = (results / f"{check}.rc").read_text().strip() if (results / f"{check}.rc").exists() else "missing"
+        if rc == "124":
+            out[check] = Verdict(False, f"{check} timed out")
+        elif check == "dcgm":
+            out[check] = judge_dcgm(text)
+        elif check == "nccl":
+            out[check] = judge_nccl(text, floor_gbps)
+        elif check == "efa":
+            out[check] = judge_efa(text, efa_interfaces)
+        else:
+            out[check] = judge_imex(text)
+        if out[check].passed and check != "dcgm" and rc not in ("0", "missing"):  # dcgmi's report speaks for it
+            out[check] = Verdict(False, f"{check} exited {rc}: {out[check].summary}")
+    return out
+
+
+# --- the Kubernetes API, from inside the pod ---
+
+_SA = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+
+
+def _api(method: str, path: str, body: Optional[dict[str, Any]] = None, content: str = "") -> Any:
+    host = f"https://{os.environ['KUBERNETES_SERVICE_HOST']}:{os.environ['KUBERNETES_SERVICE_PORT']}"
+    request = urllib.request.Request(host + path, method=method, data=json.dumps(body).encode() if body else None)
+    request.add_header("Authorization", f"Bearer {(_SA / 'token').read_text().strip()}")
+    if content:
+        request.add_header("Content-Type", content)
+    context = ssl.create_default_context(cafile=str(_SA / "ca.crt"))
+    with urllib.request.urlopen(request, context=context, timeout=30) as response:
+        return json.loads(response.read() or b"{}")
+
+
+def condition_patch(outcome: Outcome, now: str) -> dict[str, Any]:
+    """A strategic merge patch of the node's status: conditions merge by type, so only this one changes."""
+    return {"status": {"conditions": [{"type": CONDITION, "status": outcome.status, "reason": outcome.reason,
+                                       "message": outcome.message, "lastHeartbeatTime": now,
+                                       "lastTransitionTime": now}]}}
+
+
+def unchecked(node: dict[str, Any]) -> bool:
+    """A node that registered before its pool was gated (no startup taint): it already runs work, so an active
+    diagnostic there would compete with it. It is labelled and left alone."""
+    return not any(t.get("key") == STARTUP_TAINT for t in node.get("spec", {}).get("taints") or [])
+
+
+def workloads(pods: list[dict[str, Any]]) -> list[str]:
+    """Pods on the node that are work, not node agents: neither a DaemonSet's nor a static pod (owned by the
+    Node), and not finished. A node tainted while it already ran work (its pool gated later) has some."""
+    out = []
+    for pod in pods:
+        owners = {o.get("kind") for o in pod.get("metadata", {}).get("ownerReferences") or []}
+        if owners & {"DaemonSet", "Node"} or pod.get("status", {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        out.append(f"{pod['metadata'].get('namespace')}/{pod['metadata']['name']}")
+    return out
+
+
+def precheck() -> None:
+    """The first container: on a node without the startup taint, or one already running work, record why and
+    run no check (an active diagnostic would compete with the work)."""
+    node = os.environ["NODE_NAME"]
+    why = "no startup taint" if unchecked(_api("GET", f"/api/v1/nodes/{node}")) else ""
+    if not why:
+        busy = workloads(_api("GET", f"/api/v1/pods?fieldSelector=spec.nodeName%3D{node}").get("items", []))
+        why = f"running work: {', '.join(busy[:5])}" if busy else ""
+    if why:
+        (Path(os.environ.get("RESULTS", "/results")) / SKIP).write_text(why + "\n")
+
+
+def skipped(tainted: bool, why: str) -> Outcome:
+    """A node the checks left alone: labelled unchecked; if it carries the startup taint (its pool was gated while
+    it ran work), its condition goes True so the taint goes and the node keeps serving."""
+    return Outcome("True" if tainted else "", "NotCheckedInUse", _message(f"not checked: {why}", []),
+                   {LABEL: "unchecked"})
+
+
+def main() -> None:
+    if sys.argv[1:] == ["precheck"]:
+        precheck()
+        return
+    node = os.environ["NODE_NAME"]
+    skip = Path(os.environ.get("RESULTS", "/results")) / SKIP
+    if skip.exists():
+        outcome = skipped(not unchecked(_api("GET", f"/api/v1/nodes/{node}")), skip.read_text().strip())
+        _write(node, outcome)
+        _stay()
+        return
+    checks = os.environ["CHECKS"].split(",")
+    verdicts = judge(Path(os.environ.get("RESULTS", "/results")), checks, float(os.environ.get("NCCL_FLOOR_GBPS") or 0),
+                     int(os.environ.get("EFA_INTERFACES") or 0))
+    current = _api("GET", f"/api/v1/nodes/{node}")
+    previous = next((c["status"] for c in current.get("status", {}).get("conditions", []) if c["type"] == CONDITION),
+                    None)
+    outcome = decide(verdicts, int(os.environ["LEVEL"]), previous)
+    _write(node, outcome)
+    _stay()
+
+
+def _write(node: str, outcome: Outcome) -> None:
+    """The condition (when the outcome has one), then the labels: the label moves the checker off the node."""
+    if outcome.status:
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        _api("PATCH", f"/api/v1/nodes/{node}/status", condition_patch(outcome, now),
+             "application/strategic-merge-patch+json")
+    _api("PATCH", f"/api/v1/nodes/{node}", {"metadata": {"labels": outcome.labels}}, "application/merge-patch+json")
+    print(f"{CONDITION}={outcome.status or '-'} {outcome.reason}: {outcome.message}", flush=True)
+
+
+def _stay() -> None:
+    while os.environ.get("STAY", "true") == "true":  # a DaemonSet pod: the label moves it off this node
+        time.sleep(3600)
+
+
+if __name__ == "__main__":
+    main()

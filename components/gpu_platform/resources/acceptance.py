@@ -1,0 +1,59 @@
+"""NodeAcceptance: the acceptance gate's objects in the cluster (rendered by render/acceptance.py): the node
+readiness controller with its NodeReadinessRule CRD (the pinned release's file), the checker's RBAC, ConfigMap
+and admission policy, and each accepted pool's rule and checker DaemonSet."""
+from __future__ import annotations
+
+from typing import Any, Optional
+from collections.abc import Sequence
+
+import pulumi
+import yaml
+
+from gpu_platform.facts import acceptance as facts
+from gpu_platform.facts import catalog, component_types
+
+CRD_FILE = catalog.UPSTREAM / "crds" / facts.NODE_READINESS_CRDS / "nodereadinessrules.yaml"
+IMMUTABLE_KINDS = ("NodeReadinessRule",)  # its conditions, taint and node selector cannot change in place
+
+
+class KubernetesObject(pulumi.CustomResource):
+    """A Kubernetes object registered exactly as rendered, under the provider's type token for its kind."""
+
+    def __init__(self, resource_name: str, obj: dict[str, Any], opts: Optional[pulumi.ResourceOptions] = None):
+        from pulumi_kubernetes import _utilities
+
+        api = obj["apiVersion"] if "/" in obj["apiVersion"] else f"core/{obj['apiVersion']}"
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
+            version=_utilities.get_version()))  # type: ignore[no-untyped-call]  # untyped in pulumi_kubernetes
+        super().__init__(f"kubernetes:{api}:{obj['kind']}", resource_name, dict(obj), opts)
+
+
+def crd() -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load(CRD_FILE.read_text())
+    return loaded
+
+
+class NodeAcceptance(pulumi.ComponentResource):
+    """The acceptance gate of the platform's accepted pools (docs/acceptance.md)."""
+
+    def __init__(self, name: str, manifests: Sequence[dict[str, Any]], k8s_provider: pulumi.ProviderResource,
+                 depends_on: Sequence[pulumi.Resource] = (), opts: Optional[pulumi.ResourceOptions] = None):
+        """`manifests`: render/acceptance.py's acceptance_manifests, namespaces first."""
+        super().__init__(component_types.INTERNAL["NodeAcceptance"], name, None, opts)
+        base = pulumi.ResourceOptions(parent=self, provider=k8s_provider, depends_on=list(depends_on))
+        definition = KubernetesObject(f"{name}-crd", crd(), base)
+        first = [definition]
+        for obj in manifests:
+            if obj["kind"] == "Namespace":
+                first.append(KubernetesObject(f"{name}-{obj['metadata']['name']}", obj, base))
+        self.objects = [definition, *first[1:]]
+        for obj in manifests:
+            if obj["kind"] == "Namespace":
+                continue
+            replace = obj["kind"] in IMMUTABLE_KINDS
+            opts_ = pulumi.ResourceOptions.merge(base, pulumi.ResourceOptions(
+                depends_on=first, replace_on_changes=["spec"] if replace else None,
+                delete_before_replace=True if replace else None))
+            key = f"{name}-{obj['kind'].lower()}-{obj['metadata']['name']}"
+            self.objects.append(KubernetesObject(key, obj, opts_))
+        self.register_outputs({"objects": len(self.objects)})

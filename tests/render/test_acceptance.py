@@ -1,0 +1,151 @@
+"""The acceptance gate's objects (render/acceptance.py): Kubernetes' schema strictly, the NodeReadinessRule
+against the pinned controller's CRD and its CEL rules, the checker's admission policy evaluated with
+cel-python on allowed and refused node updates."""
+from __future__ import annotations
+
+import copy
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from gpu_platform.decisions.acceptance import accepted_pools
+from gpu_platform.facts import acceptance as facts
+from gpu_platform.facts import catalog, names
+from gpu_platform.render import acceptance as r
+from tests.support.admission import denials
+from tests.support.crd_schemas import schema_problems
+from tests.support.kueue_crds import cel_problems
+from tests.support.stacks import spec_of
+
+CHECKER = r.CHECKER_USER
+
+
+@pytest.fixture(scope="module")
+def prod():
+    spec = spec_of("prod")
+    return spec, r.acceptance_manifests(accepted_pools(spec), dict(spec.cluster.system_node_selector), spec.prod)
+
+
+def test_every_object_validates_strictly(prod):
+    spec, objects = prod
+    kinds = set()
+    for obj in objects:
+        kinds.add(obj["kind"])
+        if obj["kind"] == "NodeReadinessRule":
+            assert schema_problems(facts.NODE_READINESS_CRDS, obj) == []
+            assert cel_problems(facts.NODE_READINESS_CRDS, obj) == []
+        else:
+            kubernetes_validate.validate(obj, spec.cluster.kubernetes_version, strict=True)
+    assert {"NodeReadinessRule", "DaemonSet", "Deployment", "ValidatingAdmissionPolicy", "ClusterRole"} <= kinds
+
+
+def test_the_crd_refuses_a_taint_outside_its_domain():
+    gate = accepted_pools(spec_of("prod"))[0][1]
+    rule = r.readiness_rule(gate)
+    rule["spec"]["taint"]["key"] = names.GPU_TAINT_KEY
+    assert any("readiness.k8s.io/" in p for p in cel_problems(facts.NODE_READINESS_CRDS, rule))
+
+
+def test_no_gate_no_objects():
+    spec = spec_of("dev")
+    assert r.acceptance_manifests(accepted_pools(spec), {}, False) == []
+
+
+def test_one_rule_and_checker_per_pool(prod):
+    spec, objects = prod
+    rules = [o for o in objects if o["kind"] == "NodeReadinessRule"]
+    assert [x["spec"]["nodeSelector"]["matchLabels"][names.POOL_LABEL] for x in rules] == [p.name for p in spec.node_pools]
+    assert {x["spec"]["enforcementMode"] for x in rules} == {"bootstrap-only"}
+    assert {x["spec"]["conditions"][0]["type"] for x in rules} == {names.ACCEPTANCE_CONDITION}
+
+
+def test_checker_runs_once_per_new_node_of_its_pool(prod):
+    spec, objects = prod
+    ds = next(o for o in objects if o["kind"] == "DaemonSet" and o["metadata"]["name"].endswith("a100-train"))
+    pod = ds["spec"]["template"]["spec"]
+    terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert {"key": names.ACCEPTANCE_LABEL, "operator": "DoesNotExist"} in terms[0]["matchExpressions"]
+    assert [c["name"] for c in pod["initContainers"]] == ["precheck", "dcgm", "nccl", "efa"]
+    assert "dcgmi diag -r 2 -j" in pod["initContainers"][1]["command"][2]
+    assert "-g 8" in pod["initContainers"][2]["command"][2]
+    env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
+    assert env["CHECKS"] == "dcgm,nccl,efa" and env["NCCL_FLOOR_GBPS"] == "180" and env["EFA_INTERFACES"] == "4"
+    assert r.startup_toleration() in pod["tolerations"]
+
+
+def test_reporter_ships_as_text(prod):
+    _, objects = prod
+    cm = next(o for o in objects if o["kind"] == "ConfigMap")
+    source = cm["data"][r.REPORTER_KEY]
+    compile(source, "reporter.py", "exec")
+    assert "import gpu_platform" not in source and "from gpu_platform" not in source
+
+
+def test_dcgm_image_is_the_operators():
+    values = yaml.safe_load((catalog.UPSTREAM / "gpu-operator-values-v26.7.0.yaml").read_text())["dcgm"]
+    assert facts.DCGM_IMAGE == f"{values['repository']}/{values['image']}:{values['version']}"
+
+
+# --- the checker's admission policy ---
+
+def node(labels=None, conditions=(), taints=(), annotations=None, name="ip-10-40-1-17.ec2.internal") -> dict:
+    meta = {"name": name, "labels": {names.POOL_LABEL: "a100-train", **(labels or {})}}
+    if annotations is not None:
+        meta["annotations"] = annotations
+    return {"apiVersion": "v1", "kind": "Node", "metadata": meta,
+            "spec": {"taints": [dict(t) for t in taints]},
+            "status": {"conditions": [dict(c) for c in conditions]}}
+
+
+READY = {"type": "Ready", "status": "True"}
+TAINT = {"key": names.ACCEPTANCE_TAINT_KEY, "value": "pending", "effect": "NoSchedule"}
+
+
+def refused(old: dict, new: dict, user=CHECKER, on="ip-10-40-1-17.ec2.internal") -> list[str]:
+    policy = r.admission_policy()[0]
+    request = {"userInfo": {"username": user, "extra": {names.SA_NODE_NAME_EXTRA: [on]} if on else {}}}
+    return denials(policy, new, None, oldObject=old, request=request)
+
+
+def test_checker_may_write_its_condition_and_labels_on_its_node():
+    old = node(conditions=[READY], taints=[TAINT])
+    new = node({names.ACCEPTANCE_LABEL: "failed", names.ACCEPTANCE_CHECK_LABEL: "nccl"},
+               [READY, {"type": names.ACCEPTANCE_CONDITION, "status": "False"}], [TAINT])
+    assert refused(old, new) == []
+
+
+def test_checker_may_not_touch_another_node():
+    old, new = node(), node({names.ACCEPTANCE_LABEL: "passed"})
+    assert refused(old, new, on="ip-10-40-9-9.ec2.internal") == ["the acceptance checker may change only the node its pod runs on"]
+    assert refused(old, new, on=None)
+
+
+def test_checker_may_not_remove_a_taint():
+    assert refused(node(taints=[TAINT]), node(taints=[]))[0].startswith("the acceptance checker may not change a node's spec")
+
+
+def test_checker_may_not_change_other_labels_conditions_or_annotations():
+    old = node(conditions=[READY])
+    assert refused(old, node({"team": "x"}, [READY]))
+    assert refused(old, node(conditions=[{"type": "Ready", "status": "False"}]))
+    assert refused(old, node(conditions=[READY], annotations={"a": "b"}))
+    relabel = copy.deepcopy(old)
+    relabel["metadata"]["labels"][names.POOL_LABEL] = "other"
+    assert refused(old, relabel)
+
+
+def test_policy_leaves_everyone_else_alone():
+    assert refused(node(taints=[TAINT]), node(), user="system:serviceaccount:node-readiness-system:x") == []
+
+
+def test_check_commands_are_shell_and_skip_unchecked_nodes(prod, tmp_path):
+    import subprocess
+
+    _, objects = prod
+    for ds in (o for o in objects if o["kind"] == "DaemonSet"):
+        for c in ds["spec"]["template"]["spec"]["initContainers"][1:]:
+            script = c["command"][2]
+            assert script.startswith(f"[ -e {r.RESULTS}/skip ] ||")
+            (tmp_path / "check.sh").write_text(script)
+            subprocess.run(["sh", "-n", str(tmp_path / "check.sh")], check=True)

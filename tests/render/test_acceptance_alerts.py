@@ -1,0 +1,68 @@
+"""The acceptance and clock-event alerts (render/acceptance_alerts.py), proved with promtool: each fires on a
+broken node or GPU and stays silent on a healthy one."""
+from __future__ import annotations
+
+import pytest
+
+from gpu_platform.facts import names
+from gpu_platform.render import acceptance_alerts as a
+from gpu_platform.render import dcgm_metrics
+from gpu_platform.spec.models import AlertThresholds
+from tests.render.promtool_rules import LONG, description, flat, gpu, group, run
+
+T = AlertThresholds()
+
+
+def condition(node: str, status: str) -> tuple[str, dict, str]:
+    return ("kube_node_status_condition", {"node": node, "condition": names.ACCEPTANCE_CONDITION, "status": status},
+            flat(1))
+
+
+def events(node: str, mask: int) -> tuple[str, dict, str]:
+    return (a.CLOCK_EVENTS, gpu(node, model="NVIDIA H100 80GB HBM3"), flat(mask))
+
+
+def _exp(alert: str, labels: dict, summary: str) -> list[dict]:
+    return [{"exp_labels": labels, "exp_annotations": {"summary": summary, "description": description(alert)}}]
+
+
+def test_the_exporter_collects_the_clock_event_reasons():
+    assert a.CLOCK_EVENTS in {f.name for f in dcgm_metrics.collected_fields()}
+    assert a.CLOCK_EVENTS in dcgm_metrics.metrics_csv()
+
+
+def test_acceptance_failure_fires_and_a_passed_node_stays_silent(promtool, tmp_path):
+    failed = [condition("ip-10-0-1-7", "false"), condition("ip-10-0-1-8", "true")]
+    checks = [(5, "GpuNodeAcceptanceFailed", _exp("GpuNodeAcceptanceFailed", {"node": "ip-10-0-1-7", "severity": "critical"},
+              f"Node ip-10-0-1-7 failed its acceptance checks ({names.ACCEPTANCE_CONDITION}=False): it keeps its "
+              "startup taint and takes no work."))]
+    # kube-state-metrics exports each status as its own series: the passed node's `false` series is 0
+    quiet = [("kube_node_status_condition", {"node": "ip-10-0-1-8", "condition": names.ACCEPTANCE_CONDITION,
+                                             "status": "false"}, flat(0)), condition("ip-10-0-1-8", "true")]
+    run(promtool, tmp_path, T, [group(failed, checks), group(quiet, [(30, "GpuNodeAcceptanceFailed", [])])])
+
+
+GPU_LABELS = {"node": "n1", "gpu": "0", "UUID": "GPU-n1-0", "modelName": "NVIDIA H100 80GB HBM3"}
+THROTTLED = f"GPU 0 (NVIDIA H100 80GB HBM3, GPU-n1-0) on node n1 has been throttled (thermal or hardware slowdown) " \
+            f"for {T.temperature_for_minutes} minutes."
+
+
+@pytest.mark.parametrize("mask", [a.HW_THERMAL, a.SW_THERMAL, a.HW_SLOWDOWN, a.HW_THERMAL | 0x1 | 0x4])
+def test_throttling_fires_on_each_slowdown_reason(promtool, tmp_path, mask):
+    checks = [(T.temperature_for_minutes + 2, "GpuClockThrottled",
+               _exp("GpuClockThrottled", {**GPU_LABELS, "severity": "warning"}, THROTTLED))]
+    run(promtool, tmp_path, T, [group([events("n1", mask)], checks)])
+
+
+@pytest.mark.parametrize("mask", [0, 0x1, 0x4, 0x1 | 0x4 | 0x2, a.POWER_BRAKE])
+def test_idle_power_capped_or_braked_gpus_are_not_throttled(promtool, tmp_path, mask):
+    """Idle (0x1), the software power cap a loaded GPU reaches (0x4) and application clocks are normal."""
+    run(promtool, tmp_path, T, [group([events("n1", mask)], [(LONG - 1, "GpuClockThrottled", [])])])
+
+
+def test_power_brake_fires_and_stays_silent_without_it(promtool, tmp_path):
+    summary = "GPU 0 (NVIDIA H100 80GB HBM3, GPU-n1-0) on node n1 is held by the hardware power brake."
+    braked = group([events("n1", a.POWER_BRAKE | a.HW_SLOWDOWN)],
+                   [(3, "GpuPowerBrake", _exp("GpuPowerBrake", {**GPU_LABELS, "severity": "warning"}, summary))])
+    calm = group([events("n1", a.HW_THERMAL)], [(30, "GpuPowerBrake", [])])
+    run(promtool, tmp_path, T, [braked, calm])

@@ -1,0 +1,160 @@
+"""The acceptance reporter's verdicts on recorded check outputs (tests/render/acceptance_outputs/, written in
+the formats the tools document: `dcgmi diag -j`, nccl-tests' all_reduce_perf table, `fi_info` with the
+`/dev/infiniband` listing, `nvidia-smi -q`'s Fabric section)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpu_platform.facts import acceptance as facts
+from gpu_platform.facts import names
+from gpu_platform.render import acceptance_reporter as r
+
+OUT = Path(__file__).parent / "acceptance_outputs"
+
+
+def text(name: str) -> str:
+    return (OUT / name).read_text()
+
+
+def test_constants_are_the_platforms():
+    assert (r.CONDITION, r.LABEL, r.CHECK_LABEL) == (
+        names.ACCEPTANCE_CONDITION, names.ACCEPTANCE_LABEL, names.ACCEPTANCE_CHECK_LABEL)
+    assert r.FULL_LEVEL == facts.FULL_LEVEL
+
+
+def test_dcgm_pass():
+    v = r.judge_dcgm(text("dcgm_pass.json"))
+    assert v.passed and v.summary == "DCGM passed 3 tests" and not v.warnings
+
+
+def test_dcgm_fail_names_the_test_gpu_and_message():
+    v = r.judge_dcgm(text("dcgm_fail.json"))
+    assert not v.passed
+    assert "memory GPU 1: A memory mismatch was detected on GPU 1" in v.summary
+
+
+def test_dcgm_warning_passes_and_is_reported():
+    v = r.judge_dcgm(text("dcgm_warn.json"))
+    assert v.passed and len(v.warnings) == 1 and "Persistence mode" in v.warnings[0]
+
+
+@pytest.mark.parametrize("garbage", ["", "Error: unable to connect to host engine", "{}", '{"DCGM Diagnostic": {}}'])
+def test_dcgm_without_a_report_fails(garbage):
+    assert not r.judge_dcgm(garbage).passed
+
+
+def test_nccl_above_the_floor_passes_on_the_largest_size():
+    v = r.judge_nccl(text("nccl_h100_pass.txt"), 270)
+    assert v.passed and "391.22 GB/s at 8589934592 bytes" in v.summary
+
+
+def test_nccl_below_the_floor_fails():
+    v = r.judge_nccl(text("nccl_h100_slow.txt"), 270)
+    assert not v.passed and "142.06 GB/s" in v.summary and "floor of 270 GB/s" in v.summary
+
+
+def test_nccl_wrong_results_fail_even_when_fast():
+    assert not r.judge_nccl(text("nccl_h100_wrong.txt"), 270).passed
+
+
+def test_nccl_without_results_fails():
+    assert not r.judge_nccl("# nThread 1 nGpus 8\nNCCL failure common.cu:1005 'unhandled cuda error'\n", 1).passed
+
+
+def test_efa_all_interfaces_pass():
+    assert r.judge_efa(text("efa_4_pass.txt"), 4).passed
+
+
+def test_efa_missing_interface_fails():
+    v = r.judge_efa(text("efa_4_missing_one.txt"), 4)
+    assert not v.passed and "3 RDM domains" in v.summary
+
+
+def test_imex_fabric_pass_and_in_progress():
+    assert r.judge_imex(text("imex_gb200_pass.txt")).passed
+    v = r.judge_imex(text("imex_gb200_in_progress.txt"))
+    assert not v.passed and "GPU 3: In Progress/N/A" in v.summary
+    assert not r.judge_imex("GPU 00000000:00:1E.0\n    Product Name : NVIDIA A10G\n").passed
+
+
+def _verdicts(*passed: bool) -> dict[str, r.Verdict]:
+    return {c: r.Verdict(p, f"{c} ok" if p else f"{c} bad") for c, p in zip(("dcgm", "nccl"), passed, strict=False)}
+
+
+def test_decide_pass_labels_and_clears_the_failed_check():
+    o = r.decide(_verdicts(True, True), 2, None)
+    assert (o.status, o.reason) == ("True", "Passed")
+    assert o.labels == {names.ACCEPTANCE_LABEL: "passed", names.ACCEPTANCE_CHECK_LABEL: None}
+
+
+def test_decide_first_failure_names_the_check():
+    o = r.decide(_verdicts(True, False), 2, None)
+    assert (o.status, o.reason, o.message) == ("False", "NcclFailed", "nccl bad")
+    assert o.labels == {names.ACCEPTANCE_LABEL: "failed", names.ACCEPTANCE_CHECK_LABEL: "nccl"}
+
+
+@pytest.mark.parametrize("level", [1, 2])
+def test_a_failed_node_needs_a_full_level_run(level):
+    o = r.decide(_verdicts(True, True), level, "False")
+    assert (o.status, o.reason) == ("False", "FullCheckRequired")
+
+
+def test_a_failed_node_passes_a_clean_full_run():
+    assert r.decide(_verdicts(True, True), facts.FULL_LEVEL, "False").status == "True"
+
+
+def test_message_is_bounded():
+    o = r.decide({"dcgm": r.Verdict(False, "x" * 5000)}, 1, None)
+    assert len(o.message) == r.MESSAGE_LIMIT
+
+
+def _record(tmp_path: Path, check: str, source: str, rc: str) -> None:
+    (tmp_path / f"{check}.out").write_text(text(source) if source else "")
+    (tmp_path / f"{check}.rc").write_text(rc + "\n")
+
+
+def test_judge_reads_recorded_outputs_and_exit_codes(tmp_path):
+    _record(tmp_path, "dcgm", "dcgm_pass.json", "0")
+    _record(tmp_path, "nccl", "nccl_h100_pass.txt", "0")
+    _record(tmp_path, "efa", "efa_4_pass.txt", "2")
+    v = r.judge(tmp_path, ["dcgm", "nccl", "efa"], 270, 4)
+    assert v["dcgm"].passed and v["nccl"].passed and not v["efa"].passed and "exited 2" in v["efa"].summary
+
+
+def test_judge_timeout_and_missing_output(tmp_path):
+    _record(tmp_path, "dcgm", "", "124")
+    v = r.judge(tmp_path, ["dcgm", "imex"], 0, 0)
+    assert v["dcgm"].summary == "dcgm timed out" and not v["imex"].passed
+
+
+def test_condition_patch_touches_only_its_condition():
+    patch = r.condition_patch(r.Outcome("True", "Passed", "ok"), "2026-11-27T09:00:00Z")
+    assert [c["type"] for c in patch["status"]["conditions"]] == [names.ACCEPTANCE_CONDITION]
+
+
+def test_a_node_without_the_startup_taint_is_left_alone():
+    taint = {"key": names.ACCEPTANCE_TAINT_KEY, "value": "pending", "effect": "NoSchedule"}
+    assert r.STARTUP_TAINT == names.ACCEPTANCE_TAINT_KEY
+    assert r.unchecked({"spec": {"taints": [{"key": names.GPU_TAINT_KEY}]}})
+    assert r.unchecked({"spec": {}})
+    assert not r.unchecked({"spec": {"taints": [taint]}})
+
+
+def _pod(name, kind=None, phase="Running"):
+    meta = {"name": name, "namespace": "ns", **({"ownerReferences": [{"kind": kind}]} if kind else {})}
+    return {"metadata": meta, "status": {"phase": phase}}
+
+
+def test_work_on_the_node_is_what_is_not_an_agent():
+    pods = [_pod("dcgm-exporter", "DaemonSet"), _pod("kube-proxy-mirror", "Node"), _pod("done", "Job", "Succeeded"),
+            _pod("trainer", "Job"), _pod("bare")]
+    assert r.workloads(pods) == ["ns/trainer", "ns/bare"]
+    assert r.workloads(pods[:3]) == []
+
+
+def test_a_node_gated_while_in_use_keeps_serving_unchecked():
+    o = r.skipped(True, "running work: ns/trainer")
+    assert (o.status, o.reason, o.labels) == ("True", "NotCheckedInUse", {names.ACCEPTANCE_LABEL: "unchecked"})
+    assert r.skipped(False, "no startup taint").status == ""
