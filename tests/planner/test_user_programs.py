@@ -77,6 +77,33 @@ def test_a_library_pool_in_prod_is_held_to_prod(tmp_path, capsys):
     assert code == 1 and "is not protected in prod" in out
 
 
+KARPENTER_POOL = """\
+import pulumi
+from gpu_platform import KarpenterNodePool
+
+pool = KarpenterNodePool("l4", {{
+    "cluster_name": "gpu-dev", "instance_types": ["g6.xlarge"], "capacity_type": "on-demand", "max_size": 2,
+    "kubernetes_version": "1.33", {environment}
+    "ami": {{"type": "AL2023_x86_64_NVIDIA", "alias": "al2023@v20251120"}},
+}})
+pulumi.export("pool", pool.node_pool_name)
+"""
+
+
+def test_a_library_karpenter_pool_is_judged_by_the_environment_its_program_gave_it(tmp_path, capsys):
+    project(tmp_path, KARPENTER_POOL.format(environment='"environment": "dev",'))
+    code, out, _ = plan(capsys, tmp_path)
+    assert code == 0 and "Policy: passed" in out
+
+
+def test_a_library_karpenter_pool_given_no_environment_is_held_to_prod(tmp_path, capsys):
+    project(tmp_path, KARPENTER_POOL.format(environment=""))
+    code, out, _ = plan(capsys, tmp_path)
+    assert code == 1
+    assert "NodePool 'l4' is not protected when the environment is unknown" in out
+    assert "`environment` on the pool's component" in out and "karpenter-disruption-window" in out
+
+
 def test_a_mig_pool_on_a_cluster_that_runs_the_operator_plans_clean(tmp_path, capsys):
     project(tmp_path, POOL.format(environment="dev", extra=MIG, instance_type="p5.48xlarge"))
     code, out, _ = plan(capsys, tmp_path)
