@@ -359,3 +359,13 @@ def test_a_locked_node_pool_missing_from_the_stack_is_refused(pool_lock):
     assert run_stack("locked-node-groups-present", stack(("l4-inference", node_pool())), config) == []
     (found,) = run_stack("locked-node-groups-present", stack(("h100-mig", node_pool("h100-mig"))), config)
     assert "locked NodePool 'l4-inference' is no longer declared" in found[0]
+
+
+def test_the_tag_is_read_though_another_tag_is_computed_during_the_preview():
+    """A cluster name that is not known yet leaves the pool's environment tag readable."""
+    from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
+
+    props = tagged_class("dev")
+    props["spec"]["tags"][names.CLUSTER_TAG] = UNKNOWN_STRING_VALUE
+    resources = stack(("l4-inference", node_pool()), classes=(props,), protect=False, environment=None)
+    assert run_stack("karpenter-pool-protected", resources) == []

@@ -154,13 +154,17 @@ def provider_environment(provider_props: Any) -> Optional[str]:
 
 def own_environment(props: Any, path: str = "tags") -> Optional[str]:
     """The environment a resource's own tags state (a library component tags what the program gave it);
-    `path`: where its tags are (an EC2NodeClass's: `spec.tags`, put on every instance launched for it)."""
+    `path`: where its tags are (an EC2NodeClass's: `spec.tags`, put on every instance launched for it). The
+    tag alone is read: another tag computed during a preview does not hide it."""
+    node = props
     try:
-        tags = get(props, path)
+        for part in [*path.split("."), names.ENVIRONMENT_TAG]:
+            if not isinstance(node, Mapping) or part not in node:
+                return None
+            node = node[part]
     except UnknownValueError:
         return None
-    env = tags.get(names.ENVIRONMENT_TAG) if isinstance(tags, dict) else None
-    return env if env in names.ENVIRONMENTS else None
+    return node if node in names.ENVIRONMENTS else None
 
 
 # Where a pool's own environment tag is: a node group's tags, a Karpenter pool's EC2NodeClass's.
