@@ -9,6 +9,7 @@ import inspect
 import sys
 import typing
 from functools import cache
+from itertools import pairwise
 from typing import Any
 
 MARK = "\n\nArguments:\n"
@@ -43,7 +44,7 @@ def _key_docs(kind: type) -> dict[str, str]:
         inherited = getattr(module, base.id, None) if isinstance(base, ast.Name) else None
         if isinstance(inherited, type) and inherited is not kind and typing.is_typeddict(inherited):
             found.update(_key_docs(inherited))
-    for key, after in zip(node.body, node.body[1:], strict=False):
+    for key, after in pairwise(node.body):
         if (isinstance(key, ast.AnnAssign) and isinstance(key.target, ast.Name) and isinstance(after, ast.Expr)
                 and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
             found[key.target.id] = " ".join(after.value.value.split())
