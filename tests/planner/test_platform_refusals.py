@@ -96,9 +96,75 @@ def test_gpu_platform_builds_a_team_of_mig_slices_alone(tmp_path):
     ("nodePools.0.sharing.layout", {"1g.10gb": 99}, "nodePools[0].sharing.layout"),
 ])
 def test_gpu_platform_names_the_stack_file_field_it_refuses(tmp_path, path, value, field):
-    from gpu_platform.spec.errors import SpecError
+    """In the program's spelling: the field of the dict it gave as `platform`, which has the stack file's shape."""
+    from gpu_platform.spec.errors import COMPONENT_ARGUMENTS, SpecError
 
     with pytest.raises(SpecError) as err:
         _build_platform(tmp_path, _library(mig_only(_set(path, value))))
-    assert err.value.problems and all(p.startswith(("teams", "nodePools")) for p in err.value.problems), err.value
-    assert any(p.startswith(f"{field}: ") for p in err.value.problems), err.value
+    assert err.value.subject == COMPONENT_ARGUMENTS, err.value
+    prefixes = ("GpuPlatform 'gpus': platform.teams", "GpuPlatform 'gpus': platform.nodePools")
+    assert err.value.problems and all(p.startswith(prefixes) for p in err.value.problems), err.value
+    assert any(p.startswith(f"GpuPlatform 'gpus': platform.{field}: ") for p in err.value.problems), err.value
+    assert [e["property_path"] for e in err.value.errors] == [p.split(": ")[1] for p in err.value.problems]
+
+
+PLATFORM_PROGRAM = """\
+import json, pathlib
+
+import pulumi
+from gpu_platform import GpuPlatform, GpuPlatformArgs
+
+platform = json.loads((pathlib.Path(__file__).parent / "platform.json").read_text())
+gpus = GpuPlatform("gpus", GpuPlatformArgs(platform=platform, region="us-east-1"))
+pulumi.export("cluster", gpus.cluster_name)
+"""
+
+
+def test_under_the_planner_a_program_s_platform_is_refused_naming_the_program(tmp_path, capsys):
+    """Not the stack file: the program built the platform from a dict of its own, and the stack file it planned
+    has no platform object to blame."""
+    import json
+
+    from tests.planner.test_user_programs import project
+
+    platform = _library(mig_only(_set("teams.0.quota.gpus", -1)))
+    platform["teams"][0]["maxGpusPerPood"] = 1
+    project(tmp_path, PLATFORM_PROGRAM)
+    (tmp_path / "platform.json").write_text(json.dumps(platform))
+    code = main(["plan", "--stack", "dev", "--project-dir", str(tmp_path), "--as-of", AS_OF])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    where = "error: the program at __main__.py:7: GpuPlatform 'gpus': platform.teams[0]."
+    assert f"{where}quota.gpus: Input should be greater than or equal to 0" in err.splitlines(), err
+    assert any(line.startswith(f"{where}maxGpusPerPood: unknown field") and line.endswith("did you mean `maxGpusPerPod`?")
+               for line in err.splitlines()), err
+    assert "Pulumi.dev.yaml" not in err and "max_gpus_per_pod" not in err
+
+
+def test_what_the_platform_object_asks_of_the_options_is_refused_at_its_field(tmp_path):
+    """A cluster the platform creates takes no Kubernetes provider from the program's options."""
+    import json
+
+    from gpu_platform.spec.errors import COMPONENT_ARGUMENTS, SpecError
+    from tests.support.programs import run
+
+    platform = _library(mig_only())
+    assert "create" in platform["cluster"]
+    data = tmp_path / "platform.json"
+    data.write_text(json.dumps(platform))
+    with pytest.raises(SpecError) as err:
+        run(tmp_path / "program", f"""
+            import json, pathlib
+
+            import pulumi
+            import pulumi_kubernetes
+            from gpu_platform import GpuPlatform, GpuPlatformArgs
+
+            platform = json.loads(pathlib.Path({str(data)!r}).read_text())
+            k8s = pulumi_kubernetes.Provider("k8s", kubeconfig="{{}}")
+            GpuPlatform("gpus", GpuPlatformArgs(platform=platform, region="us-east-1"),
+                        opts=pulumi.ResourceOptions(providers={{"kubernetes": k8s}}))
+        """)
+    assert err.value.subject == COMPONENT_ARGUMENTS
+    (problem,) = err.value.problems
+    assert problem.startswith("GpuPlatform 'gpus': platform.cluster.create: a Kubernetes provider cannot be given")

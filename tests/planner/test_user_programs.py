@@ -34,7 +34,8 @@ def project(folder: Path, program: str, stack: str = "dev") -> Path:
 
 
 def plan(capsys, folder: Path, stack: str = "dev", *extra: str) -> tuple[int, str, str]:
-    code = main(["plan", "--stack", stack, "--project-dir", str(folder), "--as-of", AS_OF, *extra])
+    as_of = () if "--as-of" in extra else ("--as-of", AS_OF)
+    code = main(["plan", "--stack", stack, "--project-dir", str(folder), *as_of, *extra])
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 
@@ -75,6 +76,44 @@ def test_a_library_pool_in_prod_is_held_to_prod(tmp_path, capsys):
         '"h100-mig", {', '"h100-mig", args={'))
     code, out, _ = plan(capsys, tmp_path)
     assert code == 1 and "is not protected in prod" in out
+
+
+def test_support_windows_name_the_python_argument_that_pins_the_version(tmp_path, capsys):
+    """Judged on the plan's day (`--as-of`), not the stack file's fields: this program has none."""
+    project(tmp_path, POOL.format(environment="prod", extra='"max_size": 2,', instance_type="g5.xlarge"))
+    code, out, _ = plan(capsys, tmp_path, "dev", "--as-of", "2027-08-01")
+    assert code == 1
+    assert ("lifecycle-end-of-life  (stack): kubernetes_version of GpuNodePool 'h100-mig': Kubernetes 1.33 reached "
+            "the end of EKS extended support on 2027-07-29") in out
+    assert "upgrade kubernetes_version of GpuNodePool 'h100-mig' one minor at a time, next 1.34" in out
+    assert "kubernetesVersion" not in out
+
+
+KARPENTER_POOL = """\
+import pulumi
+from gpu_platform import KarpenterNodePool
+
+pool = KarpenterNodePool("l4", {{
+    "cluster_name": "gpu-dev", "instance_types": ["g6.xlarge"], "capacity_type": "on-demand", "max_size": 2,
+    "kubernetes_version": "1.33", {environment}
+    "ami": {{"type": "AL2023_x86_64_NVIDIA", "alias": "al2023@v20251120"}},
+}})
+pulumi.export("pool", pool.node_pool_name)
+"""
+
+
+def test_a_library_karpenter_pool_is_judged_by_the_environment_its_program_gave_it(tmp_path, capsys):
+    project(tmp_path, KARPENTER_POOL.format(environment='"environment": "dev",'))
+    code, out, _ = plan(capsys, tmp_path)
+    assert code == 0 and "Policy: passed" in out
+
+
+def test_a_library_karpenter_pool_given_no_environment_is_held_to_prod(tmp_path, capsys):
+    project(tmp_path, KARPENTER_POOL.format(environment=""))
+    code, out, _ = plan(capsys, tmp_path)
+    assert code == 1
+    assert "NodePool 'l4' is not protected when the environment is unknown" in out
+    assert "`environment` on the pool's component" in out and "karpenter-disruption-window" in out
 
 
 def test_a_mig_pool_on_a_cluster_that_runs_the_operator_plans_clean(tmp_path, capsys):

@@ -6,6 +6,7 @@ import copy
 import json
 
 import pytest
+from pulumi_policy import StackValidationArgs
 
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import names
@@ -142,6 +143,54 @@ def test_unprotected_node_pools_are_refused_in_prod_only():
     found = run_stack("karpenter-pool-protected", stack(*pools, classes=(node_class(),), protect=False))
     assert [m.split(" is ")[0] for m, _ in found] == ["NodePool 'l4-inference'", "EC2NodeClass 'l4-inference-class'"]
     assert run_stack("karpenter-pool-protected", stack(*pools, protect=False, environment="dev")) == []
+
+
+def tagged_class(environment=None) -> dict:
+    """The pool's EC2NodeClass as a library KarpenterNodePool renders it: tagged with the environment its program
+    gave it, or untagged."""
+    props = node_class()
+    props["spec"]["tags"].pop(names.ENVIRONMENT_TAG)
+    if environment:
+        props["spec"]["tags"][names.ENVIRONMENT_TAG] = environment
+    return props
+
+
+@pytest.mark.parametrize("policy", ["karpenter-pool-protected", "karpenter-disruption-window"])
+def test_a_pool_is_judged_by_the_environment_its_node_class_is_tagged_with(policy):
+    pool = node_pool()
+    pool["spec"]["disruption"]["budgets"] = [{"nodes": "25%"}]
+    dev = stack(("l4-inference", pool), classes=(tagged_class("dev"),), protect=False, environment=None)
+    assert run_stack(policy, dev) == []
+    untagged = stack(("l4-inference", pool), classes=(tagged_class(),), protect=False, environment=None)
+    found = [m for m, _ in run_stack(policy, untagged)]
+    assert found and all("NodePool 'l4-inference'" in m or "EC2NodeClass" in m for m in found)
+    assert policy != "karpenter-pool-protected" or all("`environment` on the pool's component" in m for m in found)
+    assert run_stack(policy, dev, {"environment": "prod"})  # the policy config wins over the tag
+
+
+def test_each_pool_is_judged_by_its_own_tag():
+    """An untagged pool beside a dev one is still held to prod, as a node group is."""
+    other = node_pool("h100-mig")
+    other_class = node_class("h100-mig")
+    other_class["spec"]["tags"][names.ENVIRONMENT_TAG] = "dev"
+    resources = stack(("l4-inference", node_pool()), ("h100-mig", other), classes=(tagged_class(), other_class),
+                      protect=False, environment=None)
+    found = [m.split(" is ")[0] for m, _ in run_stack("karpenter-pool-protected", resources)]
+    assert found == ["NodePool 'l4-inference'", "EC2NodeClass 'l4-inference-class'"]
+
+
+def test_the_stack_s_environment_is_what_its_pools_node_classes_agree_on():
+    """Stack-wide rules (lifecycle, logging, the disruption gate) read the pools' tags when nothing declares one."""
+    from gpu_platform.policy.common import stack_environment
+
+    def env(*classes):
+        resources = [stack_resource(NODE_CLASS, c, f"class-{i}") for i, c in enumerate(classes)]
+        return stack_environment(StackValidationArgs(resources, {}), {})
+
+    assert env(tagged_class("dev")) == "dev"
+    assert env(tagged_class()) is None
+    assert env(tagged_class("dev"), tagged_class("staging")) is None
+    assert stack_environment(StackValidationArgs(stack(classes=(tagged_class("dev"),)), {}), {}) == "prod"
 
 
 def test_the_rendered_prod_node_pools_keep_to_their_window():
@@ -310,3 +359,13 @@ def test_a_locked_node_pool_missing_from_the_stack_is_refused(pool_lock):
     assert run_stack("locked-node-groups-present", stack(("l4-inference", node_pool())), config) == []
     (found,) = run_stack("locked-node-groups-present", stack(("h100-mig", node_pool("h100-mig"))), config)
     assert "locked NodePool 'l4-inference' is no longer declared" in found[0]
+
+
+def test_the_tag_is_read_though_another_tag_is_computed_during_the_preview():
+    """A cluster name that is not known yet leaves the pool's environment tag readable."""
+    from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
+
+    props = tagged_class("dev")
+    props["spec"]["tags"][names.CLUSTER_TAG] = UNKNOWN_STRING_VALUE
+    resources = stack(("l4-inference", node_pool()), classes=(props,), protect=False, environment=None)
+    assert run_stack("karpenter-pool-protected", resources) == []

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gpu_platform.spec.errors import SpecError
+from gpu_platform.spec.errors import COMPONENT_ARGUMENTS, SpecError
 from tests.support.programs import run
 
 STACK = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.dev.yaml"
@@ -35,7 +35,9 @@ def test_receivers_without_their_secrets_are_refused_naming_the_keys(tmp_path, s
     problems = err.value.problems
     assert len(problems) == len(missing)
     for key, problem in zip(missing, problems, strict=True):
-        assert problem.startswith(f"alert_secrets: no value for {key!r}, which monitoring.alerting.receivers[")
+        assert problem.startswith(f"GpuPlatform 'gpus': alert_secrets: no value for {key!r}, which "
+                                  "monitoring.alerting.receivers[")
+    assert err.value.subject == COMPONENT_ARGUMENTS  # the program's argument, not a stack file's key
 
 
 def test_every_key_given_builds_the_receivers_secret(tmp_path):

@@ -1,8 +1,9 @@
 """Lifecycle verdicts: where each pinned version stands in its support window on a given day.
 
 Pure: what a stack pins (decisions/pinned.py), the as-of date and whether the environment is strict
-(prod) give verdicts with a severity, a message naming the stack field to change, the date that matters
-and, for EKS extended support, the extra monthly cost. The rules (docs/lifecycle.md):
+(prod) give verdicts with a severity, a message naming the field to change (the stack file's, or in a
+program of its own the argument that set it: `Fields`), the date that matters and, for EKS extended support,
+the extra monthly cost. The rules (docs/lifecycle.md):
 - past end of life (EKS extended support over, a GPU Operator line or a driver branch end of life), or a
   Kubernetes version EKS does not offer yet: an error in a strict environment, a warning elsewhere;
 - EKS extended support: a warning with what it adds to the control plane's monthly bill;
@@ -14,10 +15,10 @@ and, for EKS extended support, the extra monthly cost. The rules (docs/lifecycle
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Optional
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from gpu_platform.decisions.pinned import Pinned, PoolPin
 from gpu_platform.facts import catalog
@@ -37,6 +38,29 @@ KUBERNETES_FIELD = "cluster.kubernetesVersion"
 OPERATOR_FIELD = "gpuOperator.chartVersion"
 DRIVER_FIELD = "gpuOperator.driver.version"
 AMI_FIELD = "nodePools[].ami.releaseVersion"
+AMI_RELEASE = "ami.releaseVersion"  # a pool's own field, as a fix names it
+
+
+@dataclass(frozen=True)
+class Fields:
+    """What a verdict names as the field that changes each pin: the stack file's (the default), or, in a
+    program of its own, the argument or input that set it (policy/lifecycle_fields.py reads which)."""
+
+    kubernetes: str = KUBERNETES_FIELD
+    operator: str = OPERATOR_FIELD
+    driver: str = DRIVER_FIELD
+    amis: Mapping[str, str] = field(default_factory=dict)  # pool -> what pins its AMI release, else the stack file's
+
+    def ami(self, pool: str) -> str:
+        return self.amis.get(pool, AMI_FIELD)
+
+
+STACK_FILE = Fields()
+
+
+def _pin_newer(ami_field: str) -> str:
+    """How a fix names a pool's AMI release field: the pool's own (`ami.releaseVersion`) in a stack file."""
+    return f"pin a newer {AMI_RELEASE if ami_field == AMI_FIELD else ami_field}"
 
 
 @dataclass(frozen=True)
@@ -44,7 +68,7 @@ class Verdict:
     severity: str  # error | warning
     kind: str  # kubernetes | gpu-operator | driver
     subject: str  # e.g. "Kubernetes 1.33", "GPU Operator v26.3", "driver R595 (pool a10g-spot)"
-    field: str  # the stack file field that changes it
+    field: str  # the field that changes it (Fields: the stack file's, or a program's argument)
     message: str
     date: Optional[date] = None  # the date the verdict is about
     monthly_usd: Optional[float] = None  # what it adds to the monthly bill (EKS extended support)
@@ -111,14 +135,15 @@ def _days(as_of: date, day: date) -> str:
     return "today" if n == 0 else f"in {n} day{'s' if n != 1 else ''}"
 
 
-def _kubernetes_verdicts(pinned: Pinned, as_of: date, strict: bool, warn_days: int) -> Iterator[Verdict]:
-    version = pinned.kubernetes
+def _kubernetes_verdicts(pinned: Pinned, as_of: date, strict: bool, warn_days: int,
+                         fields: Fields) -> Iterator[Verdict]:
+    version, fld = pinned.kubernetes, fields.kubernetes
     if version is None:
         return
     release = EKS_KUBERNETES.get(version)
     subject = f"Kubernetes {version}"
     if release is None:
-        yield Verdict(WARNING, KUBERNETES, subject, KUBERNETES_FIELD,
+        yield Verdict(WARNING, KUBERNETES, subject, fld,
                       f"Kubernetes {version} is not in the lifecycle calendar: its EKS support dates cannot be "
                       f"checked; use one of {', '.join(EKS_KUBERNETES)}")
         return
@@ -128,31 +153,31 @@ def _kubernetes_verdicts(pinned: Pinned, as_of: date, strict: bool, warn_days: i
     cost = (f"the control plane costs ${extended:.2f}/h instead of ${price:.2f}/h, ${surcharge:,.2f} more a month"
             + ("" if pinned.cluster_created else " (billed to the adopted cluster's owner)"))
     if window == UNRELEASED:
-        yield Verdict(_eol(strict), KUBERNETES, subject, KUBERNETES_FIELD,
+        yield Verdict(_eol(strict), KUBERNETES, subject, fld,
                       f"Kubernetes {version} is not available on EKS on {as_of} (EKS release "
                       f"{_on(release.eks_release, release)}): EKS cannot create it yet; pin a released version",
                       release.eks_release)
     elif window == END_OF_LIFE:
-        yield Verdict(_eol(strict), KUBERNETES, subject, KUBERNETES_FIELD,
+        yield Verdict(_eol(strict), KUBERNETES, subject, fld,
                       f"Kubernetes {version} reached the end of EKS extended support on "
                       f"{_on(release.end_of_extended, release)}: EKS creates no clusters on it and upgrades "
                       f"existing control planes on its own, without the add-ons and node groups (billed at the "
                       f"extended-support rate, ${extended:.2f}/h); upgrade "
-                      f"{KUBERNETES_FIELD} one minor at a time, next {next_minor(version)}",
+                      f"{fld} one minor at a time, next {next_minor(version)}",
                       release.end_of_extended, surcharge)
     elif window == EXTENDED:
         ends = release.end_of_extended
         soon = f" ({_days(as_of, ends)})" if (ends - as_of).days <= warn_days else ""
-        yield Verdict(WARNING, KUBERNETES, subject, KUBERNETES_FIELD,
+        yield Verdict(WARNING, KUBERNETES, subject, fld,
                       f"Kubernetes {version} is in EKS extended support on {as_of} (standard support ended "
                       f"{_on(release.end_of_standard, release)}): {cost}; extended support ends "
-                      f"{_on(ends, release)}{soon}. Upgrade {KUBERNETES_FIELD} to {next_minor(version)}, one minor "
+                      f"{_on(ends, release)}{soon}. Upgrade {fld} to {next_minor(version)}, one minor "
                       "at a time", release.end_of_standard, surcharge)
     elif (release.end_of_standard - as_of).days <= warn_days:
         ends = release.end_of_standard
-        yield Verdict(WARNING, KUBERNETES, subject, KUBERNETES_FIELD,
+        yield Verdict(WARNING, KUBERNETES, subject, fld,
                       f"Kubernetes {version} leaves EKS standard support on {_on(ends, release)} "
-                      f"({_days(as_of, ends)}): from then {cost}, unless {KUBERNETES_FIELD} is upgraded to "
+                      f"({_days(as_of, ends)}): from then {cost}, unless {fld} is upgraded to "
                       f"{next_minor(version)} first", ends, surcharge)
 
 
@@ -189,29 +214,29 @@ def operator_status(chart_version: Optional[str], as_of: date) -> tuple[str, Opt
     return status, line, (newer[0] if status == DEPRECATED else newer[1] if newer else None)
 
 
-def _operator_verdicts(pinned: Pinned, as_of: date, strict: bool) -> Iterator[Verdict]:
-    chart = pinned.operator_chart
+def _operator_verdicts(pinned: Pinned, as_of: date, strict: bool, fields: Fields) -> Iterator[Verdict]:
+    chart, fld = pinned.operator_chart, fields.operator
     if chart is None:
         return
     status, line, since = operator_status(chart, as_of)
     lines = list(OPERATOR_LINES)
     if status == UNKNOWN:
-        yield Verdict(WARNING, OPERATOR, f"GPU Operator {chart}", OPERATOR_FIELD,
+        yield Verdict(WARNING, OPERATOR, f"GPU Operator {chart}", fld,
                       f"GPU Operator {chart} is not in the lifecycle calendar (release lines {', '.join(lines)}): "
                       "its support status cannot be checked")
     if line is None or since is None:  # unknown (said above), supported, or not released yet
         return
     if status == DEPRECATED:
-        yield Verdict(WARNING, OPERATOR, f"GPU Operator {line.line}", OPERATOR_FIELD,
+        yield Verdict(WARNING, OPERATOR, f"GPU Operator {line.line}", fld,
                       f"GPU Operator {line.line} is in maintenance since {since.line} was released "
                       f"({_on(since.released, since)}): critical bug and CVE fixes only, end of life with the next "
-                      f"release line. Move {OPERATOR_FIELD} to {since.line}.x (NVIDIA supports upgrades to the next "
+                      f"release line. Move {fld} to {since.line}.x (NVIDIA supports upgrades to the next "
                       "line only)", since.released)
     elif status == END_OF_LIFE:
         following = lines[lines.index(line.line) + 1]
-        yield Verdict(_eol(strict), OPERATOR, f"GPU Operator {line.line}", OPERATOR_FIELD,
+        yield Verdict(_eol(strict), OPERATOR, f"GPU Operator {line.line}", fld,
                       f"GPU Operator {line.line} reached end of life when {since.line} was released "
-                      f"({_on(since.released, since)}): no fixes at all. Upgrade {OPERATOR_FIELD} one release line "
+                      f"({_on(since.released, since)}): no fixes at all. Upgrade {fld} one release line "
                       f"at a time, next {following}.x", since.released)
 
 
@@ -261,21 +286,21 @@ def _longest_supported(as_of: date) -> Optional[DriverBranch]:
     return max(live, key=lambda b: b.eol) if live else None
 
 
-def _driver_sources(pinned: Pinned) -> Iterator[tuple[str, str, str, bool]]:
-    """(branch, where, stack field, certain) for every driver the stack runs."""
+def _driver_sources(pinned: Pinned, fields: Fields) -> Iterator[tuple[str, str, str, bool]]:
+    """(branch, where, field, certain) for every driver the stack runs."""
     if pinned.operator_driver:
-        yield catalog.driver_branch(pinned.operator_driver), "the GPU Operator's driver", DRIVER_FIELD, True
+        yield catalog.driver_branch(pinned.operator_driver), "the GPU Operator's driver", fields.driver, True
     for pd in map(pool_driver, pinned.pools):
         for branch in pd.certain:
-            yield branch, f"pool {pd.pool}", AMI_FIELD, True
+            yield branch, f"pool {pd.pool}", fields.ami(pd.pool), True
         for branch in pd.possible:
             if branch not in pd.certain:
-                yield branch, f"pool {pd.pool}", AMI_FIELD, False
+                yield branch, f"pool {pd.pool}", fields.ami(pd.pool), False
 
 
-def _driver_verdicts(pinned: Pinned, as_of: date, strict: bool, warn_days: int) -> Iterator[Verdict]:
+def _driver_verdicts(pinned: Pinned, as_of: date, strict: bool, warn_days: int, fields: Fields) -> Iterator[Verdict]:
     groups: dict[tuple[str, str, bool], list[str]] = {}
-    for branch, where, fld, certain in _driver_sources(pinned):
+    for branch, where, fld, certain in _driver_sources(pinned, fields):
         groups.setdefault((branch, fld, certain), []).append(where)
     best = _longest_supported(as_of)
     advice = f" R{best.branch} ({best.kind}) is supported until {best.eol}." if best else ""
@@ -283,8 +308,8 @@ def _driver_verdicts(pinned: Pinned, as_of: date, strict: bool, warn_days: int) 
         status, info = driver_status(branch, as_of)
         verb = ("run" if len(wheres) > 1 else "runs") if certain else "may run"
         runs = f"{' and '.join(wheres)} {verb} R{branch}"
-        fix = (f"set {DRIVER_FIELD} to a supported branch on the chart's list" if fld == DRIVER_FIELD
-               else "pin a newer ami.releaseVersion whose driver branch is supported")
+        fix = (f"set {fld} to a supported branch on the chart's list" if fld == fields.driver
+               else f"{_pin_newer(fld)} whose driver branch is supported")
         subject = f"driver R{branch} ({', '.join(wheres)})"
         if info is None:
             yield Verdict(WARNING, DRIVER, subject, fld,
@@ -300,7 +325,7 @@ def _driver_verdicts(pinned: Pinned, as_of: date, strict: bool, warn_days: int) 
                           f"{fix} before then.{advice}", info.eol)
 
 
-def _unknown_ami_verdicts(pinned: Pinned) -> Iterator[Verdict]:
+def _unknown_ami_verdicts(pinned: Pinned, fields: Fields) -> Iterator[Verdict]:
     """An AMI release of an image type the calendar follows, but older than its first era: the driver it
     carries is unknown, so its end of life cannot be checked."""
     for pool in pinned.pools:
@@ -309,10 +334,10 @@ def _unknown_ami_verdicts(pinned: Pinned) -> Iterator[Verdict]:
             continue
         first = min(e.first_release for e in eras)
         release = pool.release_version or "(the latest, unpinned)"
-        yield Verdict(WARNING, DRIVER, f"AMI release {release} (pool {pool.name})", AMI_FIELD,
+        yield Verdict(WARNING, DRIVER, f"AMI release {release} (pool {pool.name})", fields.ami(pool.name),
                       f"pool {pool.name} pins {pool.ami_type} release {release}, which the lifecycle calendar does "
                       f"not know (its releases start {first.isoformat()}): the driver branch it carries and that "
-                      "branch's end of life cannot be checked; pin a newer ami.releaseVersion")
+                      f"branch's end of life cannot be checked; {_pin_newer(fields.ami(pool.name))}")
 
 
 def _driver_standings(pinned: Pinned, as_of: date) -> Iterator[Standing]:
@@ -348,11 +373,12 @@ def _branch_standing(subject: str, version: str, branch: str, as_of: date, prefi
 
 # --- everything ---
 
-def verdicts(pinned: Pinned, as_of: date, strict: bool, warn_days: int = WARN_DAYS) -> list[Verdict]:
+def verdicts(pinned: Pinned, as_of: date, strict: bool, warn_days: int = WARN_DAYS,
+             fields: Fields = STACK_FILE) -> list[Verdict]:
     """Every verdict for what a stack pins on `as_of`, errors first. `strict`: past end of life is an error
-    (prod), not a warning."""
-    found = [*_kubernetes_verdicts(pinned, as_of, strict, warn_days), *_operator_verdicts(pinned, as_of, strict),
-             *_driver_verdicts(pinned, as_of, strict, warn_days), *_unknown_ami_verdicts(pinned)]
+    (prod), not a warning; `fields`: how messages name what to change."""
+    found = [*_kubernetes_verdicts(pinned, as_of, strict, warn_days, fields), *_operator_verdicts(pinned, as_of, strict, fields),
+             *_driver_verdicts(pinned, as_of, strict, warn_days, fields), *_unknown_ami_verdicts(pinned, fields)]
     return sorted(found, key=lambda v: SEVERITIES.index(v.severity))
 
 

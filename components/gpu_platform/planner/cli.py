@@ -166,7 +166,8 @@ def run_plan(args: argparse.Namespace) -> int:
     plan.update(sections.build_all(ctx))
     try:
         plan["policy"]["violations"] = verdict.evaluate(plan, args.policy_config, lock=args.lock, project=project,
-                                                        pack_dir=projects.pack_dir(project, args.policy_pack))
+                                                        pack_dir=projects.pack_dir(project, args.policy_pack),
+                                                        as_of=as_of)
     except PlannerError as err:  # a lock that cannot hold this plan: its advice names the file planned
         from gpu_platform.planner.lock_gate import advice
 

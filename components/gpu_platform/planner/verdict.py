@@ -6,7 +6,8 @@ This is what `pulumi preview --policy-pack policies --policy-pack-config FILE` d
   against each policy's schema;
 - values the stack file decides and policies cannot read (budget, price overrides, quota overcommit
   ratio) come from the plan's cost and capacity sections, and the as-of date (`plan --as-of`) from its
-  lifecycle section, below anything the config file sets; the budget is the exception: when both the
+  lifecycle section (a program without the platform object has none: the plan's day), below anything the
+  config file sets; the budget is the exception: when both the
   stack file (`budget.monthlyUsd`) and the config set one, the stricter holds (`budget_in_force` says
   which, and the plan records it under `policy.budget`);
 - resource policies get `ResourceValidationArgs` per resource (inputs behind the SDK's unknown-checking
@@ -20,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from datetime import date
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
@@ -110,8 +112,10 @@ def _block(pool: Mapping[str, Any], r: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def plan_derived_config(plan: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """Policy properties the stack file decides, read from the plan's cost and capacity sections."""
+def plan_derived_config(plan: Mapping[str, Any], as_of: Optional[date] = None) -> dict[str, dict[str, Any]]:
+    """Policy properties the stack file decides, read from the plan's cost and capacity sections; the day the
+    plan is judged on from its lifecycle section, else `as_of` (`plan --as-of` of a program with no stack file's
+    platform, which has no such section)."""
     derived: dict[str, dict[str, Any]] = {}
     cost = plan.get("cost") or {}
     if cost:
@@ -141,10 +145,10 @@ def plan_derived_config(plan: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         if budget is not None:
             pricing["monthlyUsd"] = budget
         derived[BUDGET_POLICY] = {k: v for k, v in pricing.items() if v is not None}
-    as_of = (plan.get("lifecycle") or {}).get("asOf")  # `plan --as-of`: the pack judges the same day
-    if as_of:
+    day = (plan.get("lifecycle") or {}).get("asOf") or (as_of.isoformat() if as_of else None)
+    if day:  # `plan --as-of`: the pack judges the same day
         for name in AS_OF_POLICIES:
-            derived.setdefault(name, {})["asOf"] = as_of
+            derived.setdefault(name, {})["asOf"] = day
     ratio = (plan.get("capacity") or {}).get("quotaOvercommitRatio")
     if ratio is not None:
         derived["team-quota-within-capacity"] = {"capacityRatio": ratio}
@@ -424,12 +428,13 @@ def _run(policy: Any, args: Any, level: str, default_urn: Optional[str]) -> list
 
 
 def _held_settings(plan: Mapping[str, Any], pack: Any, given: Mapping[str, Any], lock: Optional[Path],
-                   default: Optional[Path], pack_dir: Optional[Path]) -> dict[str, tuple[str, dict[str, Any]]]:
+                   default: Optional[Path], pack_dir: Optional[Path],
+                   as_of: Optional[date] = None) -> dict[str, tuple[str, dict[str, Any]]]:
     """Each policy's level and properties, with the lock each lock-reading policy holds the plan to made
     explicit (planner/lock_config.py)."""
     from gpu_platform.planner import lock_config
 
-    settings = reconcile(pack, given, plan_derived_config(plan))
+    settings = reconcile(pack, given, plan_derived_config(plan, as_of))
     return lock_config.hold_to(settings, pack, stack=plan.get("stack", ""), flag=lock, default=default,
                                pack_dir=pack_dir)
 
@@ -450,10 +455,10 @@ def holds_a_lock(plan: Mapping[str, Any], policy_config_path: Optional[Path], lo
 
 
 def evaluate(plan: dict[str, Any], policy_config_path: Optional[Path], lock: Optional[Path] = None, *,
-             project: Any = None, pack_dir: Optional[Path] = None) -> list[dict[str, Any]]:
+             project: Any = None, pack_dir: Optional[Path] = None, as_of: Optional[date] = None) -> list[dict[str, Any]]:
     """The violations of `plan` under the pack and the policy config file (or none). The lock comes from
     `lock` (`plan --lock`), else the config, else beside `project`'s stack files (planner/lock_config.py);
-    `project` defaults to the one found from the working directory."""
+    `project` defaults to the one found from the working directory; `as_of`: the day judged (`plan --as-of`)."""
     from pulumi_policy import ResourceValidationPolicy, StackValidationArgs
 
     from gpu_platform.planner import lock_config
@@ -463,7 +468,7 @@ def evaluate(plan: dict[str, Any], policy_config_path: Optional[Path], lock: Opt
     given = read_config(policy_config_path)
     project = project or projects.find_optional(None)
     default = project.lock_file(plan.get("stack", "")) if project else None
-    settings = _held_settings(plan, pack, given, lock, default, pack_dir or projects.pack_dir(project, None))
+    settings = _held_settings(plan, pack, given, lock, default, pack_dir or projects.pack_dir(project, None), as_of)
     check_locks(settings, pack, plan.get("stack", ""))
     if policy_config_path and lock is None and default and default.is_file() and not lock_config.names_a_lock(given, pack):
         print(lock_config.unnamed_warning(policy_config_path, default), file=sys.stderr)

@@ -49,7 +49,7 @@ from gpu_platform.platform import mapping
 from gpu_platform.resources.admission import TeamAdmission, TeamAdmissionArgs
 from gpu_platform.resources.team import PriorityTiers, PriorityTiersArgs, TeamAccess, TeamNamespace
 from gpu_platform.resources.typed_args import Required, TypedDict
-from gpu_platform.spec.errors import SpecError
+from gpu_platform.spec.errors import COMPONENT_ARGUMENTS, SpecError
 from gpu_platform.spec.models import PlatformSpec
 from gpu_platform.spec.pool_context import PoolContext
 
@@ -59,6 +59,9 @@ if TYPE_CHECKING:
 
     from gpu_platform.resources.karpenter_controller import KarpenterController
     from gpu_platform.resources.karpenter_pool import KarpenterNodePool
+
+
+PLATFORM_ARGUMENT = "platform"  # GpuPlatformArgs' key holding the stack file's object
 
 
 @dataclass
@@ -91,11 +94,27 @@ class GpuPlatform(pulumi.ComponentResource):
     """A kubeconfig (secret) that gets a token from `aws eks get-token` with the caller's identity."""
 
     def __init__(self, name: str, args: GpuPlatformArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        """Refusals are the program's: its `platform` argument's paths (`platform.teams[0].quota.gpus`),
+        never a stack file the program may not have read."""
+        where = f"GpuPlatform {name!r}: "
         args = as_arguments("GpuPlatform", name, args, GpuPlatformArgs)  # type: ignore[assignment]
         problems = argument_problems(args, GpuPlatformArgs)
         if problems:
-            raise ArgumentsError(f"GpuPlatform {name!r}: ", problems)
-        self._build(name, _spec(args), args["region"], args.get("alert_secrets") or {}, opts)
+            raise ArgumentsError(where, problems)
+        secrets = args.get("alert_secrets") or {}
+        try:
+            spec = _spec(args)
+        except SpecError as err:
+            raise ArgumentsError(where, err.problems, within=PLATFORM_ARGUMENT) from None
+        missing = missing_secrets(delivered_alerting(spec.monitoring), secrets)
+        if missing:
+            raise ArgumentsError(where, missing)
+        try:
+            self._build(name, spec, args["region"], secrets, opts)
+        except SpecError as err:  # what the platform object asks of the resource options, say
+            if err.subject == COMPONENT_ARGUMENTS:
+                raise
+            raise ArgumentsError(where, err.problems, within=PLATFORM_ARGUMENT) from None
 
     @classmethod
     def of(cls, name: str, spec: PlatformSpec, region: str,

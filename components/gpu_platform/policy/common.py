@@ -134,7 +134,7 @@ def stack_of(urn: str) -> str:
     return urn.split("::", 1)[0].rsplit(":", 1)[-1] if urn.startswith("urn:pulumi:") else ""
 
 
-# --- environment: policy config first, else the aws provider's default tag the program sets ---
+# --- environment: policy config first, else a pool's own tag, else the aws provider's default tag ---
 
 def provider_environment(provider_props: Any) -> Optional[str]:
     if provider_props is None:
@@ -152,14 +152,23 @@ def provider_environment(provider_props: Any) -> Optional[str]:
     return env if env in names.ENVIRONMENTS else None
 
 
-def own_environment(props: Any) -> Optional[str]:
-    """The environment a resource's own tags state (a library component tags what the program gave it)."""
+def own_environment(props: Any, path: str = "tags") -> Optional[str]:
+    """The environment a resource's own tags state (a library component tags what the program gave it);
+    `path`: where its tags are (an EC2NodeClass's: `spec.tags`, put on every instance launched for it). The
+    tag alone is read: another tag computed during a preview does not hide it."""
+    node = props
     try:
-        tags = get(props, "tags")
+        for part in [*path.split("."), names.ENVIRONMENT_TAG]:
+            if not isinstance(node, Mapping) or part not in node:
+                return None
+            node = node[part]
     except UnknownValueError:
         return None
-    env = tags.get(names.ENVIRONMENT_TAG) if isinstance(tags, dict) else None
-    return env if env in names.ENVIRONMENTS else None
+    return node if node in names.ENVIRONMENTS else None
+
+
+# Where a pool's own environment tag is: a node group's tags, a Karpenter pool's EC2NodeClass's.
+POOL_TAGS = {NODE_GROUP: "tags", NODE_CLASS: "spec.tags"}
 
 
 def resource_environment(args: ResourceValidationArgs, config: Mapping[str, Any]) -> Optional[str]:
@@ -171,7 +180,8 @@ def resource_environment(args: ResourceValidationArgs, config: Mapping[str, Any]
                                                               else None)
 
 
-def stack_environment(args: StackValidationArgs, config: Mapping[str, Any]) -> Optional[str]:
+def declared_environment(args: StackValidationArgs, config: Mapping[str, Any]) -> Optional[str]:
+    """The environment the stack declares as a whole: the policy config's, else an aws provider's default tag."""
     if config.get("environment"):
         return config["environment"]
     for r in args.resources:
@@ -183,8 +193,26 @@ def stack_environment(args: StackValidationArgs, config: Mapping[str, Any]) -> O
         env = provider_environment(r.provider.props if r.provider is not None else None)
         if env:
             return env
-    tagged = {own_environment(r.props) for r in args.resources if r.resource_type == NODE_GROUP} - {None}
-    return tagged.pop() if len(tagged) == 1 else None  # the pools' own, when they agree
+    return None
+
+
+def stack_environment(args: StackValidationArgs, config: Mapping[str, Any]) -> Optional[str]:
+    """The declared environment, else the one the pools' own tags state when they agree."""
+    declared = declared_environment(args, config)
+    if declared:
+        return declared
+    tagged = {own_environment(r.props, POOL_TAGS[r.resource_type]) for r in args.resources
+              if r.resource_type in POOL_TAGS} - {None}
+    return tagged.pop() if len(tagged) == 1 else None
+
+
+def pool_environment(args: StackValidationArgs, config: Mapping[str, Any], node_class: Any) -> Optional[str]:
+    """A Karpenter pool's environment, as a node group's (`resource_environment`): the policy config's, else
+    its EC2NodeClass's own tag (None: the stack has no class of that name), else the stack's aws provider's."""
+    if config.get("environment"):
+        return config["environment"]
+    own = own_environment(node_class.props, POOL_TAGS[NODE_CLASS]) if node_class is not None else None
+    return own or declared_environment(args, config)
 
 
 def applies_in(environment: Optional[str], environments: Iterable[str]) -> bool:

@@ -26,7 +26,7 @@ from gpu_platform.facts.karpenter import POD_EVICTING_REASONS
 from gpu_platform.facts.karpenter_window import WindowError, active, describe_minute, first_open_minute
 from gpu_platform.policy.common import (
     ENVIRONMENT_PROPERTY, NODE_CLASS, NODE_POOL, applies_in, environment_phrase, get, gpu_operator_release,
-    is_gpu_node_group, node_group_label, of_type, release_values, resource_policy, stack_environment, stack_policy,
+    is_gpu_node_group, node_group_label, of_type, pool_environment, release_values, resource_policy, stack_policy,
 )
 from gpu_platform.policy.driver import operator_driver_enabled
 from gpu_platform.policy.node_groups import (
@@ -115,17 +115,20 @@ def node_pool_mig_capable(args: ResourceValidationArgs, config: Mapping[str, Any
 
 # --- stack rules ---
 
+def _environment(args: StackValidationArgs, config: Mapping[str, Any], resource: Any) -> Optional[str]:
+    """A NodePool's or EC2NodeClass's environment: its pool's own (its EC2NodeClass's tag), else the stack's."""
+    node_class = resource if resource.resource_type == NODE_CLASS else node_class_of(args, resource)
+    return pool_environment(args, config, node_class)
+
+
 def pools_protected(args: StackValidationArgs, config: Mapping[str, Any]) -> Finding:
-    env = stack_environment(args, config)
-    if not applies_in(env, config.get("environments", ["prod"])):
-        return
-    where = environment_phrase(env)
     for r in [*of_type(args, NODE_POOL), *of_type(args, NODE_CLASS)]:
-        if not r.opts.protect:
+        env = _environment(args, config, r)
+        if not r.opts.protect and applies_in(env, config.get("environments", ["prod"])):
             kind = "NodePool" if r.resource_type == NODE_POOL else "EC2NodeClass"
-            yield (f"{kind} {r.name!r} is not protected {where}: deleting or replacing it makes Karpenter drain and "
-                   f"terminate the pool's nodes; set protect=True on this {kind} (stack file: remove `protect: false` "
-                   "from the pool)", r.urn)
+            yield (f"{kind} {r.name!r} is not protected {environment_phrase(env)}: deleting or replacing it makes "
+                   f"Karpenter drain and terminate the pool's nodes; set protect=True on this {kind} (stack file: "
+                   "remove `protect: false` from the pool)", r.urn)
 
 
 def _window(config: Mapping[str, Any], props: Any) -> tuple[Optional[bytearray], str]:
@@ -140,11 +143,10 @@ def _window(config: Mapping[str, Any], props: Any) -> tuple[Optional[bytearray],
 
 
 def disruption_in_window(args: StackValidationArgs, config: Mapping[str, Any]) -> Finding:
-    if not applies_in(stack_environment(args, config), config.get("environments", ["prod"])):
-        return
     for pool in of_type(args, NODE_POOL):
         view = node_pool_view(pool)
-        if not is_gpu_node_group(view.props):
+        if not is_gpu_node_group(view.props) or not applies_in(_environment(args, config, pool),
+                                                               config.get("environments", ["prod"])):
             continue
         who = node_group_label(pool.name, view.props)
         yield from ((f"{who} {problem}", pool.urn) for problem in _disruption_problems(config, pool.props))

@@ -3,7 +3,9 @@
 Reads what the program registered, as decisions/pinned.py reads a plan (the EKS cluster's `version`, the
 GPU node groups' AMI type, release and instance types, the GPU Operator release's chart version and
 driver), and judges it with decisions/lifecycle.py on the as-of date: config `asOf` (YYYY-MM-DD), default
-today; `gpu-platform plan --as-of` passes its own date, as it passes the budget.
+today; `gpu-platform plan --as-of` passes its own date, as it passes the budget. Each message names the field
+to change where the program set it (policy/lifecycle_fields.py): the platform object's field below a
+GpuPlatform, a component's Python argument in a program of its own, else the resource's input.
 - `lifecycle-end-of-life` (mandatory): a Kubernetes version past EKS extended support (or not on EKS yet),
   a GPU Operator line or a driver branch past end of life, in a strict environment (`environments`,
   default prod; an unknown environment counts as prod).
@@ -21,6 +23,7 @@ from pulumi_policy.proxy import UnknownValueError
 
 from gpu_platform.decisions import lifecycle, pinned
 from gpu_platform.facts import names
+from gpu_platform.policy import lifecycle_fields
 from gpu_platform.policy.common import (
     ENVIRONMENT_PROPERTY, applies_in, get, is_operator_release, stack_environment, stack_policy,
 )
@@ -79,11 +82,12 @@ def _verdicts(args: StackValidationArgs, config: Mapping[str, Any], severity: st
         return
     strict = applies_in(stack_environment(args, config), config.get("environments", ["prod"]))
     warn_days = int(config.get("warnDays", lifecycle.WARN_DAYS))
-    urns = _urns(args)
-    for v in lifecycle.verdicts(pins(args), day, strict, warn_days):
+    urns, pinned_now = _urns(args), pins(args)
+    named = lifecycle_fields.fields(args, pinned_now)
+    for v in lifecycle.verdicts(pinned_now, day, strict, warn_days, named):
         if v.severity == severity:
             cost = f" (+${v.monthly_usd:,.2f}/month)" if v.monthly_usd and severity == lifecycle.WARNING else ""
-            where = lifecycle.OPERATOR if v.field == lifecycle.DRIVER_FIELD else v.kind  # the operator's driver
+            where = lifecycle.OPERATOR if v.field == named.driver else v.kind  # the operator's driver
             yield f"{v.field}: {v.message}{cost}", urns.get(where)
 
 

@@ -172,9 +172,11 @@ def block_device_mappings(pool: "NodePoolSpec") -> list[dict[str, Any]]:
 
 def node_class_tags(ctx: "PoolContext", pool: "NodePoolSpec") -> dict[str, str]:
     """Tags on every instance, volume and launch template Karpenter makes for the pool: what the aws
-    provider's default tags put on the stack's own resources, the pool, and its MIG layout."""
-    return {names.MANAGED_BY_TAG: names.MANAGED_BY, names.CLUSTER_TAG: _cluster_name(ctx),
-            names.ENVIRONMENT_TAG: ctx.environment, names.POOL_LABEL: pool.name, **ctx.tags, **mig_layout_tag(pool)}
+    provider's default tags put on the stack's own resources, the pool, and its MIG layout. The environment
+    only when it was stated: the policy pack reads it from here, and a pool nobody gave one is held to prod."""
+    stated = {names.ENVIRONMENT_TAG: ctx.environment} if ctx.environment_stated else {}
+    return {names.MANAGED_BY_TAG: names.MANAGED_BY, names.CLUSTER_TAG: _cluster_name(ctx), **stated,
+            names.POOL_LABEL: pool.name, **ctx.tags, **mig_layout_tag(pool)}
 
 
 def node_class_spec(ctx: "PoolContext", pool: "NodePoolSpec", user_data: Optional[str] = None,

@@ -254,6 +254,7 @@ def pool_from_args(args_type: type, name: str, args: Mapping[str, Any],
     ctx = PoolContext(
         at=FieldPath(), cluster_name=cluster_name if isinstance(cluster_name, str) else None,
         kubernetes_version=args.get("kubernetes_version"), environment=args.get("environment", "dev"),
+        environment_stated=bool(environment_tag(args)),
         tags=dict(args.get("tags") or {}), driver_source=args.get("driver_source", "ami"),
         driver_version=args.get("driver_version"), mig_strategy=args.get("mig_strategy") or _own_strategy(pool),
         lustre_client=bool(args.get("lustre_client")), subnet_zones=tuple(subnet_zones) if subnet_zones else None,

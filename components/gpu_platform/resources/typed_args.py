@@ -21,7 +21,7 @@ from gpu_platform.facts import catalog, syntax
 from gpu_platform.facts.names import ENVIRONMENTS
 from gpu_platform.resources.arg_enums import plain
 from gpu_platform.resources.arg_shapes import camel, required_keys, shape_problems
-from gpu_platform.spec.errors import COMPONENT_ARGUMENTS, SpecError
+from gpu_platform.spec.errors import COMPONENT_ARGUMENTS, PLATFORM_KEY, SpecError
 from gpu_platform.spec.field_path import quoted
 from gpu_platform.spec.parse import did_you_mean
 
@@ -31,7 +31,7 @@ else:  # pragma: no cover - the published schema needs 3.11; Python programs run
     from typing_extensions import NotRequired, Required, TypedDict
 
 __all__ = ["NotRequired", "Required", "TypedDict", "ArgumentsError", "as_arguments", "camel", "argument_problems", "syntax_problems",
-           "unknown_arguments"]
+           "unknown_arguments", "below"]
 
 
 class ArgumentsError(SpecError, InputPropertiesError):
@@ -39,16 +39,34 @@ class ArgumentsError(SpecError, InputPropertiesError):
     schema names it; as Pulumi's per-property error (pulumi.errors.InputPropertiesError), a component host
     and `pulumi up` show each property. A SpecError too, so a program or the planner handles it as any."""
 
-    def __init__(self, where: str, problems: list[str]):
+    def __init__(self, where: str, problems: list[str], within: str = ""):
         """`where`: the component and its name, e.g. "GpuNodePool 'a10g': "; `problems`: `path: reason`, the
         path as the schema names it. The message names the Python keyword path (`max_unavailable_percent`),
         what a Python program wrote; `errors` the schema's (`maxUnavailablePercent`), which the engine maps
-        to the property another language's program set."""
+        to the property another language's program set. `within`: the argument whose value is a stack file's
+        object (GpuPlatform's `platform`): the paths are in that object, written as a stack file writes them
+        in every language, and are named below it as they are (`platform.teams[0].quota.gpus`)."""
         given = list(dict.fromkeys(problems))
+        if within:
+            given = [below(within, p) for p in given]
+        shown = given if within else [python_path(p) for p in given]
         # a program's arguments, not the stack file's gpu-platform:platform key it may never have had
-        SpecError.__init__(self, [where + python_path(p) for p in given], subject=COMPONENT_ARGUMENTS)
+        SpecError.__init__(self, [where + p for p in shown], subject=COMPONENT_ARGUMENTS)
         self.message = str(self)
-        self.errors: list[InputPropertyErrorDetails] = [_details(p) for p in given]
+        self.errors: list[InputPropertyErrorDetails] = [_object_details(p) if within else _details(p) for p in given]
+
+
+def below(argument: str, problem: str) -> str:
+    """`path: reason` of a stack file's object as a path below the `argument` that holds it."""
+    path, sep, reason = problem.partition(": ")
+    if not sep:
+        return f"{argument}: {problem}"
+    return f"{argument}{'' if path == PLATFORM_KEY else '.' + path}: {reason}"  # the object itself: the argument
+
+
+def _object_details(problem: str) -> InputPropertyErrorDetails:
+    path, _, reason = problem.partition(": ")
+    return InputPropertyErrorDetails(property_path=path, reason=reason or problem)
 
 
 def _details(problem: str) -> InputPropertyErrorDetails:

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from gpu_platform.spec.alerting import plaintext_secret_message
-from gpu_platform.spec.errors import SpecError
+from gpu_platform.spec.errors import PLATFORM_KEY, SpecError
 from gpu_platform.spec.field_path import ROOT, FieldPath
 from gpu_platform.spec.models import PlatformSpec
 
@@ -49,7 +49,7 @@ def _path(loc: Loc, at: FieldPath = ROOT) -> str:
             path = path / part
         else:
             path = path.key(part)
-    return str(path) or "gpu-platform:platform"
+    return str(path) or PLATFORM_KEY
 
 
 def _aliased(loc: Loc, root: type[BaseModel]) -> Loc:

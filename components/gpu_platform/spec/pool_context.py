@@ -23,6 +23,9 @@ class PoolContext:
     cluster_name: Optional[str]  # None: known only when deployed (an Output of another resource)
     kubernetes_version: Optional[str]  # None: the cluster's (a node group follows its control plane)
     environment: str = "dev"  # prod: protected pools, one node at a time, conservative repair
+    # The environment is stated (a stack file's, or the one a program gave the pool) and tagged on what the
+    # pool launches; False: nobody stated one, so no tag claims it and the policy pack holds the pool to prod.
+    environment_stated: bool = True
     tags: Mapping[str, str] = field(default_factory=dict)  # on every instance and volume
     driver_source: str = "ami"  # who installs the NVIDIA driver: the AMI or the GPU Operator
     driver_version: Optional[str] = None  # the operator's pinned driver (driver_source operator)
