@@ -234,3 +234,9 @@ def test_a_load_balancer_needs_the_vpc_the_stack_creates():
     platform["cluster"]["existing"] = {"subnetIds": ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]}
     found = [p for p in spec_problems(platform) if "loadBalancer" in p]
     assert found and found[0].startswith("teams[0].services[0].loadBalancer: ")
+
+
+def test_the_server_requests_and_is_limited_to_its_decided_host_memory(planned):
+    spec, plan = planned
+    resources = _container(render.deployment(spec, plan))["resources"]
+    assert resources["requests"]["memory"] == resources["limits"]["memory"] == f"{plan.host_memory_mib // 1024}Gi"

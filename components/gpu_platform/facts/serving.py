@@ -94,6 +94,15 @@ ENGINE_OVERHEAD_GIB_PER_GPU = 1.5
 # Seconds from weights in memory to serving: profiling, KV-cache allocation and CUDA-graph capture. The field
 # guides' readiness probes wait 120 s or more before a vLLM server answers.
 ENGINE_WARMUP_SECONDS = 120
+# Host memory of a server (its pod's memory request and limit): a planning figure, not a vLLM statement. The
+# API server and engine-core processes (Python, PyTorch, tokenizer, scheduler) take a base; each GPU worker
+# process its PyTorch and CUDA runtime and CUDA-graph host state; and the weights stream through host memory one
+# checkpoint file at a time (safetensors files mapped, then copied to the GPU), a file being at most
+# transformers' default `save_pretrained(max_shard_size="5GB")`. A pod gets the larger of this and its GPUs'
+# share of the node.
+SERVER_HOST_BASE_GIB = 2.0
+SERVER_HOST_PER_GPU_GIB = 2.0
+CHECKPOINT_SHARD_GB = 5.0
 # Seconds a node takes from scale-up to a schedulable GPU (instance launch, join, GPU operator ready): the plan
 # adds it to a cold start from zero.
 NODE_READY_SECONDS = 300

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any, Optional
 
+from gpu_platform.decisions.pod_sizing import PodSize
 from gpu_platform.decisions.serving import STARTUP_PERIOD_SECONDS as STARTUP_PERIOD
 from gpu_platform.facts import names, serving
 from gpu_platform.render.model_cache import BASE_PATH
@@ -125,7 +126,7 @@ def server_pod(spec: "PlatformSpec", plan: "ServicePlan") -> dict[str, Any]:
     rt = runtime(plan)
     mig = plan.service.gpu.mig_profile if plan.resource.startswith(names.MIG_RESOURCE_PREFIX) else None
     pod = gpu_pod_spec(spec, plan.team, rt.reference, gpus=plan.units, pool=plan.pool.name, mig_profile=mig,
-                       container="server")
+                       container="server", memory=PodSize(0.0, plan.host_memory_mib).memory_quantity)
     main = pod["containers"][0]
     main["args"] = server_args(plan)
     main["ports"] = [{"name": "http", "containerPort": rt.port, "protocol": "TCP"}]
