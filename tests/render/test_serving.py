@@ -240,3 +240,15 @@ def test_the_server_requests_and_is_limited_to_its_decided_host_memory(planned):
     spec, plan = planned
     resources = _container(render.deployment(spec, plan))["resources"]
     assert resources["requests"]["memory"] == resources["limits"]["memory"] == f"{plan.host_memory_mib // 1024}Gi"
+
+
+@pytest.mark.parametrize("edit", [None, _with_s3])
+def test_the_prefetch_job_meets_the_restricted_pod_security_standard(edit):
+    spec = spec_of("prod", edit)
+    [plan] = plans(spec)
+    pod = render.prefetch_job(spec, plan)["spec"]["template"]["spec"]
+    security, [main] = pod["securityContext"], pod["containers"]
+    assert security["runAsNonRoot"] is True and security["runAsUser"] != 0 and security["runAsGroup"] != 0
+    assert security["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert main["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+    assert all(v.keys() <= {"name", "persistentVolumeClaim"} for v in pod["volumes"])  # no hostPath or the like

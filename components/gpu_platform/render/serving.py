@@ -32,6 +32,9 @@ TOKEN_KEY = "token"
 TERMINATION_GRACE_SECONDS = 120  # requests in flight finish before the server stops
 PREFETCH_MIN_MIBPS = 50  # the download's deadline assumes at least this rate
 PREFETCH_SLACK_SECONDS = 900
+# The prefetch runs as nobody: the model cache's EFS access point writes every file as its own POSIX identity
+# whatever the container's, so the download needs no root (Pod Security "restricted").
+PREFETCH_USER = 65534
 
 # Downloads a Hugging Face snapshot into HF_HOME with the runtime image's own huggingface_hub (token from
 # HF_TOKEN); files already whole in the cache are skipped.
@@ -227,7 +230,9 @@ def prefetch_job(spec: "PlatformSpec", plan: "ServicePlan") -> dict[str, Any]:
         "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}}
     pod = {"priorityClassName": names.priority_class(_tier(spec, plan)), "restartPolicy": "OnFailure",
            "serviceAccountName": prefetch_service_account(plan), "nodeSelector": dict(spec.cluster.system_node_selector),
-           "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}}, "containers": [main],
+           "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}, "runAsNonRoot": True,
+                               "runAsUser": PREFETCH_USER, "runAsGroup": PREFETCH_USER},
+           "containers": [main],
            "volumes": [{"name": CACHE_VOLUME, "persistentVolumeClaim": {"claimName": names.MODEL_CACHE_PVC}}]}
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": _meta(plan, prefetch_name(plan), PREFETCH),
             "spec": {"backoffLimit": 4, "activeDeadlineSeconds": prefetch_deadline_seconds(plan),
