@@ -110,9 +110,10 @@ NODE_READY_SECONDS = 300
 # The prefetch Job runs on the system nodes (a GPU node's taint admits only pods that request a GPU) from images
 # pinned by version and digest, installing nothing when it starts (no package index reached at run time):
 # - a Hugging Face model: the service's own runtime image, whose Python ships huggingface_hub (vLLM depends on it
-#   through transformers: vllm requirements/common.txt, `transformers >= 4.56.0, < 5`, which requires
-#   huggingface-hub); the script calls only `snapshot_download(repo_id, revision=)`, present in every release of
-#   it. The exact huggingface_hub build is the one in the runtime image's digest.
+#   through transformers: vllm-project/vllm requirements/common.txt, `transformers >= 4.56.0, < 5`, read at
+#   commit 0073e449, not at the v0.22.1 tag; transformers requires huggingface-hub); the script calls only
+#   `snapshot_download(repo_id, revision=)`, present in every release of it. The exact huggingface_hub build is
+#   the one in the runtime image's digest.
 # - an S3 model: the AWS CLI v2 image (`aws s3 sync`, credentials from EKS Pod Identity). The digest of
 #   public.ecr.aws/aws-cli/aws-cli:2.36.49 is as a public Helm chart pins it, tag and digest together
 #   (`aws-cli:2.36.49@sha256:f42bf088...`); it was not read from the registry itself.
