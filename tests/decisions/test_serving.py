@@ -95,10 +95,10 @@ def test_max_replicas_over_the_pool_are_refused_counting_the_pools_other_service
     platform["quotaOvercommitRatio"] = 2
     research, applied = platform["teams"]
     research["quota"]["gpus"] = 16
-    research["services"][0]["replicas"] = {"min": 0, "max": 16}  # the whole pool: 4 nodes x 4 replicas
+    research["services"][0]["replicas"] = {"min": 0, "max": 8}  # the whole pool: 4 nodes x 2 replicas' memory
     applied["services"] = [{**research["services"][0], "replicas": {"min": 1, "max": 4}}]
     problem = only_spec_problem(platform, "teams[1].services[0].replicas.max")
-    assert "pool a10g-spot holds 16 nvidia.com/gpu" in problem and "ask 20" in problem
+    assert "pool a10g-spot's nodes leave" in problem and "60.0 GiB of host memory at max" in problem
 
 
 def test_prod_services_keep_a_warm_replica():

@@ -25,3 +25,9 @@ def test_the_metrics_the_platform_reads_are_exported_at_the_pinned_version():
     for metric in (serving.VLLM_WAITING, serving.VLLM_RUNNING, serving.VLLM_KV_CACHE_USAGE, serving.VLLM_TTFT):
         assert metric in names
     assert "vllm:gpu_cache_usage_perc" not in names  # renamed kv_cache_usage_perc before this version
+
+
+def test_the_s3_prefetch_image_is_pinned_by_version_and_digest_with_its_source():
+    image = serving.AWS_CLI_IMAGE
+    assert re.fullmatch(r"\d+\.\d+\.\d+", image.version) and re.fullmatch(r"sha256:[0-9a-f]{64}", image.digest)
+    assert image.reference == f"{image.image}:{image.version}@{image.digest}" and image.digest_source

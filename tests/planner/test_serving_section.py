@@ -21,6 +21,11 @@ def test_a_service_at_zero_costs_nothing_at_min():
     assert row["minReplicas"] == 0 and row["monthlyUsdAtMin"] == 0 and row["monthlyUsdAtMax"] > 0
 
 
+def test_each_service_shows_its_host_memory_and_the_replicas_a_node_holds():
+    [row] = section.from_spec(spec_of("dev"))["services"]
+    assert (row["hostMemoryGiB"], row["replicasPerNode"]) == (5, 2)  # 4 time-sliced GPUs a node, memory for 2
+
+
 def test_text_and_markdown_show_every_service():
     data = section.from_spec(spec_of("prod"))
     assert "qwen3-8b" in section.text(data) and "| qwen3-8b |" in section.markdown(data)

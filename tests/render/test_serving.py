@@ -122,6 +122,9 @@ def test_a_disruption_budget_only_when_two_replicas_always_run():
     assert render.disruption_budget(two)["spec"] == {"maxUnavailable": 1, "selector": selector}
 
 
+PINNED = re.compile(r"^[a-z0-9./-]+:[\w.-]+@sha256:[0-9a-f]{64}$")
+
+
 def test_the_prefetch_job_downloads_one_revision_without_a_gpu(planned):
     spec, plan = planned
     job = render.prefetch_job(spec, plan)
@@ -130,10 +133,27 @@ def test_the_prefetch_job_downloads_one_revision_without_a_gpu(planned):
     assert not any(k.startswith("nvidia.com/") for k in main["resources"]["requests"])
     env = {e["name"]: e.get("value") for e in main["env"]}
     assert env["MODEL_REVISION"] == plan.service.model.hugging_face.revision
-    assert main["image"] == serving.PREFETCH_IMAGE and job["spec"]["template"]["spec"]["nodeSelector"] == dict(
-        spec.cluster.system_node_selector)
-    assert all(f"{p}" in main["command"][-1] for p in serving.PREFETCH_PACKAGES)
-    compile(env["PREFETCH_SCRIPT"], "prefetch", "exec")  # the script is Python the image runs
+    assert job["spec"]["template"]["spec"]["nodeSelector"] == dict(spec.cluster.system_node_selector)
+
+
+def test_a_hugging_face_prefetch_runs_the_servers_pinned_image_and_installs_nothing(planned):
+    spec, plan = planned
+    main = _container(render.prefetch_job(spec, plan))
+    assert main["image"] == serving.RUNTIMES["vllm"].reference and PINNED.match(main["image"])
+    python, flag, script = main["command"]
+    assert (python, flag) == ("python3", "-c")
+    compile(script, "prefetch", "exec")  # the script is Python the image runs
+    assert set(re.findall(r'os\.environ\["(\w+)"\]', script)) <= {e["name"] for e in main["env"]}
+    assert "pip" not in json.dumps(main) and "PYTHONPATH" not in json.dumps(main)
+
+
+def test_an_s3_prefetch_syncs_one_prefix_with_the_pinned_aws_cli():
+    spec = spec_of("prod", _with_s3)
+    [plan] = plans(spec)
+    main = _container(render.prefetch_job(spec, plan))
+    assert main["image"] == serving.AWS_CLI_IMAGE.reference and PINNED.match(main["image"])
+    assert main["command"][:5] == ["aws", "s3", "sync", "s3://acme-models/qwen3-8b/2026-11/", render.model_path(plan)]
+    assert "pip" not in json.dumps(main)
 
 
 def test_a_hub_token_comes_from_the_services_secret():
@@ -148,8 +168,7 @@ def test_an_s3_model_is_served_from_its_copy_in_the_cache():
     [plan] = plans(spec)
     args = render.server_args(plan)
     assert args[0] == "/models/s3/acme-models/qwen3-8b/2026-11" and "--revision" not in args
-    env = {e["name"]: e.get("value") for e in _container(render.prefetch_job(spec, plan))["env"]}
-    assert (env["S3_BUCKET"], env["S3_PREFIX"], env["TARGET"]) == ("acme-models", "qwen3-8b/2026-11/", args[0])
+    assert args[0] in _container(render.prefetch_job(spec, plan))["command"]
 
 
 def test_the_s3_read_policy_reaches_one_prefix_and_passes_botocore():
@@ -215,3 +234,21 @@ def test_a_load_balancer_needs_the_vpc_the_stack_creates():
     platform["cluster"]["existing"] = {"subnetIds": ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]}
     found = [p for p in spec_problems(platform) if "loadBalancer" in p]
     assert found and found[0].startswith("teams[0].services[0].loadBalancer: ")
+
+
+def test_the_server_requests_and_is_limited_to_its_decided_host_memory(planned):
+    spec, plan = planned
+    resources = _container(render.deployment(spec, plan))["resources"]
+    assert resources["requests"]["memory"] == resources["limits"]["memory"] == f"{plan.host_memory_mib // 1024}Gi"
+
+
+@pytest.mark.parametrize("edit", [None, _with_s3])
+def test_the_prefetch_job_meets_the_restricted_pod_security_standard(edit):
+    spec = spec_of("prod", edit)
+    [plan] = plans(spec)
+    pod = render.prefetch_job(spec, plan)["spec"]["template"]["spec"]
+    security, [main] = pod["securityContext"], pod["containers"]
+    assert security["runAsNonRoot"] is True and security["runAsUser"] != 0 and security["runAsGroup"] != 0
+    assert security["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert main["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+    assert all(v.keys() <= {"name", "persistentVolumeClaim"} for v in pod["volumes"])  # no hostPath or the like

@@ -9,14 +9,16 @@ of the weights, the engine's overhead and its stated KV-cache floor fit that mem
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Optional
 from collections.abc import Iterator
 
 from gpu_platform.decisions.capacity import node_resources, service_resource
 from gpu_platform.decisions.cost import Pricing, pool_unit_costs
 from gpu_platform.decisions.reservations import is_block
+from gpu_platform.decisions.serving_memory import host_need_gib, node_memory_mib, replicas_per_node, server_memory_mib
 from gpu_platform.facts import catalog, names, serving
+from gpu_platform.facts.syntax import quantity_value
 from gpu_platform.spec.field_path import TEAMS, FieldPath, Problem
 
 if TYPE_CHECKING:
@@ -45,6 +47,8 @@ class ServicePlan:
     unit_usd_per_hour: Optional[float]
     max_surge: int  # 1 only when the pool's always-on nodes hold a spare replica (warm capacity)
     zones: int  # zones the pool spans (spread replicas over them)
+    host_memory_mib: int  # the pod's memory request and limit (decisions/serving_memory.py)
+    mig_strategy: str
 
     @property
     def weights_gib(self) -> float:
@@ -83,6 +87,10 @@ class ServicePlan:
     @property
     def startup_failure_threshold(self) -> int:
         return max(30, math.ceil(self.cold_start_seconds * STARTUP_SAFETY / STARTUP_PERIOD_SECONDS))
+
+    @property
+    def replicas_per_node(self) -> int:
+        return replicas_per_node(self.pool, self.resource, self.units, self.host_memory_mib, self.mig_strategy)
 
     def usd_per_hour(self, replicas: int) -> Optional[float]:
         rate = self.unit_usd_per_hour
@@ -131,8 +139,10 @@ def plans(spec: "PlatformSpec") -> list[ServicePlan]:
                 continue
             resource, units = service_resource(pool, service, spec.mig_strategy)
             zones = len(pool.zones) if pool.zones else _vpc_zones(spec)
+            memory = server_memory_mib(pool, service, resource, units, spec.mig_strategy)
             out.append(ServicePlan(team.name, _service_path(i, j), service, pool, resource, units,
-                                   device_memory_gib(pool, service), _unit_price(spec, pool, resource), 0, zones))
+                                   device_memory_gib(pool, service), _unit_price(spec, pool, resource), 0, zones,
+                                   memory, spec.mig_strategy))
     return [_with_surge(spec, p, out) for p in out]
 
 
@@ -148,14 +158,16 @@ def _vpc_zones(spec: "PlatformSpec") -> int:
 
 
 def _with_surge(spec: "PlatformSpec", plan: ServicePlan, all_plans: list[ServicePlan]) -> ServicePlan:
-    """Surge one replica only when the pool's always-on nodes hold it beside every service's minimum there:
-    otherwise a rollout on a full pool waits for a node that may never come, and the old replica holds its GPU."""
+    """Surge one replica only when the pool's always-on nodes hold it beside every service's minimum there, in GPU
+    units and in memory: otherwise a rollout on a full pool waits for a node that may never come, and the old
+    replica holds its GPU."""
     always_on = node_resources(plan.pool, spec.mig_strategy).get(plan.resource, 0) * plan.pool.min_size
-    held = sum(p.service.replicas.min * p.units for p in all_plans
-               if p.pool.name == plan.pool.name and p.resource == plan.resource)
-    surge = 1 if always_on - held >= plan.units else 0
-    return ServicePlan(plan.team, plan.at, plan.service, plan.pool, plan.resource, plan.units, plan.memory_gib,
-                       plan.unit_usd_per_hour, surge, plan.zones)
+    pool_plans = [p for p in all_plans if p.pool.name == plan.pool.name]
+    held = sum(p.service.replicas.min * p.units for p in pool_plans if p.resource == plan.resource)
+    memory_left = node_memory_mib(plan.pool) * plan.pool.min_size - sum(
+        p.service.replicas.min * p.host_memory_mib for p in pool_plans)
+    spare = always_on - held >= plan.units and memory_left >= plan.host_memory_mib
+    return replace(plan, max_surge=1 if spare else 0)
 
 
 # --- rules: each names the field a user edits ---
@@ -173,6 +185,7 @@ def serving_rules(spec: "PlatformSpec") -> Iterator[Problem]:
     yield from _fit_rules(valid)
     yield from _quota_rules(spec, valid)
     yield from _pool_size_rules(spec, valid)
+    yield from _host_memory_rules(valid)
 
 
 def _service_rules(spec: "PlatformSpec", at: FieldPath, service: "ServiceSpec") -> Iterator[Problem]:
@@ -257,6 +270,7 @@ def _fit_rules(plans_: list[ServicePlan]) -> Iterator[Problem]:
 def _quota_rules(spec: "PlatformSpec", plans_: list[ServicePlan]) -> Iterator[Problem]:
     for i, team in enumerate(spec.teams):
         used: dict[str, int] = {}
+        memory_mib = 0
         for p in (p for p in plans_ if p.team == team.name):
             used[p.resource] = used.get(p.resource, 0) + p.service.replicas.max * p.units
             quota = (team.quota.gpus if p.resource == names.GPU_RESOURCE
@@ -265,16 +279,47 @@ def _quota_rules(spec: "PlatformSpec", plans_: list[ServicePlan]) -> Iterator[Pr
                 field = "gpus" if p.resource == names.GPU_RESOURCE else "migSlices"
                 yield (p.at / "replicas.max", f"the team's services ask up to {used[p.resource]} {p.resource} at max "
                        f"replicas, over teams[{i}].quota.{field} ({quota})")
+            memory_mib += p.service.replicas.max * p.host_memory_mib
+            if memory_mib * 2**20 > quantity_value(team.quota.memory):
+                yield (p.at / "replicas.max", f"the team's services ask up to {_gib_text(memory_mib)} of host memory "
+                       f"at max replicas, over teams[{i}].quota.memory ({team.quota.memory})")
 
 
 def _pool_size_rules(spec: "PlatformSpec", plans_: list[ServicePlan]) -> Iterator[Problem]:
     used: dict[tuple[str, str], int] = {}
+    memory: dict[str, int] = {}
     for p in plans_:
         per_node = node_resources(p.pool, spec.mig_strategy).get(p.resource, 0)
         key = (p.pool.name, p.resource)
         used[key] = used.get(key, 0) + p.service.replicas.max * p.units
-        replicas_at_max = (per_node // p.units) * p.pool.max_size
+        memory[p.pool.name] = memory.get(p.pool.name, 0) + p.service.replicas.max * p.host_memory_mib
+        replicas_at_max = p.replicas_per_node * p.pool.max_size
+        node_mib = node_memory_mib(p.pool)
         if p.service.replicas.max > replicas_at_max or used[key] > per_node * p.pool.max_size:
             yield (p.at / "replicas.max", f"pool {p.pool.name} holds {per_node * p.pool.max_size} {p.resource} at "
-                   f"maxSize {p.pool.max_size} ({replicas_at_max} replicas of this shape); its services ask "
-                   f"{used[key]} at max replicas: raise the pool's maxSize or lower replicas.max")
+                   f"maxSize {p.pool.max_size} ({replicas_at_max} replicas of this shape, "
+                   f"{_gib_text(p.host_memory_mib)} of host memory each); its services ask {used[key]} at max "
+                   "replicas: raise the pool's maxSize or lower replicas.max")
+        elif memory[p.pool.name] > node_mib * p.pool.max_size:
+            yield (p.at / "replicas.max", f"pool {p.pool.name}'s nodes leave {_gib_text(node_mib)} each for GPU "
+                   f"pods, {_gib_text(node_mib * p.pool.max_size)} at maxSize {p.pool.max_size}; its services' "
+                   f"replicas ask {_gib_text(memory[p.pool.name])} of host memory at max: raise the pool's maxSize "
+                   "or lower replicas.max")
+
+
+def _host_memory_rules(plans_: list[ServicePlan]) -> Iterator[Problem]:
+    """A replica asking more host memory than a node of its pool leaves for GPU pods never schedules."""
+    for p in plans_:
+        have = node_memory_mib(p.pool)
+        if p.host_memory_mib <= have:
+            continue
+        s = p.service
+        staged = host_need_gib(s) - serving.SERVER_HOST_BASE_GIB - serving.SERVER_HOST_PER_GPU_GIB * s.gpu.tp
+        yield (p.at / "gpu.pool", f"a replica needs {_gib_text(p.host_memory_mib)} of host memory (server base "
+               f"{serving.SERVER_HOST_BASE_GIB:g} GiB, {serving.SERVER_HOST_PER_GPU_GIB:g} GiB per GPU worker x "
+               f"{s.gpu.tp}, {staged:.1f} GiB of weights staged); a node of pool {p.pool.name} "
+               f"(its smallest instance type) leaves {_gib_text(have)} for GPU pods: use a pool of larger instances")
+
+
+def _gib_text(mib: int) -> str:
+    return f"{mib / 1024:.1f} GiB"

@@ -94,11 +94,45 @@ ENGINE_OVERHEAD_GIB_PER_GPU = 1.5
 # Seconds from weights in memory to serving: profiling, KV-cache allocation and CUDA-graph capture. The field
 # guides' readiness probes wait 120 s or more before a vLLM server answers.
 ENGINE_WARMUP_SECONDS = 120
+# Host memory of a server (its pod's memory request and limit): a planning figure, not a vLLM statement. The
+# API server and engine-core processes (Python, PyTorch, tokenizer, scheduler) take a base; each GPU worker
+# process its PyTorch and CUDA runtime and CUDA-graph host state; and the weights stream through host memory one
+# checkpoint file at a time (safetensors files mapped, then copied to the GPU), a file being at most
+# transformers' default `save_pretrained(max_shard_size="5GB")`. A pod gets the larger of this and its GPUs'
+# share of the node.
+SERVER_HOST_BASE_GIB = 2.0
+SERVER_HOST_PER_GPU_GIB = 2.0
+CHECKPOINT_SHARD_GB = 5.0
 # Seconds a node takes from scale-up to a schedulable GPU (instance launch, join, GPU operator ready): the plan
 # adds it to a cold start from zero.
 NODE_READY_SECONDS = 300
 
-# The prefetch Job runs on the system nodes (a GPU node's taint admits only pods that request a GPU): a small
-# Python image, with the two clients it needs installed at pinned versions when it starts.
-PREFETCH_IMAGE = "public.ecr.aws/docker/library/python:3.12.12-slim"
-PREFETCH_PACKAGES = ("huggingface_hub==2.4.0", "boto3==1.44.8")
+# The prefetch Job runs on the system nodes (a GPU node's taint admits only pods that request a GPU) from images
+# pinned by version and digest, installing nothing when it starts (no package index reached at run time):
+# - a Hugging Face model: the service's own runtime image, whose Python ships huggingface_hub (vLLM depends on it
+#   through transformers: vllm-project/vllm requirements/common.txt, `transformers >= 4.56.0, < 5`, read at
+#   commit 0073e449, not at the v0.22.1 tag; transformers requires huggingface-hub); the script calls only
+#   `snapshot_download(repo_id, revision=)`, present in every release of it. The exact huggingface_hub build is
+#   the one in the runtime image's digest.
+# - an S3 model: the AWS CLI v2 image (`aws s3 sync`, credentials from EKS Pod Identity). The digest of
+#   public.ecr.aws/aws-cli/aws-cli:2.36.49 is as a public Helm chart pins it, tag and digest together
+#   (`aws-cli:2.36.49@sha256:f42bf088...`); it was not read from the registry itself.
+
+
+@dataclass(frozen=True)
+class Image:
+    """A container image pinned by version (for readers) and digest (for the kubelet)."""
+
+    image: str  # repository, without tag or digest
+    version: str
+    digest: str
+    digest_source: str
+
+    @property
+    def reference(self) -> str:
+        return f"{self.image}:{self.version}@{self.digest}"
+
+
+AWS_CLI_IMAGE = Image("public.ecr.aws/aws-cli/aws-cli", "2.36.49",
+                      "sha256:f42bf088cb1456ba9e179ce71fdeb22cc46ff64ea1e3aeae8251ff81391f5bb1",
+                      "a public Helm chart template pinning aws-cli:2.36.49 by this digest (not read from the registry)")

@@ -41,6 +41,7 @@ def _row(p: ServicePlan) -> dict[str, Any]:
             "gpuMemoryUtilization": s.gpu_memory_utilization, "fitMarginGiB": round(p.margin_gib, 2),
             "coldStartSeconds": p.cold_start_seconds,
             "coldStartFromZeroSeconds": p.cold_start_seconds + serving.NODE_READY_SECONDS,
+            "hostMemoryGiB": round(p.host_memory_mib / 1024, 2), "replicasPerNode": p.replicas_per_node,
             "maxSurge": p.max_surge, "autoscaling": s.autoscaling.signal if s.autoscaling else None,
             "monthlyUsdAtMin": _monthly(p.usd_per_hour(s.replicas.min)),
             "monthlyUsdAtMax": _monthly(p.usd_per_hour(s.replicas.max))}
@@ -55,7 +56,10 @@ def from_spec(spec: PlatformSpec) -> dict[str, Any]:
                             "readShare": round(serving.MODEL_CACHE_READ_SHARE, 3),
                             "engineWarmupSeconds": serving.ENGINE_WARMUP_SECONDS,
                             "nodeReadySeconds": serving.NODE_READY_SECONDS,
-                            "engineOverheadGiBPerGpu": serving.ENGINE_OVERHEAD_GIB_PER_GPU}}
+                            "engineOverheadGiBPerGpu": serving.ENGINE_OVERHEAD_GIB_PER_GPU,
+                            "serverHostBaseGiB": serving.SERVER_HOST_BASE_GIB,
+                            "serverHostGiBPerGpu": serving.SERVER_HOST_PER_GPU_GIB,
+                            "checkpointShardGB": serving.CHECKPOINT_SHARD_GB}}
 
 
 HEADERS = ["Team", "Service", "GPU shape", "Pool", "Replicas", "Weights GiB", "Fit margin GiB", "Cold start",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any, Optional
 
+from gpu_platform.decisions.pod_sizing import PodSize
 from gpu_platform.decisions.serving import STARTUP_PERIOD_SECONDS as STARTUP_PERIOD
 from gpu_platform.facts import names, serving
 from gpu_platform.render.model_cache import BASE_PATH
@@ -31,28 +32,16 @@ TOKEN_KEY = "token"
 TERMINATION_GRACE_SECONDS = 120  # requests in flight finish before the server stops
 PREFETCH_MIN_MIBPS = 50  # the download's deadline assumes at least this rate
 PREFETCH_SLACK_SECONDS = 900
-PREFETCH_PACKAGES_DIR = "/tmp/packages"
+# The prefetch runs as nobody: the model cache's EFS access point writes every file as its own POSIX identity
+# whatever the container's, so the download needs no root (Pod Security "restricted").
+PREFETCH_USER = 65534
 
-# Downloads a Hugging Face snapshot into HF_HOME (huggingface_hub, token from HF_TOKEN), or an S3 prefix into
-# TARGET (boto3, credentials from EKS Pod Identity); files already whole in the cache are skipped.
-PREFETCH_SCRIPT = """\
+# Downloads a Hugging Face snapshot into HF_HOME with the runtime image's own huggingface_hub (token from
+# HF_TOKEN); files already whole in the cache are skipped.
+HF_PREFETCH_SCRIPT = """\
 import os
-if os.environ.get("MODEL_REPO"):
-    from huggingface_hub import snapshot_download
-    print(snapshot_download(os.environ["MODEL_REPO"], revision=os.environ["MODEL_REVISION"]))
-else:
-    import boto3
-    bucket, prefix, target = os.environ["S3_BUCKET"], os.environ["S3_PREFIX"], os.environ["TARGET"]
-    s3 = boto3.client("s3")
-    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
-        for item in page.get("Contents", []):
-            dest = os.path.join(target, os.path.relpath(item["Key"], prefix))
-            if os.path.exists(dest) and os.path.getsize(dest) == item["Size"]:
-                continue
-            os.makedirs(os.path.dirname(dest), exist_ok=True)
-            s3.download_file(bucket, item["Key"], dest + ".part")
-            os.replace(dest + ".part", dest)
-    print(target)
+from huggingface_hub import snapshot_download
+print(snapshot_download(os.environ["MODEL_REPO"], revision=os.environ["MODEL_REVISION"]))
 """
 
 
@@ -140,7 +129,7 @@ def server_pod(spec: "PlatformSpec", plan: "ServicePlan") -> dict[str, Any]:
     rt = runtime(plan)
     mig = plan.service.gpu.mig_profile if plan.resource.startswith(names.MIG_RESOURCE_PREFIX) else None
     pod = gpu_pod_spec(spec, plan.team, rt.reference, gpus=plan.units, pool=plan.pool.name, mig_profile=mig,
-                       container="server")
+                       container="server", memory=PodSize(0.0, plan.host_memory_mib).memory_quantity)
     main = pod["containers"][0]
     main["args"] = server_args(plan)
     main["ports"] = [{"name": "http", "containerPort": rt.port, "protocol": "TCP"}]
@@ -211,31 +200,39 @@ def _prefetch_env(plan: "ServicePlan") -> list[dict[str, Any]]:
         if m.hugging_face.token_secret:
             env.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {
                 "name": token_secret_name(plan.service.name), "key": TOKEN_KEY}}})
-        return env
-    bucket, prefix = s3_parts(str(m.s3))
-    return env + [{"name": "S3_BUCKET", "value": bucket}, {"name": "S3_PREFIX", "value": prefix},
-                  {"name": "TARGET", "value": model_path(plan)}]
+    return env
 
 
 def prefetch_deadline_seconds(plan: "ServicePlan") -> int:
     return int(plan.weights_gib * 1024 / PREFETCH_MIN_MIBPS) + PREFETCH_SLACK_SECONDS
 
 
+def prefetch_command(plan: "ServicePlan") -> tuple[str, list[str]]:
+    """The image and command of the download: the runtime's own image with its huggingface_hub for a Hugging Face
+    model, the AWS CLI's `s3 sync` (skips files already whole: same size, not newer) for an S3 prefix."""
+    if plan.service.model.hugging_face is not None:
+        return runtime(plan).reference, ["python3", "-c", HF_PREFETCH_SCRIPT]
+    bucket, prefix = s3_parts(str(plan.service.model.s3))
+    return serving.AWS_CLI_IMAGE.reference, ["aws", "s3", "sync", f"s3://{bucket}/{prefix}", model_path(plan),
+                                             "--only-show-errors", "--no-progress"]
+
+
 def prefetch_job(spec: "PlatformSpec", plan: "ServicePlan") -> dict[str, Any]:
-    """Downloads the weights into the team's cache from the system nodes (no GPU held while it downloads). One
-    Job per revision: a new revision is a new Job, done before the rollout."""
-    install = f"pip install --quiet --no-cache-dir --target {PREFETCH_PACKAGES_DIR} {' '.join(serving.PREFETCH_PACKAGES)}"
+    """Downloads the weights into the team's cache from the system nodes (no GPU held while it downloads), with
+    images pinned by digest and nothing installed at start. One Job per revision: a new revision is a new Job,
+    done before the rollout."""
+    image, command = prefetch_command(plan)
     main: dict[str, Any] = {
-        "name": "prefetch", "image": serving.PREFETCH_IMAGE,
-        "command": ["sh", "-c", f'{install} && exec python -c "$PREFETCH_SCRIPT"'],
-        "env": [*_prefetch_env(plan), {"name": "PREFETCH_SCRIPT", "value": PREFETCH_SCRIPT},
-                {"name": "PYTHONPATH", "value": PREFETCH_PACKAGES_DIR}, {"name": "HOME", "value": "/tmp"}],
+        "name": "prefetch", "image": image, "command": command,
+        "env": [*_prefetch_env(plan), {"name": "HOME", "value": "/tmp"}],
         "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"memory": "2Gi"}},
         "volumeMounts": [{"name": CACHE_VOLUME, "mountPath": BASE_PATH}],
         "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}}
     pod = {"priorityClassName": names.priority_class(_tier(spec, plan)), "restartPolicy": "OnFailure",
            "serviceAccountName": prefetch_service_account(plan), "nodeSelector": dict(spec.cluster.system_node_selector),
-           "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}}, "containers": [main],
+           "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}, "runAsNonRoot": True,
+                               "runAsUser": PREFETCH_USER, "runAsGroup": PREFETCH_USER},
+           "containers": [main],
            "volumes": [{"name": CACHE_VOLUME, "persistentVolumeClaim": {"claimName": names.MODEL_CACHE_PVC}}]}
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": _meta(plan, prefetch_name(plan), PREFETCH),
             "spec": {"backoffLimit": 4, "activeDeadlineSeconds": prefetch_deadline_seconds(plan),
