@@ -21,6 +21,7 @@ from collections.abc import Iterator
 
 from gpu_platform.decisions.pinned import Pinned, PoolPin
 from gpu_platform.facts import catalog
+from gpu_platform.facts.field_path import NODE_POOLS
 from gpu_platform.facts.lifecycle_calendar import (
     AMI_DRIVER_ERAS, EKS_KUBERNETES, OPERATOR_LINES, AmiDriverEra, DriverBranch, KubernetesRelease, OperatorLine,
     ami_driver_era, operator_line,
@@ -36,7 +37,7 @@ KUBERNETES, OPERATOR, DRIVER = "kubernetes", "gpu-operator", "driver"
 KUBERNETES_FIELD = "cluster.kubernetesVersion"
 OPERATOR_FIELD = "gpuOperator.chartVersion"
 DRIVER_FIELD = "gpuOperator.driver.version"
-AMI_FIELD = "nodePools[].ami.releaseVersion"
+AMI_FIELD = str(NODE_POOLS.each() / "ami.releaseVersion")
 
 
 @dataclass(frozen=True)

@@ -226,7 +226,7 @@ def queueing_settings(name: str, args: Mapping[str, Any]) -> Fleet:
             problems += err.problems
     for i, team in enumerate(args.get("teams") or []):
         fields = {k: v for k, v in dict(team).items() if k != "namespace"}
-        problems += argument_problems(fields, QueuedTeamArgs, f"teams[{i}].", required=False)
+        problems += argument_problems(fields, QueuedTeamArgs, FieldPath.of("teams").index(i), required=False)
         try:
             teams.append(read_part(TeamSpec, fields, FieldPath.of("teams").index(i)))
         except SpecError as err:

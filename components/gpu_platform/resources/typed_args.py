@@ -21,7 +21,7 @@ from gpu_platform.facts import catalog, syntax
 from gpu_platform.facts.names import ENVIRONMENTS
 from gpu_platform.resources.arg_shapes import camel, required_keys, shape_problems
 from gpu_platform.spec.errors import SpecError
-from gpu_platform.spec.field_path import quoted
+from gpu_platform.spec.field_path import ROOT, FieldPath
 
 if sys.version_info >= (3, 11):
     from typing import NotRequired, Required, TypedDict
@@ -50,23 +50,25 @@ class ArgumentsError(SpecError, InputPropertiesError):
 
 def _details(problem: str) -> InputPropertyErrorDetails:
     """The problem as the schema's property (each name as Pulumi's schema camel-cases the Python keyword)."""
-    path, _, reason = python_path(problem).partition(": ")
-    schema = _KEY_OR_PYTHON_NAME.sub(lambda m: m.group(1) or camel(m.group(2)), path)
+    text, path, reason = _located(problem)
+    schema = str(path.renamed(lambda name: camel(_snake(name)))) if path is not None else text
     return InputPropertyErrorDetails(property_path=schema, reason=reason)
 
 
-_KEY_OR_PYTHON_NAME = re.compile(r'(\["(?:[^"\\]|\\.)*"\])|([A-Za-z][A-Za-z0-9_]*)')
-_KEY_OR_NAME = re.compile(r'(\["(?:[^"\\]|\\.)*"\])|([A-Za-z][A-Za-z0-9]*)')
+def _located(problem: str) -> tuple[str, Optional[FieldPath], str]:
+    """`path: reason` read back into the path's text, the path (None when the text is not one) and the reason."""
+    text, _, reason = problem.partition(": ")
+    try:
+        return text, FieldPath.parse(text), reason
+    except ValueError:
+        return text, None, reason
 
 
 def python_path(problem: str) -> str:
     """`path: reason` with the path's field names as Python keywords (snake_case); mapping keys, in
     quotes, and the reason stay as they are."""
-    path, sep, reason = problem.partition(": ")
-    if not sep:
-        return problem
-    named = _KEY_OR_NAME.sub(lambda m: m.group(1) or _snake(m.group(2)), path)
-    return f"{named}{sep}{reason}"
+    _, path, reason = _located(problem)
+    return problem if path is None or ": " not in problem else f"{path.renamed(_snake)}: {reason}"
 
 
 def _snake(name: str) -> str:
@@ -103,14 +105,15 @@ def as_arguments(component: str, name: str, args: Any, kind: Optional[type] = No
     return given
 
 
-def argument_problems(args: Mapping[str, Any], kind: type, at: str = "", *, required: bool = True) -> list[str]:
+def argument_problems(args: Mapping[str, Any], kind: type, at: FieldPath = ROOT, *,
+                      required: bool = True) -> list[str]:
     """Keys `kind` does not declare, keys it requires that `args` lacks (unless the component's own model
     reports those), an environment that is not one of ENVIRONMENTS, and the syntax of AWS names and ids."""
-    problems = [f"{at}{camel(k)}: unknown argument" for k in sorted(set(args) - set(kind.__annotations__))]
+    problems = [f"{at / camel(k)}: unknown argument" for k in sorted(set(args) - set(kind.__annotations__))]
     if required:
-        problems += [f"{at}{camel(k)}: required" for k in sorted(required_keys(kind) - set(args))]
+        problems += [f"{at / camel(k)}: required" for k in sorted(required_keys(kind) - set(args))]
     if "environment" in kind.__annotations__ and args.get("environment") not in (None, *ENVIRONMENTS):
-        problems.append(f"{at}environment: must be one of {', '.join(ENVIRONMENTS)}")
+        problems.append(f"{at / 'environment'}: must be one of {', '.join(ENVIRONMENTS)}")
     return problems + syntax_problems(args, at)
 
 
@@ -124,28 +127,28 @@ AWS_NAMES = {"region": syntax.region, "subnet_ids": syntax.subnet_id, "subnet_zo
 LABEL_MAPS = ("system_node_selector", "service_monitor_labels")
 
 
-def syntax_problems(args: Mapping[str, Any], at: str = "") -> list[str]:
+def syntax_problems(args: Mapping[str, Any], at: FieldPath = ROOT) -> list[str]:
     """Regions, zones, resource ids and tags given as plain strings, checked as AWS checks them (an Output is
     checked by AWS once it is known), label maps as Kubernetes checks them, and the Kubernetes version, one
     the catalog knows."""
     tags = args.get("tags")
-    found = [f"{at}tags[{quoted(str(key))}]: {p}" for key, value in (tags.items() if isinstance(tags, Mapping) else ())
+    found = [f"{(at / 'tags').key(str(key))}: {p}" for key, value in (tags.items() if isinstance(tags, Mapping) else ())
              if (p := (syntax.tag_key(key) if isinstance(key, str) else None)
                  or (syntax.tag_value(value) if isinstance(value, str) else None))]
     for key in LABEL_MAPS:
         labels = args.get(key)
-        found += [f"{at}{camel(key)}[{quoted(str(k))}]: {p}"
+        found += [f"{(at / camel(key)).key(str(k))}: {p}"
                   for k, v in (labels.items() if isinstance(labels, Mapping) else ())
                   if (p := (syntax.label_key(k) if isinstance(k, str) else None)
                       or (syntax.label_value(v) if isinstance(v, str) else None))]
     version = args.get("kubernetes_version")
     if isinstance(version, str) and version not in catalog.KUBERNETES_VERSIONS:  # as the stack file's cluster
-        found.append(f"{at}kubernetesVersion: must be one of {', '.join(catalog.KUBERNETES_VERSIONS)}")
+        found.append(f"{at / 'kubernetesVersion'}: must be one of {', '.join(catalog.KUBERNETES_VERSIONS)}")
     for key, check in AWS_NAMES.items():
         given = args.get(key)
         many = isinstance(given, (list, tuple))
         for j, value in enumerate(list(given) if isinstance(given, (list, tuple)) else [given]):
             problem = check(value) if isinstance(value, str) else None
             if problem:
-                found.append(f"{at}{camel(key)}{f'[{j}]' if many else ''}: {problem}")
+                found.append(f"{(at / camel(key)).index(j) if many else at / camel(key)}: {problem}")
     return found
