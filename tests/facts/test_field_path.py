@@ -49,3 +49,11 @@ def test_renaming_changes_field_names_only():
     path = FieldPath.of("subnetIds").index(0) / "maxSize"
     renamed = path.key("maxSize").renamed(str.upper)
     assert str(renamed) == 'SUBNETIDS[0].MAXSIZE["maxSize"]'
+
+
+def test_a_path_moves_from_one_start_to_another():
+    create = FieldPath.of("create")
+    assert str((create / "vpc.zones").index(0).moved(create, FieldPath())) == "vpc.zones[0]"
+    assert str(FieldPath.of("name").moved(FieldPath.of("name"), FieldPath.of("team"))) == "team"
+    assert FieldPath.of("namespace").moved(FieldPath.of("name"), FieldPath.of("team")) == FieldPath.of("namespace")
+    assert create.moved(create, FieldPath()) == create  # the root has no name to show

@@ -63,6 +63,15 @@ class FieldPath:
         how a component's problem found under the schema's camelCase names is shown with Python keywords."""
         return FieldPath(tuple(name(p) if type(p) is str else p for p in self.parts))
 
+    def moved(self, old: FieldPath, new: FieldPath) -> FieldPath:
+        """This path with its start `old` replaced by `new` (`create.vpc` from `create` to the root: `vpc`);
+        unchanged when it does not start with `old`, or when it is `old` itself and `new` the root, which has no
+        name to show."""
+        n = len(old.parts)
+        if self.parts[:n] != old.parts or (not new and len(self.parts) == n):
+            return self
+        return FieldPath(new.parts + self.parts[n:])
+
     @classmethod
     def parse(cls, text: str) -> FieldPath:
         """The path `text` renders (the inverse of str()); ValueError when `text` is not one."""
@@ -110,4 +119,5 @@ ROOT = FieldPath()  # a component's own arguments
 # The stack file's parts the rules start from, and the stack's region (config beside the platform object).
 CLUSTER, CLUSTER_VERSION = FieldPath.of("cluster"), FieldPath.of("cluster.kubernetesVersion")
 GPU_OPERATOR, NODE_POOLS, TEAMS = FieldPath.of("gpuOperator"), FieldPath.of("nodePools"), FieldPath.of("teams")
+QUEUEING = FieldPath.of("queueing")
 REGION = FieldPath.of("aws:region")

@@ -24,7 +24,7 @@ from gpu_platform.resources.pool_args import PoolSharingArgs, PoolTaintArgs
 from gpu_platform.resources.team import TeamQuotaArgs
 from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems, as_arguments
 from gpu_platform.spec.errors import SpecError
-from gpu_platform.spec.field_path import FieldPath
+from gpu_platform.spec.field_path import QUEUEING, ROOT, FieldPath
 from gpu_platform.spec.models import QueueingSpec, QueuePoolSpec, TeamSpec, mig_strategy_of
 from gpu_platform.spec.parse import read_part
 from gpu_platform.spec.rules import gpu_shape_rules, mig_strategy_rules, sharing_rules
@@ -246,5 +246,5 @@ def queueing_settings(name: str, args: Mapping[str, Any]) -> Fleet:
     if not found:
         found += queueing_rules(fleet)
     if found:
-        raise ArgumentsError(where, [f"{str(path).removeprefix('queueing.')}: {message}" for path, message in found])
+        raise ArgumentsError(where, [f"{path.moved(QUEUEING, ROOT)}: {message}" for path, message in found])
     return fleet

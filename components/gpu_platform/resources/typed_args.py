@@ -28,7 +28,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - the published schema needs 3.11; Python programs run on 3.10 as well
     from typing_extensions import NotRequired, Required, TypedDict
 
-__all__ = ["NotRequired", "Required", "TypedDict", "ArgumentsError", "as_arguments", "camel", "argument_problems", "syntax_problems"]
+__all__ = ["NotRequired", "Required", "TypedDict", "ArgumentsError", "as_arguments", "camel", "argument_problems",
+           "syntax_problems", "moved"]
 
 
 class ArgumentsError(SpecError, InputPropertiesError):
@@ -62,6 +63,13 @@ def _located(problem: str) -> tuple[str, Optional[FieldPath], str]:
         return text, FieldPath.parse(text), reason
     except ValueError:
         return text, None, reason
+
+
+def moved(problem: str, old: FieldPath, new: FieldPath) -> str:
+    """`path: reason` with the path moved from `old` to `new` (FieldPath.moved): a model's field where the
+    component's Args name it differently or flatten it."""
+    _, path, reason = _located(problem)
+    return problem if path is None or ": " not in problem else f"{path.moved(old, new)}: {reason}"
 
 
 def python_path(problem: str) -> str:
