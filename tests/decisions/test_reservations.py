@@ -113,19 +113,19 @@ def warnings(spec, day):
 def test_an_active_block_far_from_its_end_has_no_warning(spec):
     assert warnings(spec, date(2026, 11, 23)) == []
     (note,) = r.findings(spec, date(2026, 11, 23))
-    assert (note.severity, note.field) == (r.NOTE, "nodePools[0].efa") and "placement group" in note.message
+    assert (note.severity, str(note.field)) == (r.NOTE, "nodePools[0].efa") and "placement group" in note.message
 
 
 def test_a_block_ending_within_two_days_warns_with_when_its_nodes_go(spec):
     (found,) = warnings(spec, date(2026, 12, 13))
-    assert found.field == "nodePools[0].reservation.end"
+    assert str(found.field) == "nodePools[0].reservation.end"
     assert "2026-12-14 10:50 UTC" in found.message and "checkpoint" in found.message
     assert "Amazon EKS Node Group Capacity Scaledown Before Reservation End" in found.message
 
 
 def test_a_block_that_ended_warns_that_the_pool_has_no_nodes(spec):
     (found,) = warnings(spec, date(2026, 12, 20))
-    assert found.field == "nodePools[0].reservation" and "ended on 2026-12-14 11:30 UTC" in found.message
+    assert str(found.field) == "nodePools[0].reservation" and "ended on 2026-12-14 11:30 UTC" in found.message
 
 
 def test_a_karpenter_block_says_karpenter_drains_its_nodes():
@@ -138,7 +138,7 @@ def test_a_block_not_started_warns_a_node_group_that_wants_nodes_already():
     platform = stack_platform("dev")
     platform["nodePools"].append(block_pool(minSize=1))
     (found,) = warnings(parse_platform(platform), date(2026, 11, 10))
-    assert found.field == "nodePools[1].minSize" and "launch errors" in found.message
+    assert str(found.field) == "nodePools[1].minSize" and "launch errors" in found.message
     platform["nodePools"][1]["minSize"] = 0
     assert warnings(parse_platform(platform), date(2026, 11, 10)) == []
 

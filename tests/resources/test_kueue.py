@@ -108,5 +108,6 @@ def test_without_prometheus_the_release_neither_scrapes_nor_waits_for_crds():
     platform = stack_platform("prod")
     platform["monitoring"]["prometheus"] = {"mode": "none"}
     without_services(platform)  # services scale on Prometheus
+    platform["monitoring"].pop("usageReport")  # the report queries Prometheus
     release = kueue_release(cached_plan(platform, "prod"))
     assert release["inputs"]["values"]["enablePrometheus"] is False

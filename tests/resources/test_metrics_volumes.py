@@ -34,7 +34,7 @@ def prom_spec(plan):
 
 
 def test_the_retention_is_per_stack():
-    assert prom_spec(planned())["retention"] == "30d"
+    assert prom_spec(planned())["retention"] == "35d"  # prod: a month, and the usage report's month
     assert spec_of("dev").monitoring.prometheus.retention == "7d"
 
 
@@ -122,7 +122,7 @@ def test_the_plan_states_retention_and_volumes():
         "retention": "90d", "retentionSize": "25GiB", "prometheusVolumeGi": 28, "alertmanagerVolumeGi": 2}
     section = {"pools": [], "nodeMonitoringAgent": None, "alerting": None,
                "metrics": metrics(planned(without_the_add_on)["resources"])}
-    assert "Prometheus keeps 30d in its pod" in health_text(section)
+    assert "Prometheus keeps 35d in its pod" in health_text(section)
 
 
 @pytest.mark.parametrize("mode", ["existing", "none"])

@@ -17,6 +17,10 @@ from tests.support.stacks import AS_OF, stack_platform
 
 RELEASE_DAY = "20260917"  # the example stacks' newest AL2023/Bottlerocket NVIDIA release (driver R580)
 ALIASES = {"AL2023_x86_64_NVIDIA": "al2023@v20260917", "BOTTLEROCKET_x86_64_NVIDIA": "bottlerocket@v1.50.0"}
+# A Bottlerocket node group pins Bottlerocket's own release and build (catalog.BOTTLEROCKET_RELEASE): one from
+# before the release that can turn its device plugin off (catalog.NODE_IMAGES' own_device_plugin_off_from), one
+# from it on.
+BOTTLEROCKET_RELEASES = ("1.50.0", catalog.NODE_IMAGES["BOTTLEROCKET_x86_64_NVIDIA"].own_device_plugin_off_from)
 UBUNTU_IMAGE = "ami-0e2f8c4d7a1b3f596"  # the prod example's Ubuntu image id
 IMAGES = ("AL2023_x86_64_NVIDIA", "BOTTLEROCKET_x86_64_NVIDIA", "UBUNTU_24_04", "UBUNTU_22_04")
 MIG_MANAGED = tuple(i for i in IMAGES if catalog.NODE_IMAGES[i].operator_mig)  # the operator's MIG manager runs there
@@ -62,11 +66,19 @@ def release(kubernetes: str) -> str:
     return f"{kubernetes}.7-{RELEASE_DAY}"
 
 
-def _ami(image: str, provisioner: str, kubernetes: str) -> dict[str, str]:
+def _ami(image: str, provisioner: str, kubernetes: str, bottlerocket: str = "") -> dict[str, str]:
+    """The image pinned as its provisioner pins it; `bottlerocket`: a Bottlerocket node group's release."""
     if image.startswith("UBUNTU"):
         return {"type": image, "imageId": UBUNTU_IMAGE}
-    return {"type": image, "alias": ALIASES[image]} if provisioner == "karpenter" else {
-        "type": image, "releaseVersion": release(kubernetes)}
+    if provisioner == "karpenter":
+        return {"type": image, "alias": ALIASES[image]}
+    return {"type": image, "releaseVersion": bottlerocket if image.startswith("BOTTLEROCKET") else release(kubernetes)}
+
+
+@st.composite
+def bottlerocket_release(draw: st.DrawFn) -> str:
+    build = draw(st.text("0123456789abcdef", min_size=8, max_size=8))
+    return f"{draw(st.sampled_from(BOTTLEROCKET_RELEASES))}-{build}"
 
 
 @st.composite
@@ -93,13 +105,15 @@ def gpu_pool(draw: st.DrawFn, kubernetes: str, slices: bool = False) -> dict[str
     or `mixed` (slices per profile) when the pool is for teams holding `slices`."""
     # Slices per profile need what serves them: a node group (the autoscaler learns slices from its tags; Karpenter
     # knows only nvidia.com/gpu), the device plugin, and the operator's MIG manager (not Bottlerocket's):
-    # docs/karpenter.md "Sharing on Karpenter pools", docs/dra.md, docs/gpu-operator.md.
-    provisioner = draw(st.sampled_from(["managed-node-group"] if slices else ["managed-node-group", "karpenter"]))
+    # docs/karpenter.md "Sharing on Karpenter pools", docs/dra.md, docs/gpu-operator.md. Those are drawn most
+    # often; the rest are drawn too, and must be refused as those pages say.
+    provisioner = draw(st.sampled_from(["managed-node-group"] * (3 if slices else 1) + ["karpenter"]))
     capacity = draw(st.sampled_from(["spot", "on-demand", "capacity-block"]))
-    image = draw(st.sampled_from(MIG_MANAGED if slices else IMAGES + IMAGES[::2]))  # Bottlerocket less often
+    # Bottlerocket less often: it cannot serve much of what is drawn
+    image = draw(st.sampled_from(MIG_MANAGED * 3 + IMAGES[1:2] if slices else IMAGES + IMAGES[::2]))
     sharing_mode = "mig" if slices else draw(st.sampled_from(["none", "time-slicing", "mig"]))
     efa = draw(st.booleans())
-    allocation = draw(st.sampled_from(["device-plugin"] if slices else ["device-plugin", "device-plugin", "dra"]))
+    allocation = draw(st.sampled_from(["device-plugin"] * (3 if slices else 2) + ["dra"]))
     names = _instance_types(capacity, efa, sharing_mode, image)
     instance_type = draw(st.sampled_from(names))
     gpu = catalog.INSTANCE_TYPES[instance_type].gpu_model
@@ -112,7 +126,8 @@ def gpu_pool(draw: st.DrawFn, kubernetes: str, slices: bool = False) -> dict[str
     pool: dict[str, Any] = {
         "name": "gpu-pool", "provisioner": provisioner, "instanceTypes": [instance_type, *more],
         "capacityType": capacity,
-        "minSize": size if fixed else 0, "maxSize": size, "ami": _ami(image, provisioner, kubernetes), "efa": efa,
+        "minSize": size if fixed else 0, "maxSize": size, "efa": efa,
+        "ami": _ami(image, provisioner, kubernetes, draw(bottlerocket_release())),
         "gpuAllocation": allocation, "repair": {"enabled": draw(st.booleans())}}
     if sharing_mode == "time-slicing":
         pool["sharing"] = {"mode": "time-slicing", "replicas": draw(st.integers(2, 8))}
@@ -127,16 +142,47 @@ def gpu_pool(draw: st.DrawFn, kubernetes: str, slices: bool = False) -> dict[str
     return pool
 
 
+def whole_gpus(pool: dict[str, Any]) -> int:
+    """The GPUs a pool holds at its maximum size that teams can hold whole: none on a MIG pool of the `mixed`
+    strategy (every GPU is partitioned into slices); a time-sliced or `single` MIG pool offers at least as many."""
+    if pool.get("sharing", {}).get("strategy") == "mixed":
+        return 0
+    return catalog.INSTANCE_TYPES[pool["instanceTypes"][0]].gpu_count * pool["maxSize"]
+
+
 @st.composite
-def team(draw: st.DrawFn, pool: dict[str, Any]) -> dict[str, Any]:
-    """A team holding whole GPUs, or MIG slices only on a pool that offers slices (mixed strategy: such a pool
-    has no whole GPUs left, every GPU is partitioned)."""
+def team(draw: st.DrawFn, pool: dict[str, Any], whole: int) -> dict[str, Any]:
+    """A team holding 1 to `whole` whole GPUs, or MIG slices only on a pool that offers slices (mixed strategy:
+    such a pool has no whole GPUs left, every GPU is partitioned)."""
     sharing = pool.get("sharing", {})
-    quota: dict[str, Any] = {"gpus": 1, "cpu": "16", "memory": "64Gi"}
+    quota: dict[str, Any] = {"gpus": draw(st.integers(1, max(whole, 1))), "cpu": "16", "memory": "64Gi"}
     if sharing.get("strategy") == "mixed":
         profiles = draw(st.lists(st.sampled_from(sorted(sharing["layout"])), min_size=1, unique=True))
         quota = {"gpus": 0, "migSlices": dict.fromkeys(profiles, 1), "cpu": "16", "memory": "64Gi"}
     return {"name": "research", "quota": quota}
+
+
+def reachable(pools: list[dict[str, Any]], queued: bool) -> int:
+    """The whole GPUs of `pools` a team of the default (standard) tier can be given: under Kueue a quota is a
+    guaranteed nominal quota placed on the pools, never on spot for that tier (docs/queueing.md)."""
+    return sum(whole_gpus(p) for p in pools if not queued or p["capacityType"] != "spot")
+
+
+@st.composite
+def teams(draw: st.DrawFn, pools: list[dict[str, Any]], queued: bool) -> list[dict[str, Any]]:
+    """`research` on the generated pool (whole GPUs, or slices only), its queue maybe bound to that pool, and maybe
+    `serving` holding whole GPUs beside it, the two together within the whole GPUs they can be given. A queue bound
+    to a spot pool alone still draws a quota there: refused as docs/queueing.md says."""
+    pool, bound = pools[0], queued and draw(st.booleans())
+    listed = [pool] if bound else pools
+    first = draw(team(pool, reachable(listed, queued) or sum(whole_gpus(p) for p in listed)))
+    if bound:
+        first["queue"] = {"pools": [pool["name"]]}
+    found = [first]
+    left = reachable(pools, queued) - (first["quota"]["gpus"] if reachable(listed, queued) else 0)
+    if left >= 1 and draw(st.booleans()):
+        found.append({"name": "serving", "quota": {"gpus": draw(st.integers(1, left)), "cpu": "8", "memory": "32Gi"}})
+    return found
 
 
 # S3 bucket names S3 creates (S3 user guide, "General purpose bucket naming rules"): drawn from the allowed
@@ -173,22 +219,22 @@ def valid_platform(draw: st.DrawFn, slices: bool = False, prod: bool = False) ->
     if draw(st.booleans()):
         platform["nodePools"].append({
             "name": "l4-serve", "provisioner": pool["provisioner"], "instanceTypes": ["g6.xlarge", "g6.2xlarge"],
-            "capacityType": "on-demand", "minSize": 0, "maxSize": 2,
-            "ami": _ami(pool["ami"]["type"], pool["provisioner"], kubernetes),
+            "capacityType": draw(st.sampled_from(["on-demand", "spot"])), "minSize": 0, "maxSize": 2,
+            "ami": dict(pool["ami"]),
             "repair": pool["repair"]})  # Karpenter's repair is one switch for all its pools
-    platform["teams"] = [draw(team(pool))]
     platform.pop("budget")
     if pool["ami"]["type"].startswith("UBUNTU"):
         platform["gpuOperator"]["driver"] = {"source": "operator", "version": OPERATOR_DRIVER}
-    if draw(st.booleans()):
+    queued = draw(st.booleans())
+    if queued:
         platform["queueing"] = {"mode": "kueue", "chartVersion": "0.19.2"}
-        if draw(st.booleans()):
-            platform["teams"][0]["queue"] = {"pools": [pool["name"]]}
+    platform["teams"] = draw(teams(platform["nodePools"], queued))
     if prod:  # what prod asks beyond dev: an API endpoint open to listed networks, a Karpenter window
         platform["environment"] = "prod"
         platform["cluster"]["create"]["publicAccessCidrs"] = ["203.0.113.0/24"]
         platform["karpenter"] = {"disruptionWindow": {"schedule": "0 2 * * sun", "duration": "4h"}}
     if draw(st.booleans()):
         platform["datasets"] = draw(datasets())
-        platform["teams"][0]["quota"]["storage"] = "4Ti"  # the datasets claim and the model-cache claim
+        for each in platform["teams"]:  # every team gets the datasets claim beside the model-cache claim
+            each["quota"]["storage"] = "4Ti"
     return platform

@@ -44,12 +44,14 @@ from gpu_platform.decisions.network import nat_gateway_count as network_nat_coun
 from gpu_platform.decisions.reservations import hours_in_month, is_block, reservation, window
 from gpu_platform.decisions.warm import warm_nodes
 from gpu_platform.facts import catalog, names
+from gpu_platform.facts.field_path import FieldPath
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import NodePoolSpec, PlatformSpec, PricingSpec
 
 HOURS = catalog.HOURS_PER_MONTH
 FSX_LUSTRE = "fsxLustre"  # price override key (pricing.fsxLustreUsdPerGbMonth)
+ON_DEMAND_PRICES = FieldPath.of("pricing.onDemandUsdPerHour")  # where a price the catalog lacks is set
 FSX_DATASETS = "fsxDatasets"  # fixed item key
 SPOT, ON_DEMAND, CAPACITY_BLOCK = "spot", "on-demand", "capacity-block"
 OVERRIDE_SOURCE = "stack file (pricing)"
@@ -407,7 +409,7 @@ def _system_nodes(spec: "PlatformSpec", pricing: Pricing) -> FixedItem:
     sys_nodes = create.system_nodes
     itype = sys_nodes.instance_types[0]
     quote = pricing.on_demand(itype)
-    note = "" if quote else f"no catalog price for {itype}; set pricing.onDemandUsdPerHour[\"{itype}\"]"
+    note = "" if quote else f"no catalog price for {itype}; set {ON_DEMAND_PRICES.key(itype)}"
     return FixedItem("systemNodes", "System nodes", "hour", f"{itype} node", sys_nodes.min_size, sys_nodes.max_size,
                      quote, note=note)
 

@@ -22,6 +22,7 @@ from collections.abc import Iterator, Mapping
 
 from gpu_platform.decisions.pinned import Pinned, PoolPin
 from gpu_platform.facts import catalog
+from gpu_platform.facts.field_path import NODE_POOLS
 from gpu_platform.facts.lifecycle_calendar import (
     AMI_DRIVER_ERAS, EKS_KUBERNETES, OPERATOR_LINES, AmiDriverEra, DriverBranch, KubernetesRelease, OperatorLine,
     ami_driver_era, operator_line,
@@ -37,7 +38,7 @@ KUBERNETES, OPERATOR, DRIVER = "kubernetes", "gpu-operator", "driver"
 KUBERNETES_FIELD = "cluster.kubernetesVersion"
 OPERATOR_FIELD = "gpuOperator.chartVersion"
 DRIVER_FIELD = "gpuOperator.driver.version"
-AMI_FIELD = "nodePools[].ami.releaseVersion"
+AMI_FIELD = str(NODE_POOLS.each() / "ami.releaseVersion")
 AMI_RELEASE = "ami.releaseVersion"  # a pool's own field, as a fix names it
 
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpu_platform.decisions.dra import is_dra
 from gpu_platform.facts import catalog
+from gpu_platform.facts.field_path import NODE_POOLS, FieldPath
 from gpu_platform.facts.karpenter import KARPENTER
 
 if TYPE_CHECKING:
@@ -158,7 +159,7 @@ def state(pool: "NodePoolSpec", day: date) -> str:
 class Finding:
     severity: str  # warning | note
     pool: str
-    field: str  # the stack file field that changes it
+    field: FieldPath  # the stack file field that changes it
     message: str
 
 
@@ -166,23 +167,23 @@ def _when(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _block_findings(at: str, pool: "NodePoolSpec", day: date) -> list[Finding]:
+def _block_findings(at: FieldPath, pool: "NodePoolSpec", day: date) -> list[Finding]:
     r, (start, end), found = reservation(pool), window(pool), []
     who = ("Karpenter drains its nodes" if pool.provisioner == KARPENTER
            else f"EKS scales the node group to zero ({catalog.CAPACITY_BLOCK_SCALE_DOWN_ACTION!r})")
     now = state(pool, day)
     if now == ENDED:
-        found.append(Finding(WARNING, pool.name, f"{at}.reservation", (
+        found.append(Finding(WARNING, pool.name, at / "reservation", (
             f"Capacity Block {r.id} ended on {_when(end)}: {who} from {_when(drain_at(pool))}, so the pool has had "
             "no nodes since; buy a new block and set its id and window, or move the pool to on-demand")))
     elif end - _utc(day) <= ENDING_WITHIN:
-        found.append(Finding(WARNING, pool.name, f"{at}.reservation.end", (
+        found.append(Finding(WARNING, pool.name, at / "reservation.end", (
             f"Capacity Block {r.id} ends on {_when(end)}: {who} at {_when(end - DRAIN)}, 40 minutes before the "
             f"end, and EC2 terminates what is left {termination_minutes(pool)} minutes before it; "
             "running jobs must checkpoint before then. Extend the block (PurchaseCapacityBlockExtension) and set "
             "the new end, or plan where the work goes")))
     if now == SCHEDULED and pool.min_size > 0 and pool.provisioner != KARPENTER:
-        found.append(Finding(WARNING, pool.name, f"{at}.minSize", (
+        found.append(Finding(WARNING, pool.name, at / "minSize", (
             f"Capacity Block {r.id} starts on {_when(start)}: until then the Auto Scaling group cannot launch the "
             f"{pool.min_size} node(s) minSize asks for and logs launch errors, and EKS upgrades such groups at "
             "size 0; " + (_DRA_FIXED if is_dra(pool) else
@@ -194,18 +195,18 @@ def findings(spec: "PlatformSpec", day: date) -> list[Finding]:
     """What the plan warns or notes about reserved capacity on `day`, pool by pool, then for Karpenter."""
     found: list[Finding] = []
     for i, pool in enumerate(spec.node_pools):
-        at = f"nodePools[{i}]"
+        at = NODE_POOLS.index(i)
         if is_block(pool):
             found += _block_findings(at, pool, day)
         if pool.efa and kind(pool):
-            found.append(Finding(NOTE, pool.name, f"{at}.efa", (
+            found.append(Finding(NOTE, pool.name, at / "efa", (
                 "no cluster placement group: the reservation already decides where the nodes run (a Capacity "
                 "Block's instances are placed close together), and a placement group it was not made in would "
                 "fail the launches")))
     open_types = sorted({t for p in spec.node_pools if p.provisioner == KARPENTER and p.capacity_type == "on-demand"
                          and not kind(p) for t in p.instance_types})
     if open_types:
-        found.append(Finding(WARNING, "", "nodePools[].reservation", (
+        found.append(Finding(WARNING, "", NODE_POOLS.each() / "reservation", (
             "Karpenter's reserved capacity (the ReservedCapacity feature, on by default) launches on-demand nodes "
             "with CapacityReservationPreference none: an open On-Demand Capacity Reservation of "
             f"{', '.join(open_types)} sits unused, and paid for, unless a pool names it in reservation.id")))

@@ -37,7 +37,7 @@ def from_spec(spec: PlatformSpec, as_of: date) -> Optional[dict[str, Any]]:
     return {
         "version": VERSION, "asOf": as_of.isoformat(), "drainMinutesBeforeEnd": catalog.CAPACITY_BLOCK_DRAIN_MINUTES,
         "pools": pools,
-        "findings": [{"severity": f.severity, "pool": f.pool or None, "field": f.field, "message": f.message}
+        "findings": [{"severity": f.severity, "pool": f.pool or None, "field": str(f.field), "message": f.message}
                      for f in found],
         "summary": {"warnings": sum(f.severity == reservations.WARNING for f in found),
                     "notes": sum(f.severity == reservations.NOTE for f in found)},

@@ -276,7 +276,7 @@ class RuleFailed(UnknownValueError):
     ("can't run policy ... during preview"), never an exception that fails the whole preview. The shapes in
     policy/shapes.py keep rules from getting here; this is the last guard."""
 
-    def __init__(self, where: str, err: Exception):  # noqa: super-init-not-called: no unknown sentinel here
+    def __init__(self, where: str, err: Exception):  # no super().__init__: there is no unknown sentinel here
         Exception.__init__(self, where)
         self.unknown_type_sentinel, self.props = "", []
         self.message = f"{RULE_FAILED_PREFIX} {where}: {type(err).__name__}: {err}"

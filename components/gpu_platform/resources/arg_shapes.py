@@ -15,20 +15,20 @@ from typing import Any, Union, get_args, get_origin
 import pulumi
 
 from gpu_platform.facts import syntax
-from gpu_platform.spec.field_path import quoted
+from gpu_platform.spec.field_path import ROOT, FieldPath
 
 EMPTY: tuple[Any, ...] = ("", [], {}, ())
 PLAIN = "a plain value known when the program runs, not an Output (the component reads it to decide what to build)"
 
 
-def shape_problems(args: Mapping[str, Any], kind: type, at: str = "", lifted: bool = False) -> list[str]:
+def shape_problems(args: Mapping[str, Any], kind: type, at: FieldPath = ROOT, lifted: bool = False) -> list[str]:
     """`path: reason` for each argument of `args` whose value does not have the shape `kind` declares, and
     each required argument given as None or empty. `lifted`: inside a `pulumi.Input`, where an Output may
     stand for any part."""
     hints, required = _hints(kind), required_keys(kind)
     found: list[str] = []
     for key, value in args.items():
-        path = f"{at}{camel(key)}"
+        path = at / camel(key)
         if key in required and (value is None or _empty(value)):
             found.append(f"{path}: required; must not be {'None' if value is None else 'empty'}")
         elif key in hints and value is not None:
@@ -45,7 +45,7 @@ def _empty(value: Any) -> bool:
     return any(type(value) is type(e) and value == e for e in EMPTY)
 
 
-def _problems(value: Any, hint: Any, path: str, lifted: bool) -> list[str]:
+def _problems(value: Any, hint: Any, path: FieldPath, lifted: bool) -> list[str]:
     members = get_args(hint) if get_origin(hint) in (Union, types.UnionType) else (hint,)
     lifted = lifted or any(_is_output(m) for m in members)
     if isinstance(value, pulumi.Output):
@@ -57,24 +57,24 @@ def _problems(value: Any, hint: Any, path: str, lifted: bool) -> list[str]:
     return [] if not results or [] in results else results[0]
 
 
-def _one(value: Any, hint: Any, path: str, lifted: bool) -> list[str]:
+def _one(value: Any, hint: Any, path: FieldPath, lifted: bool) -> list[str]:
     origin = get_origin(hint)
     if typing.is_typeddict(hint):
         if not isinstance(value, Mapping):
             return [f"{path}: must be an object, not {syntax.kind_of(value)}"]
-        missing = [f"{path}.{camel(k)}: required" for k in sorted(hint.__required_keys__ - set(value))]
+        missing = [f"{path / camel(k)}: required" for k in sorted(hint.__required_keys__ - set(value))]
         named = {k: v for k, v in value.items() if isinstance(k, str)}
-        return missing + shape_problems(named, hint, f"{path}.", lifted)
+        return missing + shape_problems(named, hint, path, lifted)
     if origin in (dict, Mapping) or hint in (dict, Mapping):
         if not isinstance(value, Mapping):
             return [f"{path}: must be an object, not {syntax.kind_of(value)}"]
         inner = get_args(hint)[1] if get_args(hint) else Any
-        return [p for k, v in value.items() for p in _problems(v, inner, f"{path}[{quoted(str(k))}]", lifted)]
+        return [p for k, v in value.items() for p in _problems(v, inner, path.key(str(k)), lifted)]
     if origin in (list, Sequence) or hint in (list, Sequence):
         if not isinstance(value, (list, tuple)):
             return [f"{path}: must be a list, not {syntax.kind_of(value)}"]
         inner = get_args(hint)[0] if get_args(hint) else Any
-        return [p for i, v in enumerate(value) for p in _problems(v, inner, f"{path}[{i}]", lifted)]
+        return [p for i, v in enumerate(value) for p in _problems(v, inner, path.index(i), lifted)]
     if hint in (str, int, float, bool) and isinstance(value, (Mapping, list, tuple)):
         return [f"{path}: must be {_SCALAR[hint]}, not {syntax.kind_of(value)}"]
     if hint is str and not isinstance(value, str):

@@ -19,9 +19,11 @@ from gpu_platform.resources import options
 from gpu_platform.resources.cluster_base import ClusterBase
 from gpu_platform.resources.node_iam import control_plane_role, node_role
 from gpu_platform.resources.pool_args import PoolTaintArgs
-from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems, as_arguments
+from gpu_platform.resources.typed_args import (
+    ArgumentsError, Required, TypedDict, argument_problems, as_arguments, moved,
+)
 from gpu_platform.spec.errors import SpecError
-from gpu_platform.spec.field_path import REGION, FieldPath
+from gpu_platform.spec.field_path import REGION, ROOT, FieldPath
 from gpu_platform.spec.models import ClusterSpec, TaintSpec
 from gpu_platform.spec.parse import read_part
 from gpu_platform.spec.rules import cluster_rules, region_rules
@@ -332,5 +334,7 @@ def cluster_settings(name: str, args: Mapping[str, Any]) -> ClusterSettings:
 
 def _flat(problem: str) -> str:
     """A model path as the argument's: `create` is flattened into the arguments, `name` is clusterName."""
-    problem = problem.removeprefix("create.")
-    return "clusterName" + problem[4:] if problem.startswith("name:") else problem
+    return moved(moved(problem, _CREATE, ROOT), _NAME, _CLUSTER_NAME)
+
+
+_CREATE, _NAME, _CLUSTER_NAME = FieldPath.of("create"), FieldPath.of("name"), FieldPath.of("clusterName")

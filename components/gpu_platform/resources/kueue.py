@@ -24,7 +24,7 @@ from gpu_platform.resources.pool_args import PoolSharingArgs, PoolTaintArgs
 from gpu_platform.resources.team import TeamQuotaArgs
 from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems, as_arguments
 from gpu_platform.spec.errors import SpecError
-from gpu_platform.spec.field_path import FieldPath
+from gpu_platform.spec.field_path import QUEUEING, ROOT, FieldPath
 from gpu_platform.spec.models import QueueingSpec, QueuePoolSpec, TeamSpec, mig_strategy_of
 from gpu_platform.spec.parse import read_part
 from gpu_platform.spec.rules import gpu_shape_rules, mig_strategy_rules, sharing_rules
@@ -226,7 +226,7 @@ def queueing_settings(name: str, args: Mapping[str, Any]) -> Fleet:
             problems += err.problems
     for i, team in enumerate(args.get("teams") or []):
         fields = {k: v for k, v in dict(team).items() if k != "namespace"}
-        problems += argument_problems(fields, QueuedTeamArgs, f"teams[{i}].", required=False)
+        problems += argument_problems(fields, QueuedTeamArgs, FieldPath.of("teams").index(i), required=False)
         try:
             teams.append(read_part(TeamSpec, fields, FieldPath.of("teams").index(i)))
         except SpecError as err:
@@ -246,5 +246,5 @@ def queueing_settings(name: str, args: Mapping[str, Any]) -> Fleet:
     if not found:
         found += queueing_rules(fleet)
     if found:
-        raise ArgumentsError(where, [f"{str(path).removeprefix('queueing.')}: {message}" for path, message in found])
+        raise ArgumentsError(where, [f"{path.moved(QUEUEING, ROOT)}: {message}" for path, message in found])
     return fleet

@@ -5,7 +5,6 @@ with the stack file's team rules and registers the objects. Access entries live 
 teams because EKS allows a single entry per IAM principal: a role two teams list gets one entry holding
 both groups. Each component takes its own arguments, so it serves any EKS cluster.
 """
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -18,7 +17,9 @@ from gpu_platform.facts import component_types, names, syntax
 from gpu_platform.render import team_objects as objects
 from gpu_platform.render.team_objects import TeamContext
 from gpu_platform.resources import options
-from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems, as_arguments
+from gpu_platform.resources.typed_args import (
+    ArgumentsError, Required, TypedDict, argument_problems, as_arguments, moved,
+)
 from gpu_platform.spec.errors import SpecError
 from gpu_platform.spec.field_path import TEAMS, FieldPath
 from gpu_platform.spec.models import TeamAccessSpec, TeamSpec
@@ -241,7 +242,8 @@ def team_settings(name: str, args: Mapping[str, Any]) -> TeamSettings:
     try:
         team = read_part(TeamSpec, {"name": args.get("team"), **fields})
     except SpecError as err:
-        raise ArgumentsError(where, [*problems, *(re.sub(r"^name\b", "team", p) for p in err.problems)]) from None
+        named = [moved(p, FieldPath.of("name"), FieldPath.of("team")) for p in err.problems]  # the model's name
+        raise ArgumentsError(where, [*problems, *named]) from None
     cache = args.get("model_cache")
     size = (cache or {}).get("size") or "1Ti"
     found = [*name_rules(FieldPath(), team, RESERVED_NAMESPACES, name_field="team"),

@@ -22,7 +22,7 @@ from gpu_platform.facts.names import ENVIRONMENTS
 from gpu_platform.resources.arg_enums import plain
 from gpu_platform.resources.arg_shapes import camel, required_keys, shape_problems
 from gpu_platform.spec.errors import COMPONENT_ARGUMENTS, PLATFORM_KEY, SpecError
-from gpu_platform.spec.field_path import quoted
+from gpu_platform.spec.field_path import ROOT, FieldPath
 from gpu_platform.spec.parse import did_you_mean
 
 if sys.version_info >= (3, 11):
@@ -30,8 +30,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - the published schema needs 3.11; Python programs run on 3.10 as well
     from typing_extensions import NotRequired, Required, TypedDict
 
-__all__ = ["NotRequired", "Required", "TypedDict", "ArgumentsError", "as_arguments", "camel", "argument_problems", "syntax_problems",
-           "unknown_arguments", "below"]
+__all__ = ["NotRequired", "Required", "TypedDict", "ArgumentsError", "as_arguments", "camel", "argument_problems",
+           "syntax_problems", "unknown_arguments", "below", "moved"]
 
 
 class ArgumentsError(SpecError, InputPropertiesError):
@@ -71,24 +71,34 @@ def _object_details(problem: str) -> InputPropertyErrorDetails:
 
 def _details(problem: str) -> InputPropertyErrorDetails:
     """The problem as the schema's property (each name as Pulumi's schema camel-cases the Python keyword)."""
-    path = python_path(problem).partition(": ")[0]
-    reason = problem.partition(": ")[2] or problem  # as written: the schema's names
-    schema = _KEY_OR_PYTHON_NAME.sub(lambda m: m.group(1) or camel(m.group(2)), path)
+    text, path, reason = _located(problem)  # the reason as written: the schema's names
+    schema = str(path.renamed(lambda name: camel(_snake(name)))) if path is not None else text
     return InputPropertyErrorDetails(property_path=schema, reason=reason)
 
 
-_KEY_OR_PYTHON_NAME = re.compile(r'(\["(?:[^"\\]|\\.)*"\])|([A-Za-z][A-Za-z0-9_]*)')
-_KEY_OR_NAME = re.compile(r'(\["(?:[^"\\]|\\.)*"\])|([A-Za-z][A-Za-z0-9]*)')
+def _located(problem: str) -> tuple[str, Optional[FieldPath], str]:
+    """`path: reason` read back into the path's text, the path (None when the text is not one) and the reason."""
+    text, _, reason = problem.partition(": ")
+    try:
+        return text, FieldPath.parse(text), reason
+    except ValueError:
+        return text, None, reason
+
+
+def moved(problem: str, old: FieldPath, new: FieldPath) -> str:
+    """`path: reason` with the path moved from `old` to `new` (FieldPath.moved): a model's field where the
+    component's Args name it differently or flatten it."""
+    _, path, reason = _located(problem)
+    return problem if path is None or ": " not in problem else f"{path.moved(old, new)}: {reason}"
 
 
 def python_path(problem: str) -> str:
     """`path: reason` with the path's field names as Python keywords (snake_case); mapping keys, in
     quotes, and the reason stay as they are."""
-    path, sep, reason = problem.partition(": ")
-    if not sep:
+    _, path, reason = _located(problem)
+    if path is None or ": " not in problem:
         return problem
-    named = _KEY_OR_NAME.sub(lambda m: m.group(1) or _snake(m.group(2)), path)
-    return f"{named}{sep}{_NAMED_IN_REASON.sub(_python_names_in, reason)}"
+    return f"{path.renamed(_snake)}: {_NAMED_IN_REASON.sub(_python_names_in, reason)}"
 
 
 # The field names a reason lists: "allowed: type, releaseVersion" and "did you mean `releaseVersion`?".
@@ -135,21 +145,22 @@ def as_arguments(component: str, name: str, args: Any, kind: Optional[type] = No
     return given
 
 
-def argument_problems(args: Mapping[str, Any], kind: type, at: str = "", *, required: bool = True) -> list[str]:
+def argument_problems(args: Mapping[str, Any], kind: type, at: FieldPath = ROOT, *,
+                      required: bool = True) -> list[str]:
     """Keys `kind` does not declare, keys it requires that `args` lacks (unless the component's own model
     reports those), an environment that is not one of ENVIRONMENTS, and the syntax of AWS names and ids."""
     problems = unknown_arguments(args, kind, at)
     if required:
-        problems += [f"{at}{camel(k)}: required" for k in sorted(required_keys(kind) - set(args))]
+        problems += [f"{at / camel(k)}: required" for k in sorted(required_keys(kind) - set(args))]
     if "environment" in kind.__annotations__ and args.get("environment") not in (None, *ENVIRONMENTS):
-        problems.append(f"{at}environment: must be one of {', '.join(ENVIRONMENTS)}")
+        problems.append(f"{at / 'environment'}: must be one of {', '.join(ENVIRONMENTS)}")
     return problems + syntax_problems(args, at)
 
 
-def unknown_arguments(args: Mapping[str, Any], kind: type, at: str = "") -> list[str]:
+def unknown_arguments(args: Mapping[str, Any], kind: type, at: FieldPath = ROOT) -> list[str]:
     """Each key of `args` that `kind` does not declare, with the declared one it most likely misspells."""
     known = [camel(k) for k in kind.__annotations__]
-    return [f"{at}{camel(k)}: unknown argument{did_you_mean(camel(k), known)}"
+    return [f"{at / camel(k)}: unknown argument{did_you_mean(camel(k), known)}"
             for k in sorted(set(args) - set(kind.__annotations__))]
 
 
@@ -163,28 +174,28 @@ AWS_NAMES = {"region": syntax.region, "subnet_ids": syntax.subnet_id, "subnet_zo
 LABEL_MAPS = ("system_node_selector", "service_monitor_labels")
 
 
-def syntax_problems(args: Mapping[str, Any], at: str = "") -> list[str]:
+def syntax_problems(args: Mapping[str, Any], at: FieldPath = ROOT) -> list[str]:
     """Regions, zones, resource ids and tags given as plain strings, checked as AWS checks them (an Output is
     checked by AWS once it is known), label maps as Kubernetes checks them, and the Kubernetes version, one
     the catalog knows."""
     tags = args.get("tags")
-    found = [f"{at}tags[{quoted(str(key))}]: {p}" for key, value in (tags.items() if isinstance(tags, Mapping) else ())
+    found = [f"{(at / 'tags').key(str(key))}: {p}" for key, value in (tags.items() if isinstance(tags, Mapping) else ())
              if (p := (syntax.tag_key(key) if isinstance(key, str) else None)
                  or (syntax.tag_value(value) if isinstance(value, str) else None))]
     for key in LABEL_MAPS:
         labels = args.get(key)
-        found += [f"{at}{camel(key)}[{quoted(str(k))}]: {p}"
+        found += [f"{(at / camel(key)).key(str(k))}: {p}"
                   for k, v in (labels.items() if isinstance(labels, Mapping) else ())
                   if (p := (syntax.label_key(k) if isinstance(k, str) else None)
                       or (syntax.label_value(v) if isinstance(v, str) else None))]
     version = args.get("kubernetes_version")
     if isinstance(version, str) and version not in catalog.KUBERNETES_VERSIONS:  # as the stack file's cluster
-        found.append(f"{at}kubernetesVersion: must be one of {', '.join(catalog.KUBERNETES_VERSIONS)}")
+        found.append(f"{at / 'kubernetesVersion'}: must be one of {', '.join(catalog.KUBERNETES_VERSIONS)}")
     for key, check in AWS_NAMES.items():
         given = args.get(key)
         many = isinstance(given, (list, tuple))
         for j, value in enumerate(list(given) if isinstance(given, (list, tuple)) else [given]):
             problem = check(value) if isinstance(value, str) else None
             if problem:
-                found.append(f"{at}{camel(key)}{f'[{j}]' if many else ''}: {problem}")
+                found.append(f"{(at / camel(key)).index(j) if many else at / camel(key)}: {problem}")
     return found
