@@ -17,7 +17,7 @@ API_MODULES := gpu_platform '!gpu_platform\.' $(sort $(subst /,.,$(API_LAYERS)))
 $(BIN)/gpu-platform: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[program,dev]'
 	@touch $@
 
 plan: $(BIN)/gpu-platform  ## offline plan of a stack: resources, policy verdict, capacity and cost

@@ -79,4 +79,4 @@ def test_the_plugin_folder_hosts_every_component(monkeypatch):
 
 def test_the_plugin_installs_this_package():
     lines = [ln for ln in (PROVIDER / "requirements.txt").read_text().splitlines() if ln and not ln.startswith("#")]
-    assert lines == ["-e .."]
+    assert lines == ["-e ..[program]"]
