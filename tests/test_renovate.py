@@ -40,23 +40,30 @@ def _unavailable(why: str) -> None:
 @pytest.fixture(scope="module")
 def validator() -> Path:
     """renovate-config-validator from the `renovate` package at RENOVATE_VERSION, installed once into a cache
-    folder outside the checkout (npm's own cache makes a reinstall cheap)."""
+    folder outside the checkout: into a folder of this process's own, then moved into place whole, so runs
+    side by side never see half an install."""
     prefix = _cache_dir()
-    binary = prefix / "node_modules" / ".bin" / "renovate-config-validator"
-    if binary.exists():
-        return binary
+    validator = Path("node_modules") / ".bin" / "renovate-config-validator"
+    if (prefix / validator).exists():
+        return prefix / validator
     npm = shutil.which("npm")
     if npm is None or shutil.which("node") is None:
         _unavailable("Node.js and npm are not installed")
-    prefix.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run([npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--ignore-scripts",
+    partial = prefix.with_name(f".{prefix.name}.{os.getpid()}")
+    partial.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run([npm, "install", "--prefix", str(partial), "--no-audit", "--no-fund", "--ignore-scripts",
                            "--loglevel=error", f"renovate@{RENOVATE_VERSION}"],
                           capture_output=True, text=True, timeout=1800)
     if done.returncode != 0:
+        shutil.rmtree(partial, ignore_errors=True)
         if any(word in done.stderr for word in NPM_OFFLINE):
             _unavailable(f"npm cannot reach its registry: {done.stderr[-300:]}")
         pytest.fail(f"npm install renovate@{RENOVATE_VERSION} failed:\n{done.stderr[-3000:]}")
-    return binary
+    try:
+        partial.rename(prefix)
+    except OSError:  # another run moved its install into place first
+        shutil.rmtree(partial, ignore_errors=True)
+    return prefix / validator
 
 
 def validate(validator: Path, text: str, where: Path) -> subprocess.CompletedProcess:
