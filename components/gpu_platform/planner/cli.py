@@ -36,6 +36,9 @@ from gpu_platform.planner import stackfile
 from gpu_platform.planner.errors import PlannerError
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_INVALID, EXIT_FAILED = 0, 1, 2, 3
+# What the `program` extra installs (pyproject.toml), by import name: planning needs it, the policy pack
+# (gpu-platform without extras) does not.
+PROGRAM_EXTRA_MODULES = ("pulumi_aws", "pulumi_kubernetes", "jsonschema", "pydantic")
 PLANNER_DIR = Path(__file__).resolve().parent  # the planner's own frames are left out of program errors
 
 # Modules adding subcommands (e.g. "gpu_platform.planner.diff"); each defines add_command(subparsers).
@@ -60,6 +63,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         _problems([str(exc)])
         return EXIT_INVALID
     except Exception as exc:  # noqa: BLE001 a bug of ours: one clear line, the traceback on request
+        missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
+        if missing and missing.split(".")[0] in PROGRAM_EXTRA_MODULES:
+            print(f"error: gpu-platform is installed without its `program` extra (no module {missing!r}), which "
+                  "planning a program needs: pip install 'gpu-platform[program]'", file=sys.stderr)
+            return EXIT_FAILED
         print(f"error: internal error in gpu-platform: {type(exc).__name__}: {exc}", file=sys.stderr)
         _traceback_hint(exc, getattr(args, "debug", False))
         return EXIT_FAILED
