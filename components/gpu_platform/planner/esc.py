@@ -11,8 +11,9 @@ so the opened values come from:
   the user, who may read them);
 - else the stack file is refused, saying both ways.
 
-Values are taken as opened: an environment's secrets are plain text in `esc open`'s output, and the plan
-keeps them in memory only (it never writes config into the plan or its files).
+Values are taken as opened: an environment's secrets are plain text in `esc open`'s output. The planner
+writes no config anywhere; a value reaches the plan only through the resource inputs the program sets from
+it (as a secret where the program reads it with `require_secret`).
 """
 from __future__ import annotations
 
