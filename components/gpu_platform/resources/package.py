@@ -8,7 +8,8 @@ makes the look-up go on to the base that declares the key, so a docstring is wri
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any, Optional
 
 from pulumi.provider.experimental import analyzer
 
