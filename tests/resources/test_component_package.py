@@ -147,3 +147,16 @@ def test_the_plugin_folder_hosts_every_component(monkeypatch):
 def test_the_plugin_installs_this_package():
     lines = [ln for ln in (PROVIDER / "requirements.txt").read_text().splitlines() if ln and not ln.startswith("#")]
     assert lines == ["-e ..[program]"]
+
+
+@pytest.mark.parametrize("where, enum", [
+    (("resources", "gpu-platform:index:GpuNodePool", "inputProperties", "capacityType"), "CapacityType"),
+    (("resources", "gpu-platform:index:KarpenterNodePool", "inputProperties", "capacityType"), "CapacityType"),
+    (("types", "gpu-platform:index:PoolAmiArgs", "properties", "type"), "AmiType"),
+    (("types", "gpu-platform:index:PoolSharingArgs", "properties", "mode"), "SharingMode"),
+])
+def test_closed_sets_are_enums_in_every_language(schema, where, enum):
+    prop = schema[where[0]][where[1]][where[2]][where[3]]
+    assert prop["$ref"] == f"#/types/gpu-platform:index:{enum}"
+    values = schema["types"][f"gpu-platform:index:{enum}"]["enum"]
+    assert len(values) >= 3 and all(v.get("value") for v in values)
