@@ -116,7 +116,7 @@ def _stack_pins(value, key: str = "") -> list[str]:
         return [pin for k, v in value.items() for pin in _stack_pins(v, k)]
     if isinstance(value, list):
         return [pin for item in value for pin in _stack_pins(item, key)]
-    if key in ("chartVersion", "addonVersion", "releaseVersion", "alias"):
+    if key in ("chartVersion", "addonVersion", "ebsCsiAddonVersion", "releaseVersion", "alias"):
         return [str(value)]
     return []
 

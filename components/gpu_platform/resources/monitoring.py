@@ -167,6 +167,7 @@ class UsageUnitArgs(TypedDict, total=False):
     """One allocatable resource of one pool, as the usage records count and price it (docs/usage.md)."""
 
     pool: str
+    """The pool the resource belongs to."""
     resource: str
     """nvidia.com/gpu, nvidia.com/mig-<profile>, or dra (GPUs allocated by ResourceClaims)."""
     kind: str
