@@ -17,7 +17,7 @@ API_MODULES := gpu_platform '!gpu_platform\.' $(sort $(subst /,.,$(API_LAYERS)))
 $(BIN)/gpu-platform: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[program,dev]'
 	@touch $@
 
 plan: $(BIN)/gpu-platform  ## offline plan of a stack: resources, policy verdict, capacity and cost
@@ -26,8 +26,15 @@ plan: $(BIN)/gpu-platform  ## offline plan of a stack: resources, policy verdict
 tools:  ## promtool and amtool for the alert tests: apt-get installs them where it may (see .ci/install-tools)
 	@.ci/install-tools
 
-test: $(BIN)/gpu-platform tools  ## the whole test suite; ends with what was skipped and why
-	$(BIN)/python -m pytest -rs
+# The suite runs on every core (pytest-xdist), a test file per worker at a time so each file's fixtures
+# (plans, wheels, virtualenvs) are built once, counting tests as they pass; then the tests marked `serial`
+# (wall-clock bounds) run alone. TEST_WORKERS=0 runs everything in this process.
+TEST_WORKERS ?= auto
+PYTEST_PROGRESS := -rs -o console_output_style=count --durations=5
+
+test: $(BIN)/gpu-platform tools  ## the whole test suite, in parallel; ends with what was skipped and why
+	$(BIN)/python -m pytest $(PYTEST_PROGRESS) -n $(TEST_WORKERS) --dist loadfile -m "not serial"
+	$(BIN)/python -m pytest $(PYTEST_PROGRESS) -p no:xdist -m serial
 
 api-docs: $(BIN)/gpu-platform  ## the API reference, from the docstrings: $(API_DIR)/index.html
 	rm -rf $(API_DIR)

@@ -6,6 +6,8 @@ the schema from the components' type annotations and generates an SDK in the pro
 from pulumi.provider.experimental import component_provider_host
 
 import gpu_platform
+from gpu_platform.resources.package import read_inherited_docstrings
 
 if __name__ == "__main__":
+    read_inherited_docstrings()
     component_provider_host(gpu_platform.component_classes(), name="gpu-platform", version=gpu_platform.__version__)

@@ -14,18 +14,15 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.support.installed import build_wheel
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "components" / "gpu_platform"
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> zipfile.ZipFile:
-    out = tmp_path_factory.mktemp("wheel")
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(ROOT)],
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    (path,) = out.glob("gpu_platform-*.whl")
-    return zipfile.ZipFile(path)
+    return zipfile.ZipFile(build_wheel(tmp_path_factory.mktemp("wheel")))
 
 
 @pytest.fixture(scope="module")

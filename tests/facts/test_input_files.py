@@ -17,6 +17,9 @@ from gpu_platform.facts.input_files import (
     read_yaml,
 )
 
+# Every read here is held to a wall-clock bound: run alone, not beside other tests (`make test`).
+pytestmark = pytest.mark.serial
+
 BOUND_SECONDS = 2.0
 BOUND_MEMORY = 512 * 2**20  # the address space a fresh interpreter refusing any bomb below may use
 

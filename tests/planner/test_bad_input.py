@@ -104,6 +104,7 @@ def _limited() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
 
 
+@pytest.mark.serial  # a wall-clock bound: run alone (`make test`)
 @pytest.mark.parametrize("bomb", BOMBS)
 def test_an_alias_bomb_ends_in_exit_2_fast_and_within_bounded_memory(tmp_path, bomb):
     path = stack_text(tmp_path, BOMBS[bomb])

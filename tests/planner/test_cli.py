@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -237,3 +238,25 @@ def test_version_prints_the_packages_version(capsys):
     with pytest.raises(SystemExit) as done:
         main(["--version"])
     assert done.value.code == 0 and capsys.readouterr().out == f"gpu-platform {gpu_platform.__version__}\n"
+
+
+def test_without_the_program_extra_the_command_names_it(tmp_path):
+    """gpu-platform without extras (as the policy pack installs it) cannot plan: it says which extra to add."""
+    code = ("import sys; sys.modules['pydantic'] = None; from gpu_platform.planner.cli import main; "
+            f"sys.exit(main(['plan', '--stack', 'test', '--project-dir', {str(FIXTURE_PROGRAM)!r}]))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 3, done.stderr
+    assert "installed without its `program` extra (no module 'pydantic')" in done.stderr
+    assert "pip install 'gpu-platform[program]'" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_program_extra_s_modules_are_the_extra_s_distributions():
+    import tomllib
+    from pathlib import Path
+
+    from gpu_platform.planner.cli import PROGRAM_EXTRA_MODULES
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
+    extra = pyproject["project"]["optional-dependencies"]["program"]
+    names = {re.split(r"[<>=!~ ]", requirement, maxsplit=1)[0].replace("-", "_") for requirement in extra}
+    assert names == set(PROGRAM_EXTRA_MODULES)

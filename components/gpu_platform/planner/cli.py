@@ -2,7 +2,7 @@
 
   gpu-platform plan (--stack NAME | --config FILE) [--json FILE] [--out DIR] [--policy-config FILE]
                     [--policy-pack DIR] [--lock FILE] [--mocks FILE] [--format text|markdown]
-                    [--as-of YYYY-MM-DD] [--project-dir DIR]
+                    [--as-of YYYY-MM-DD] [--project-dir DIR] [--esc-values FILE]...
   gpu-platform diff BASE.json HEAD.json [--format text|markdown|json]     (planner/diff.py)
   gpu-platform check-preview FILE [--lock FILE] [--environment ENV] [--guard-type TYPE]...
                                                                     (planner/preview_gate.py)
@@ -36,6 +36,9 @@ from gpu_platform.planner import stackfile
 from gpu_platform.planner.errors import PlannerError
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_INVALID, EXIT_FAILED = 0, 1, 2, 3
+# What the `program` extra installs (pyproject.toml), by import name: planning needs it, the policy pack
+# (gpu-platform without extras) does not.
+PROGRAM_EXTRA_MODULES = ("pulumi_aws", "pulumi_kubernetes", "jsonschema", "pydantic")
 PLANNER_DIR = Path(__file__).resolve().parent  # the planner's own frames are left out of program errors
 
 # Modules adding subcommands (e.g. "gpu_platform.planner.diff"); each defines add_command(subparsers).
@@ -60,6 +63,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         _problems([str(exc)])
         return EXIT_INVALID
     except Exception as exc:  # noqa: BLE001 a bug of ours: one clear line, the traceback on request
+        missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
+        if missing and missing.split(".")[0] in PROGRAM_EXTRA_MODULES:
+            print(f"error: gpu-platform is installed without its `program` extra (no module {missing!r}), which "
+                  "planning a program needs: pip install 'gpu-platform[program]'", file=sys.stderr)
+            return EXIT_FAILED
         print(f"error: internal error in gpu-platform: {type(exc).__name__}: {exc}", file=sys.stderr)
         _traceback_hint(exc, getattr(args, "debug", False))
         return EXIT_FAILED
@@ -126,6 +134,10 @@ def add_stack_options(p: argparse.ArgumentParser, then: str = "", from_plan: Opt
                         "else at or above the working directory)")
     p.add_argument("--mocks", metavar="FILE", type=Path,
                    help="answers for invokes the planner does not know: JSON or YAML, token -> result (camelCase)")
+    p.add_argument("--esc-values", metavar="FILE", type=Path, action="append", default=[],
+                   help="the opened values of the Pulumi ESC environments the stack file imports (`environment:`): "
+                        "what `esc open ENV --format json` prints, JSON or YAML; repeat it for each environment, in "
+                        "the stack's order (default: `esc open` when the esc CLI is on PATH)")
 
 
 def add_policy_options(p: argparse.ArgumentParser) -> None:
@@ -224,7 +236,7 @@ def _hold_to_a_lock(args: argparse.Namespace, plan: dict[str, Any], project: sta
 def load(args: argparse.Namespace) -> tuple[stackfile.Project, stackfile.StackConfig]:
     """The project and stack file `--stack`/`--config` and `--project-dir` name."""
     project = projects.find(args.project_dir, args.config)
-    return project, stackfile.load_stack(project, stack=args.stack, path=args.config)
+    return project, stackfile.load_stack(project, stack=args.stack, path=args.config, esc_values=args.esc_values)
 
 
 def run_program(project: stackfile.Project, stack: stackfile.StackConfig, debug: bool,

@@ -14,10 +14,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Optional
 
 from gpu_platform.facts import input_files, syntax
+from gpu_platform.planner import esc
 from gpu_platform.planner.errors import PlannerError
 
 DEFAULT_PROJECT = "gpu-platform"
@@ -113,8 +114,10 @@ def stack_name_for(path: Path) -> str:
     return path.stem
 
 
-def load_stack(project: Project, *, stack: str | None = None, path: Path | None = None) -> StackConfig:
-    """Load `--stack NAME` (from the project's stackConfigDir) or `--config FILE`."""
+def load_stack(project: Project, *, stack: str | None = None, path: Path | None = None,
+               esc_values: Sequence[Path] = ()) -> StackConfig:
+    """Load `--stack NAME` (from the project's stackConfigDir) or `--config FILE`, with the values of the
+    Pulumi ESC environments it imports from `esc_values` (`--esc-values`) or the `esc` CLI (planner/esc.py)."""
     if path is None:
         if stack is None:
             raise PlannerError("give a stack name or a stack file")
@@ -132,14 +135,13 @@ def load_stack(project: Project, *, stack: str | None = None, path: Path | None 
     if unknown:
         raise PlannerError([f"{show_path(path)}: unknown top-level key `{key}`: a stack file holds "
                             f"{', '.join(STACK_FILE_KEYS)}; config keys go under `config:`" for key in unknown])
-    if data.get("environment"):
-        raise PlannerError(f"{show_path(path)}: `environment:` imports Pulumi ESC environments, which an offline "
-                           "plan cannot open; put the values under `config:`")
     raw = data.get("config") or {}
     if not isinstance(raw, dict):
         raise PlannerError(f"{show_path(path)}: `config:` must be a mapping of `namespace:key: value`")
     values = {_namespaced(str(key), project.name): value for key, value in raw.items()}
     secrets = tuple(key for key, value in values.items() if _is_secure(value))
+    # The stack file's own keys win over its environments' (as `pulumi config` shows them).
+    values = {**_environment_config(data.get("environment"), esc_values, project.name, path), **values}
     values.update({key: stand_in(key) for key in secrets})
     problems = list(_secure_values(values, path))
     config = {**project.config, **{k: _to_config_string(v) for k, v in values.items()}}
@@ -151,6 +153,18 @@ def load_stack(project: Project, *, stack: str | None = None, path: Path | None 
     if problems:
         raise PlannerError(problems)
     return StackConfig(stack, path, config, secrets)
+
+
+def _environment_config(environment: Any, esc_values: Sequence[Path], project: str, path: Path) -> dict[str, Any]:
+    """The `pulumiConfig` of the ESC environments the stack imports, namespaced like its own keys."""
+    if not environment:
+        if esc_values:
+            raise PlannerError(f"{show_path(path)}: --esc-values gives Pulumi ESC values, but the stack file imports "
+                               "no environment (`environment:`); leave the option out")
+        return {}
+    names = esc.imports_of(environment, show_path(path))
+    opened = esc.stack_config(names, esc_values, show_path(path))
+    return {_namespaced(str(key), project): value for key, value in opened.items()}
 
 
 def stand_in(key: str) -> str:

@@ -90,6 +90,7 @@ class GpuPlatform(pulumi.ComponentResource):
     one the platform would make; its Kubernetes provider serves an adopted cluster."""
 
     cluster_name: pulumi.Output[str]
+    """The EKS cluster's name (created or adopted)."""
     kubeconfig: pulumi.Output[str]
     """A kubeconfig (secret) that gets a token from `aws eks get-token` with the caller's identity."""
 

@@ -19,15 +19,19 @@ class ClusterBase(pulumi.ComponentResource):
     """The outputs Cluster and AdoptedCluster share, and what the platform's other parts wait for."""
 
     cluster_name: pulumi.Output[str]
+    """The EKS cluster's name, for node pools and add-ons that name their cluster."""
     endpoint: pulumi.Output[str]
+    """The Kubernetes API server's URL."""
     certificate_authority: pulumi.Output[str]
     """The cluster's CA bundle, base64 PEM as EKS returns it."""
     vpc_id: pulumi.Output[str]
+    """The cluster's VPC."""
     private_subnet_ids: pulumi.Output[list[str]]
     """The subnets GPU nodes launch in."""
     node_security_group_id: pulumi.Output[str]
     """The cluster security group nodes join (EKS creates it)."""
     service_cidr: pulumi.Output[str]
+    """The cluster's Kubernetes service CIDR (kube-dns is its 10th address)."""
     node_role_arn: pulumi.Output[str]
     """The IAM role GPU node groups run as."""
     kubeconfig: Optional[pulumi.Output[str]]

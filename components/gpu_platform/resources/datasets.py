@@ -68,9 +68,13 @@ class DataRepositoryArgs(TypedDict, total=False):
     """An S3 prefix linked to the file system (a data repository association)."""
 
     s3_path: Required[str]
+    """The linked S3 prefix, s3://bucket/prefix."""
     file_system_path: str
+    """Where in the file system the prefix appears (default /)."""
     auto_import: bool
+    """Objects new or changed in S3 appear in the file system."""
     auto_export: bool
+    """Files new or changed in the file system are written back to S3."""
 
 
 class FsxLustreArgs(TypedDict, total=False):
@@ -79,11 +83,15 @@ class FsxLustreArgs(TypedDict, total=False):
     deployment_type: str
     """PERSISTENT_2 (default), PERSISTENT_1, SCRATCH_2 or SCRATCH_1."""
     storage_capacity_gib: int
+    """The file system's size in GiB (the deployment type sets the steps)."""
     throughput_per_tib: int
+    """Throughput in MB/s per TiB of storage (PERSISTENT deployment types)."""
     kms_key_arn: str
+    """A customer-managed KMS key for the data at rest (default: the key FSx uses by default)."""
     addon_version: Required[str]
     """The aws-fsx-csi-driver add-on, pinned (e.g. v1.7.0-eksbuild.1)."""
     data_repository: DataRepositoryArgs
+    """The S3 prefix the file system is linked to."""
     claim_size: str
     """What each team's claim asks for (its storage quota counts it), e.g. 1Ti."""
     shared: str
@@ -117,8 +125,11 @@ class Datasets(pulumi.ComponentResource):
     """FSx for Lustre file system, its S3 link, security group, the FSx CSI add-on, per-team volume and claim."""
 
     file_system_id: pulumi.Output[str]
+    """The FSx for Lustre file system's id."""
     dns_name: pulumi.Output[str]
+    """The file system's DNS name, which a Lustre client mounts."""
     mount_name: pulumi.Output[str]
+    """The file system's mount name (`<dns name>@tcp:/<mount name>`)."""
 
     def __init__(self, name: str, args: DatasetsArgs, opts: Optional[pulumi.ResourceOptions] = None):
         self._build(name, _file_system(name, args), args, opts)

@@ -55,40 +55,58 @@ class GpuPodDeletionArgs(TypedDict, total=False):
     """How the upgrade deletes the GPU pods still on a node."""
 
     force: bool
+    """Delete GPU pods no controller manages too."""
     timeout_seconds: int
+    """How long deletion may take before the upgrade moves on."""
     delete_empty_dir: bool
+    """GPU pods with emptyDir volumes may be deleted (their data is lost)."""
 
 
 class DrainArgs(TypedDict, total=False):
     """Whether the upgrade drains a node first."""
 
     enable: bool
+    """Drain the node when deleting its GPU pods failed."""
     force: bool
+    """Drain pods no controller manages too."""
     pod_selector: str
+    """Only pods matching this label selector are drained."""
     timeout_seconds: int
+    """How long the drain may take (0: no limit)."""
     delete_empty_dir: bool
+    """Pods with emptyDir volumes may be drained (their data is lost)."""
 
 
 class OperatorUpgradePolicyArgs(TypedDict, total=False):
     """How the operator upgrades an operator-owned driver on running nodes (defaults are the stack file's)."""
 
     auto_upgrade: bool
+    """Whether the operator rolls a new driver out node by node by itself."""
     max_parallel_upgrades: int
+    """Nodes upgraded at once (0: all at once)."""
     max_unavailable: str
     """Nodes upgraded at once: a count ("1") or a percentage ("25%")."""
     wait_for_completion: WaitForCompletionArgs
+    """Which pods the upgrade waits for before deleting a node's GPU pods."""
     gpu_pod_deletion: GpuPodDeletionArgs
+    """How the upgrade deletes the GPU pods still on a node."""
     drain: DrainArgs
+    """Whether the upgrade drains the whole node when deleting its GPU pods failed."""
 
 
 class OperatorPoolArgs(TypedDict, total=False):
     """A GPU pool the operator serves: its GPUs, image, sharing and extra taints."""
 
     name: Required[str]
+    """The pool's name: its nodes carry it in the gpu-platform.io/pool label."""
     instance_types: Required[list[str]]
+    """The pool's instance types (one GPU model and count)."""
     ami: Required[PoolAmiArgs]
+    """The pool's node image: who owns the driver follows from it."""
     sharing: PoolSharingArgs
+    """Time-slicing or MIG on the pool's GPUs."""
     taints: list[PoolTaintArgs]
+    """The pool's extra taints, which the operator's pods tolerate."""
     gpu_allocation: str
     """device-plugin (default) or dra: the pool's GPUs are allocated by NVIDIA's DRA driver."""
 

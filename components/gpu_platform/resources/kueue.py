@@ -54,15 +54,18 @@ class QueuePoolArgs(TypedDict, total=False):
     name: Required[str]
     """The pool's name: its nodes carry it in the gpu-platform.io/pool label."""
     instance_types: Required[list[str]]
+    """The pool's instance types: its GPUs per node."""
     capacity_type: Required[str]
     """spot, on-demand or capacity-block: the flavor's gpu-platform.io/capacity-type label."""
     max_size: Required[int]
     """Nodes at most: nominal quotas must fit the pool at this size."""
     sharing: PoolSharingArgs
+    """Time-slicing or MIG: what one GPU request means on the pool."""
     gpu_allocation: str
     """device-plugin (default) or dra: Kueue counts a DRA pool's claimed GPUs (DeviceClass gpu.nvidia.com) as
     nvidia.com/gpu."""
     taints: list[PoolTaintArgs]
+    """The pool's extra taints, which the flavor's workloads tolerate."""
 
 
 class TeamQueueArgs(TypedDict, total=False):
@@ -82,9 +85,13 @@ class QueuedTeamArgs(TypedDict, total=False):
     """A team with a queue: its quota (the nominal quota), tier and share."""
 
     name: Required[str]
+    """The team's name."""
     quota: Required[TeamQuotaArgs]
+    """The team's nominal quota in its ClusterQueue."""
     priority_tier: str
+    """The team's priority tier: its workloads' priority and which pools (spot or not) its queue admits to."""
     queue: TeamQueueArgs
+    """The team's share of the cohort: fair-sharing weight, borrowing and lending limits."""
     namespace: pulumi.Input[str]
     """The team's namespace (a TeamNamespace's `namespaceName`: the LocalQueue waits for it; default the name)."""
 
@@ -115,6 +122,7 @@ class KueueQueueing(pulumi.ComponentResource):
     team namespace and the admission policy that keeps GPU pods in team namespaces queued."""
 
     namespace_name: str
+    """The namespace Kueue's controller runs in."""
     cluster_queues: dict[str, str]
     """Team -> its ClusterQueue."""
     local_queue: str

@@ -47,6 +47,7 @@ class ModelCache(pulumi.ComponentResource):
     """EFS file system, mount targets, NFS security group, EFS CSI add-on with its role, StorageClass."""
 
     file_system_id: pulumi.Output[str]
+    """The EFS file system's id."""
     storage_class_name: pulumi.Output[str]
     """The StorageClass team claims name (ReadWriteMany, one access point per claim)."""
 

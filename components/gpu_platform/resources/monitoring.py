@@ -49,7 +49,9 @@ class PrometheusArgs(TypedDict, total=False):
     mode: str
     """install (a pinned kube-prometheus-stack, default), existing (rules and dashboard only) or none."""
     chart_version: str
+    """The kube-prometheus-stack chart, pinned (install mode)."""
     namespace: str
+    """The namespace Prometheus runs in (or, for an existing one, where the rules go)."""
     selector_labels: dict[str, str]
     """Labels the rules and dashboard carry for an existing Prometheus to select them."""
     grafana_dashboard_label: str
@@ -67,29 +69,48 @@ class AlertThresholdsArgs(TypedDict, total=False):
     """When the GPU alerts fire (the stack file's monitoring.alerts; every field has a default)."""
 
     memory_used_percent: float
+    """GpuMemoryNearLimit (warning) fires when a GPU's framebuffer is fuller than this percentage."""
     memory_critical_percent: float
+    """GpuMemoryNearLimit turns critical above this percentage."""
     memory_for_minutes: int
+    """How long the memory condition must hold before GpuMemoryNearLimit fires."""
     temperature_celsius: float
+    """GpuTemperatureHigh (warning) fires above this GPU temperature."""
     temperature_critical_celsius: float
+    """GpuTemperatureHigh turns critical above this GPU temperature."""
     temperature_for_minutes: int
+    """How long the temperature condition must hold before GpuTemperatureHigh fires."""
     idle_utilization_percent: float
+    """GpuIdle (info) fires for a GPU or MIG slice busy less than this percentage."""
     idle_minutes: int
+    """How long a GPU must stay under the idle threshold before GpuIdle fires."""
     exporter_down_minutes: int
+    """How long dcgm-exporter may be down before DcgmExporterDown fires."""
     not_detected_minutes: int
+    """How long a GPU node may show no GPU before GpuNotDetected fires."""
     gpu_unhealthy_minutes: int
+    """How long GPUs may stay unhealthy before GpuDevicesUnhealthy and GpuNodeHardwareUnhealthy fire."""
     pending_minutes: int
+    """How long a GPU pod may stay unschedulable before GpuPodPending fires."""
     reservation_warning_hours: int
+    """GpuReservationEnding (warning) fires this many hours before a reservation's nodes go."""
     reservation_critical_hours: int
+    """GpuReservationEnding turns critical this many hours before (below the warning)."""
 
 
 class SeverityRoutesArgs(TypedDict, total=False):
     """Receiver per severity; `default` takes every severity not listed."""
 
     critical: str
+    """The receiver of critical alerts."""
     high: str
+    """The receiver of high alerts."""
     warning: str
+    """The receiver of warning alerts."""
     info: str
+    """The receiver of info alerts."""
     default: str
+    """The receiver of every severity not named here."""
 
 
 class ReceiverArgs(TypedDict, total=False):
@@ -97,6 +118,7 @@ class ReceiverArgs(TypedDict, total=False):
     `receiver_secrets`."""
 
     name: str
+    """The receiver's name, as routes name it."""
     slack: dict[str, str]
     """{webhookUrlSecret, channel}."""
     pagerduty: dict[str, str]
@@ -111,18 +133,26 @@ class AlertingArgs(TypedDict, total=False):
     """Who gets which alert: receivers, the platform's routes and Alertmanager's grouping."""
 
     receivers: list[ReceiverArgs]
+    """Where alerts can go: Slack, PagerDuty, a webhook or SNS, each by name."""
     platform: SeverityRoutesArgs
+    """The receiver of the platform's own alerts, per severity."""
     group_by: list[str]
+    """Labels Alertmanager groups alerts by into one notification."""
     group_wait: str
+    """How long Alertmanager waits to batch a new group's first notification (e.g. 30s)."""
     group_interval: str
+    """How long it waits before notifying about alerts added to a group already notified."""
     repeat_interval: str
+    """How often a still-firing alert is sent again."""
     critical_repeat_interval: str
+    """How often a still-firing critical alert is sent again."""
 
 
 class ReservationEndArgs(TypedDict, total=False):
     """A reserved pool's end, alerted at run time (GpuReservationEnding)."""
 
     pool: str
+    """The reserved pool's name."""
     reservation: str
     """The reservation's id (cr-...)."""
     kind: str
@@ -137,6 +167,7 @@ class UsageUnitArgs(TypedDict, total=False):
     """One allocatable resource of one pool, as the usage records count and price it (docs/usage.md)."""
 
     pool: str
+    """The pool the resource belongs to."""
     resource: str
     """nvidia.com/gpu, nvidia.com/mig-<profile>, or dra (GPUs allocated by ResourceClaims)."""
     kind: str

@@ -57,7 +57,9 @@ class PoolTaintArgs(TypedDict, total=False):
     """A taint the pool's nodes carry besides the GPU taint."""
 
     key: Required[str]
+    """The taint's key."""
     value: str
+    """The taint's value (may be empty)."""
     effect: Required[str]
     """NoSchedule, PreferNoSchedule or NoExecute."""
 
@@ -66,20 +68,30 @@ class PoolRepairOverrideArgs(TypedDict):
     """What EKS does for one node condition and reason the node monitoring agent reports."""
 
     condition: str
+    """The node condition the node monitoring agent reports (e.g. AcceleratedHardwareReady)."""
     reason: str
+    """The reason of that condition (e.g. a DCGM health code)."""
     wait_minutes: int
+    """How long EKS waits before repairing."""
     action: str
+    """What EKS does: Replace, Reboot or NoAction."""
 
 
 class PoolRepairArgs(TypedDict, total=False):
     """EKS node auto repair of the pool's nodes."""
 
     enabled: bool
+    """Whether EKS repairs (replaces or reboots) the pool's unhealthy nodes."""
     max_unhealthy_nodes: int
+    """EKS stops repairing when more nodes than this are unhealthy (a count)."""
     max_unhealthy_percent: int
+    """The same threshold as a percentage of the pool's nodes."""
     max_parallel_repairs: int
+    """Nodes repaired at once (a count)."""
     max_parallel_percent: int
+    """Nodes repaired at once, as a percentage of the pool's nodes."""
     overrides: list[PoolRepairOverrideArgs]
+    """Per condition and reason: how long EKS waits and what it does."""
 
 
 class KarpenterSettingsArgs(TypedDict, total=False):
@@ -88,15 +100,20 @@ class KarpenterSettingsArgs(TypedDict, total=False):
     consolidation_policy: str
     """WhenEmpty (default) or WhenEmptyOrUnderutilized."""
     consolidate_after: str
+    """How long a node must stay empty (or underutilized) before Karpenter removes it (e.g. 10m)."""
     expire_after: str
+    """Node lifetime before Karpenter replaces it: must be Never (expiry ignores disruption budgets)."""
     weight: int
+    """The NodePool's priority (1-100) when a pod fits several."""
 
 
 class DisruptionWindowArgs(TypedDict):
     """When Karpenter may drift or consolidate nodes: opens at each cron `schedule` (UTC) for `duration`."""
 
     schedule: str
+    """A cron expression (UTC) at which the window opens, e.g. "0 2 * * 6" (Saturdays 02:00)."""
     duration: str
+    """How long the window stays open, e.g. 4h."""
 
 
 class PoolReservationArgs(TypedDict, total=False):

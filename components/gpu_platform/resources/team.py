@@ -70,7 +70,9 @@ class TeamQuotaArgs(TypedDict, total=False):
     mig_slices: dict[str, int]
     """MIG profile -> slices, e.g. {"1g.10gb": 4} (mixed strategy)."""
     cpu: Required[str]
+    """CPU the team may request, e.g. "64"."""
     memory: Required[str]
+    """Memory the team may request, e.g. 512Gi."""
     pods: int
     """Default 200."""
     persistent_volume_claims: int
@@ -151,6 +153,7 @@ class TeamNamespace(pulumi.ComponentResource):
     """Namespace, quota, limits, roles and bindings, ingress policy and the model-cache claim of one team."""
 
     namespace_name: str
+    """The team's namespace."""
     priority_class_name: str
     """The PriorityClass of the team's tier (made by PriorityTiers)."""
 
@@ -271,7 +274,9 @@ class TeamRolesArgs(TypedDict, total=False):
     name: Required[str]
     """The team's name (its Kubernetes groups are <name>:developers and <name>:admins)."""
     developer_role_arns: list[str]
+    """IAM roles mapped to the team's developers group."""
     admin_role_arns: list[str]
+    """IAM roles mapped to the team's admins group."""
 
 
 class TeamAccessArgs(TypedDict, total=False):
