@@ -21,17 +21,18 @@ from gpu_platform.resources.adopted_cluster import AdoptedClusterArgs
 from gpu_platform.resources.cluster import ClusterSettings
 from gpu_platform.resources.model_cache import ModelCacheArgs
 from gpu_platform.resources.team import TeamSettings
-from gpu_platform.spec.models import NodePoolSpec, PlatformSpec, TeamSpec
+from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
 
 if TYPE_CHECKING:
     from gpu_platform.resources.karpenter_controller import ControllerSettings
     from gpu_platform.resources.kueue import QueueingCluster
 
 
-def team_settings(spec: PlatformSpec, team: TeamSpec, k8s_provider: Any, storage_class: Optional[Any]) -> TeamSettings:
-    """A stack-file team as TeamNamespace builds it: the pools' GPUs, Prometheus, Kueue and the model cache's
+def team_settings(spec: PlatformSpec, k8s_provider: Any, storage_class: Optional[Any]) -> list[TeamSettings]:
+    """Each stack-file team as TeamNamespace builds it: the pools' GPUs, Prometheus, Kueue and the model cache's
     StorageClass (None without a cache)."""
-    return TeamSettings(team, TeamContext.of(spec, team, storage_class), k8s_provider)
+    contexts = TeamContext.of_teams(spec, spec.teams, storage_class)
+    return [TeamSettings(team, ctx, k8s_provider) for team, ctx in zip(spec.teams, contexts, strict=True)]
 
 
 def pool_options(pool: NodePoolSpec, depends_on: list, caller_protect: Optional[bool] = None) -> pulumi.ResourceOptions:
