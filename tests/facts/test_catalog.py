@@ -189,3 +189,12 @@ def test_the_blackwell_families_have_gpudirect_rdma_over_efa():
 def test_every_instance_type_runs_known_images():
     for it in catalog.INSTANCE_TYPES.values():
         assert set(it.ami_types) <= set(catalog.NODE_IMAGES), it.name
+
+
+def test_every_pinned_upstream_yaml_file_reads_the_same_on_libyaml_as_on_pyyaml():
+    import yaml
+
+    files = sorted(catalog.UPSTREAM.glob("*.yaml"))
+    assert files
+    for path in files:
+        assert catalog.upstream_yaml(path.name) == yaml.safe_load(path.read_text()), path.name

@@ -221,3 +221,47 @@ def test_a_bomb_is_refused_within_bounded_memory_and_time(bomb):
     assert done.returncode == 0 and done.stderr == "", done.stderr
     assert any(words in done.stdout for words in ("exceeds 3 MiB", "nested deeper than", "larger than 3 MiB")), done.stdout
     assert time.perf_counter() - started < 5 * BOUND_SECONDS  # an interpreter's start included
+
+
+# --- libyaml: the same reader on libyaml's events ---
+
+SAME_EITHER_WAY = [
+    "a: on\nb: 0o17\nc: 0x1f\nd: [1, 2.5, true, null, ~]\ne: 2024-01-01\n", "x: &a {k: v}\ny: *a\n",
+    "<<: {a: 1}\nb: 2\n", "a: !!str 12\n", "a: 'it''s'\nb: \"\\u263a\\x41\\n\"\n", "a: |\n  x\n   y\nb: >-\n  p\n  q\n",
+    "%YAML 1.1\n--- a\n", "", "# only a comment\n", "? complex\n: key\n", "[[[[1]]]]", "- {a: [b, {c: d}]}\n",
+]
+REFUSED_EITHER_WAY = ["a: b: c\n", "a:\n\t- b\n", "key: [a, b\n", "- a\n-b: c\n", "a: &x [1, *x]\n", "? [a]\n: b\n",
+                      "a: !!binary aGk=\n", "\x07", "a: .inf\n", "k: 1\nk: 2\n", "--- a\n--- b\n", "a: *nowhere\n"]
+
+
+def _read_with(loader, text: str):
+    try:
+        return "read", input_files._load(loader, text)
+    except input_files.yaml.YAMLError:
+        return "refused", None
+
+
+libyaml = pytest.mark.skipif(input_files._Yaml12CLoader is None, reason="PyYAML built without libyaml")
+
+
+@libyaml
+@pytest.mark.parametrize("text", [*SAME_EITHER_WAY, *REFUSED_EITHER_WAY])
+def test_libyaml_and_pyyaml_events_read_alike(text):
+    assert _read_with(input_files._Yaml12CLoader, text) == _read_with(input_files._Yaml12Loader, text)
+
+
+@libyaml
+def test_every_shipped_stack_file_reads_alike_either_way():
+    from tests.support.stacks import STACKS
+
+    for path in sorted(STACKS.glob("Pulumi.*.yaml")):
+        text = path.read_text()
+        assert input_files._load(input_files._Yaml12CLoader, text) == input_files._load(input_files._Yaml12Loader, text)
+
+
+def test_what_libyaml_refuses_is_read_again_by_pyyaml_and_judged_as_it_judges():
+    # libyaml knows YAML 1.1 and 1.2 only; PyYAML takes any 1.x directive: the file is read as PyYAML reads it
+    assert parse_yaml("%YAML 1.3\n--- {a: 1}\n", "f.yaml") == {"a": 1}
+    # and a refusal is worded as PyYAML words it (its message and its line and column)
+    message = refused(parse_yaml, "a: b: c\n", "f.yaml")
+    assert message.startswith("f.yaml:1:5: YAML syntax error: mapping values are not allowed here"), message

@@ -185,3 +185,46 @@ def test_missing_program_is_an_input_error(tmp_path):
 
     with pytest.raises(PlannerError, match="no Pulumi program"):
         run_program(tmp_path, stack="test", config={})
+
+
+# --- the SDK's type unwrapping, remembered for a run ---
+
+def test_an_unwrapping_is_worked_out_once_per_annotation_and_each_annotation_keeps_its_own_answer():
+    from typing import Optional, Union
+
+    from gpu_platform.planner.engine import _by_identity
+
+    seen: list = []
+    remembered = _by_identity(lambda t: seen.append(t) or repr(t))
+    a, b = Union[int, str], Union[str, int]  # equal to typing, yet each unwraps to its own first member
+    assert [remembered(a), remembered(b), remembered(a), remembered(Optional[int])] == [repr(a), repr(b), repr(a),
+                                                                                        repr(Optional[int])]
+    assert seen == [a, b, Optional[int]]
+
+
+def test_an_unwrapping_that_fails_is_not_remembered():
+    from gpu_platform.planner.engine import _by_identity
+
+    calls: list = []
+
+    def refuse(t):
+        calls.append(t)
+        raise AssertionError("unexpected type")
+
+    remembered = _by_identity(refuse)
+    for _ in range(2):
+        with pytest.raises(AssertionError):
+            remembered(str)
+    assert calls == [str, str]
+
+
+def test_the_sdk_gets_its_own_unwrapping_back_after_a_run(recording):
+    from pulumi import _types
+    from pulumi.runtime import rpc
+
+    from gpu_platform.planner.engine import _TYPE_UNWRAPPING
+
+    assert recording.resources  # the fixture ran a program under the engine
+    for module, name in _TYPE_UNWRAPPING:
+        assert getattr(module, name).__module__ == module.__name__, name
+    assert {m for m, _ in _TYPE_UNWRAPPING} == {_types, rpc}

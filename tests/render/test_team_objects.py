@@ -398,3 +398,21 @@ def test_team_namespaces_carry_the_label_the_platform_s_prometheus_selects_monit
                                              ("resource.nvidia.com", "computedomains")])
 def test_the_team_reads_its_dra_objects_and_writes_none(rules, group, resource):
     assert verbs_on(rules, group, resource) == {"get", "list", "watch"}
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod", "training-blackwell", "training-ultraserver"])
+def test_the_contexts_of_all_teams_are_each_teams_own_context(stack):
+    spec = spec_of(stack)
+    assert t.TeamContext.of_teams(spec, spec.teams) == [t.TeamContext.of(spec, team) for team in spec.teams]
+
+
+def test_the_cluster_a_team_sees_is_worked_out_once_for_all_teams(monkeypatch):
+    """The platform's capacity and largest GPU request are the same for every team: read once, not per team."""
+    spec = spec_of("prod")
+    assert len(spec.teams) > 1
+    calls = []
+    for name in ("platform_capacity", "largest_gpu_request"):
+        original = getattr(t, name)
+        monkeypatch.setattr(t, name, lambda s, _f=original, _n=name: calls.append(_n) or _f(s))
+    t.TeamContext.of_teams(spec, spec.teams)
+    assert sorted(calls) == ["largest_gpu_request", "platform_capacity"]

@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from collections.abc import Mapping
-from typing import Literal, Optional, get_args
+from typing import Any, Literal, Optional, get_args
+
+import yaml
 
 # The dated lifecycle calendar (EKS Kubernetes versions, GPU Operator lines, driver branches, AMI driver eras,
 # add-on lines) is kept in its own module and re-exported here.
@@ -27,6 +29,14 @@ from gpu_platform.facts.lifecycle_calendar import (
 # Upstream files kept beside the catalog: each chart version's values.yaml (its keys are checked), the
 # default MIG configs, and the CRDs custom objects are validated against (upstream/crds/README.md).
 UPSTREAM = Path(__file__).resolve().parent / "upstream"
+# Pinned upstream files read the same on libyaml as on PyYAML's own parser (tests/facts/test_catalog.py), faster.
+_UPSTREAM_LOADER = yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader
+
+
+def upstream_yaml(name: str) -> Any:
+    """The pinned upstream YAML file `name` (in facts/upstream/), as data."""
+    return yaml.load((UPSTREAM / name).read_text(), Loader=_UPSTREAM_LOADER)
+
 
 # --- MIG: instance shapes on a grid of compute and memory slices (NVIDIA MIG user guide; NVML placement API,
 # nvmlDeviceGetGpuInstancePossiblePlacements; Blackwell profile names from NVIDIA/gpu-operator v26.7.0

@@ -30,7 +30,8 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import IO, Any, Optional, Union
+from typing import IO, TYPE_CHECKING, Any, Optional, Union
+from collections.abc import Callable
 
 import yaml
 
@@ -186,20 +187,29 @@ class _LimitError(yaml.MarkedYAMLError):
     """A limit of this reader, not a YAML syntax error: reported without "YAML syntax error"."""
 
 
-class _Yaml12Loader(yaml.SafeLoader):
-    """SafeLoader with YAML 1.2 core scalars, as the Pulumi CLI reads stack files: only true/false are
-    booleans, no timestamps, no sexagesimal or leading-zero-octal numbers; integers within 64 bits and
-    finite floats; a key once per mapping; aliases and nesting bounded (see the module's limits)."""
+class _Yaml12(yaml.composer.Composer, yaml.constructor.SafeConstructor, yaml.resolver.Resolver):
+    """SafeLoader's composing and constructing with YAML 1.2 core scalars, as the Pulumi CLI reads stack files:
+    only true/false are booleans, no timestamps, no sexagesimal or leading-zero-octal numbers; integers within
+    64 bits and finite floats; a key once per mapping; aliases and nesting bounded (see the module's limits).
+    The events come from PyYAML's scanner and parser (_Yaml12Loader) or libyaml's (_Yaml12CLoader)."""
 
-    def __init__(self, stream: str):
-        super().__init__(stream)
+    def _start(self) -> None:
+        yaml.composer.Composer.__init__(self)
+        yaml.constructor.SafeConstructor.__init__(self)
+        yaml.resolver.Resolver.__init__(self)
         self._depth = 0
         self._expanded = 0
         self._sizes: dict[int, int] = {}  # id(node) -> its size with every alias expanded
 
+    if TYPE_CHECKING:  # the events come from the parser the loader is built on
+        def check_event(self, *choices: type[yaml.Event]) -> bool: ...
+        def peek_event(self) -> Any: ...
+        def get_event(self) -> Any: ...
+        def dispose(self) -> None: ...
+
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
-            event = self.get_event()  # type: ignore[no-untyped-call]  # untyped in PyYAML's stubs
+            event = self.get_event()
             node = self.anchors.get(event.anchor)
             if node is None:
                 raise yaml.composer.ComposerError(None, None, f"found undefined alias {event.anchor!r}", event.start_mark)
@@ -208,7 +218,7 @@ class _Yaml12Loader(yaml.SafeLoader):
                                   "would never end)", event.start_mark)
             self._grow(self._sizes[id(node)], event.start_mark)
             return node
-        mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]  # untyped in PyYAML's stubs
+        mark = self.peek_event().start_mark
         self._depth += 1
         if self._depth > MAX_DEPTH:
             raise _LimitError(None, None, f"nested deeper than {MAX_DEPTH} levels", mark)
@@ -269,7 +279,7 @@ class _Yaml12Loader(yaml.SafeLoader):
 
 
 _YAML11_ONLY = ("bool", "int", "float", "timestamp")
-_Yaml12Loader.yaml_implicit_resolvers = {
+_Yaml12.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in resolvers if tag.rsplit(":", 1)[-1] not in _YAML11_ONLY]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
@@ -279,14 +289,39 @@ for _tag, _pattern, _first in (
     ("float", r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)",
      "-+.0123456789"),
 ):
-    _Yaml12Loader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(f"^(?:{_pattern})$"), list(_first))
+    _Yaml12.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(f"^(?:{_pattern})$"), list(_first))
 # Plain data only: binary, sets, timestamps and ordered maps have no JSON form for the program's config.
-_Yaml12Loader.yaml_constructors = {
+_Yaml12.yaml_constructors = {
     tag: constructor for tag, constructor in yaml.SafeLoader.yaml_constructors.items()
     if tag is None or tag.rsplit(":", 1)[-1] in ("null", "bool", "int", "float", "str", "seq", "map")
 }
-_Yaml12Loader.add_constructor("tag:yaml.org,2002:int", _Yaml12Loader.construct_yaml_int)
-_Yaml12Loader.add_constructor("tag:yaml.org,2002:float", _Yaml12Loader.construct_yaml_float)
+_Yaml12.yaml_constructors["tag:yaml.org,2002:int"] = _Yaml12.construct_yaml_int
+_Yaml12.yaml_constructors["tag:yaml.org,2002:float"] = _Yaml12.construct_yaml_float
+
+
+class _Yaml12Loader(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, _Yaml12):
+    """The reader on PyYAML's own (pure Python) scanner and parser."""
+
+    def __init__(self, stream: str):
+        yaml.reader.Reader.__init__(self, stream)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+        self._start()
+
+
+# libyaml's scanner and parser (PyYAML's C extension, when built) give the same events several times faster;
+# composing and constructing stay the Python code above, so the limits and the scalars are the same.
+_CParser: Any = yaml._yaml.CParser if yaml.__with_libyaml__ else None
+_Yaml12CLoader: Optional[type[_Yaml12]] = None
+if _CParser is not None:
+    class _Yaml12OnLibyaml(_Yaml12, _CParser):  # type: ignore[misc]  # CParser is untyped C
+        """The reader on libyaml's events: _Yaml12 first in the MRO, so Composer's Python methods compose."""
+
+        def __init__(self, stream: str):
+            _CParser.__init__(self, stream)
+            self._start()
+
+    _Yaml12CLoader = _Yaml12OnLibyaml
 
 
 def read_yaml(path: PathLike, label: Optional[str] = None, limit: int = MAX_FILE_BYTES) -> Any:
@@ -296,8 +331,13 @@ def read_yaml(path: PathLike, label: Optional[str] = None, limit: int = MAX_FILE
 
 def parse_yaml(text: str, label: str) -> Any:
     """One YAML document, read as the module describes; InputError with the line and column otherwise."""
+    if _Yaml12CLoader is not None:
+        try:
+            return _load(_Yaml12CLoader, text)
+        except yaml.YAMLError:
+            pass  # read again below, so a problem is reported (or the text taken) exactly as PyYAML's reader does
     try:
-        return yaml.load(text, Loader=_Yaml12Loader)
+        return _load(_Yaml12Loader, text)
     except _LimitError as exc:
         raise InputError(f"{_where(label, exc)}: {exc.problem}") from None
     except yaml.MarkedYAMLError as exc:
@@ -305,6 +345,15 @@ def parse_yaml(text: str, label: str) -> Any:
         raise InputError(f"{_where(label, exc)}: YAML syntax error: {what}") from None
     except yaml.YAMLError as exc:
         raise InputError(f"{label}: YAML error: {exc}") from None
+
+
+def _load(loader: Callable[[str], _Yaml12], text: str) -> Any:
+    """What `yaml.load` does with a Loader class."""
+    reading = loader(text)
+    try:
+        return reading.get_single_data()
+    finally:
+        reading.dispose()
 
 
 def _where(label: str, exc: yaml.MarkedYAMLError) -> str:

@@ -23,7 +23,9 @@ from typing import Any, Optional
 from collections.abc import Callable
 
 from google.protobuf import empty_pb2, json_format
+from pulumi import _types as sdk_types
 from pulumi.runtime import mocks as sdk_mocks
+from pulumi.runtime import rpc as sdk_rpc
 from pulumi.runtime import resource as sdk_resource
 from pulumi.runtime import settings as sdk_settings
 from pulumi.runtime.config import set_all_config
@@ -225,7 +227,7 @@ def run_program(
         loop.set_default_executor(InlineExecutor())
         asyncio.set_event_loop(loop)
         try:
-            with _program_paths(program_dir), _paused_gc(), _no_stack_traces():
+            with _program_paths(program_dir), _paused_gc(), _no_stack_traces(), _remembered_type_unwrapping():
                 loop.run_until_complete(_run_stack(lambda: runpy.run_path(str(main), run_name="__main__")))
         finally:
             _close(loop)
@@ -339,6 +341,46 @@ def _no_stack_traces():
         yield
     finally:
         setattr(sdk_resource, name, original)
+
+
+# The SDK's pure functions of a type annotation that it calls for every value it sends or receives: what
+# Input[T], Optional[T] or list[T] unwraps to (pulumi/_types.py, pulumi/runtime/rpc.py).
+_TYPE_UNWRAPPING = ((sdk_types, "unwrap_type"), (sdk_types, "unwrap_optional_type"), (sdk_rpc, "_get_list_element_type"))
+
+
+@contextlib.contextmanager
+def _remembered_type_unwrapping():
+    """Each of _TYPE_UNWRAPPING remembers its answer per annotation for the run.
+
+    A typed SDK class sends each property through them with the property's annotation: the same few hundred
+    annotations, hundreds of thousands of times in a large program, each answer re-derived with typing's
+    introspection (about a tenth of the run). Answers are kept by the annotation's identity (typing's `==`
+    ignores a Union's order), with the annotation held so its identity is not reused, and dropped with the
+    originals restored afterwards; a missing name (an SDK that renamed it) is left alone.
+    """
+    originals = [(module, name, getattr(module, name)) for module, name in _TYPE_UNWRAPPING if hasattr(module, name)]
+    for module, name, original in originals:
+        setattr(module, name, _by_identity(original))
+    try:
+        yield
+    finally:
+        for module, name, original in originals:
+            setattr(module, name, original)
+
+
+def _by_identity(function: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """`function` of one argument answering again from memory when given the same object (errors are not kept)."""
+    answers: dict[int, tuple[Any, Any]] = {}
+
+    def remembered(value: Any) -> Any:
+        known = answers.get(id(value))
+        if known is not None and known[0] is value:
+            return known[1]
+        answer = function(value)
+        answers[id(value)] = (value, answer)
+        return answer
+
+    return remembered
 
 
 @contextlib.contextmanager

@@ -369,8 +369,8 @@ class GpuPlatform(pulumi.ComponentResource):
         storage_class = self.model_cache.storage_class_name if self.model_cache is not None else None
         self.priority_tiers = PriorityTiers("priority-tiers", PriorityTiersArgs(k8s_provider=provider), opts=opts)
         self.team_admission = TeamAdmission("team-admission", TeamAdmissionArgs(k8s_provider=provider), opts=opts)
-        self.teams = [TeamNamespace.of(f"team-{t.name}", mapping.team_settings(spec, t, provider, storage_class), opts)
-                      for t in spec.teams]
+        self.teams = [TeamNamespace.of(f"team-{s.team.name}", s, opts)
+                      for s in mapping.team_settings(spec, provider, storage_class)]
         self.team_access = TeamAccess.of("team-access", [(t.name, t.access) for t in spec.teams],
                                          self.cluster.cluster_name, opts=opts)
         self._serving(spec, opts)

@@ -32,12 +32,13 @@ if TYPE_CHECKING:
     from gpu_platform.render.serving_scaling import RenderedService
 
 
-def team_settings(spec: PlatformSpec, team: TeamSpec, k8s_provider: pulumi.ProviderResource,
-                  storage_class: Optional[pulumi.Input[str]]) -> TeamSettings:
-    """A stack-file team as TeamNamespace builds it: the pools' GPUs, Prometheus, Kueue and the model cache's
-    StorageClass (None without a cache)."""
+def team_settings(spec: PlatformSpec, k8s_provider: pulumi.ProviderResource,
+                  storage_class: Optional[pulumi.Input[str]]) -> list[TeamSettings]:
+    """Each stack-file team as TeamNamespace builds it: the pools' GPUs, Prometheus, Kueue and the model cache's
+    StorageClass (None without a cache); what all teams share is worked out once."""
     # The cache's StorageClass name may be an Output: rendering places it in the claim unread, as a name.
-    return TeamSettings(team, TeamContext.of(spec, team, cast(Optional[str], storage_class)), k8s_provider)
+    contexts = TeamContext.of_teams(spec, spec.teams, cast(Optional[str], storage_class))
+    return [TeamSettings(team, ctx, k8s_provider) for team, ctx in zip(spec.teams, contexts, strict=True)]
 
 
 def served(spec: PlatformSpec, team: TeamSpec) -> list["RenderedService"]:

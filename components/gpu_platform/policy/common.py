@@ -299,10 +299,13 @@ class _ReadableResource:
     """A stack resource as the rules may read it: its props narrowed by policy/shapes.py on first read (a stack
     rule reads the props of a few types only), its parent and dependencies the same kind of view."""
 
+    __slots__ = ("_resource", "_views", "_props", "resource_type")
+
     def __init__(self, resource: Any, views: dict[int, "_ReadableResource"]):
         self._resource, self._views, self._props = resource, views, None
+        self.resource_type = resource.resource_type  # what every stack rule filters on (of_type): read directly
 
-    def __getattr__(self, name: str) -> Any:  # resource_type, urn, name, opts, provider...
+    def __getattr__(self, name: str) -> Any:  # urn, name, opts, provider...
         return getattr(self._resource, name)
 
     @property

@@ -15,7 +15,6 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 from collections.abc import Mapping, Sequence
 
-import yaml
 
 from gpu_platform.decisions.dra import dra_pools, driver_pools, kubelet_plugin_selector
 from gpu_platform.facts import catalog
@@ -31,7 +30,7 @@ DRIVER_ROOTS = {"ami": "/", "operator": "/run/nvidia/driver"}
 
 @cache
 def _chart_defaults(chart_version: str) -> dict[str, Any]:
-    values: dict[str, Any] = yaml.safe_load((catalog.UPSTREAM / catalog.DRA_DRIVER_RELEASES[chart_version].values_file).read_text())
+    values: dict[str, Any] = catalog.upstream_yaml(catalog.DRA_DRIVER_RELEASES[chart_version].values_file)
     return values
 
 

@@ -6,7 +6,6 @@ import copy
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-import yaml
 
 from gpu_platform.decisions.efa import efa_pools
 from gpu_platform.facts import catalog, names
@@ -18,7 +17,7 @@ if TYPE_CHECKING:
 
 @cache
 def _chart_defaults(chart_version: str) -> dict[str, Any]:
-    values: dict[str, Any] = yaml.safe_load((catalog.UPSTREAM / catalog.EFA_DEVICE_PLUGIN_VALUES[chart_version]).read_text())
+    values: dict[str, Any] = catalog.upstream_yaml(catalog.EFA_DEVICE_PLUGIN_VALUES[chart_version])
     return values
 
 

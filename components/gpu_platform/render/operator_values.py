@@ -15,7 +15,6 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 from collections.abc import Iterator, Mapping, Sequence
 
-import yaml
 
 from gpu_platform.decisions.tolerations import startup_toleration, tolerates, toleration
 from gpu_platform.decisions.dra import DRA
@@ -61,7 +60,7 @@ class OperatorSettings:
 @cache
 def _chart_defaults(chart_version: str) -> dict[str, Any]:
     chart = catalog.GPU_OPERATOR_CHARTS[chart_version]
-    values: dict[str, Any] = yaml.safe_load((catalog.UPSTREAM / chart.values_file).read_text())
+    values: dict[str, Any] = catalog.upstream_yaml(chart.values_file)
     return values
 
 

@@ -65,21 +65,33 @@ class TeamContext:
     @classmethod
     def of(cls, spec: "PlatformSpec", team: "TeamSpec", storage_class: Optional[str] = None) -> "TeamContext":
         """The context the stack file gives a team: its pools' GPUs, Prometheus, Kueue and the model cache."""
-        offered = platform_capacity(spec).total
-        ceiling: dict[str, str] = {}
-        if spec.queueing.enabled:  # Kueue admits up to nominal + borrowing limit: the quota is that ceiling
-            from gpu_platform.decisions.queueing import quota_ceiling
+        return cls.of_teams(spec, [team], storage_class)[0]
 
-            ceiling = quota_ceiling(spec, team)
-        return cls(spec.cluster.kubernetes_version,
-                   tuple(r for r in offered if r.startswith(names.MIG_RESOURCE_PREFIX)),
-                   largest_gpu_request(spec), scraping_namespace(spec.monitoring), ceiling,
-                   storage_class, spec.model_cache.pvc_size, bool(dra_pools(spec.node_pools)),
-                   tuple(team_claim_shapes(spec.node_pools, team)), tuple(team_domain_shapes(spec.node_pools, team)),
-                   _cuda_pools(spec, team))
+    @classmethod
+    def of_teams(cls, spec: "PlatformSpec", teams: Iterable["TeamSpec"],
+                 storage_class: Optional[str] = None) -> list["TeamContext"]:
+        """`of` for each of `teams`: what every team reads alike of the cluster is worked out once, so
+        the work grows with pools plus teams, not with their product."""
+        offered = platform_capacity(spec).total
+        shared = (spec.cluster.kubernetes_version, tuple(r for r in offered if r.startswith(names.MIG_RESOURCE_PREFIX)),
+                  largest_gpu_request(spec), scraping_namespace(spec.monitoring))
+        dra = bool(dra_pools(spec.node_pools))
+        return [cls(*shared, _quota_ceiling(spec, team), storage_class, spec.model_cache.pvc_size, dra,
+                    tuple(team_claim_shapes(spec.node_pools, team)), tuple(team_domain_shapes(spec.node_pools, team)),
+                    _cuda_pools(spec, team))
+                for team in teams]
 
     def max_gpus_per_pod(self, team: "TeamSpec") -> int:
         return team.max_gpus_per_pod if team.max_gpus_per_pod is not None else self.largest_gpu_request
+
+
+def _quota_ceiling(spec: "PlatformSpec", team: "TeamSpec") -> dict[str, str]:
+    """Kueue admits up to nominal + borrowing limit: with queueing, the quota is that ceiling."""
+    if not spec.queueing.enabled:
+        return {}
+    from gpu_platform.decisions.queueing import quota_ceiling
+
+    return quota_ceiling(spec, team)
 
 
 def _cuda_pools(spec: "PlatformSpec", team: "TeamSpec") -> Optional[tuple[str, ...]]:

@@ -19,7 +19,8 @@ from pydantic.alias_generators import to_camel
 
 
 class StrictModel(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", allow_inf_nan=False,
+                              defer_build=True)
 
     @field_validator("*", mode="before")
     @classmethod
