@@ -87,3 +87,15 @@ def test_the_schema_refuses_a_malformed_section():
 
 def test_a_stack_that_does_not_queue_has_no_section():
     assert "queueing" not in cached_plan(stack_platform("dev"), "dev")
+
+
+def test_fair_sharing_sub_teams_and_the_debug_queue_are_named(prod_section):
+    assert prod_section["fairSharing"]["usageHalfLife"] == "168h"
+    assert prod_section["fairSharing"]["resourceWeights"]["cpu"] == 0
+    assert prod_section["debugQueue"] == {"localQueue": "debug", "runtimeCeilingMinutes": 60}
+    research = next(t for t in prod_section["teams"] if t["name"] == "research")
+    assert research["subTeams"] == [{"name": "vision", "share": "60%"}, {"name": "language", "share": "40%"}]
+    assert [q["name"] for q in research["localQueues"]] == ["team-queue", "debug", "vision", "language"]
+    out = section.text(prod_section)
+    assert "Sub-teams of research: vision 60%, language 40%" in out and "use counts half after 168h" in out
+    assert "Debug queue: LocalQueue debug" in out and "Sub-teams of research" in section.markdown(prod_section)

@@ -6,7 +6,7 @@ from gpu_platform.decisions.cost import team_costs
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog
 from gpu_platform.planner.usage_section import from_spec, markdown, text
-from tests.support.stacks import stack_platform
+from tests.support.stacks import stack_platform, without_services
 
 
 def test_prod_names_the_mig_slices_no_quota_reaches():
@@ -41,4 +41,13 @@ def test_the_report_is_described_where_it_is_on_and_off_elsewhere():
 def test_no_section_without_a_prometheus():
     platform = stack_platform("dev")
     platform["monitoring"]["prometheus"] = {"mode": "none"}
+    without_services(platform)  # services scale on Prometheus
     assert from_spec(parse_platform(platform)) is None
+
+
+def test_the_job_history_is_named_with_its_destination_and_retention():
+    section = from_spec(parse_platform(stack_platform("prod")))
+    jobs = section["report"]["jobHistory"]
+    assert jobs["destination"] == section["report"]["destination"] and jobs["retentionDays"] >= 365
+    assert jobs["file"] == "gpu-jobs-YYYY-MM.csv" and {"team", "queue", "outcome", "nodes"} <= set(jobs["columns"])
+    assert "Job history: gpu-jobs-YYYY-MM.csv" in text(section)

@@ -5,6 +5,7 @@ import copy
 import pytest
 import yaml
 
+from gpu_platform.decisions.queueing import local_queues
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog
 from tests.support.crd_schemas import schema_problems
@@ -48,7 +49,8 @@ def test_the_stack_writes_every_kind(kueue_objects):
     stack, objects = kueue_objects
     spec = parse_platform(stack_platform(stack))
     kinds = sorted(o["kind"] for o in objects)
-    assert kinds.count("ClusterQueue") == kinds.count("LocalQueue") == len(spec.teams)
+    assert kinds.count("ClusterQueue") == len(spec.teams)
+    assert kinds.count("LocalQueue") == sum(len(local_queues(spec.queueing, t)) for t in spec.teams)
     assert kinds.count("WorkloadPriorityClass") == 3 and kinds.count("Cohort") == 1
     assert kinds.count("ResourceFlavor") >= 2
 

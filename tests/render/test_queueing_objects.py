@@ -232,7 +232,11 @@ VERIFIED_CONFIG_KEYS = {
     "webhook.port", "leaderElection.leaderElect", "leaderElection.resourceName", "managedJobsNamespaceSelector",
     "manageJobsWithoutQueueName", "integrations.frameworks", "fairSharing.preemptionStrategies",
     "resources.excludeResourcePrefixes",
+    # AdmissionFairSharing (apis/config/v1beta2): usageHalfLifeTime, usageSamplingInterval, resourceWeights
+    "admissionFairSharing.usageHalfLifeTime", "admissionFairSharing.usageSamplingInterval",
+    "admissionFairSharing.resourceWeights",
 }
+CONFIG_DATA_KEYS = ("resourceWeights",)  # resource name -> weight: data, not further keys
 DATA_KEYS = ("nodeSelector", "managedJobsNamespaceSelector")  # values that are data, not further keys
 
 
@@ -255,6 +259,13 @@ def test_every_chart_value_is_a_verified_key(stack):
 
 def test_every_configuration_key_is_verified(prod):
     assert leaf_keys(o.manager_config()) <= VERIFIED_CONFIG_KEYS
+
+
+def test_every_configuration_key_with_fair_sharing_is_verified(prod):
+    config = o.manager_config(fair_sharing=prod.queueing.fair_sharing, weights=q.usage_weights(prod))
+    weights = config["admissionFairSharing"].pop("resourceWeights")
+    assert weights and all(isinstance(w, float) and w >= 0 for w in weights.values())  # Kueue refuses negatives
+    assert leaf_keys(config) | {f"admissionFairSharing.{k}" for k in CONFIG_DATA_KEYS} <= VERIFIED_CONFIG_KEYS
 
 
 def test_the_chart_takes_the_configuration_the_manager_reads(prod):

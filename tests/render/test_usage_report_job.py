@@ -30,8 +30,19 @@ def answer(samples: list[tuple[dict, float]]) -> dict:
                                           "result": [{"metric": m, "value": [0, repr(v)]} for m, v in samples]}}
 
 
+OCT_10 = datetime(2026, 10, 10, tzinfo=timezone.utc).timestamp()
+# One 8-GPU Job of research's vision queue that ran six hours on 10 October and succeeded: every job query's
+# answer carries its labels, found by the series each query reads (the first match wins: kube_pod_info first).
+JOB = {"namespace": "research", "job_name": "train", "owner_name": "train", "resource": "nvidia_com_gpu",
+       "pool": "a100-train", "kind": "whole", "node": "ip-10-0-1-7", usage_report.QUEUE_LABEL: "vision"}
+JOB_ANSWERS = {"kube_pod_info": 1.0, "kube_pod_owner": 8.0, "kube_job_status_start_time": OCT_10,
+               "kube_job_status_completion_time": OCT_10 + 6 * 3600, "kube_job_status_active": OCT_10 + 5.9 * 3600,
+               "kube_job_complete{": 1.0, "kube_job_failed{": 0.0, "kube_job_labels": 1.0}
+
+
 class Prometheus(BaseHTTPRequestHandler):
-    """Answers the report's five queries by their leading record name; keeps what it was asked."""
+    """Answers the report's queries by their leading record name or the series a job query reads; keeps what
+    it was asked."""
 
     asked: list[dict] = []
 
@@ -41,8 +52,10 @@ class Prometheus(BaseHTTPRequestHandler):
         q = params["query"][0]
         row = {"namespace": "research", "pool": "a100-train"}
         value = {rec.ALLOCATED_GPUS: 744.0, rec.ALLOCATED_USD: 3047.12, rec.USED_GPUS: 372.0, rec.USED_USD: 1523.56}
-        samples = next(([(row, v)] for k, v in value.items() if f"({k}[" in q),
-                       [({"namespace": "research", "team": "research"}, 1.0)])
+        samples = next(([(row, v)] for k, v in value.items() if f"({k}[" in q), None)
+        if samples is None:
+            samples = next(([(JOB, v)] for k, v in JOB_ANSWERS.items() if k in q),
+                           [({"namespace": "research", "team": "research"}, 1.0)])
         body = json.dumps(answer(samples)).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -78,14 +91,20 @@ def test_the_shipped_script_reports_last_month_from_prometheus(prometheus, tmp_p
     result = subprocess.run([sys.executable, "-I", "-c", code, str(script)], env=env, capture_output=True, text=True,
                             timeout=60)
     assert result.returncode == 0, result.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["gpu-usage-2026-10.csv", "gpu-usage-2026-10.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["gpu-jobs-2026-10.csv", "gpu-usage-2026-10.csv",
+                                                     "gpu-usage-2026-10.json"]
+    assert (out / "gpu-jobs-2026-10.csv").read_text().splitlines() == [
+        ",".join(usage_report.JOB_COLUMNS),
+        "2026-10,research,research,train,vision,8,nvidia_com_gpu=8,whole,a100-train,ip-10-0-1-7,"
+        "2026-10-10T00:00:00Z,2026-10-10T06:00:00Z,succeeded"]
     lines = (out / "gpu-usage-2026-10.csv").read_text().splitlines()
     assert lines == [",".join(usage_report.COLUMNS),
                      "2026-10,research,research,a100-train,744.000,372.000,0.5000,3047.12,1523.56,1523.56"]
     # October: 744 hours, asked at the month's end (2026-11-01T00:00Z) over 744h less a minute in 5m steps
     end = datetime(2026, 11, 1, tzinfo=timezone.utc).timestamp()
     assert {float(a["time"][0]) for a in Prometheus.asked} == {end}
-    assert all("[44639m" in a["query"][0] for a in Prometheus.asked) and len(Prometheus.asked) == 5
+    assert all("[44639m" in a["query"][0] for a in Prometheus.asked)
+    assert len(Prometheus.asked) == len(usage_report.KEYS) + len(usage_report.JOB_KEYS)
 
 
 def test_the_previous_month_wraps_the_year_and_knows_february():

@@ -86,7 +86,6 @@ DIFFERENCES: dict[str, str] = {
     "GpuMonitoring.team_routes": "teams[].alerting, the teams' own routes",
     "GpuMonitoring.nodes_at_max": "the pools' nodes at max size (nodePools), which size the Prometheus volume",
     "GpuMonitoring.reservation_ends": "the reserved pools' ends and drains (nodePools[].reservation)",
-    "KueueQueueing.runtime_ceiling_hours": "read by the workload helper (gpu_job), which writes each job's ceiling",
     "GpuMonitoring.usage_units": "each pool's units, GPU shares and prices (nodePools, pricing), for usage records",
     "GpuMonitoring.pool_gpu_prices": "each pool's GPU-hour price (nodePools, pricing), for used GPU time",
     "GpuMonitoring.team_namespaces": "teams[].name: the namespace each team's usage is recorded under",

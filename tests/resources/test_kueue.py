@@ -33,7 +33,9 @@ def test_the_release_is_the_pinned_official_chart_on_system_nodes(prod_plan):
         "oci://registry.k8s.io/kueue/charts/kueue", "0.19.2", names.KUEUE_RELEASE)
     assert "repositoryOpts" not in release  # an OCI reference needs no repository
     assert release["namespace"] == "kueue-system" and release["createNamespace"] is False
-    assert release["values"] == chart_values(True, {names.ROLE_LABEL: names.SYSTEM_ROLE}, "monitoring")
+    spec = parse_platform(stack_platform("prod"))
+    assert release["values"] == chart_values(True, {names.ROLE_LABEL: names.SYSTEM_ROLE}, "monitoring",
+                                             fair_sharing=spec.queueing.fair_sharing, weights=q.usage_weights(spec))
     assert release["values"]["controllerManager"]["nodeSelector"] == {names.ROLE_LABEL: names.SYSTEM_ROLE}
 
 
@@ -47,7 +49,7 @@ def test_the_release_waits_for_system_nodes_and_the_prometheus_crds(prod_plan):
 def test_every_object_is_registered_as_rendered(prod_plan):
     spec = parse_platform(stack_platform("prod"))
     queues = {t.name: q.team_queue(spec, t) for t in spec.teams}
-    rendered = queueing_manifests(spec.teams, queues, q.gpu_flavors(spec))
+    rendered = queueing_manifests(spec.teams, queues, q.gpu_flavors(spec), spec.queueing)
     ours = [r["inputs"] for r in prod_plan["resources"]
             if r["type"].startswith(KUEUE) or ("AdmissionPolicy" in r["type"] and ":KueueQueueing::" in r["parent"])]
     registered = {f"{m['kind']}/{m['metadata'].get('namespace', '')}/{m['metadata']['name']}": m for m in ours}
@@ -59,7 +61,9 @@ def test_kueue_objects_wait_for_the_release_and_belong_to_the_component(prod_pla
     release = kueue_release(prod_plan)
     (component,) = resources(prod_plan, COMPONENT)
     objects = [r for r in prod_plan["resources"] if r["type"].startswith(KUEUE)]
-    assert len(objects) == 6 + 1 + 1 + 3 + 3 + 3  # flavors, topology, cohort, priorities, cluster and local queues
+    # flavors, topology, cohort, priorities, cluster queues, and local queues: each team's own and debug queue,
+    # and research's two sub-teams
+    assert len(objects) == 6 + 1 + 1 + 3 + 3 + 3 * 2 + 2
     for r in objects:
         assert release["urn"] in r["options"]["dependsOn"], r["name"]
         assert r["parent"] == component["urn"] and r["provider"] and "kubernetes" in r["provider"]
@@ -107,6 +111,7 @@ def test_a_stack_that_does_not_queue_has_no_kueue():
 def test_without_prometheus_the_release_neither_scrapes_nor_waits_for_crds():
     platform = stack_platform("prod")
     platform["monitoring"]["prometheus"] = {"mode": "none"}
+    platform["monitoring"].pop("usageReport", None)  # the report queries Prometheus
     without_services(platform)  # services scale on Prometheus
     platform["monitoring"].pop("usageReport")  # the report queries Prometheus
     release = kueue_release(cached_plan(platform, "prod"))

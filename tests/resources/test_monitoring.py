@@ -374,3 +374,13 @@ def test_prometheus_picks_up_monitors_only_in_the_platform_s_and_the_teams_names
     if s.logging.enabled:  # Fluent Bit's counters of GPU failure lines
         platform.add(s.logging.namespace)
     assert selected == platform | {names.team_namespace(t.name) for t in s.teams}
+
+
+def test_kube_state_metrics_exports_the_queue_label_the_job_history_reads(planned):
+    from gpu_platform.facts import names as n
+    from gpu_platform.render import usage_report
+    from gpu_platform.render.alert_rule import ksm_name
+
+    allowlist = stack_release(planned("dev"))["inputs"]["values"]["kube-state-metrics"]["metricLabelsAllowlist"]
+    assert f"jobs=[{n.KUEUE_QUEUE_NAME_LABEL}]" in allowlist
+    assert usage_report.QUEUE_LABEL == f"label_{ksm_name(n.KUEUE_QUEUE_NAME_LABEL)}"

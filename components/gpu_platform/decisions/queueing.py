@@ -373,6 +373,9 @@ def queueing_rules(spec: "QueueScope") -> Iterator[Problem]:
         for i, team in enumerate(spec.teams):
             if team.queue.model_fields_set:
                 yield TEAMS.index(i) / "queue", "applies when queueing.mode is kueue"
+        for field in ("fairSharing", "debugQueue"):
+            if getattr(q, _snake(field)) is not None:
+                yield FieldPath.of(f"queueing.{field}"), "applies when queueing.mode is kueue"
         return
     if q.chart_version is None or q.chart_version not in catalog.KUEUE_RELEASES:
         yield (FieldPath.of("queueing.chartVersion"),
@@ -399,8 +402,71 @@ def queueing_rules(spec: "QueueScope") -> Iterator[Problem]:
                 yield (TEAMS.index(i) / "queue.pools").index(j), f"unknown pool {listed!r}; pools: {', '.join(pools)}"
         if len(set(team.queue.pools)) != len(team.queue.pools):
             yield TEAMS.index(i) / "queue.pools", "lists a pool twice"
+        yield from sub_team_rules(q, i, team)
     if all(p in pools for t in spec.teams for p in t.queue.pools):
         yield from placement(spec).problems
+
+
+# --- a team's LocalQueues: its own, its sub-teams', the debug queue ---
+
+WHOLE_TEAM = 100  # the weight of a queue the whole team shares, in percent of the team: sub-team shares add up to it
+
+
+@dataclass(frozen=True)
+class LocalQueueShare:
+    name: str
+    weight: int  # admission fair sharing: a queue's recent use is divided by it before queues are ordered
+
+
+def local_queues(queueing: "QueueingSpec", team: "TeamSpec") -> list[LocalQueueShare]:
+    """The team's LocalQueues, all feeding its one ClusterQueue: nominal quotas stay the team's, and
+    admission fair sharing orders the queues' workloads by use over the last half-lives per share."""
+    out = [LocalQueueShare(names.TEAM_LOCAL_QUEUE, WHOLE_TEAM)]
+    if queueing.debug_queue is not None:
+        out.append(LocalQueueShare(names.DEBUG_LOCAL_QUEUE, WHOLE_TEAM))
+    out.extend(LocalQueueShare(s.name, int(percent(s.share) * WHOLE_TEAM)) for s in team.queue.sub_teams)
+    return out
+
+
+def usage_weights(spec: "QueueScope") -> dict[str, float]:
+    """Admission fair sharing's resourceWeights: GPU time decides. Kueue weighs an unlisted resource 1 and
+    counts memory in bytes, so CPU and memory weigh 0; a whole GPU weighs 1 and a MIG slice its share of the
+    GPU's compute, as the cost section counts it."""
+    out: dict[str, float] = {CPU: 0.0, MEMORY: 0.0}
+    for pool in spec.node_pools:
+        for resource in node_resources(pool, spec.mig_strategy):
+            if resource.startswith(names.MIG_RESOURCE_PREFIX):
+                share = catalog.mig_compute_share(pool.gpu, resource.removeprefix(names.MIG_RESOURCE_PREFIX))
+                out.setdefault(resource, round(share, 4))
+            else:
+                out[resource] = 1.0
+    return out
+
+
+def sub_team_rules(queueing: "QueueingSpec", i: int, team: "TeamSpec") -> Iterator[Problem]:
+    subs = team.queue.sub_teams
+    if not subs:
+        return
+    field = TEAMS.index(i) / "queue.subTeams"
+    if queueing.fair_sharing is None:
+        yield field, ("sub-teams share the team's queue by admission fair sharing: set queueing.fairSharing "
+                      "(e.g. {usageHalfLife: 168h})")
+    total = sum(percent(s.share) for s in subs)
+    if total != 1:
+        yield field, f"the shares add up to {float(total) * 100:g}%; they split the team's quota, so they add up to 100%"
+    reserved = {names.TEAM_LOCAL_QUEUE, names.DEBUG_LOCAL_QUEUE}
+    seen: set[str] = set()
+    for j, sub in enumerate(subs):
+        if sub.name in reserved or sub.name in seen:
+            yield (field.index(j) / "name",
+                   f"{sub.name!r} names another queue of the team; names other than {', '.join(sorted(reserved | seen))}")
+        if percent(sub.share) == 0:
+            yield field.index(j) / "share", "a sub-team's share is above 0%"
+        seen.add(sub.name)
+
+
+def _snake(camel: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
 
 
 def queue_labels(spec: "QueueScope", team: "TeamSpec") -> dict[str, str]:

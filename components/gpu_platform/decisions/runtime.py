@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from gpu_platform.facts import names
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import PlatformSpec, TeamSpec
+    from gpu_platform.spec.models import PlatformSpec, QueueingSpec, TeamSpec
 
 
 def ceiling_seconds(spec: "PlatformSpec", team: "TeamSpec") -> Optional[int]:
@@ -19,9 +19,21 @@ def ceiling_seconds(spec: "PlatformSpec", team: "TeamSpec") -> Optional[int]:
     return None if hours is None else hours * 3600
 
 
-def job_ceiling(spec: "PlatformSpec", team: "TeamSpec") -> tuple[dict[str, str], dict[str, Any]]:
-    """(Job labels, Job spec fields) that cap a job of `team` at its tier's ceiling; empty without one."""
-    seconds = ceiling_seconds(spec, team)
+def debug_ceiling_seconds(spec: "QueueingSpec") -> Optional[int]:
+    """The longest a GPU job in a team's debug queue may run (Kueue's maximum execution time)."""
+    return None if spec.debug_queue is None else spec.debug_queue.runtime_ceiling_minutes * 60
+
+
+def tier_ceilings_seconds(spec: "QueueingSpec") -> dict[str, int]:
+    """Priority tier -> the longest one GPU job of a team in it may run, in seconds (tiers with a ceiling)."""
+    return {tier: hours * 3600 for tier, hours in spec.runtime_ceiling_hours.items()}
+
+
+def job_ceiling(spec: "PlatformSpec", team: "TeamSpec", queue: Optional[str] = None) -> tuple[dict[str, str], dict[str, Any]]:
+    """(Job labels, Job spec fields) that cap a job of `team` at its tier's ceiling, or in the debug queue at
+    that queue's; empty without one."""
+    debug = debug_ceiling_seconds(spec.queueing) if queue == names.DEBUG_LOCAL_QUEUE else None
+    seconds = debug if debug is not None else ceiling_seconds(spec, team)
     if seconds is None:
         return {}, {}
     if spec.queueing.enabled:

@@ -358,6 +358,7 @@ KUEUE_PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"  # the WorkloadPrio
 KUEUE_RELEASE = "kueue"  # Helm release (and fullname prefix of the controller)
 KUEUE_COHORT = MANAGED_BY  # every team's ClusterQueue lends and borrows inside this one cohort
 TEAM_LOCAL_QUEUE = "team-queue"  # the LocalQueue inside each team namespace
+DEBUG_LOCAL_QUEUE = "debug"  # the short-job LocalQueue inside each team namespace (queueing.debugQueue)
 KUEUE_CPU_MEMORY_FLAVOR = "cpu-memory"  # the ResourceFlavor CPU and memory quota is counted in (any node)
 # A node's place in the AWS network, top layer first, set by the cloud controller from EC2
 # DescribeInstanceTopology (kubernetes/cloud-provider-aws pkg/providers/v1/well_known_labels.go,
@@ -373,6 +374,7 @@ KUEUE_PREFERRED_TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-preferred-topology"
 KUEUE_UNCONSTRAINED_TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-unconstrained-topology"
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"  # the Job controller's label on the Job's pods (Kubernetes 1.27+)
 QUEUED_GPU_PODS_POLICY = f"{MANAGED_BY}-queued-gpu-pods"  # ValidatingAdmissionPolicy (and its binding)
+JOB_CEILINGS_POLICY = f"{MANAGED_BY}-gpu-job-runtime-ceilings"  # ValidatingAdmissionPolicy (and its binding)
 # The ValidatingAdmissionPolicies (each with a binding of the same name) every team namespace is held to.
 GPU_NODES_POLICY = f"{MANAGED_BY}-gpu-nodes-for-gpu-pods"
 DEVICE_ACCESS_POLICY = f"{MANAGED_BY}-gpus-through-the-device-plugin"

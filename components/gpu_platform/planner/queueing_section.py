@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from gpu_platform.decisions.queueing import CPU_MEMORY, SPOT, format_quantity, gpu_flavors, placement, team_queue, topology_pools
+from gpu_platform.decisions.queueing import (CPU_MEMORY, SPOT, format_quantity, gpu_flavors, local_queues, placement,
+                                             team_queue, topology_pools, usage_weights)
 from gpu_platform.decisions.topology import DEFAULT_TOPOLOGY_LEVEL, TOPOLOGY_LEVELS
 from gpu_platform.facts import names
 from gpu_platform.planner.capacity_section import short
@@ -37,6 +38,9 @@ def from_spec(spec: PlatformSpec) -> dict[str, Any]:
         teams.append({
             "name": team.name, "tier": team.priority_tier, "weight": queue.weight,
             "clusterQueue": names.cluster_queue(team.name), "localQueue": names.TEAM_LOCAL_QUEUE,
+            # Every LocalQueue feeding the team's ClusterQueue, with its admission fair sharing weight.
+            "localQueues": [{"name": lq.name, "weight": lq.weight} for lq in local_queues(spec.queueing, team)],
+            "subTeams": [{"name": s.name, "share": s.share} for s in team.queue.sub_teams],
             "borrowingLimit": queue.borrowing_limit, "lendingLimit": queue.lending_limit,
             "preemption": {"withinClusterQueue": queue.tier.within_cluster_queue,
                            "reclaimWithinCohort": queue.tier.reclaim_within_cohort},
@@ -63,7 +67,23 @@ def from_spec(spec: PlatformSpec) -> dict[str, Any]:
                 "defaultLevel": DEFAULT_TOPOLOGY_LEVEL} if by_topology else None
     return {"version": VERSION, "mode": spec.queueing.mode, "chartVersion": spec.queueing.chart_version,
             "cohort": names.KUEUE_COHORT, "flavors": flavors, "teams": teams, "topology": topology,
-            "runtimeCeilingHours": dict(spec.queueing.runtime_ceiling_hours)}
+            "runtimeCeilingHours": dict(spec.queueing.runtime_ceiling_hours), "fairSharing": _fair_sharing(spec),
+            "debugQueue": _debug_queue(spec)}
+
+
+def _fair_sharing(spec: PlatformSpec) -> Optional[dict[str, Any]]:
+    fair = spec.queueing.fair_sharing
+    if fair is None:
+        return None
+    return {"mode": "UsageBasedAdmissionFairSharing", "usageHalfLife": fair.usage_half_life,
+            "usageSamplingInterval": fair.usage_sampling_interval, "resourceWeights": usage_weights(spec)}
+
+
+def _debug_queue(spec: PlatformSpec) -> Optional[dict[str, Any]]:
+    debug = spec.queueing.debug_queue
+    if debug is None:
+        return None
+    return {"localQueue": names.DEBUG_LOCAL_QUEUE, "runtimeCeilingMinutes": debug.runtime_ceiling_minutes}
 
 
 def _gpu_flavor_order(groups: list[tuple[tuple[str, ...], list[str]]]) -> list[tuple[str, list[str]]]:
@@ -93,6 +113,27 @@ def _ceilings(section: dict[str, Any]) -> str:
         return "Runtime ceilings: none (queueing.runtimeCeilingHours)."
     tiers = ", ".join(f"{tier} {hours}h" for tier, hours in sorted(given.items()))
     return f"Runtime ceilings (Kueue maximum execution time of each GPU job): {tiers}."
+
+
+def _sharing(section: dict[str, Any]) -> list[str]:
+    """Admission fair sharing, the debug queue and each team's sub-teams, one line each."""
+    fair, debug = section.get("fairSharing"), section.get("debugQueue")
+    if fair is None:
+        out = ["Admission fair sharing: off (queueing.fairSharing); each team's queue admits in priority, then FIFO order."]
+    else:
+        gpu = ", ".join(f"{short(r)} {w:g}" for r, w in fair["resourceWeights"].items() if w)
+        out = [f"Admission fair sharing: within each team's queue, its LocalQueues' workloads go in the order of their "
+               f"GPU time over recent weeks per weight (use counts half after {fair['usageHalfLife']}, sampled every "
+               f"{fair['usageSamplingInterval']}; weights {gpu}; CPU and memory 0)."]
+    if debug is not None:
+        out.append(f"Debug queue: LocalQueue {debug['localQueue']} in every team namespace, GPU jobs of at most "
+                   f"{debug['runtimeCeilingMinutes']} minutes (held by admission policy).")
+    for team in section["teams"]:
+        subs = team.get("subTeams") or []
+        if subs:
+            out.append(f"Sub-teams of {team['name']}: " + ", ".join(f"{s['name']} {s['share']}" for s in subs)
+                       + f" (LocalQueues feeding {team['clusterQueue']}; the team's quota stays one nominal quota).")
+    return out
 
 
 def _held(team: dict[str, Any], resource: str) -> str:
@@ -142,6 +183,7 @@ def text(section: dict[str, Any]) -> str:
                  "(the team's ResourceQuota); nominal quotas fit capacity at max size.")
     lines.append(f"  {_topology_line(section)}")
     lines.append(f"  {_ceilings(section)}")
+    lines += [f"  {line}" for line in _sharing(section)]
     return "\n".join(lines)
 
 
@@ -150,7 +192,7 @@ def markdown(section: dict[str, Any]) -> str:
              *md_table(ORDER_HEADERS, _order_rows(section)), "",
              "<details><summary>Flavors: capacity at max size and the nominal quota placed on it</summary>", "",
              *md_table(FLAVOR_HEADERS, _flavor_rows(section), right=(4, 5, 6)), "", "</details>", "",
-             _topology_line(section), "", _ceilings(section)]
+             _topology_line(section), "", _ceilings(section), *(f"\n{line}" for line in _sharing(section))]
     return "\n".join(lines)
 
 

@@ -13,6 +13,7 @@ from gpu_platform.decisions.usage import report_plan, unplaced_mig_slices, usage
 from gpu_platform.facts import catalog, names
 from gpu_platform.planner.sections import PlanContext, Section, register
 from gpu_platform.planner.tables import md_table, text_table
+from gpu_platform.render import usage_report
 from gpu_platform.render import usage_rules as rec
 from gpu_platform.render.monitoring import prometheus_mode
 from gpu_platform.spec.models import PlatformSpec
@@ -50,7 +51,10 @@ def from_spec(spec: PlatformSpec, as_of: Any = None) -> Optional[dict[str, Any]]
         report = {"enabled": True, "schedule": plan.schedule, "timeZone": "Etc/UTC",
                   "destination": f"s3://{bucket}/{plan.prefix}/", "retentionDays": plan.retention_days,
                   "prometheusUrl": plan.prometheus_url, "cronJob": f"{plan.namespace}/{names.USAGE_REPORT_NAME}",
-                  "files": "gpu-usage-YYYY-MM.csv and gpu-usage-YYYY-MM.json (the Prometheus answers)"}
+                  "files": "gpu-usage-YYYY-MM.csv and gpu-usage-YYYY-MM.json (the Prometheus answers)",
+                  # One row per GPU Job finished in the month, beside the usage CSV and kept as long.
+                  "jobHistory": {"file": "gpu-jobs-YYYY-MM.csv", "destination": f"s3://{bucket}/{plan.prefix}/",
+                                 "retentionDays": plan.retention_days, "columns": list(usage_report.JOB_COLUMNS)}}
     return {"version": VERSION, "rules": f"{spec.monitoring.prometheus.namespace}/{names.GPU_RULES_NAME}",
             "group": rec.USAGE_GROUP, "retention": spec.monitoring.prometheus.retention,
             "records": [{"series": k, "meaning": v} for k, v in RECORDS.items()], "units": rows, "report": report,
@@ -85,6 +89,10 @@ def _notes(section: dict[str, Any]) -> list[str]:
     if r["enabled"]:
         lines.append(f"Monthly report: CronJob {r['cronJob']} at `{r['schedule']}` ({r['timeZone']}) writes last "
                      f"month's CSV to {r['destination']} (kept {r['retentionDays']} days), from {r['prometheusUrl']}.")
+        jobs = r.get("jobHistory")
+        if jobs:
+            lines.append(f"Job history: {jobs['file']} beside it, one row per GPU Job finished in the month "
+                         f"({', '.join(jobs['columns'][1:])}), kept {jobs['retentionDays']} days.")
     else:
         lines.append("Monthly report: off (monitoring.usageReport.enabled); `gpu-platform usage-report` reads a "
                      "recorded answer.")

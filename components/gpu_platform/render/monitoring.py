@@ -142,7 +142,8 @@ def stack_values(settings: MonitoringSettings) -> dict[str, Any]:
         },
         "kube-state-metrics": {
             "nodeSelector": dict(system),
-            "metricLabelsAllowlist": [f"nodes=[{','.join(KSM_NODE_LABELS)}]"],
+            # Nodes: their pool and GPU labels; Jobs: the Kueue queue they waited in (the job history's queue).
+            "metricLabelsAllowlist": [f"nodes=[{','.join(KSM_NODE_LABELS)}]", f"jobs=[{names.KUEUE_QUEUE_NAME_LABEL}]"],
         },
         # Node metrics from every node, GPU nodes included: tolerate every taint.
         "prometheus-node-exporter": {"tolerations": [{"operator": "Exists"}]},

@@ -11,15 +11,16 @@ from collections.abc import Mapping, Sequence
 
 import yaml
 
-from gpu_platform.decisions.queueing import (FAIR_SHARING_STRATEGIES, GpuFlavor, TeamQueue, by_topology,
-                                             format_quantity)
+from gpu_platform.decisions.queueing import (FAIR_SHARING_STRATEGIES, GpuFlavor, LocalQueueShare, TeamQueue,
+                                             by_topology, format_quantity, local_queues)
+from gpu_platform.decisions.runtime import debug_ceiling_seconds, tier_ceilings_seconds
 from gpu_platform.decisions.topology import TOPOLOGY_LEVELS
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.admission import API_VERSION, ASKS_FOR_GPUS, binding, team_namespaces
 from gpu_platform.render.team_objects import PRIORITY_TIERS, _meta, _team_meta
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import TeamSpec
+    from gpu_platform.spec.models import FairSharingSpec, QueueingSpec, TeamSpec
 
 ADMISSION_API_VERSION = API_VERSION
 METRICS_PORT = 8443  # the chart's metrics Service targets this port: the manager must bind it
@@ -78,7 +79,9 @@ def _weight(weight: float) -> int | str:
     return int(weight) if float(weight).is_integer() else repr(float(weight))
 
 
-def cluster_queue(team: "TeamSpec", queue: TeamQueue) -> dict[str, Any]:
+def cluster_queue(team: "TeamSpec", queue: TeamQueue, fair: bool = False) -> dict[str, Any]:
+    """The team's queue; with `fair` (queueing.fairSharing), workloads of its LocalQueues are admitted in the
+    order of each queue's recent use per share (Kueue's admission fair sharing)."""
     groups = []
     for covered, flavors in queue.groups:
         entries = []
@@ -102,13 +105,19 @@ def cluster_queue(team: "TeamSpec", queue: TeamQueue) -> dict[str, Any]:
         "fairSharing": {"weight": _weight(queue.weight)},
         "resourceGroups": groups,
     }
+    if fair:
+        spec["admissionScope"] = {"admissionMode": "UsageBasedAdmissionFairSharing"}
     labels = {names.TEAM_LABEL: team.name, names.PRIORITY_TIER_LABEL: team.priority_tier}
     return _kueue("ClusterQueue", _meta(names.cluster_queue(team.name), labels=labels), spec=spec)
 
 
-def local_queue(team: "TeamSpec") -> dict[str, Any]:
-    return _kueue("LocalQueue", _team_meta(team, names.TEAM_LOCAL_QUEUE),
-                  spec={"clusterQueue": names.cluster_queue(team.name)})
+def local_queue(team: "TeamSpec", share: LocalQueueShare | None = None, fair: bool = False) -> dict[str, Any]:
+    """One of the team's LocalQueues (its own by default); with `fair`, its weight in admission fair sharing."""
+    share = share or LocalQueueShare(names.TEAM_LOCAL_QUEUE, 1)
+    spec: dict[str, Any] = {"clusterQueue": names.cluster_queue(team.name)}
+    if fair:
+        spec["fairSharing"] = {"weight": share.weight}
+    return _kueue("LocalQueue", _team_meta(team, share.name), spec=spec)
 
 
 # --- the admission policy: no GPU pod outside the queue in a team namespace ---
@@ -141,9 +150,63 @@ def queued_gpu_pods_binding() -> dict[str, Any]:
     return binding(queued_gpu_pods_policy())
 
 
+# --- the admission policy: a GPU Job carries its runtime ceiling, and no more than its tier's ---
+
+# The same test over a Job's pod template as ASKS_FOR_GPUS is over a pod.
+JOB_ASKS_FOR_GPUS = ASKS_FOR_GPUS.replace("object.spec.", "object.spec.template.spec.")
+_LABELS = "has(object.metadata.labels)"
+
+
+def _label(key: str) -> str:
+    return f"{_LABELS} && '{key}' in object.metadata.labels ? object.metadata.labels['{key}'] : ''"
+
+
+def _ceiling(queueing: "QueueingSpec") -> str:
+    """CEL: the seconds a GPU Job may run in its namespace's tier and its queue (0: no ceiling)."""
+    tiers = tier_ceilings_seconds(queueing)
+    by_tier = "{" + ", ".join(f"'{t}': {s}" for t, s in sorted(tiers.items())) + "}"
+    expr = f"variables.tier in {by_tier} ? {by_tier}[variables.tier] : 0" if tiers else "0"
+    debug = debug_ceiling_seconds(queueing)
+    if debug is not None:
+        expr = f"variables.queue == '{names.DEBUG_LOCAL_QUEUE}' ? {debug} : ({expr})"
+    return expr
+
+
+def job_ceilings_policy(queueing: "QueueingSpec") -> dict[str, Any]:
+    """Refuse a GPU Job in a team namespace that leaves out Kueue's maximum execution time label, or sets it above
+    its ceiling: the tier's (queueing.runtimeCeilingHours, the namespace's tier label), or the debug queue's.
+    Kueue enforces the label it is given and none when it is missing, so the policy makes every Job carry one."""
+    label = names.KUEUE_MAX_EXEC_TIME_LABEL
+    tier = (f"has(namespaceObject.metadata.labels) && '{names.PRIORITY_TIER_LABEL}' in namespaceObject.metadata.labels"
+            f" ? namespaceObject.metadata.labels['{names.PRIORITY_TIER_LABEL}'] : ''")
+    variables = [("queue", _label(names.KUEUE_QUEUE_NAME_LABEL)), ("tier", tier), ("ceiling", _ceiling(queueing)),
+                 ("limit", _label(label))]
+    where = (f"the team's tier ({', '.join(f'{t}: {h}h' for t, h in sorted(queueing.runtime_ceiling_hours.items()))})"
+             if queueing.runtime_ceiling_hours else "")
+    if queueing.debug_queue is not None:
+        where += ("; " if where else "") + (f"the {names.DEBUG_LOCAL_QUEUE} queue: "
+                                            f"{queueing.debug_queue.runtime_ceiling_minutes}m")
+    bounded = "variables.limit.matches('^[0-9]{1,9}$') && int(variables.limit) > 0 && int(variables.limit) <= variables.ceiling"
+    return {"apiVersion": ADMISSION_API_VERSION, "kind": "ValidatingAdmissionPolicy",
+            "metadata": _meta(names.JOB_CEILINGS_POLICY),
+            "spec": {
+                "failurePolicy": "Fail",
+                "matchConstraints": {"resourceRules": [{"apiGroups": ["batch"], "apiVersions": ["v1"],
+                                                        "operations": ["CREATE"], "resources": ["jobs"]}]},
+                "matchConditions": [{"name": "asks-for-gpus", "expression": JOB_ASKS_FOR_GPUS}],
+                "variables": [{"name": n, "expression": e} for n, e in variables],
+                "validations": [{
+                    "expression": f"variables.ceiling == 0 || ({bounded})", "reason": "Forbidden",
+                    "message": (f"a GPU Job here runs for a limited time ({where}): label the Job {label}: <seconds, "
+                                f"from 1 to the ceiling>; gpu_platform.render.workloads.gpu_job does"),
+                }],
+            }}
+
+
 # --- the controller: its Configuration and the chart values ---
 
-def manager_config(dra: bool = False) -> dict[str, Any]:
+def manager_config(dra: bool = False, fair_sharing: "FairSharingSpec | None" = None,
+                   weights: Mapping[str, float] | None = None) -> dict[str, Any]:
     """The controller's Configuration (config.kueue.x-k8s.io/v1beta2). The chart takes it whole, so the
     listeners its Services and probes expect are set here too. With DRA pools, GPUs claimed through the
     driver's DeviceClass count as nvidia.com/gpu (Kueue 0.19 deviceClassMappings, read at start-up): one
@@ -151,7 +214,7 @@ def manager_config(dra: bool = False) -> dict[str, Any]:
     resources: dict[str, Any] = {"excludeResourcePrefixes": list(catalog.KUEUE_EXCLUDED_RESOURCE_PREFIXES)}
     if dra:
         resources["deviceClassMappings"] = [{"name": names.GPU_RESOURCE, "deviceClassNames": [names.DRA_GPU_CLASS]}]
-    return {
+    config: dict[str, Any] = {
         "apiVersion": catalog.KUEUE_CONFIG_API_VERSION, "kind": "Configuration",
         "health": {"healthProbeBindAddress": f":{HEALTH_PORT}"},
         "metrics": {"bindAddress": f":{METRICS_PORT}", "enableClusterQueueResources": True},
@@ -165,10 +228,16 @@ def manager_config(dra: bool = False) -> dict[str, Any]:
         "fairSharing": {"preemptionStrategies": list(FAIR_SHARING_STRATEGIES)},
         "resources": resources,
     }
+    if fair_sharing is not None:  # AdmissionFairSharing is a beta gate on by default from Kueue 0.15
+        config["admissionFairSharing"] = {"usageHalfLifeTime": fair_sharing.usage_half_life,
+                                          "usageSamplingInterval": fair_sharing.usage_sampling_interval,
+                                          "resourceWeights": dict(weights or {})}
+    return config
 
 
 def chart_values(prod: bool, system_node_selector: Mapping[str, str], prometheus_namespace: str | None,
-                 dra: bool = False) -> dict[str, Any]:
+                 dra: bool = False, fair_sharing: "FairSharingSpec | None" = None,
+                 weights: Mapping[str, float] | None = None) -> dict[str, Any]:
     """Kueue chart values (every key checked against the chart: tests/render/test_queueing_objects.py)."""
     manager: dict[str, Any] = {"replicas": 2 if prod else 1,  # leader election keeps one active; both serve webhooks
                      "nodeSelector": dict(system_node_selector)}
@@ -176,7 +245,8 @@ def chart_values(prod: bool, system_node_selector: Mapping[str, str], prometheus
         manager["podDisruptionBudget"] = {"enabled": True, "minAvailable": 1}
     values: dict[str, Any] = {
         "controllerManager": manager,
-        "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(manager_config(dra), sort_keys=False)},
+        "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(
+            manager_config(dra, fair_sharing, weights), sort_keys=False)},
         "enablePrometheus": prometheus_namespace is not None,
     }
     if prometheus_namespace is not None:
@@ -184,8 +254,10 @@ def chart_values(prod: bool, system_node_selector: Mapping[str, str], prometheus
     return values
 
 
-def queueing_manifests(teams: Sequence["TeamSpec"], queues: dict[str, TeamQueue], flavors: list[GpuFlavor]) -> dict[str, dict[str, Any]]:
-    """Every Kueue object and the admission policy, keyed by a stable logical name."""
+def queueing_manifests(teams: Sequence["TeamSpec"], queues: dict[str, TeamQueue], flavors: list[GpuFlavor],
+                       queueing: "QueueingSpec | None" = None) -> dict[str, dict[str, Any]]:
+    """Every Kueue object and the admission policies, keyed by a stable logical name."""
+    fair = queueing is not None and queueing.fair_sharing is not None
     out = {f"flavor-{names.KUEUE_CPU_MEMORY_FLAVOR}": cpu_memory_flavor()}
     if by_topology(flavors):
         out["topology"] = topology()
@@ -193,9 +265,20 @@ def queueing_manifests(teams: Sequence["TeamSpec"], queues: dict[str, TeamQueue]
     out["cohort"] = cohort()
     out.update({f"priority-{tier}": workload_priority_class(tier) for tier in PRIORITY_TIERS})
     for team in teams:
-        out[f"queue-{team.name}"] = cluster_queue(team, queues[team.name])
-        out[f"local-queue-{team.name}"] = local_queue(team)
+        out[f"queue-{team.name}"] = cluster_queue(team, queues[team.name], fair)
+        for share in local_queues(queueing, team) if queueing is not None else [None]:
+            out[local_queue_key(team, share)] = local_queue(team, share, fair)
     out["policy"] = queued_gpu_pods_policy()
     out["policy-binding"] = queued_gpu_pods_binding()
+    if queueing is not None and (queueing.runtime_ceiling_hours or queueing.debug_queue is not None):
+        out["ceilings-policy"] = job_ceilings_policy(queueing)
+        out["ceilings-policy-binding"] = binding(out["ceilings-policy"])
     return out
+
+
+def local_queue_key(team: "TeamSpec", share: LocalQueueShare | None) -> str:
+    """The team's own LocalQueue keeps the key it always had; the others add their name."""
+    if share is None or share.name == names.TEAM_LOCAL_QUEUE:
+        return f"local-queue-{team.name}"
+    return f"local-queue-{team.name}-{share.name}"
 

@@ -116,6 +116,89 @@ def team_totals(report: Sequence[UsageRow]) -> list[UsageRow]:
     return [UsageRow(month, team, "*", "*", *v) for team, v in sorted(sums.items())]
 
 
+# --- job history: one row per GPU Job that finished in the month ---
+
+JOB_GPUS, JOB_NODES, JOB_STARTS, JOB_COMPLETIONS = "jobGpus", "jobNodes", "jobStarts", "jobCompletions"
+JOB_LAST_ACTIVE, JOB_SUCCEEDED, JOB_FAILED, JOB_QUEUES = "jobLastActive", "jobSucceeded", "jobFailed", "jobQueues"
+JOB_KEYS = (JOB_GPUS, JOB_NODES, JOB_STARTS, JOB_COMPLETIONS, JOB_LAST_ACTIVE, JOB_SUCCEEDED, JOB_FAILED, JOB_QUEUES)
+QUEUE_LABEL = "label_kueue_x_k8s_io_queue_name"  # kube-state-metrics' name for the Job's kueue.x-k8s.io/queue-name
+JOB_COLUMNS = ("month", "team", "namespace", "job", "queue", "gpus", "gpu_resources", "kinds", "pools", "nodes",
+               "start", "end", "outcome")
+
+
+@dataclass(frozen=True)
+class JobRow:
+    month: str
+    team: str
+    namespace: str
+    job: str
+    queue: str
+    gpus: float  # GPU units held at once at most, every resource added (a MIG slice counts one)
+    gpu_resources: str  # kube-state-metrics resource names: `nvidia_com_gpu=8`, `nvidia_com_mig_1g_10gb=2;...`
+    kinds: str  # whole, mig, time-sliced or dra: how the pool shares its GPUs
+    pools: str
+    nodes: str
+    start: str  # ISO 8601, UTC
+    end: str
+    outcome: str  # succeeded or failed
+
+
+def _by_job(responses: Mapping[str, Any], key: str, name: str = "job_name") -> dict[tuple[str, str], list[tuple[dict[str, str], float]]]:
+    out: dict[tuple[str, str], list[tuple[dict[str, str], float]]] = {}
+    for labels, value in vector(responses[key], key):
+        out.setdefault((labels.get("namespace", ""), labels.get(name, "")), []).append((labels, value))
+    return out
+
+
+def _first(found: dict[tuple[str, str], list[tuple[dict[str, str], float]]], job: tuple[str, str]) -> Optional[float]:
+    values = [v for _, v in found.get(job, [])]
+    return max(values) if values else None
+
+
+def _iso(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _joined(samples: list[tuple[dict[str, str], float]], label: str) -> str:
+    return ";".join(sorted({s[label] for s, _ in samples if s.get(label)}))
+
+
+def job_rows(responses: Mapping[str, Any], month: str, start: float, end: float) -> list[JobRow]:
+    """Each Job that held GPUs and finished (succeeded or failed) within [start, end), sorted by team, end."""
+    missing = [k for k in (*JOB_KEYS, TEAMS) if k not in responses]
+    if missing:
+        raise ReportError(f"missing query results: {', '.join(missing)}")
+    teams = {labels.get("namespace", ""): labels.get("team", "") for labels, _ in vector(responses[TEAMS], TEAMS)}
+    gpus = _by_job(responses, JOB_GPUS, "owner_name")
+    nodes = _by_job(responses, JOB_NODES, "owner_name")
+    found = {k: _by_job(responses, k) for k in (JOB_STARTS, JOB_COMPLETIONS, JOB_LAST_ACTIVE, JOB_SUCCEEDED,
+                                                  JOB_FAILED, JOB_QUEUES)}
+    out = []
+    for job, held in gpus.items():
+        outcome = ("succeeded" if (_first(found[JOB_SUCCEEDED], job) or 0) > 0 else
+                   "failed" if (_first(found[JOB_FAILED], job) or 0) > 0 else None)
+        finished = _first(found[JOB_COMPLETIONS], job) or _first(found[JOB_LAST_ACTIVE], job)
+        began = _first(found[JOB_STARTS], job)
+        if outcome is None or finished is None or not start <= finished < end:
+            continue  # still running, or finished in another month
+        out.append(JobRow(
+            month, teams.get(job[0]) or job[0], job[0], job[1], _joined(found[JOB_QUEUES].get(job, []), QUEUE_LABEL),
+            sum(v for _, v in held), ";".join(sorted(f"{s.get('resource', '')}={v:g}" for s, v in held)),
+            _joined(held, "kind"), _joined(held, "pool"), _joined(nodes.get(job, []), "node"),
+            "" if began is None else _iso(began), _iso(finished), outcome))
+    return sorted(out, key=lambda r: (r.team, r.end, r.namespace, r.job))
+
+
+def jobs_csv(report: Sequence[JobRow]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(JOB_COLUMNS)
+    for r in report:
+        writer.writerow([r.month, r.team, r.namespace, r.job, r.queue, f"{r.gpus:g}", r.gpu_resources, r.kinds,
+                         r.pools, r.nodes, r.start, r.end, r.outcome])
+    return buf.getvalue()
+
+
 # --- the report job ---
 
 def previous_month(now: datetime) -> tuple[str, float, int]:
@@ -151,6 +234,9 @@ def run_job(env: Mapping[str, str], now: Optional[datetime] = None) -> int:
         json.dump(responses, f)
     with open(os.path.join(out, f"gpu-usage-{month}.csv"), "w", encoding="utf-8") as f:
         f.write(to_csv(rows(responses, month)))
+    if all(k in responses for k in JOB_KEYS):  # the month's finished GPU Jobs, one row each
+        with open(os.path.join(out, f"gpu-jobs-{month}.csv"), "w", encoding="utf-8") as f:
+            f.write(jobs_csv(job_rows(responses, month, at - hours * 3600, at)))
     print(f"gpu-usage-{month}: {len(responses)} queries over {hours}h")
     return 0
 

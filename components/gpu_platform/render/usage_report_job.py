@@ -15,6 +15,7 @@ from gpu_platform.decisions.usage import ReportPlan
 from gpu_platform.facts import catalog, names
 from gpu_platform.render import usage_report
 from gpu_platform.render import usage_rules as rec
+from gpu_platform.render.alert_rule import GPU_RESOURCES_RE
 
 STEP_MINUTES = 5  # subquery resolution: the recorded series are sampled every 5 minutes over the month
 STEP_HOURS = STEP_MINUTES / 60
@@ -39,6 +40,39 @@ def query_templates() -> dict[str, str]:
         usage_report.USED_GPU_HOURS: _hours(rec.USED_GPUS, by),
         usage_report.USED_USD: _hours(rec.USED_USD, by),
         usage_report.TEAMS: f"max by (namespace, team) (last_over_time({rec.TEAM_INFO}[{{minutes}}m]))",
+        **job_templates(),
+    }
+
+
+JOB_PODS = 'max by (namespace, pod, owner_name) (kube_pod_owner{owner_kind="Job"})'
+
+
+def _over_month(key: str, expr: str) -> str:
+    return f"max by ({key}) (last_over_time({expr}[{{minutes}}m]))"
+
+
+def job_templates() -> dict[str, str]:
+    """The job history's queries: per Job (kube-state-metrics' job_name, or its pods' owner_name), what it held,
+    where, when and how it ended, over the month. GPUs are the most the Job's pods held at once, per resource,
+    with the pool and its kind (the usage rules' node-pool and unit series)."""
+    job = "namespace, job_name"
+    requests = (f'sum by (namespace, pod, node, resource) (kube_pod_container_resource_requests'
+                f'{{resource=~"{GPU_RESOURCES_RE}"}} > 0)')
+    held = (f"sum by (namespace, owner_name, resource, pool, kind) ({requests} * on (namespace, pod) group_left "
+            f"(owner_name) {JOB_PODS} * on (node) group_left (pool) {rec.NODE_POOL} * on (pool, resource) "
+            f"group_left (kind) (0 * {rec.UNIT_SHARE} + 1))")
+    placed = f'max by (namespace, pod, node) (kube_pod_info{{node!=""}}) * on (namespace, pod) group_left (owner_name) {JOB_PODS}'
+    return {
+        usage_report.JOB_GPUS: f"max_over_time(({held})[{{minutes}}m:{STEP_MINUTES}m])",
+        usage_report.JOB_NODES: f"max by (namespace, owner_name, node) (max_over_time(({placed})[{{minutes}}m:{STEP_MINUTES}m]))",
+        usage_report.JOB_STARTS: _over_month(job, "kube_job_status_start_time"),
+        usage_report.JOB_COMPLETIONS: _over_month(job, "kube_job_status_completion_time"),
+        usage_report.JOB_LAST_ACTIVE: (f"max by ({job}) (max_over_time(timestamp(kube_job_status_active > 0)"
+                                       f"[{{minutes}}m:{STEP_MINUTES}m]))"),
+        usage_report.JOB_SUCCEEDED: _over_month(job, 'kube_job_complete{condition="true"}'),
+        usage_report.JOB_FAILED: _over_month(job, 'kube_job_failed{condition="true"}'),
+        usage_report.JOB_QUEUES: _over_month(f"{job}, {usage_report.QUEUE_LABEL}",
+                                             f'kube_job_labels{{{usage_report.QUEUE_LABEL}!=""}}'),
     }
 
 

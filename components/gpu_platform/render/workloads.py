@@ -29,7 +29,7 @@ from gpu_platform.decisions.local_storage import pool_local_storage
 from gpu_platform.decisions.numa import pool_kubelet
 from gpu_platform.decisions.pod_sizing import pod_size
 from gpu_platform.decisions.pod_sizing import shm_size as default_shm
-from gpu_platform.decisions.queueing import queue_labels
+from gpu_platform.decisions.queueing import local_queues, queue_labels
 from gpu_platform.decisions.topology import (DEFAULT_TOPOLOGY_LEVEL, TOPOLOGY_LEVELS, TOPOLOGY_MODES, proximity_layers,
                                             schedules_by_topology)
 from gpu_platform.decisions.runtime import job_ceiling
@@ -363,7 +363,7 @@ def topology_request(spec: "PlatformSpec", landing: Sequence["NodePoolSpec"], no
 
 def gpu_job(spec: "PlatformSpec", team: str, name: str, image: str, *, backoff_limit: Optional[int] = None,
             fail_on_exit_codes: Sequence[int] = (), topology: str = "preferred", topology_level: Optional[str] = None,
-            **options: Any) -> dict[str, Any]:
+            queue: Optional[str] = None, **options: Any) -> dict[str, Any]:
     """A batch/v1 Job of `team` whose pods the driver upgrade waits for and the autoscaler never evicts.
 
     A pod evicted by a disruption is replaced without counting as a failure, and `fail_on_exit_codes` (1-255,
@@ -372,6 +372,8 @@ def gpu_job(spec: "PlatformSpec", team: str, name: str, image: str, *, backoff_l
     The pods of a multi-node Job on pools whose nodes carry the AWS network-layer labels prefer nodes close in
     the network to each other; on pools Kueue places by topology, the Job asks Kueue to admit it within one domain
     of `topology_level` (`topology`: "preferred", the default, or "required"; docs/topology.md).
+    `queue` names another of the team's LocalQueues than its own: a sub-team's, or `debug` (whose ceiling it
+    then carries; docs/queueing.md).
     """
     keywords = inspect.signature(gpu_pod_spec).parameters.items()
     defaults = {k: p.default for k, p in keywords if p.kind is p.KEYWORD_ONLY}
@@ -397,8 +399,19 @@ def gpu_job(spec: "PlatformSpec", team: str, name: str, image: str, *, backoff_l
         job = {"parallelism": nodes, "completions": nodes, "completionMode": "Indexed", **job}
     if backoff_limit is not None:
         job = {"backoffLimit": backoff_limit, **job}
-    ceiling_labels, ceiling = job_ceiling(spec, _team(spec, team))  # the team's tier's runtime ceiling
+    ceiling_labels, ceiling = job_ceiling(spec, _team(spec, team), queue)  # the tier's or the queue's ceiling
+    labels = {names.TEAM_LABEL: team, **queue_labels(spec, _team(spec, team)), **ceiling_labels}
+    if queue is not None:
+        _check_queue(spec, team, queue)
+        labels[names.KUEUE_QUEUE_NAME_LABEL] = metadata["labels"][names.KUEUE_QUEUE_NAME_LABEL] = queue
     return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": {"name": name, "namespace": names.team_namespace(team),
-                         "labels": {names.TEAM_LABEL: team, **queue_labels(spec, _team(spec, team)), **ceiling_labels}},
+            "metadata": {"name": name, "namespace": names.team_namespace(team), "labels": labels},
             "spec": {**ceiling, **job}}
+
+
+def _check_queue(spec: "PlatformSpec", team: str, queue: str) -> None:
+    if not spec.queueing.enabled:
+        raise ValueError(f"queue={queue!r}: queues exist when queueing.mode is kueue")
+    offered = [lq.name for lq in local_queues(spec.queueing, _team(spec, team))]
+    if queue not in offered:
+        raise ValueError(f"queue={queue!r}: team {team!r} has the LocalQueues {', '.join(offered)}")

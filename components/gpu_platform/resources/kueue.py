@@ -16,9 +16,10 @@ from pulumi_kubernetes.apiextensions import CustomResource
 
 from gpu_platform.facts import component_types
 from gpu_platform.decisions.dra import dra_pools
-from gpu_platform.decisions.queueing import Fleet, gpu_flavors, placement, queueing_rules, quota_ceiling, team_queue
+from gpu_platform.decisions.queueing import (Fleet, gpu_flavors, local_queues, placement, queueing_rules, quota_ceiling,
+                                             team_queue, usage_weights)
 from gpu_platform.facts import catalog, names
-from gpu_platform.render.queueing_objects import chart_values, queueing_manifests
+from gpu_platform.render.queueing_objects import chart_values, local_queue_key, queueing_manifests
 from gpu_platform.resources import options
 from gpu_platform.resources.pool_args import PoolSharingArgs, PoolTaintArgs
 from gpu_platform.resources.team import TeamQuotaArgs
@@ -68,6 +69,15 @@ class QueuePoolArgs(TypedDict, total=False):
     """The pool's extra taints, which the flavor's workloads tolerate."""
 
 
+class SubTeamArgs(TypedDict, total=False):
+    """A sub-team: a LocalQueue feeding the team's ClusterQueue, ordered by its share and recent use."""
+
+    name: Required[str]
+    """The LocalQueue's name: workloads name it in kueue.x-k8s.io/queue-name."""
+    share: Required[str]
+    """Percentage of the team's quota; a team's shares add up to 100%."""
+
+
 class TeamQueueArgs(TypedDict, total=False):
     """The team's share of the cohort (docs/queueing.md)."""
 
@@ -79,6 +89,24 @@ class TeamQueueArgs(TypedDict, total=False):
     """Percentage of the nominal quota others may borrow (default 100%)."""
     pools: list[str]
     """Pools holding the team's nominal GPU quota, in order (default all)."""
+    sub_teams: list[SubTeamArgs]
+    """Parts of the team, each with a LocalQueue of its name in the team's namespace (needs fair_sharing)."""
+
+
+class FairSharingArgs(TypedDict, total=False):
+    """Admission fair sharing between a team's LocalQueues by their recent GPU time."""
+
+    usage_half_life: str
+    """How fast past use is forgotten: it counts half after this long (default 168h)."""
+    usage_sampling_interval: str
+    """How often use is sampled (default 5m)."""
+
+
+class DebugQueueArgs(TypedDict, total=False):
+    """A `debug` LocalQueue in every team namespace for short jobs."""
+
+    runtime_ceiling_minutes: int
+    """The longest a GPU job in it may run (default 60)."""
 
 
 class QueuedTeamArgs(TypedDict, total=False):
@@ -107,6 +135,12 @@ class KueueQueueingArgs(TypedDict, total=False):
     """The teams: one ClusterQueue each, nominal quotas placed on the pools in order."""
     namespace: str
     """Kueue's namespace (default kueue-system)."""
+    runtime_ceiling_hours: dict[str, int]
+    """Priority tier -> the longest one GPU Job of a team in that tier may run; an admission policy holds Jobs to it."""
+    fair_sharing: FairSharingArgs
+    """Admission fair sharing between each team's LocalQueues (needed for sub-teams)."""
+    debug_queue: DebugQueueArgs
+    """A short-job LocalQueue in every team namespace."""
     environment: str
     """dev, staging or prod: prod runs two controller replicas with a disruption budget."""
     prometheus_namespace: str
@@ -164,7 +198,8 @@ class KueueQueueing(pulumi.ComponentResource):
         self.namespace = Namespace(name, metadata=ObjectMetaArgs(
             name=queueing.namespace, labels=names.platform_namespace_labels(POD_SECURITY_LEVEL)), opts=after())
         self.values = chart_values(cluster.prod, cluster.system_node_selector, cluster.prometheus_namespace,
-                                   dra=bool(dra_pools(fleet.node_pools)))
+                                   dra=bool(dra_pools(fleet.node_pools)), fair_sharing=queueing.fair_sharing,
+                                   weights=usage_weights(fleet))
         self.release = Release(
             name, name=names.KUEUE_RELEASE, chart=catalog.KUEUE_CHART, version=queueing.chart_version,
             namespace=self.namespace.metadata.name, create_namespace=False, values=self.values,
@@ -172,7 +207,7 @@ class KueueQueueing(pulumi.ComponentResource):
 
         placed = placement(fleet)
         self.queues = {t.name: team_queue(fleet, t, placed) for t in fleet.teams}
-        m = queueing_manifests(fleet.teams, self.queues, gpu_flavors(fleet))
+        m = queueing_manifests(fleet.teams, self.queues, gpu_flavors(fleet), queueing)
         self.objects: dict[str, pulumi.Resource] = {}
         for key, obj in m.items():
             if key.startswith(("flavor-", "priority-")) or key in ("cohort", "topology"):
@@ -182,15 +217,23 @@ class KueueQueueing(pulumi.ComponentResource):
         for team in fleet.teams:
             cq = KueueObject(f"{name}-queue-{team.name}", m[f"queue-{team.name}"], opts=after(self.release, *shared))
             self.objects[f"queue-{team.name}"] = cq
-            self.objects[f"local-queue-{team.name}"] = KueueObject(
-                f"{name}-local-queue-{team.name}", _in_namespace(m[f"local-queue-{team.name}"], namespaces[team.name]),
-                opts=after(self.release, cq))
+            for share in local_queues(queueing, team):
+                key = local_queue_key(team, share)
+                self.objects[key] = KueueObject(f"{name}-{key}", _in_namespace(m[key], namespaces[team.name]),
+                                                opts=after(self.release, cq))
         # After the release: a labelled GPU pod is then gated by Kueue's webhook rather than run unqueued.
         policy, binding = m["policy"], m["policy-binding"]
         self.policy = ValidatingAdmissionPolicy(f"{name}-policy", metadata=policy["metadata"], spec=policy["spec"],
                                                 opts=after(self.release))
         self.binding = ValidatingAdmissionPolicyBinding(
             f"{name}-policy", metadata=binding["metadata"], spec=binding["spec"], opts=after(self.release, self.policy))
+        if "ceilings-policy" in m:
+            ceilings, ceilings_binding = m["ceilings-policy"], m["ceilings-policy-binding"]
+            self.ceilings_policy = ValidatingAdmissionPolicy(
+                f"{name}-ceilings-policy", metadata=ceilings["metadata"], spec=ceilings["spec"], opts=after(self.release))
+            self.ceilings_binding = ValidatingAdmissionPolicyBinding(
+                f"{name}-ceilings-policy", metadata=ceilings_binding["metadata"], spec=ceilings_binding["spec"],
+                opts=after(self.release, self.ceilings_policy))
         self.namespace_name = queueing.namespace
         self.cluster_queues = {t.name: names.cluster_queue(t.name) for t in fleet.teams}
         self.local_queue = names.TEAM_LOCAL_QUEUE
@@ -220,6 +263,9 @@ class QueueingCluster:
     k8s_provider: Optional[pulumi.ProviderResource] = None
 
 
+QUEUEING_SETTINGS = ("namespace", "runtime_ceiling_hours", "fair_sharing", "debug_queue")
+
+
 def queueing_settings(name: str, args: Mapping[str, Any]) -> Fleet:
     """The pools, teams and settings from KueueQueueing's arguments, checked with the stack file's pool,
     team and queueing rules; SpecError names each argument that is wrong."""
@@ -241,7 +287,7 @@ def queueing_settings(name: str, args: Mapping[str, Any]) -> Fleet:
             problems += err.problems
     try:
         queueing = read_part(QueueingSpec, {"mode": "kueue", "chart_version": args.get("chart_version"),
-                                            **({"namespace": args["namespace"]} if "namespace" in args else {})})
+                                            **{k: args[k] for k in QUEUEING_SETTINGS if k in args}})
     except SpecError as err:
         problems += err.problems
     if problems:

@@ -549,12 +549,20 @@ class TeamAccessSpec(StrictModel):
 PERCENT = r"^\d{1,4}%$"
 
 
+class SubTeamSpec(StrictModel):
+    """A part of a team with its own LocalQueue in the team's namespace, ordered against the team's other
+    queues by its share and its recent use (admission fair sharing, docs/queueing.md)."""
+    name: DnsLabel  # the LocalQueue's name: workloads name it in kueue.x-k8s.io/queue-name
+    share: str = Field(pattern=PERCENT)  # of the team's quota; the team's shares add up to 100%
+
+
 class TeamQueueSpec(StrictModel):
     """The team's share of the Kueue cohort (queueing.mode kueue); see docs/queueing.md."""
     weight: float = Field(1, ge=0, le=1000)  # fair-sharing weight: share of what others leave unused
     borrowing_limit: Optional[str] = Field(None, pattern=PERCENT)  # of the nominal quota; default by tier
     lending_limit: Optional[str] = Field(None, pattern=PERCENT)  # of the nominal quota; default 100%
     pools: list[str] = Field(default_factory=list)  # pools holding the nominal GPU quota, in order; default all
+    sub_teams: list[SubTeamSpec] = Field(default_factory=list)  # needs queueing.fairSharing
 
 
 class TeamSpec(StrictModel):
@@ -571,6 +579,21 @@ class TeamSpec(StrictModel):
     services: list[ServiceSpec] = Field(default_factory=list)  # model servers in the namespace (docs/serving.md)
 
 
+GO_DURATION = r"^[1-9][0-9]{0,5}(h|m)$"  # whole hours or minutes, as Kueue's Configuration reads durations
+
+
+class FairSharingSpec(StrictModel):
+    """Admission fair sharing: within a team's queue, workloads of the LocalQueue that used the least GPU time
+    lately go first; use decays by half every `usageHalfLife` (docs/queueing.md)."""
+    usage_half_life: str = Field("168h", pattern=GO_DURATION)
+    usage_sampling_interval: str = Field("5m", pattern=GO_DURATION)
+
+
+class DebugQueueSpec(StrictModel):
+    """A `debug` LocalQueue in every team namespace for short interactive work (docs/queueing.md)."""
+    runtime_ceiling_minutes: int = Field(60, ge=1, le=1440)  # the longest a GPU job in it may run
+
+
 class QueueingSpec(StrictModel):
     """Fair GPU sharing across teams: `kueue` installs Kueue and gives every team a queue (docs/queueing.md)."""
     mode: Literal["none", "kueue"] = "none"
@@ -579,6 +602,8 @@ class QueueingSpec(StrictModel):
     # Priority tier -> the longest a GPU job of a team in that tier may run, in hours (docs/workloads.md):
     # Kueue's maximum execution time with kueue, the Job's activeDeadlineSeconds without.
     runtime_ceiling_hours: dict[str, int] = Field(default_factory=dict)
+    fair_sharing: Optional[FairSharingSpec] = None  # admission fair sharing between a team's LocalQueues
+    debug_queue: Optional[DebugQueueSpec] = None
 
     @field_validator("runtime_ceiling_hours")
     @classmethod
