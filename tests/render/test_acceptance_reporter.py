@@ -22,6 +22,7 @@ def test_constants_are_the_platforms():
     assert (r.CONDITION, r.LABEL, r.CHECK_LABEL) == (
         names.ACCEPTANCE_CONDITION, names.ACCEPTANCE_LABEL, names.ACCEPTANCE_CHECK_LABEL)
     assert r.FULL_LEVEL == facts.FULL_LEVEL
+    assert r.POOL_LABEL == names.POOL_LABEL
 
 
 def test_dcgm_pass():
@@ -158,3 +159,35 @@ def test_a_node_gated_while_in_use_keeps_serving_unchecked():
     o = r.skipped(True, "running work: ns/trainer")
     assert (o.status, o.reason, o.labels) == ("True", "NotCheckedInUse", {names.ACCEPTANCE_LABEL: "unchecked"})
     assert r.skipped(False, "no startup taint").status == ""
+
+
+# --- replacing a failed node within the pool's limit ---
+
+def pool_node(name: str, verdict: str = "passed", claim: str = "") -> dict:
+    meta: dict = {"name": name, "labels": {names.POOL_LABEL: "l4-inference", names.ACCEPTANCE_LABEL: verdict}}
+    if claim:  # as Karpenter v1 owns the nodes it launches
+        meta["ownerReferences"] = [{"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim", "name": claim,
+                                    "uid": "6f1c2a34-0d55-4d8e-9a51-1b7c2e0f9a10", "blockOwnerDeletion": True}]
+    return {"metadata": meta}
+
+
+def test_a_lone_failed_node_is_replaced():
+    nodes = [pool_node("a", "failed"), *(pool_node(str(i)) for i in range(9))]
+    assert r.replacement(nodes, None, 20) == ""
+
+
+def test_failures_past_the_pools_limit_hold_the_nodes():
+    nodes = [pool_node(f"f{i}", "failed") for i in range(3)] + [pool_node(str(i)) for i in range(7)]
+    held = r.replacement(nodes, None, 20)
+    assert held.startswith("not replaced: 3 of the pool's 10 nodes failed, more than the 2")
+    assert r.replacement(nodes, 3, None) == ""  # a count wins over the share
+
+
+def test_a_small_pool_still_replaces_one_node():
+    assert r.replace_limit(2, None, 20) == 1 and r.replace_limit(0, None, None) == 1
+    assert r.replacement([pool_node("a", "failed"), pool_node("b", "failed")], None, 20).startswith("not replaced")
+
+
+def test_the_nodeclaim_is_the_nodes_owner():
+    assert r.node_claim(pool_node("a", claim="l4-inference-x7k2p")) == "l4-inference-x7k2p"
+    assert r.node_claim(pool_node("a")) == ""

@@ -44,10 +44,11 @@ def acceptance_failed() -> dict[str, Any]:
         f"A new GPU node failed a check before taking work. `kubectl describe node` shows the "
         f"{names.ACCEPTANCE_CONDITION} condition's reason (DcgmFailed, NcclFailed, EfaFailed, ImexFailed, or "
         f"FullCheckRequired after an earlier failure) and the failing check's summary; the node label "
-        f"{names.ACCEPTANCE_CHECK_LABEL} names the check. Neither EKS node auto repair nor Karpenter's node repair "
-        "acts on this condition: replace the instance (managed node group: terminate it in its Auto Scaling "
-        "group without decrementing the desired size; Karpenter: delete the node's NodeClaim), or run the full "
-        "check by hand to clear a false alarm (docs/acceptance.md).",
+        f"{names.ACCEPTANCE_CHECK_LABEL} names the check. On Karpenter pools the checker deletes the node's "
+        "NodeClaim (Karpenter replaces it) unless more of the pool's nodes failed than its repair limit: then the "
+        "condition's message says the node was held, and a cause common to the pool (AMI, driver, image) is "
+        "likelier. Managed node groups: terminate the instance in its Auto Scaling group without decrementing "
+        "the desired size, or run the full check by hand to clear a false alarm (docs/acceptance.md).",
     )
 
 

@@ -14,6 +14,10 @@ Verdicts, as docs/acceptance.md states them:
 - imex: `nvidia-smi -q`: every GPU's NVLink fabric registered (`State: Completed`, `Status: Success`), all in
   one clique of one cluster: what the IMEX daemons of a ComputeDomain need.
 - A node whose condition is already False passes again only on a clean run at the full level.
+- A failed node is replaced while few enough of its pool's nodes failed (`replacement`): on Karpenter pools
+  the reporter deletes the node's NodeClaim and Karpenter launches another. Past the pool's limit a failed node
+  stays, tainted, and its condition says why: a fault common to the pool (a bad AMI, driver or image) must
+  not drain it.
 - A node without the startup taint, or one already running work (its pool was gated after it registered, and
   the node group's new taint reached it in place), is labelled `unchecked` and no check runs there; a tainted
   one gets its condition True so the taint goes and its work is not starved.
@@ -36,6 +40,8 @@ STARTUP_TAINT = "readiness.k8s.io/gpu-acceptance"
 SKIP = "skip"  # written by the precheck on a node that registered without the startup taint
 LABEL = "gpu-platform.io/acceptance"
 CHECK_LABEL = "gpu-platform.io/acceptance-check"
+POOL_LABEL = "gpu-platform.io/pool"
+NODECLAIM_API = "/apis/karpenter.sh/v1/nodeclaims"
 FULL_LEVEL = 3
 MESSAGE_LIMIT = 1000  # characters of the condition's message
 
@@ -196,6 +202,37 @@ def judge(results: Path, checks: list[str], floor_gbps: float, efa_interfaces: i
     return out
 
 
+# --- replacing a failed node, within the pool's limit ---
+
+def failed_nodes(nodes: list[dict[str, Any]]) -> list[str]:
+    return [n["metadata"]["name"] for n in nodes if (n["metadata"].get("labels") or {}).get(LABEL) == "failed"]
+
+
+def replace_limit(pool_nodes: int, max_nodes: Optional[int], max_percent: Optional[int]) -> int:
+    """How many failed nodes the pool may have while the checker still replaces them (never below one)."""
+    if max_nodes:
+        return max_nodes
+    if max_percent:
+        return max(1, pool_nodes * max_percent // 100)
+    return 1
+
+
+def replacement(nodes: list[dict[str, Any]], max_nodes: Optional[int], max_percent: Optional[int]) -> str:
+    """Why a failed node of a pool with these `nodes` (itself among them, labelled failed) is held, or "" to
+    replace it: more failed nodes than the limit point at a cause common to the pool, not at this node."""
+    failed, limit = len(failed_nodes(nodes)), replace_limit(len(nodes), max_nodes, max_percent)
+    if failed > limit:
+        return (f"not replaced: {failed} of the pool's {len(nodes)} nodes failed, more than the {limit} it replaces "
+                "(a cause common to the pool?)")
+    return ""
+
+
+def node_claim(node: dict[str, Any]) -> str:
+    """The name of the NodeClaim that owns a Karpenter node ("" for any other node)."""
+    owners = node.get("metadata", {}).get("ownerReferences") or []
+    return next((o["name"] for o in owners if o.get("kind") == "NodeClaim"), "")
+
+
 # --- the Kubernetes API, from inside the pod ---
 
 _SA = Path("/var/run/secrets/kubernetes.io/serviceaccount")
@@ -275,7 +312,29 @@ def main() -> None:
                     None)
     outcome = decide(verdicts, int(os.environ["LEVEL"]), previous)
     _write(node, outcome)
+    if outcome.status == "False" and os.environ.get("REPLACE_VIA") == "nodeclaim":
+        _replace(node, outcome)
     _stay()
+
+
+def _replace(node: str, outcome: Outcome) -> None:
+    """Delete the failed node's NodeClaim (Karpenter drains and replaces it), or say why it stays."""
+    pool = (_api("GET", f"/api/v1/nodes/{node}").get("metadata", {}).get("labels") or {}).get(POOL_LABEL, "")
+    nodes = _api("GET", f"/api/v1/nodes?labelSelector={POOL_LABEL}%3D{pool}").get("items", [])
+    held = replacement(nodes, _int_env("MAX_FAILED_NODES"), _int_env("MAX_FAILED_PERCENT"))
+    claim = node_claim(next((n for n in nodes if n["metadata"]["name"] == node), {}))
+    if held or not claim:
+        held = held or "not replaced: the node has no NodeClaim"
+        _write(node, Outcome(outcome.status, outcome.reason, _message(f"{outcome.message}; {held}", []),
+                             outcome.labels))
+        return
+    _api("DELETE", f"{NODECLAIM_API}/{claim}")
+    print(f"deleted NodeClaim {claim}: Karpenter replaces the node", flush=True)
+
+
+def _int_env(name: str) -> Optional[int]:
+    value = os.environ.get(name, "")
+    return int(value) if value else None
 
 
 def _write(node: str, outcome: Outcome) -> None:
