@@ -213,3 +213,11 @@ def test_checker_may_not_delete_other_claims():
 
 def test_replace_policy_leaves_karpenter_alone():
     assert deletion_refused(claim(pool="x"), user="system:serviceaccount:karpenter:karpenter") == []
+
+
+def test_images_are_pinned_by_version_and_the_reporter_by_digest_too():
+    for image in (facts.DCGM_IMAGE, facts.NCCL_TESTS_IMAGE, facts.NODE_READINESS_IMAGE, facts.REPORTER_IMAGE):
+        name = image.split("@")[0]
+        assert ":" in name.rsplit("/", 1)[1] and not name.endswith(":latest"), image
+    digest = facts.REPORTER_IMAGE.split("@sha256:")[1]
+    assert len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)
