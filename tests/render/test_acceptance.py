@@ -170,8 +170,8 @@ def test_karpenter_pools_replace_failed_nodes_by_their_nodeclaim(karpenter):
     env = {e["name"]: e.get("value") for e in ds["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert (env["REPLACE_VIA"], env["MAX_FAILED_PERCENT"]) == ("nodeclaim", "20")
     trained = next(o for o in objects if o["kind"] == "DaemonSet" and o["metadata"]["name"].endswith("a100-train"))
-    assert {e["name"]: e.get("value") for e in trained["spec"]["template"]["spec"]["containers"][0]["env"]}[
-        "REPLACE_VIA"] == ""  # a managed node group
+    env = {e["name"]: e.get("value") for e in trained["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert (env["REPLACE_VIA"], env["MAX_FAILED_NODES"]) == ("asg", "2")  # a managed node group, prod's limit
 
 
 def test_managed_node_groups_only_get_no_nodeclaim_rights(prod):
@@ -179,6 +179,28 @@ def test_managed_node_groups_only_get_no_nodeclaim_rights(prod):
     assert not any(o["metadata"]["name"] == f"{names.ACCEPTANCE_NAME}-replace" for o in objects)
     role = next(o for o in objects if o["kind"] == "ClusterRole" and o["metadata"]["name"] == names.ACCEPTANCE_NAME)
     assert not any("nodeclaims" in rule["resources"] for rule in role["rules"])
+
+
+def test_managed_node_groups_replace_within_their_eks_repair_thresholds():
+    spec = spec_of("prod")
+    gates = {gate.pool: gate for _, gate in accepted_pools(spec)}
+    assert {(g.replace_via, g.max_failed_nodes, g.max_failed_percent) for g in gates.values()} == {("asg", 2, None)}
+    off = copy.deepcopy(spec)
+    off.node_pools[0].repair.enabled = False
+    assert accepted_pools(off)[0][1].replace_via == ""  # repair off: a failed node stays until replaced by hand
+
+
+def test_the_termination_role_reaches_only_this_clusters_groups_and_passes_botocore():
+    import json
+
+    from tests.support.aws_api import api_problems, service_model
+
+    doc = r.terminate_policy("gpu-prod")
+    [statement] = doc["Statement"]
+    assert statement["Action"] == "autoscaling:TerminateInstanceInAutoScalingGroup"
+    assert statement["Condition"] == {"StringEquals": {f"aws:ResourceTag/{names.ca_cluster_tag('gpu-prod')}": "owned"}}
+    shape = service_model("iam").operation_model("PutRolePolicy").input_shape
+    assert api_problems({"RoleName": "r", "PolicyName": "p", "PolicyDocument": json.dumps(doc)}, shape) == []
 
 
 def claim(node_name="ip-10-40-1-17.ec2.internal", pool="l4-inference") -> dict:

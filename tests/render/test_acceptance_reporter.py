@@ -191,3 +191,43 @@ def test_a_small_pool_still_replaces_one_node():
 def test_the_nodeclaim_is_the_nodes_owner():
     assert r.node_claim(pool_node("a", claim="l4-inference-x7k2p")) == "l4-inference-x7k2p"
     assert r.node_claim(pool_node("a")) == ""
+
+
+# --- managed node groups: the instance, terminated in its Auto Scaling group ---
+
+CREDS = {"AccessKeyId": "ASIAEXAMPLEKEYID0001", "SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+         "Token": "IQoJb3JpZ2luX2VjEXAMPLETOKEN//////////wEaCXVzLWVhc3QtMSJHMEUCIQ"}
+
+
+def test_the_instance_comes_from_the_provider_id():
+    assert r.instance_id({"spec": {"providerID": "aws:///us-east-1a/i-0a1b2c3d4e5f60718"}}) == "i-0a1b2c3d4e5f60718"
+    assert r.instance_id({"spec": {}}) == ""
+    assert r.instance_id({"spec": {"providerID": "kind://docker/kind/kind-worker"}}) == ""
+
+
+def test_the_termination_keeps_the_groups_size_and_is_a_valid_autoscaling_call():
+    from tests.support.aws_api import api_problems, service_model
+
+    params = r.terminate_params("i-0a1b2c3d4e5f60718")
+    assert params["ShouldDecrementDesiredCapacity"] == "false"
+    operation = service_model("autoscaling").operation_model(params["Action"])
+    assert params["Version"] == service_model("autoscaling").api_version
+    call = {"InstanceId": params["InstanceId"], "ShouldDecrementDesiredCapacity": False}
+    assert api_problems(call, operation.input_shape) == []
+
+
+def test_the_request_is_signed_as_botocore_signs_it():
+    import urllib.parse
+
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    body = urllib.parse.urlencode(r.terminate_params("i-0a1b2c3d4e5f60718"))
+    request = AWSRequest(method="POST", url="https://autoscaling.us-east-1.amazonaws.com/", data=body,
+                         headers={"Content-Type": r.FORM})
+    SigV4Auth(Credentials(CREDS["AccessKeyId"], CREDS["SecretAccessKey"], CREDS["Token"]), "autoscaling",
+              "us-east-1").add_auth(request)
+    ours = r.signed_headers("us-east-1", body, CREDS, request.headers["X-Amz-Date"])
+    assert ours["authorization"] == request.headers["Authorization"]
+    assert ours["x-amz-security-token"] == request.headers["X-Amz-Security-Token"]

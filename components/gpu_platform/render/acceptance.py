@@ -304,6 +304,15 @@ def nodeclaim_policy(pools: Sequence[str]) -> list[dict[str, Any]]:
     return [policy, binding]
 
 
+def terminate_policy(cluster: str) -> dict[str, Any]:
+    """The checker's AWS identity: terminate instances only in Auto Scaling groups this cluster owns (the tag the
+    Cluster Autoscaler discovers node groups by), never changing their size (the reporter asks for that)."""
+    return {"Version": "2012-10-17", "Statement": [{
+        "Sid": "ReplaceFailedNodes", "Effect": "Allow", "Resource": "*",
+        "Action": "autoscaling:TerminateInstanceInAutoScalingGroup",
+        "Condition": {"StringEquals": {f"aws:ResourceTag/{names.ca_cluster_tag(cluster)}": names.CA_OWNED_VALUE}}}]}
+
+
 def acceptance_manifests(pools: Sequence[tuple["NodePoolSpec", "PoolAcceptance"]], system_node_selector: dict[str, str],
                          prod: bool) -> list[dict[str, Any]]:
     """Every object of the gate, in the order they can be applied."""

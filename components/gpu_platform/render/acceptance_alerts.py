@@ -46,11 +46,12 @@ def acceptance_failed() -> dict[str, Any]:
         f"A new GPU node failed a check before taking work. `kubectl describe node` shows the "
         f"{names.ACCEPTANCE_CONDITION} condition's reason (DcgmFailed, NcclFailed, EfaFailed, ImexFailed, or "
         f"FullCheckRequired after an earlier failure) and the failing check's summary; the node label "
-        f"{names.ACCEPTANCE_CHECK_LABEL} names the check. On Karpenter pools the checker deletes the node's "
-        "NodeClaim (Karpenter replaces it) unless more of the pool's nodes failed than its repair limit: then the "
-        "condition's message says the node was held, and a cause common to the pool (AMI, driver, image) is "
-        "likelier. Managed node groups: terminate the instance in its Auto Scaling group without decrementing "
-        "the desired size, or run the full check by hand to clear a false alarm (docs/acceptance.md).",
+        f"{names.ACCEPTANCE_CHECK_LABEL} names the check. With the pool's repair on, the checker replaces the node "
+        "(Karpenter: deletes its NodeClaim; managed node groups: terminates the instance in its Auto Scaling group, "
+        "keeping the group's size) unless more of the pool's nodes failed than its repair limit: then the "
+        "condition's message says the node was held, and a cause common to the pool (AMI, driver, check image) is "
+        "likelier. With repair off, replace the instance yourself, or run the full check by hand to clear a false "
+        "alarm (docs/acceptance.md).",
     )
 
 

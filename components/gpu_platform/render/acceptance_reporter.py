@@ -15,7 +15,9 @@ Verdicts, as docs/acceptance.md states them:
   one clique of one cluster: what the IMEX daemons of a ComputeDomain need.
 - A node whose condition is already False passes again only on a clean run at the full level.
 - A failed node is replaced while few enough of its pool's nodes failed (`replacement`): on Karpenter pools
-  the reporter deletes the node's NodeClaim and Karpenter launches another. Past the pool's limit a failed node
+  the reporter deletes the node's NodeClaim and Karpenter launches another; on managed node groups it terminates
+  the instance in its Auto Scaling group without decrementing the desired capacity (EKS Pod Identity
+  credentials, a SigV4-signed Auto Scaling query), and the group launches another. Past the pool's limit a failed node
   stays, tainted, and its condition says why: a fault common to the pool (a bad AMI, driver or image) must
   not drain it.
 - A node without the startup taint, or one already running work (its pool was gated after it registered, and
@@ -24,12 +26,15 @@ Verdicts, as docs/acceptance.md states them:
 """
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
 import re
 import ssl
 import sys
 import time
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +47,9 @@ LABEL = "gpu-platform.io/acceptance"
 CHECK_LABEL = "gpu-platform.io/acceptance-check"
 POOL_LABEL = "gpu-platform.io/pool"
 NODECLAIM_API = "/apis/karpenter.sh/v1/nodeclaims"
+REGION_LABEL = "topology.kubernetes.io/region"
+AUTOSCALING_VERSION = "2011-01-01"  # the Auto Scaling query API's version
+FORM = "application/x-www-form-urlencoded; charset=utf-8"
 FULL_LEVEL = 3
 MESSAGE_LIMIT = 1000  # characters of the condition's message
 
@@ -233,6 +241,40 @@ def node_claim(node: dict[str, Any]) -> str:
     return next((o["name"] for o in owners if o.get("kind") == "NodeClaim"), "")
 
 
+def instance_id(node: dict[str, Any]) -> str:
+    """The EC2 instance behind a node, from its provider ID (`aws:///us-east-1a/i-0abc...`), or ""."""
+    tail = str(node.get("spec", {}).get("providerID") or "").rsplit("/", 1)[-1]
+    return tail if tail.startswith("i-") else ""
+
+
+def terminate_params(instance: str) -> dict[str, str]:
+    """Auto Scaling's TerminateInstanceInAutoScalingGroup, keeping the group's size: it launches a replacement."""
+    return {"Action": "TerminateInstanceInAutoScalingGroup", "InstanceId": instance,
+            "ShouldDecrementDesiredCapacity": "false", "Version": AUTOSCALING_VERSION}
+
+
+def _hmac(key: bytes, text: str) -> bytes:
+    return hmac.new(key, text.encode(), hashlib.sha256).digest()
+
+
+def signed_headers(region: str, body: str, creds: dict[str, str], amz_date: str) -> dict[str, str]:
+    """AWS Signature Version 4 headers of a POST of `body` to the region's Auto Scaling endpoint.
+    `creds`: AccessKeyId, SecretAccessKey and Token, as the Pod Identity agent returns them."""
+    host, day = f"autoscaling.{region}.amazonaws.com", amz_date[:8]
+    headers = {"content-type": FORM, "host": host, "x-amz-date": amz_date, "x-amz-security-token": creds["Token"]}
+    names_ = ";".join(sorted(headers))
+    canonical = "\n".join(["POST", "/", "", *(f"{k}:{headers[k]}" for k in sorted(headers)), "", names_,
+                           hashlib.sha256(body.encode()).hexdigest()])
+    scope = f"{day}/{region}/autoscaling/aws4_request"
+    to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest()])
+    key = b"AWS4" + creds["SecretAccessKey"].encode()
+    for part in (day, region, "autoscaling", "aws4_request"):
+        key = _hmac(key, part)
+    signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
+    return {**headers, "authorization": f"AWS4-HMAC-SHA256 Credential={creds['AccessKeyId']}/{scope}, "
+                                        f"SignedHeaders={names_}, Signature={signature}"}
+
+
 # --- the Kubernetes API, from inside the pod ---
 
 _SA = Path("/var/run/secrets/kubernetes.io/serviceaccount")
@@ -312,24 +354,43 @@ def main() -> None:
                     None)
     outcome = decide(verdicts, int(os.environ["LEVEL"]), previous)
     _write(node, outcome)
-    if outcome.status == "False" and os.environ.get("REPLACE_VIA") == "nodeclaim":
-        _replace(node, outcome)
+    if outcome.status == "False" and os.environ.get("REPLACE_VIA"):
+        _replace(node, outcome, os.environ["REPLACE_VIA"])
     _stay()
 
 
-def _replace(node: str, outcome: Outcome) -> None:
-    """Delete the failed node's NodeClaim (Karpenter drains and replaces it), or say why it stays."""
+def _replace(node: str, outcome: Outcome, via: str) -> None:
+    """Replace the failed node (its NodeClaim, or its instance in the Auto Scaling group), or say why it stays."""
     pool = (_api("GET", f"/api/v1/nodes/{node}").get("metadata", {}).get("labels") or {}).get(POOL_LABEL, "")
     nodes = _api("GET", f"/api/v1/nodes?labelSelector={POOL_LABEL}%3D{pool}").get("items", [])
+    this = next((n for n in nodes if n["metadata"]["name"] == node), {})
     held = replacement(nodes, _int_env("MAX_FAILED_NODES"), _int_env("MAX_FAILED_PERCENT"))
-    claim = node_claim(next((n for n in nodes if n["metadata"]["name"] == node), {}))
-    if held or not claim:
-        held = held or "not replaced: the node has no NodeClaim"
+    target = node_claim(this) if via == "nodeclaim" else instance_id(this)
+    if held or not target:
+        held = held or f"not replaced: the node has no {'NodeClaim' if via == 'nodeclaim' else 'EC2 instance ID'}"
         _write(node, Outcome(outcome.status, outcome.reason, _message(f"{outcome.message}; {held}", []),
                              outcome.labels))
         return
-    _api("DELETE", f"{NODECLAIM_API}/{claim}")
-    print(f"deleted NodeClaim {claim}: Karpenter replaces the node", flush=True)
+    if via == "nodeclaim":
+        _api("DELETE", f"{NODECLAIM_API}/{target}")
+        print(f"deleted NodeClaim {target}: Karpenter replaces the node", flush=True)
+        return
+    _terminate(target, (this["metadata"].get("labels") or {}).get(REGION_LABEL, ""))
+    print(f"terminated {target} in its Auto Scaling group: the group launches a replacement", flush=True)
+
+
+def _terminate(instance: str, region: str) -> None:
+    """Through the Pod Identity agent's credentials (the role allows this cluster's node groups only)."""
+    request = urllib.request.Request(os.environ["AWS_CONTAINER_CREDENTIALS_FULL_URI"])
+    request.add_header("Authorization", Path(os.environ["AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"]).read_text().strip())
+    with urllib.request.urlopen(request, timeout=10) as response:
+        creds = json.loads(response.read())
+    body = urllib.parse.urlencode(terminate_params(instance))
+    headers = signed_headers(region, body, creds, time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
+    post = urllib.request.Request(f"https://{headers['host']}/", data=body.encode(), method="POST",
+                                  headers={k: v for k, v in headers.items() if k != "host"})
+    with urllib.request.urlopen(post, timeout=30) as response:
+        response.read()
 
 
 def _int_env(name: str) -> Optional[int]:
