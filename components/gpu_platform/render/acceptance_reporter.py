@@ -363,7 +363,7 @@ def _replace(node: str, outcome: Outcome, via: str) -> None:
     """Replace the failed node (its NodeClaim, or its instance in the Auto Scaling group), or say why it stays."""
     pool = (_api("GET", f"/api/v1/nodes/{node}").get("metadata", {}).get("labels") or {}).get(POOL_LABEL, "")
     nodes = _api("GET", f"/api/v1/nodes?labelSelector={POOL_LABEL}%3D{pool}").get("items", [])
-    this = next((n for n in nodes if n["metadata"]["name"] == node), {})
+    this: dict[str, Any] = next((n for n in nodes if n["metadata"]["name"] == node), {})
     held = replacement(nodes, _int_env("MAX_FAILED_NODES"), _int_env("MAX_FAILED_PERCENT"))
     target = node_claim(this) if via == "nodeclaim" else instance_id(this)
     if held or not target:
