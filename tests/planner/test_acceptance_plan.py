@@ -74,3 +74,19 @@ def test_every_gated_pool_has_its_rule_and_checker(stack):
     checkers = [r["inputs"]["metadata"]["name"] for r in plan["resources"]
                 if r["type"] == "kubernetes:apps/v1:DaemonSet" and r["inputs"]["metadata"].get("namespace") == names.ACCEPTANCE_NAMESPACE]
     assert sorted(rules) and sorted(f"{names.ACCEPTANCE_NAME}-{p}" for p in rules) == sorted(checkers)
+
+
+def test_the_checker_gets_its_aws_identity_before_it_runs():
+    """Pod Identity credentials reach only pods started after the association: the checkers wait for it."""
+    plan = stack_plan("prod")
+    [assoc] = [r for r in resources(plan, "aws:eks/podIdentityAssociation:PodIdentityAssociation")
+               if r["name"] == "acceptance-replacement"]
+    assert (assoc["inputs"]["namespace"], assoc["inputs"]["serviceAccount"]) == (
+        names.ACCEPTANCE_NAMESPACE, names.ACCEPTANCE_NAME)
+    checkers = [r for r in resources(plan, "kubernetes:apps/v1:DaemonSet")
+                if r["inputs"]["metadata"].get("namespace") == names.ACCEPTANCE_NAMESPACE]
+    assert checkers and all(assoc["urn"] in r["options"]["dependsOn"] for r in checkers)
+
+
+def test_no_aws_identity_without_a_gated_managed_node_group():
+    assert not [r for r in stack_plan("dev")["resources"] if r["name"] == "acceptance-replacement"]

@@ -7,6 +7,7 @@ import subprocess
 import pytest
 import yaml
 
+from gpu_platform.decisions.acceptance import accepted_pools
 from gpu_platform.decisions.cost import gpu_hourly_cost_by_model
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.planner import rules_file
@@ -96,8 +97,9 @@ def test_rules_file_holds_the_groups_of_the_plans_prometheus_rule(written, key):
 @pytest.mark.parametrize("key", WITH_RULE)
 def test_rules_file_equals_the_pure_rules_for_the_stacks_thresholds_and_prices(written, key):
     s = spec(key)
+    timeouts = {gate.pool: gate.timeout_minutes for _, gate in accepted_pools(s)}
     expected = yaml.safe_load(alerts.rules_file(s.monitoring.alerts, gpu_hourly_cost_by_model(s), (),
-                                                s.pool_memory_limits()))
+                                                s.pool_memory_limits(), timeouts))
     expected["groups"] += usage_groups(tuple(usage_units(s)), tuple(pool_rates(s)), team_namespaces(s))
     expected["groups"].append(log_rule_group(alerts.gpu_nodes()))  # logging is on in every stack here
     expected["groups"].append(serving_rules(plans(s)))  # every stack here serves a model

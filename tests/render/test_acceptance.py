@@ -149,3 +149,97 @@ def test_check_commands_are_shell_and_skip_unchecked_nodes(prod, tmp_path):
             assert script.startswith(f"[ -e {r.RESULTS}/skip ] ||")
             (tmp_path / "check.sh").write_text(script)
             subprocess.run(["sh", "-n", str(tmp_path / "check.sh")], check=True)
+
+
+# --- replacing failed Karpenter nodes ---
+
+@pytest.fixture(scope="module")
+def karpenter():
+    spec = spec_of("karpenter")
+    return spec, r.acceptance_manifests(accepted_pools(spec), dict(spec.cluster.system_node_selector), spec.prod)
+
+
+def test_karpenter_pools_replace_failed_nodes_by_their_nodeclaim(karpenter):
+    spec, objects = karpenter
+    for obj in objects:
+        if obj["kind"] != "NodeReadinessRule":
+            kubernetes_validate.validate(obj, spec.cluster.kubernetes_version, strict=True)
+    role = next(o for o in objects if o["kind"] == "ClusterRole" and o["metadata"]["name"] == names.ACCEPTANCE_NAME)
+    assert {"apiGroups": ["karpenter.sh"], "resources": ["nodeclaims"], "verbs": ["delete"]} in role["rules"]
+    ds = next(o for o in objects if o["kind"] == "DaemonSet" and o["metadata"]["name"].endswith("l4-inference"))
+    env = {e["name"]: e.get("value") for e in ds["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert (env["REPLACE_VIA"], env["MAX_FAILED_PERCENT"]) == ("nodeclaim", "20")
+    trained = next(o for o in objects if o["kind"] == "DaemonSet" and o["metadata"]["name"].endswith("a100-train"))
+    env = {e["name"]: e.get("value") for e in trained["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert (env["REPLACE_VIA"], env["MAX_FAILED_NODES"]) == ("asg", "2")  # a managed node group, prod's limit
+
+
+def test_managed_node_groups_only_get_no_nodeclaim_rights(prod):
+    _, objects = prod
+    assert not any(o["metadata"]["name"] == f"{names.ACCEPTANCE_NAME}-replace" for o in objects)
+    role = next(o for o in objects if o["kind"] == "ClusterRole" and o["metadata"]["name"] == names.ACCEPTANCE_NAME)
+    assert not any("nodeclaims" in rule["resources"] for rule in role["rules"])
+
+
+def test_managed_node_groups_replace_within_their_eks_repair_thresholds():
+    spec = spec_of("prod")
+    gates = {gate.pool: gate for _, gate in accepted_pools(spec)}
+    assert {(g.replace_via, g.max_failed_nodes, g.max_failed_percent) for g in gates.values()} == {("asg", 2, None)}
+    off = copy.deepcopy(spec)
+    off.node_pools[0].repair.enabled = False
+    assert accepted_pools(off)[0][1].replace_via == ""  # repair off: a failed node stays until replaced by hand
+
+
+def test_the_termination_role_reaches_only_this_clusters_groups_and_passes_botocore():
+    import json
+
+    from tests.support.aws_api import api_problems, service_model
+
+    doc = r.terminate_policy("gpu-prod")
+    [statement] = doc["Statement"]
+    assert statement["Action"] == "autoscaling:TerminateInstanceInAutoScalingGroup"
+    assert statement["Condition"] == {"StringEquals": {f"aws:ResourceTag/{names.ca_cluster_tag('gpu-prod')}": "owned"}}
+    shape = service_model("iam").operation_model("PutRolePolicy").input_shape
+    assert api_problems({"RoleName": "r", "PolicyName": "p", "PolicyDocument": json.dumps(doc)}, shape) == []
+
+
+def claim(node_name="ip-10-40-1-17.ec2.internal", pool="l4-inference") -> dict:
+    return {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+            "metadata": {"name": f"{pool}-x7k2p", "labels": {names.KARPENTER_NODEPOOL_LABEL: pool}},
+            "status": {"nodeName": node_name}}
+
+
+def deletion_refused(old: dict, user=CHECKER, on="ip-10-40-1-17.ec2.internal") -> list[str]:
+    policy = r.nodeclaim_policy(["l4-inference", "h100-mig"])[0]
+    request = {"userInfo": {"username": user, "extra": {names.SA_NODE_NAME_EXTRA: [on]} if on else {}}}
+    return denials(policy, None, None, oldObject=old, request=request)
+
+
+def test_checker_may_delete_its_own_nodes_claim_in_a_replacing_pool():
+    assert deletion_refused(claim()) == []
+
+
+def test_checker_may_not_delete_other_claims():
+    assert deletion_refused(claim(node_name="ip-10-40-9-9.ec2.internal")) == [
+        "the acceptance checker may delete only the NodeClaim of the node its pod runs on"]
+    assert deletion_refused(claim(pool="cpu-general"))[0].startswith(
+        "the acceptance checker may delete only NodeClaims of pools that replace")
+    unlabelled = claim()
+    del unlabelled["metadata"]["labels"]
+    assert deletion_refused(unlabelled)
+    unlaunched = claim()
+    del unlaunched["status"]
+    assert deletion_refused(unlaunched)
+    assert deletion_refused(claim(), on=None)
+
+
+def test_replace_policy_leaves_karpenter_alone():
+    assert deletion_refused(claim(pool="x"), user="system:serviceaccount:karpenter:karpenter") == []
+
+
+def test_images_are_pinned_by_version_and_the_reporter_by_digest_too():
+    for image in (facts.DCGM_IMAGE, facts.NCCL_TESTS_IMAGE, facts.NODE_READINESS_IMAGE, facts.REPORTER_IMAGE):
+        name = image.split("@")[0]
+        assert ":" in name.rsplit("/", 1)[1] and not name.endswith(":latest"), image
+    digest = facts.REPORTER_IMAGE.split("@sha256:")[1]
+    assert len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)

@@ -22,6 +22,7 @@ def test_constants_are_the_platforms():
     assert (r.CONDITION, r.LABEL, r.CHECK_LABEL) == (
         names.ACCEPTANCE_CONDITION, names.ACCEPTANCE_LABEL, names.ACCEPTANCE_CHECK_LABEL)
     assert r.FULL_LEVEL == facts.FULL_LEVEL
+    assert r.POOL_LABEL == names.POOL_LABEL
 
 
 def test_dcgm_pass():
@@ -158,3 +159,75 @@ def test_a_node_gated_while_in_use_keeps_serving_unchecked():
     o = r.skipped(True, "running work: ns/trainer")
     assert (o.status, o.reason, o.labels) == ("True", "NotCheckedInUse", {names.ACCEPTANCE_LABEL: "unchecked"})
     assert r.skipped(False, "no startup taint").status == ""
+
+
+# --- replacing a failed node within the pool's limit ---
+
+def pool_node(name: str, verdict: str = "passed", claim: str = "") -> dict:
+    meta: dict = {"name": name, "labels": {names.POOL_LABEL: "l4-inference", names.ACCEPTANCE_LABEL: verdict}}
+    if claim:  # as Karpenter v1 owns the nodes it launches
+        meta["ownerReferences"] = [{"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim", "name": claim,
+                                    "uid": "6f1c2a34-0d55-4d8e-9a51-1b7c2e0f9a10", "blockOwnerDeletion": True}]
+    return {"metadata": meta}
+
+
+def test_a_lone_failed_node_is_replaced():
+    nodes = [pool_node("a", "failed"), *(pool_node(str(i)) for i in range(9))]
+    assert r.replacement(nodes, None, 20) == ""
+
+
+def test_failures_past_the_pools_limit_hold_the_nodes():
+    nodes = [pool_node(f"f{i}", "failed") for i in range(3)] + [pool_node(str(i)) for i in range(7)]
+    held = r.replacement(nodes, None, 20)
+    assert held.startswith("not replaced: 3 of the pool's 10 nodes failed, more than the 2")
+    assert r.replacement(nodes, 3, None) == ""  # a count wins over the share
+
+
+def test_a_small_pool_still_replaces_one_node():
+    assert r.replace_limit(2, None, 20) == 1 and r.replace_limit(0, None, None) == 1
+    assert r.replacement([pool_node("a", "failed"), pool_node("b", "failed")], None, 20).startswith("not replaced")
+
+
+def test_the_nodeclaim_is_the_nodes_owner():
+    assert r.node_claim(pool_node("a", claim="l4-inference-x7k2p")) == "l4-inference-x7k2p"
+    assert r.node_claim(pool_node("a")) == ""
+
+
+# --- managed node groups: the instance, terminated in its Auto Scaling group ---
+
+CREDS = {"AccessKeyId": "ASIAEXAMPLEKEYID0001", "SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+         "Token": "IQoJb3JpZ2luX2VjEXAMPLETOKEN//////////wEaCXVzLWVhc3QtMSJHMEUCIQ"}
+
+
+def test_the_instance_comes_from_the_provider_id():
+    assert r.instance_id({"spec": {"providerID": "aws:///us-east-1a/i-0a1b2c3d4e5f60718"}}) == "i-0a1b2c3d4e5f60718"
+    assert r.instance_id({"spec": {}}) == ""
+    assert r.instance_id({"spec": {"providerID": "kind://docker/kind/kind-worker"}}) == ""
+
+
+def test_the_termination_keeps_the_groups_size_and_is_a_valid_autoscaling_call():
+    from tests.support.aws_api import api_problems, service_model
+
+    params = r.terminate_params("i-0a1b2c3d4e5f60718")
+    assert params["ShouldDecrementDesiredCapacity"] == "false"
+    operation = service_model("autoscaling").operation_model(params["Action"])
+    assert params["Version"] == service_model("autoscaling").api_version
+    call = {"InstanceId": params["InstanceId"], "ShouldDecrementDesiredCapacity": False}
+    assert api_problems(call, operation.input_shape) == []
+
+
+def test_the_request_is_signed_as_botocore_signs_it():
+    import urllib.parse
+
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    body = urllib.parse.urlencode(r.terminate_params("i-0a1b2c3d4e5f60718"))
+    request = AWSRequest(method="POST", url="https://autoscaling.us-east-1.amazonaws.com/", data=body,
+                         headers={"Content-Type": r.FORM})
+    SigV4Auth(Credentials(CREDS["AccessKeyId"], CREDS["SecretAccessKey"], CREDS["Token"]), "autoscaling",
+              "us-east-1").add_auth(request)
+    ours = r.signed_headers("us-east-1", body, CREDS, request.headers["X-Amz-Date"])
+    assert ours["authorization"] == request.headers["Authorization"]
+    assert ours["x-amz-security-token"] == request.headers["X-Amz-Security-Token"]

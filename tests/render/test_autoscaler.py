@@ -28,8 +28,9 @@ CHART_KEYS = {"affinity", "autoDiscovery", "autoscalingGroups", "awsRegion", "cl
               "podDisruptionBudget", "priorityClassName", "rbac", "replicaCount", "resources", "securityContext",
               "service", "serviceMonitor", "tolerations", "extraEnv", "podLabels"}
 # Cluster Autoscaler FAQ, "What are the parameters to CA?" (and the expander list of the same FAQ).
-CA_FLAGS = {"balance-similar-node-groups", "skip-nodes-with-local-storage", "expander", "ignore-daemonsets-utilization",
-            "max-node-provision-time", "scale-down-unneeded-time", "skip-nodes-with-system-pods", "startup-taint"}
+# Each pinned autoscaler's flags, read from its source at the release tag (the file names its source).
+CA_FLAGS = {v: set(d["flags"]) for v, d in json.loads(
+    (catalog.UPSTREAM / "cluster-autoscaler-flags.json").read_text())["versions"].items()}
 EXPANDERS = {"random", "most-pods", "least-waste", "price", "priority", "grpc"}
 
 
@@ -147,12 +148,22 @@ def test_values_use_only_keys_the_chart_has():
 
 
 def test_extra_args_are_autoscaler_flags_tuned_for_gpu_pools():
-    args = autoscaler_values(_spec("prod"), "us-east-1")["extraArgs"]
-    assert set(args) <= CA_FLAGS
+    spec = _spec("prod")
+    args = autoscaler_values(spec, "us-east-1")["extraArgs"]
+    assert set(args) <= CA_FLAGS[image_tag(spec)]
     assert args["expander"] in EXPANDERS
     assert args["balance-similar-node-groups"] is True
     assert args["skip-nodes-with-local-storage"] is False
     assert args["startup-taint"] == names.ACCEPTANCE_TAINT_KEY  # prod gates its pools
+
+
+def test_every_pinned_autoscaler_has_the_flags_the_platform_passes():
+    """--startup-taint (and the others) exist in every pinned release, so any cluster version takes them; the
+    chart passes each extraArgs entry as --key=value (facts/upstream/cluster-autoscaler-flags.json)."""
+    assert set(CA_FLAGS) == set(catalog.CLUSTER_AUTOSCALER_IMAGE_TAGS.values())
+    args = autoscaler_values(_spec("prod"), "us-east-1")["extraArgs"]
+    for tag, flags in CA_FLAGS.items():
+        assert set(args) <= flags, tag
 
 
 def test_no_startup_taint_flag_without_a_gated_pool():

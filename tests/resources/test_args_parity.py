@@ -92,6 +92,7 @@ DIFFERENCES: dict[str, str] = {
     "GpuMonitoring.usage_report": "the monthly usage report (a bucket, a role and a CronJob beside Prometheus) is "
                                   "built by GpuPlatform from monitoring.usageReport, not by this component",
     "GpuMonitoring.pool_memory": "nodePools[].alerts: each pool's own GPU memory thresholds",
+    "GpuMonitoring.acceptance_timeouts": "nodePools[].acceptance: each gated pool's timeout, for the stuck-gate alert",
     "GpuMonitoring.gpus_at_max": "the pools' GPUs at max size (nodePools), which size the Prometheus volume",
     "ModelCache.enabled": "whether the platform builds the component at all",
     "ModelCache.pvc_size": "the teams' claims on the cache (TeamNamespace.model_cache.size)",

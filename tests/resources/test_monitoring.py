@@ -6,6 +6,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from gpu_platform.decisions.acceptance import accepted_pools
 from gpu_platform.decisions.cost import gpu_hourly_cost_by_model
 from gpu_platform.decisions.tolerations import tolerates
 from gpu_platform.decisions.usage import pool_rates, team_namespaces, usage_units
@@ -282,7 +283,8 @@ def test_rules_live_in_the_prometheus_namespace_with_its_selector_labels(planned
 @pytest.mark.parametrize("key", WITH_PROMETHEUS)
 def test_rule_groups_come_from_the_stack_thresholds_and_gpu_prices(planned, key):
     s = spec(key)
-    expected = [*alerts.rule_groups(s.monitoring.alerts, gpu_hourly_cost_by_model(s), (), s.pool_memory_limits()),
+    timeouts = {gate.pool: gate.timeout_minutes for _, gate in accepted_pools(s)}
+    expected = [*alerts.rule_groups(s.monitoring.alerts, gpu_hourly_cost_by_model(s), (), s.pool_memory_limits(), timeouts),
                 *usage_groups(tuple(usage_units(s)), tuple(pool_rates(s)), team_namespaces(s))]
     assert rule(planned(key))["inputs"]["spec"]["groups"] == expected
 

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
+from collections.abc import Sequence
 
 from gpu_platform.facts import acceptance as facts
 from gpu_platform.facts import names
+from gpu_platform.facts.karpenter import KARPENTER, REPAIR_MAX_UNHEALTHY_PERCENT
+from gpu_platform.decisions.node_repair import repair_config
 from gpu_platform.spec.acceptance import hardware_checks
 from gpu_platform.spec.pool_context import PoolContext
 
@@ -35,6 +38,9 @@ class PoolAcceptance:
     nccl_floor_gbps: Optional[float]  # None without the nccl check
     efa_interfaces: int  # EFA devices each node must show (the pool's smallest instance type)
     gpus: int
+    replace_via: str = ""  # how a failed node is replaced: nodeclaim (Karpenter), "" (not replaced)
+    max_failed_nodes: Optional[int] = None  # replace only while this many of the pool's nodes failed, or
+    max_failed_percent: Optional[int] = None  # this share of its nodes (at least one node)
 
     @property
     def expected_seconds(self) -> int:
@@ -62,7 +68,30 @@ def pool_acceptance(ctx: PoolContext, pool: "NodePoolSpec") -> Optional[PoolAcce
         floor = (spec.nccl_bus_bandwidth_gbps if spec and spec.nccl_bus_bandwidth_gbps else
                  min(facts.nccl_floor_gbps(it.gpu, it.gpu_count) or 0 for it in pool.instances))
     efa = min(it.efa_interfaces for it in pool.instances) if "efa" in checks else 0
-    return PoolAcceptance(pool.name, level, checks, timeout, floor, efa, pool.gpus_per_node)
+    return PoolAcceptance(pool.name, level, checks, timeout, floor, efa, pool.gpus_per_node,
+                          *replacement(ctx, pool))
+
+
+def replacement(ctx: PoolContext, pool: "NodePoolSpec") -> tuple[str, Optional[int], Optional[int]]:
+    """How the pool's failed nodes are replaced, within its repair limits: (via, max nodes, max percent).
+
+    Karpenter pools: the checker deletes the failed node's NodeClaim and Karpenter launches another, while no
+    more than Karpenter's own repair limit of the pool's nodes failed. Managed node groups: the checker
+    terminates the instance in its Auto Scaling group (the group keeps its size), within the pool's EKS repair
+    thresholds (`maxUnhealthyNodes` or `maxUnhealthyPercent`; without either, one node at a time). A pool whose
+    repair is off is never replaced.
+    """
+    if not pool.repair.enabled:
+        return "", None, None
+    if pool.provisioner == KARPENTER:
+        return "nodeclaim", None, REPAIR_MAX_UNHEALTHY_PERCENT
+    config = repair_config(ctx, pool)
+    return "asg", config.get("maxUnhealthyNodeThresholdCount"), config.get("maxUnhealthyNodeThresholdPercentage")
+
+
+def replaces_instances(gates: Sequence[PoolAcceptance]) -> bool:
+    """Some pool's failed nodes are terminated in their Auto Scaling group: the checker needs an AWS identity."""
+    return any(g.replace_via == "asg" for g in gates)
 
 
 def startup_taints(ctx: PoolContext, pool: "NodePoolSpec") -> list[tuple[str, str, str]]:

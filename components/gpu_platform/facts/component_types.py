@@ -36,6 +36,7 @@ INTERNAL: dict[str, str] = {
     "KarpenterController": "gpu-platform:karpenter:KarpenterController",
     "LogPipeline": "gpu-platform:logging:LogPipeline",
     "NodeAcceptance": "gpu-platform:acceptance:NodeAcceptance",
+    "AcceptanceReplacement": "gpu-platform:acceptance:AcceptanceReplacement",
     "ModelServing": "gpu-platform:serving:ModelServing",
     "ServingControl": "gpu-platform:serving:ServingControl",
     "Network": "gpu-platform:network:Network",

@@ -75,6 +75,7 @@ INTERNAL_ELB_SUBNET_TAG = "kubernetes.io/role/internal-elb"
 # --- Karpenter's keys (karpenter.sh v1 docs) and the platform's keys on Karpenter objects ---
 KARPENTER_RELEASE = "karpenter"  # Helm release, fullname and service account of the controller
 KARPENTER_DISCOVERY_TAG = "karpenter.sh/discovery"  # on the subnets and security groups EC2NodeClasses select
+KARPENTER_NODEPOOL_LABEL = "karpenter.sh/nodepool"  # on a NodeClaim and its Node: the NodePool that made it
 KARPENTER_CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
 # On reserved nodes only: `default` (an ODCR) or `capacity-block` (karpenter.sh v1.14, ODCRs and Capacity Blocks).
 KARPENTER_RESERVATION_TYPE_LABEL = "karpenter.k8s.aws/capacity-reservation-type"

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Optional, cast
 import pulumi
 
 from gpu_platform.decisions.dra import compute_domains_on, driver_pools
-from gpu_platform.decisions.acceptance import accepted_pools
+from gpu_platform.decisions.acceptance import accepted_pools, replaces_instances
 from gpu_platform.decisions.efa import efa_pools
 from gpu_platform.decisions.karpenter import karpenter_pools
 from gpu_platform.decisions.warm import warm_pools
@@ -207,12 +207,17 @@ class GpuPlatform(pulumi.ComponentResource):
         self.acceptance = None
         gated = accepted_pools(spec)
         if gated:  # the rules and checkers are there before an accepted pool's first node registers
-            from gpu_platform.resources.acceptance import NodeAcceptance
+            from gpu_platform.resources.acceptance import AcceptanceReplacement, NodeAcceptance
 
             manifests = acceptance_manifests(gated, dict(spec.cluster.system_node_selector), spec.prod)
+            identity: list[pulumi.Resource] = []
+            if replaces_instances([gate for _, gate in gated]):  # credentials reach a pod only if it starts after
+                identity = [AcceptanceReplacement("acceptance-replacement", spec.cluster.name,
+                                                  self.cluster.cluster_name, self.cluster.system_ready,
+                                                  opts=aws_child).association]
             self.acceptance = NodeAcceptance("node-acceptance", manifests, self.cluster.k8s_provider,
-                                             depends_on=[*self.cluster.system_ready, self.gpu_operator.release],
-                                             opts=self._after())
+                                             depends_on=[*self.cluster.system_ready, self.gpu_operator.release,
+                                                         *identity], opts=self._after())
         cluster = self.cluster.pool_args(spec.cluster.name)
         self.node_pools = [
             GpuNodePool.of(p.name, p, PoolContext.of(spec, p), cluster,

@@ -119,17 +119,23 @@ def controller_objects(system_node_selector: dict[str, str], replicas: int) -> l
 
 # --- the checker ---
 
-def checker_rbac() -> list[dict[str, Any]]:
+NODECLAIM_GROUP = "karpenter.sh"
+
+
+def checker_rbac(replaces: bool = False) -> list[dict[str, Any]]:
+    """`replaces`: some pool's failed nodes are replaced by deleting their NodeClaims."""
     ns, name = names.ACCEPTANCE_NAMESPACE, names.ACCEPTANCE_NAME
+    claims = [{"apiGroups": [NODECLAIM_GROUP], "resources": ["nodeclaims"], "verbs": ["delete"]}] if replaces else []
     return [
         {"apiVersion": "v1", "kind": "Namespace",
          "metadata": {"name": ns, "labels": _namespace_labels("privileged")}},
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(name, ns)},
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": _meta(name), "rules": [
-            {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]},
+            # list: how many of a pool's nodes failed, before a failed one is replaced
+            {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "patch"]},
             {"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch"]},
             # the precheck: does the node already run work (its pool gated after it registered)?
-            {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}]},
+            {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}, *claims]},
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": _meta(name),
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
          "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": ns}]},
@@ -198,7 +204,9 @@ def reporter_container_base() -> dict[str, Any]:
 def reporter_container(gate: "PoolAcceptance") -> dict[str, Any]:
     env = {"LEVEL": str(gate.level), "CHECKS": ",".join(gate.checks),
            "NCCL_FLOOR_GBPS": f"{gate.nccl_floor_gbps:g}" if gate.nccl_floor_gbps else "",
-           "EFA_INTERFACES": str(gate.efa_interfaces)}
+           "EFA_INTERFACES": str(gate.efa_interfaces), "REPLACE_VIA": gate.replace_via,
+           "MAX_FAILED_NODES": str(gate.max_failed_nodes or ""),
+           "MAX_FAILED_PERCENT": str(gate.max_failed_percent or "")}
     base = reporter_container_base()
     return {
         **base, "env": [*base["env"], *({"name": k, "value": v} for k, v in env.items())],
@@ -271,10 +279,46 @@ def admission_policy() -> list[dict[str, Any]]:
     return [policy, binding]
 
 
+def nodeclaim_policy(pools: Sequence[str]) -> list[dict[str, Any]]:
+    """The checker may delete only the NodeClaim of the node its pod runs on, in a pool that replaces failed
+    nodes: a failed node's own (Karpenter then drains and replaces it)."""
+    extra, pool_key = names.SA_NODE_NAME_EXTRA, names.KARPENTER_NODEPOOL_LABEL
+    claim = "oldObject"
+    validations = [
+        (f"'{extra}' in request.userInfo.extra && has({claim}.status) && has({claim}.status.nodeName) && "
+         f"request.userInfo.extra['{extra}'].exists(n, n == {claim}.status.nodeName)",
+         "the acceptance checker may delete only the NodeClaim of the node its pod runs on"),
+        (f"'{pool_key}' in {_own(_LABELS, claim)} && {_own(_LABELS, claim)}['{pool_key}'] in {list(pools)}",
+         "the acceptance checker may delete only NodeClaims of pools that replace failed nodes"
+         f" ({', '.join(pools) or 'none'})"),
+    ]
+    name = f"{names.ACCEPTANCE_NAME}-replace"
+    policy = {"apiVersion": API, "kind": "ValidatingAdmissionPolicy", "metadata": _meta(name), "spec": {
+        "failurePolicy": "Fail",
+        "matchConstraints": {"resourceRules": [{"apiGroups": [NODECLAIM_GROUP], "apiVersions": ["*"],
+                                                "operations": ["DELETE"], "resources": ["nodeclaims"]}]},
+        "matchConditions": [{"name": "checker", "expression": f"request.userInfo.username == '{CHECKER_USER}'"}],
+        "validations": [{"expression": e, "message": m} for e, m in validations]}}
+    binding = {"apiVersion": API, "kind": "ValidatingAdmissionPolicyBinding", "metadata": _meta(name),
+               "spec": {"policyName": name, "validationActions": ["Deny"]}}
+    return [policy, binding]
+
+
+def terminate_policy(cluster: str) -> dict[str, Any]:
+    """The checker's AWS identity: terminate instances only in Auto Scaling groups this cluster owns (the tag the
+    Cluster Autoscaler discovers node groups by), never changing their size (the reporter asks for that)."""
+    return {"Version": "2012-10-17", "Statement": [{
+        "Sid": "ReplaceFailedNodes", "Effect": "Allow", "Resource": "*",
+        "Action": "autoscaling:TerminateInstanceInAutoScalingGroup",
+        "Condition": {"StringEquals": {f"aws:ResourceTag/{names.ca_cluster_tag(cluster)}": names.CA_OWNED_VALUE}}}]}
+
+
 def acceptance_manifests(pools: Sequence[tuple["NodePoolSpec", "PoolAcceptance"]], system_node_selector: dict[str, str],
                          prod: bool) -> list[dict[str, Any]]:
     """Every object of the gate, in the order they can be applied."""
     if not pools:
         return []
-    return [*controller_objects(system_node_selector, 2 if prod else 1), *checker_rbac(), *admission_policy(),
+    replacing = [gate.pool for _, gate in pools if gate.replace_via == "nodeclaim"]
+    return [*controller_objects(system_node_selector, 2 if prod else 1), *checker_rbac(bool(replacing)),
+            *admission_policy(), *(nodeclaim_policy(replacing) if replacing else []),
             *(readiness_rule(gate) for _, gate in pools), *(checker_daemonset(pool, gate) for pool, gate in pools)]

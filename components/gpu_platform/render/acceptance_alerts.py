@@ -14,9 +14,11 @@ floor(v / b) % 2 == 1.
 from __future__ import annotations
 
 from typing import Any
+from collections.abc import Mapping
 
 from gpu_platform.facts import names
 from gpu_platform.render.alert_rule import alerting_rule as _alert
+from gpu_platform.render.alert_rule import ksm_name
 
 CLOCK_EVENTS = "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"
 HW_SLOWDOWN, SW_THERMAL, HW_THERMAL, POWER_BRAKE = 0x8, 0x20, 0x40, 0x80
@@ -44,11 +46,40 @@ def acceptance_failed() -> dict[str, Any]:
         f"A new GPU node failed a check before taking work. `kubectl describe node` shows the "
         f"{names.ACCEPTANCE_CONDITION} condition's reason (DcgmFailed, NcclFailed, EfaFailed, ImexFailed, or "
         f"FullCheckRequired after an earlier failure) and the failing check's summary; the node label "
-        f"{names.ACCEPTANCE_CHECK_LABEL} names the check. Neither EKS node auto repair nor Karpenter's node repair "
-        "acts on this condition: replace the instance (managed node group: terminate it in its Auto Scaling "
-        "group without decrementing the desired size; Karpenter: delete the node's NodeClaim), or run the full "
-        "check by hand to clear a false alarm (docs/acceptance.md).",
+        f"{names.ACCEPTANCE_CHECK_LABEL} names the check. With the pool's repair on, the checker replaces the node "
+        "(Karpenter: deletes its NodeClaim; managed node groups: terminates the instance in its Auto Scaling group, "
+        "keeping the group's size) unless more of the pool's nodes failed than its repair limit: then the "
+        "condition's message says the node was held, and a cause common to the pool (AMI, driver, check image) is "
+        "likelier. With repair off, replace the instance yourself, or run the full check by hand to clear a false "
+        "alarm (docs/acceptance.md).",
     )
+
+
+# Beyond a pool's timeout: image pulls (facts/acceptance.py PULL_SECONDS, at most 3 minutes), scheduling the
+# checker, and the reporter's write; a checker that ran out of time reports a failure well inside it.
+STUCK_MARGIN_MINUTES = 15
+POOL_KSM_LABEL = f"label_{ksm_name(names.POOL_LABEL)}"
+
+
+def acceptance_stuck(pool: str, timeout_minutes: int) -> dict[str, Any]:
+    """One rule per gated pool: its nodes wait out the pool's own timeout before the alert."""
+    tainted = f'max by (node) (kube_node_spec_taint{{key="{names.ACCEPTANCE_TAINT_KEY}"}})'
+    judged = f'max by (node) (kube_node_status_condition{{condition="{names.ACCEPTANCE_CONDITION}"}})'
+    in_pool = f'max by (node) (kube_node_labels{{{POOL_KSM_LABEL}="{pool}"}})'
+    minutes = timeout_minutes + STUCK_MARGIN_MINUTES
+    rule = _alert(
+        "GpuNodeAcceptanceStuck", f"({tainted} unless on (node) {judged}) and on (node) {in_pool}", minutes,
+        "critical",
+        f"Node {{{{ $labels.node }}}} of pool {pool} has waited {minutes} minutes for its acceptance checks with no "
+        f"verdict: it keeps its startup taint and takes no work.",
+        f"The acceptance checker never reported on a node of a gated pool (no {names.ACCEPTANCE_CONDITION} "
+        f"condition past the pool's timeout). Look at the checker's pod on the node (namespace "
+        f"{names.ACCEPTANCE_NAMESPACE}): an image that cannot be pulled, a pod that cannot be scheduled, a check "
+        "container that crashes, or the GPU Operator's RuntimeClass missing. Every new node of the pool waits the "
+        "same way, so scale-ups add no capacity until it is fixed (docs/acceptance.md).",
+    )
+    rule["labels"]["pool"] = pool
+    return rule
 
 
 def clock_throttled(t: Any) -> dict[str, Any]:
@@ -75,5 +106,7 @@ def power_brake(_t: Any) -> dict[str, Any]:
     )
 
 
-def rules(t: Any) -> list[dict[str, Any]]:
-    return [acceptance_failed(), clock_throttled(t), power_brake(t)]
+def rules(t: Any, timeouts: Mapping[str, int]) -> list[dict[str, Any]]:
+    """`timeouts`: each gated pool's acceptance timeout in minutes."""
+    stuck = [acceptance_stuck(pool, minutes) for pool, minutes in sorted(timeouts.items())]
+    return [acceptance_failed(), *stuck, clock_throttled(t), power_brake(t)]

@@ -14,18 +14,27 @@ Verdicts, as docs/acceptance.md states them:
 - imex: `nvidia-smi -q`: every GPU's NVLink fabric registered (`State: Completed`, `Status: Success`), all in
   one clique of one cluster: what the IMEX daemons of a ComputeDomain need.
 - A node whose condition is already False passes again only on a clean run at the full level.
+- A failed node is replaced while few enough of its pool's nodes failed (`replacement`): on Karpenter pools
+  the reporter deletes the node's NodeClaim and Karpenter launches another; on managed node groups it terminates
+  the instance in its Auto Scaling group without decrementing the desired capacity (EKS Pod Identity
+  credentials, a SigV4-signed Auto Scaling query), and the group launches another. Past the pool's limit a failed node
+  stays, tainted, and its condition says why: a fault common to the pool (a bad AMI, driver or image) must
+  not drain it.
 - A node without the startup taint, or one already running work (its pool was gated after it registered, and
   the node group's new taint reached it in place), is labelled `unchecked` and no check runs there; a tainted
   one gets its condition True so the taint goes and its work is not starved.
 """
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
 import re
 import ssl
 import sys
 import time
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +45,11 @@ STARTUP_TAINT = "readiness.k8s.io/gpu-acceptance"
 SKIP = "skip"  # written by the precheck on a node that registered without the startup taint
 LABEL = "gpu-platform.io/acceptance"
 CHECK_LABEL = "gpu-platform.io/acceptance-check"
+POOL_LABEL = "gpu-platform.io/pool"
+NODECLAIM_API = "/apis/karpenter.sh/v1/nodeclaims"
+REGION_LABEL = "topology.kubernetes.io/region"
+AUTOSCALING_VERSION = "2011-01-01"  # the Auto Scaling query API's version
+FORM = "application/x-www-form-urlencoded; charset=utf-8"
 FULL_LEVEL = 3
 MESSAGE_LIMIT = 1000  # characters of the condition's message
 
@@ -196,6 +210,71 @@ def judge(results: Path, checks: list[str], floor_gbps: float, efa_interfaces: i
     return out
 
 
+# --- replacing a failed node, within the pool's limit ---
+
+def failed_nodes(nodes: list[dict[str, Any]]) -> list[str]:
+    return [n["metadata"]["name"] for n in nodes if (n["metadata"].get("labels") or {}).get(LABEL) == "failed"]
+
+
+def replace_limit(pool_nodes: int, max_nodes: Optional[int], max_percent: Optional[int]) -> int:
+    """How many failed nodes the pool may have while the checker still replaces them (never below one)."""
+    if max_nodes:
+        return max_nodes
+    if max_percent:
+        return max(1, pool_nodes * max_percent // 100)
+    return 1
+
+
+def replacement(nodes: list[dict[str, Any]], max_nodes: Optional[int], max_percent: Optional[int]) -> str:
+    """Why a failed node of a pool with these `nodes` (itself among them, labelled failed) is held, or "" to
+    replace it: more failed nodes than the limit point at a cause common to the pool, not at this node."""
+    failed, limit = len(failed_nodes(nodes)), replace_limit(len(nodes), max_nodes, max_percent)
+    if failed > limit:
+        return (f"not replaced: {failed} of the pool's {len(nodes)} nodes failed, more than the {limit} it replaces "
+                "(a cause common to the pool?)")
+    return ""
+
+
+def node_claim(node: dict[str, Any]) -> str:
+    """The name of the NodeClaim that owns a Karpenter node ("" for any other node)."""
+    owners = node.get("metadata", {}).get("ownerReferences") or []
+    return next((o["name"] for o in owners if o.get("kind") == "NodeClaim"), "")
+
+
+def instance_id(node: dict[str, Any]) -> str:
+    """The EC2 instance behind a node, from its provider ID (`aws:///us-east-1a/i-0abc...`), or ""."""
+    tail = str(node.get("spec", {}).get("providerID") or "").rsplit("/", 1)[-1]
+    return tail if tail.startswith("i-") else ""
+
+
+def terminate_params(instance: str) -> dict[str, str]:
+    """Auto Scaling's TerminateInstanceInAutoScalingGroup, keeping the group's size: it launches a replacement."""
+    return {"Action": "TerminateInstanceInAutoScalingGroup", "InstanceId": instance,
+            "ShouldDecrementDesiredCapacity": "false", "Version": AUTOSCALING_VERSION}
+
+
+def _hmac(key: bytes, text: str) -> bytes:
+    return hmac.new(key, text.encode(), hashlib.sha256).digest()
+
+
+def signed_headers(region: str, body: str, creds: dict[str, str], amz_date: str) -> dict[str, str]:
+    """AWS Signature Version 4 headers of a POST of `body` to the region's Auto Scaling endpoint.
+    `creds`: AccessKeyId, SecretAccessKey and Token, as the Pod Identity agent returns them."""
+    host, day = f"autoscaling.{region}.amazonaws.com", amz_date[:8]
+    headers = {"content-type": FORM, "host": host, "x-amz-date": amz_date, "x-amz-security-token": creds["Token"]}
+    names_ = ";".join(sorted(headers))
+    canonical = "\n".join(["POST", "/", "", *(f"{k}:{headers[k]}" for k in sorted(headers)), "", names_,
+                           hashlib.sha256(body.encode()).hexdigest()])
+    scope = f"{day}/{region}/autoscaling/aws4_request"
+    to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest()])
+    key = b"AWS4" + creds["SecretAccessKey"].encode()
+    for part in (day, region, "autoscaling", "aws4_request"):
+        key = _hmac(key, part)
+    signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
+    return {**headers, "authorization": f"AWS4-HMAC-SHA256 Credential={creds['AccessKeyId']}/{scope}, "
+                                        f"SignedHeaders={names_}, Signature={signature}"}
+
+
 # --- the Kubernetes API, from inside the pod ---
 
 _SA = Path("/var/run/secrets/kubernetes.io/serviceaccount")
@@ -275,7 +354,48 @@ def main() -> None:
                     None)
     outcome = decide(verdicts, int(os.environ["LEVEL"]), previous)
     _write(node, outcome)
+    if outcome.status == "False" and os.environ.get("REPLACE_VIA"):
+        _replace(node, outcome, os.environ["REPLACE_VIA"])
     _stay()
+
+
+def _replace(node: str, outcome: Outcome, via: str) -> None:
+    """Replace the failed node (its NodeClaim, or its instance in the Auto Scaling group), or say why it stays."""
+    pool = (_api("GET", f"/api/v1/nodes/{node}").get("metadata", {}).get("labels") or {}).get(POOL_LABEL, "")
+    nodes = _api("GET", f"/api/v1/nodes?labelSelector={POOL_LABEL}%3D{pool}").get("items", [])
+    this: dict[str, Any] = next((n for n in nodes if n["metadata"]["name"] == node), {})
+    held = replacement(nodes, _int_env("MAX_FAILED_NODES"), _int_env("MAX_FAILED_PERCENT"))
+    target = node_claim(this) if via == "nodeclaim" else instance_id(this)
+    if held or not target:
+        held = held or f"not replaced: the node has no {'NodeClaim' if via == 'nodeclaim' else 'EC2 instance ID'}"
+        _write(node, Outcome(outcome.status, outcome.reason, _message(f"{outcome.message}; {held}", []),
+                             outcome.labels))
+        return
+    if via == "nodeclaim":
+        _api("DELETE", f"{NODECLAIM_API}/{target}")
+        print(f"deleted NodeClaim {target}: Karpenter replaces the node", flush=True)
+        return
+    _terminate(target, (this["metadata"].get("labels") or {}).get(REGION_LABEL, ""))
+    print(f"terminated {target} in its Auto Scaling group: the group launches a replacement", flush=True)
+
+
+def _terminate(instance: str, region: str) -> None:
+    """Through the Pod Identity agent's credentials (the role allows this cluster's node groups only)."""
+    request = urllib.request.Request(os.environ["AWS_CONTAINER_CREDENTIALS_FULL_URI"])
+    request.add_header("Authorization", Path(os.environ["AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"]).read_text().strip())
+    with urllib.request.urlopen(request, timeout=10) as response:
+        creds = json.loads(response.read())
+    body = urllib.parse.urlencode(terminate_params(instance))
+    headers = signed_headers(region, body, creds, time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
+    post = urllib.request.Request(f"https://{headers['host']}/", data=body.encode(), method="POST",
+                                  headers={k: v for k, v in headers.items() if k != "host"})
+    with urllib.request.urlopen(post, timeout=30) as response:
+        response.read()
+
+
+def _int_env(name: str) -> Optional[int]:
+    value = os.environ.get(name, "")
+    return int(value) if value else None
 
 
 def _write(node: str, outcome: Outcome) -> None:

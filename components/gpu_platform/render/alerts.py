@@ -347,20 +347,21 @@ def cost_rules(gpu_hourly_cost: Mapping[str, float]) -> list[dict[str, Any]]:
     return whole + slices
 
 
-def alert_rules(thresholds: Any, pool_memory: Mapping[str, tuple[float, float]] = MappingProxyType({})
-                ) -> list[dict[str, Any]]:
+def alert_rules(thresholds: Any, pool_memory: Mapping[str, tuple[float, float]] = MappingProxyType({}),
+                acceptance_timeouts: Mapping[str, int] = MappingProxyType({})) -> list[dict[str, Any]]:
     t = thresholds
     return [
         *memory_near_limit(t, pool_memory), *temperature_high(t), *idle(t), xid_error(t), cuda_oom(t), *not_detected(t),
         exporter_down(t), devices_unhealthy(t), node_hardware_unhealthy(t), row_remap_failure(t),
-        ecc_uncorrectable(t), nvlink_errors(t), *acceptance_rules(t), *capacity_rules(t.pending_minutes),
+        ecc_uncorrectable(t), nvlink_errors(t), *acceptance_rules(t, acceptance_timeouts), *capacity_rules(t.pending_minutes),
         *ending_alerts(t), *usage_alerts(t),
     ]
 
 
 def rule_groups(thresholds: Any, gpu_hourly_cost: Mapping[str, float],
                 reservation_ends: Sequence[ReservationEnd] = (),
-                pool_memory: Mapping[str, tuple[float, float]] = MappingProxyType({})) -> list[dict[str, Any]]:
+                pool_memory: Mapping[str, tuple[float, float]] = MappingProxyType({}),
+                acceptance_timeouts: Mapping[str, int] = MappingProxyType({})) -> list[dict[str, Any]]:
     """Prometheus rule groups: usable as a PrometheusRule's `spec.groups` and as a rules file.
 
     The price series are recorded at the head of the alert group: rules in one group run in order, while
@@ -368,12 +369,13 @@ def rule_groups(thresholds: Any, gpu_hourly_cost: Mapping[str, float],
     then restart its `for:` timer once priced. Each reservation's end and drain are recorded there too.
     """
     records = [*cost_rules(gpu_hourly_cost), *recording_rules(reservation_ends)]
-    return [{"name": ALERT_GROUP, "rules": [*records, *alert_rules(thresholds, pool_memory)]}]
+    return [{"name": ALERT_GROUP, "rules": [*records, *alert_rules(thresholds, pool_memory, acceptance_timeouts)]}]
 
 
 def rules_file(thresholds: Any, gpu_hourly_cost: Mapping[str, float],
                reservation_ends: Sequence[ReservationEnd] = (),
-               pool_memory: Mapping[str, tuple[float, float]] = MappingProxyType({})) -> str:
+               pool_memory: Mapping[str, tuple[float, float]] = MappingProxyType({}),
+               acceptance_timeouts: Mapping[str, int] = MappingProxyType({})) -> str:
     """The rule groups as a YAML rules file (`groups:` document)."""
-    groups = rule_groups(thresholds, gpu_hourly_cost, reservation_ends, pool_memory)
+    groups = rule_groups(thresholds, gpu_hourly_cost, reservation_ends, pool_memory, acceptance_timeouts)
     return yaml.safe_dump({"groups": groups}, sort_keys=False, width=120)

@@ -40,7 +40,8 @@ def autoscaler_values(spec: "PlatformSpec", region: str) -> dict[str, Any]:
             # Large GPU instances and multi-gigabyte images take longer than the 15-minute default to be Ready.
             "max-node-provision-time": "25m0s",
             # Accepted pools' nodes register with the startup taint and lose it once they pass: a node scaled up
-            # for a pod is simulated without it (cluster-autoscaler FAQ, --startup-taint).
+            # for a pod is simulated without it (--startup-taint: a flag of every pinned release, and the chart
+            # passes extraArgs as --key=value; facts/upstream/cluster-autoscaler-flags.json).
             **({"startup-taint": names.ACCEPTANCE_TAINT_KEY} if accepted_pools(spec) else {}),
         },
     }

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 from collections.abc import Mapping
 
+from gpu_platform.decisions.acceptance import accepted_pools
 from gpu_platform.decisions.cost import gpu_hourly_cost_by_model
 from gpu_platform.decisions.metrics_storage import MetricsStorage, stack_metrics_storage
 from gpu_platform.decisions.usage import PoolRate, UsageUnit, pool_rates, team_namespaces, usage_units
@@ -51,13 +52,15 @@ class MonitoringSettings:
     pool_rates: tuple[PoolRate, ...] = ()  # each pool's price per GPU-hour (used GPU time in dollars)
     team_namespaces: Mapping[str, str] = field(default_factory=dict)  # namespace -> team
     pool_memory: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # pool -> its memory thresholds
+    acceptance_timeouts: Mapping[str, int] = field(default_factory=dict)  # gated pool -> its checks' timeout (min)
 
     @classmethod
     def of(cls, spec: "PlatformSpec") -> "MonitoringSettings":
         return cls(spec.monitoring, spec.cluster.name, {t.name: t.alerting for t in spec.teams if t.alerting},
                    gpu_hourly_cost_by_model(spec), dict(spec.cluster.system_node_selector),
                    stack_metrics_storage(spec), reservation_ends(spec), tuple(usage_units(spec)),
-                   tuple(pool_rates(spec)), team_namespaces(spec), spec.pool_memory_limits())
+                   tuple(pool_rates(spec)), team_namespaces(spec), spec.pool_memory_limits(),
+                   {gate.pool: gate.timeout_minutes for _, gate in accepted_pools(spec)})
 
 
 def prometheus_mode(monitoring: "MonitoringSpec") -> str:
@@ -101,7 +104,7 @@ def gpu_rule_groups(settings: MonitoringSettings) -> list[dict[str, Any]]:
     """The rule groups for this stack: its thresholds (stack-wide and per pool) and the hourly price of each of
     its GPU models, then its usage records (GPU time allocated and used, in GPUs and dollars)."""
     return [*rule_groups(settings.monitoring.alerts, settings.gpu_prices, settings.reservation_ends,
-                         settings.pool_memory),
+                         settings.pool_memory, settings.acceptance_timeouts),
             *usage_groups(settings.usage_units, settings.pool_rates, settings.team_namespaces)]
 
 

@@ -229,6 +229,9 @@ class GpuMonitoringArgs(TypedDict, total=False):
     """Namespace -> team, recorded beside the usage."""
     pool_memory: dict[str, PoolMemoryArgs]
     """Pool name -> the GPU memory thresholds of its nodes, where they differ from `alerts` (default: none)."""
+    acceptance_timeouts: dict[str, int]
+    """Gated pool name -> its acceptance checks' timeout in minutes: a node still waiting for a verdict past it
+    (plus a margin) alerts (default: none)."""
 
 
 class GpuMonitoring(pulumi.ComponentResource):
@@ -403,6 +406,9 @@ def monitoring_settings(name: str, args: Mapping[str, Any]) -> MonitoringSetting
                    for pool, v in (args.get("pool_memory") or {}).items()}
     problems += [f"poolMemory.{pool}: memoryUsedPercent ({w:g}) must be below memoryCriticalPercent ({c:g}), both "
                  "between 0 and 100" for pool, (w, c) in pool_memory.items() if not 0 < w < c < 100]
+    timeouts = dict(args.get("acceptance_timeouts") or {})
+    problems += [f"acceptanceTimeouts.{pool}: {minutes} must be a whole number of minutes, at least 1"
+                 for pool, minutes in timeouts.items() if not isinstance(minutes, int) or minutes < 1]
     if problems:
         raise ArgumentsError(where, problems)
     storage = (metrics_storage(monitoring, args.get("nodes_at_max") or 0, args.get("gpus_at_max") or 0)
@@ -414,7 +420,7 @@ def monitoring_settings(name: str, args: Mapping[str, Any]) -> MonitoringSetting
     rates = tuple(PoolRate(p, float(v)) for p, v in (args.get("pool_gpu_prices") or {}).items())
     return MonitoringSettings(monitoring, args.get("cluster_name") or "", teams, dict(args.get("gpu_prices") or {}),
                               dict(args.get("system_node_selector") or names.SYSTEM_NODE_SELECTOR), storage, ends,
-                              units, rates, dict(args.get("team_namespaces") or {}), pool_memory)
+                              units, rates, dict(args.get("team_namespaces") or {}), pool_memory, timeouts)
 
 
 def _reservation_ends(given: list[Mapping[str, str]]) -> tuple[tuple[ReservationEnd, ...], list[str]]:
