@@ -146,7 +146,8 @@ def _sharing(section: dict[str, Any]) -> list[str]:
         if subs:
             out.append(f"Sub-teams of {team['name']}: cohort {team['teamCohort']} under {section['cohort']}; "
                        + "; ".join(f"{s['name']} {s['share']} (ClusterQueue {s['clusterQueue']}, nominal "
-                                   + ", ".join(f"{short(n['resource'])} {n['nominal']}" for n in s["nominal"]) + ")"
+                                   + ", ".join(f"{short(n['resource'])} {n['nominal']}" for n in s["nominal"]
+                                               if n["resource"] not in CPU_MEMORY) + ")"
                                    for s in subs)
                        + f". Idle sub-team quota is lent inside the team first; {team['localQueue']} and the debug "
                        f"queue feed {team['clusterQueue']}, which holds no nominal quota of its own.")

@@ -180,7 +180,7 @@ POLICIES = [
                  "In a stack that queues GPU work, every team namespace has a LocalQueue on a ClusterQueue selecting it.",
                  local_queues, severity=Severity.HIGH),
     stack_policy("queue-nominal-within-capacity",
-                 "Per cohort and flavor, nominal GPU quotas add up to at most the flavor's capacity at max size.",
+                 "Per cohort tree and flavor, nominal GPU quotas add up to at most the flavor's capacity at max size.",
                  nominal_within_capacity, severity=Severity.HIGH),
     stack_policy("queue-flavor-mig-profile", "Every MIG profile a Kueue flavor names is offered by the node groups it selects.",
                  flavor_mig_profiles, severity=Severity.HIGH),

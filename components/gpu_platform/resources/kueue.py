@@ -70,7 +70,7 @@ class QueuePoolArgs(TypedDict, total=False):
 
 
 class SubTeamArgs(TypedDict, total=False):
-    """A sub-team: a LocalQueue feeding the team's ClusterQueue, ordered by its share and recent use."""
+    """A sub-team: a ClusterQueue in the team's cohort holding its share of the team's quota, and its LocalQueue."""
 
     name: Required[str]
     """The LocalQueue's name: workloads name it in kueue.x-k8s.io/queue-name."""
@@ -90,7 +90,8 @@ class TeamQueueArgs(TypedDict, total=False):
     pools: list[str]
     """Pools holding the team's nominal GPU quota, in order (default all)."""
     sub_teams: list[SubTeamArgs]
-    """Parts of the team, each with a LocalQueue of its name in the team's namespace (needs fair_sharing)."""
+    """Parts of the team, each with its share of the team's quota in a nested cohort and a LocalQueue of its name
+    in the team's namespace (needs fair_sharing)."""
 
 
 class FairSharingArgs(TypedDict, total=False):
