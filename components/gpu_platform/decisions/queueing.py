@@ -560,8 +560,8 @@ def sub_team_rules(queueing: "QueueingSpec", i: int, team: "TeamSpec") -> Iterat
         return
     field = TEAMS.index(i) / "queue.subTeams"
     if queueing.fair_sharing is None:
-        yield field, ("sub-teams share the team's queue by admission fair sharing: set queueing.fairSharing "
-                      "(e.g. {usageHalfLife: 168h})")
+        yield field, ("sub-teams come with admission fair sharing in each of the team's queues: set "
+                      "queueing.fairSharing (e.g. {usageHalfLife: 168h})")
     total = sum(percent(s.share) for s in subs)
     if total != 1:
         yield field, f"the shares add up to {float(total) * 100:g}%; they split the team's quota, so they add up to 100%"
