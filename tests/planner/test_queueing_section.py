@@ -94,8 +94,25 @@ def test_fair_sharing_sub_teams_and_the_debug_queue_are_named(prod_section):
     assert prod_section["fairSharing"]["resourceWeights"]["cpu"] == 0
     assert prod_section["debugQueue"] == {"localQueue": "debug", "runtimeCeilingMinutes": 60}
     research = next(t for t in prod_section["teams"] if t["name"] == "research")
-    assert research["subTeams"] == [{"name": "vision", "share": "60%"}, {"name": "language", "share": "40%"}]
+    assert [(s["name"], s["share"], s["clusterQueue"]) for s in research["subTeams"]] == [
+        ("vision", "60%", "team-research-vision"), ("language", "40%", "team-research-language")]
     assert [q["name"] for q in research["localQueues"]] == ["team-queue", "debug", "vision", "language"]
     out = section.text(prod_section)
-    assert "Sub-teams of research: vision 60%, language 40%" in out and "use counts half after 168h" in out
+    assert "Sub-teams of research: cohort team-research under gpu-platform" in out
+    assert "vision 60% (ClusterQueue team-research-vision" in out and "use counts half after 168h" in out
     assert "Debug queue: LocalQueue debug" in out and "Sub-teams of research" in section.markdown(prod_section)
+
+
+def test_sub_teams_nominal_quotas_are_their_shares_adding_up_to_the_team_s(prod_section):
+    research = next(t for t in prod_section["teams"] if t["name"] == "research")
+    assert research["teamCohort"] == "team-research"
+    gpus = {s["name"]: {n["resource"]: n["nominal"] for n in s["nominal"]} for s in research["subTeams"]}
+    # 12 GPUs at 60/40: 7.2 and 4.8, the left-over GPU to the larger remainder; 16 1g slices: 9.6 and 6.4;
+    # two 3g slices: 1.2 and 0.8, so each sub-team holds one.
+    assert [gpus["vision"]["nvidia.com/gpu"], gpus["language"]["nvidia.com/gpu"]] == ["7", "5"]
+    assert [gpus["vision"]["nvidia.com/mig-1g.10gb"], gpus["language"]["nvidia.com/mig-1g.10gb"]] == ["10", "6"]
+    assert [gpus["vision"]["nvidia.com/mig-3g.40gb"], gpus["language"]["nvidia.com/mig-3g.40gb"]] == ["1", "1"]
+    assert [gpus["vision"]["cpu"], gpus["language"]["cpu"]] == ["240", "160"]
+    team = {r["resource"]: r for r in research["resources"]}
+    assert team["nvidia.com/gpu"]["nominal"] == "12" and team["nvidia.com/gpu"]["ceiling"] == "24"
+    assert all(t["teamCohort"] is None and not t["subTeams"] for t in prod_section["teams"] if t["name"] != "research")

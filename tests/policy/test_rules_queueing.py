@@ -117,6 +117,24 @@ def test_separate_cohorts_are_counted_separately():
     assert run_stack("queue-nominal-within-capacity", cluster(queues=queues)) == []
 
 
+def cohort(name: str, parent: str | None = None) -> dict:
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": name},
+            "spec": {"parentName": parent} if parent else {}}
+
+
+def test_a_nested_cohort_is_counted_with_its_root():
+    # research split into sub-teams under team-research, itself under gpu-platform: 20 + 8 + 8 > 32.
+    queues = [cohort("gpu-platform"), cohort("team-research", "gpu-platform"),
+              cluster_queue("research", {"nvidia.com/gpu": {"a100": 20}}, cohort="team-research"),
+              cluster_queue("batch", {"nvidia.com/gpu": {"a100": 8}})]
+    queues.append({**cluster_queue("research", {"nvidia.com/gpu": {"a100": 8}}, cohort="team-research"),
+                   "metadata": {"name": "team-research-vision"}})
+    found = run_stack("queue-nominal-within-capacity", cluster(queues=queues))
+    assert len(found) == 1 and "cohort 'gpu-platform' guarantees 36 nvidia.com/gpu" in found[0][0]
+    queues[-1]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = "4"
+    assert run_stack("queue-nominal-within-capacity", cluster(queues=queues)) == []
+
+
 def test_a_flavor_selecting_no_node_group_has_no_capacity():
     queues = [cluster_queue("research", {"nvidia.com/gpu": {"l4": 1}})]
     found = run_stack("queue-nominal-within-capacity", cluster(queues=queues, flavors=[flavor("l4", "l4")]))

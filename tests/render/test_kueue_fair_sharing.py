@@ -159,15 +159,19 @@ def test_without_fair_sharing_no_queue_has_an_admission_scope():
     assert not [k for k, v in m.items() if v["kind"] == "LocalQueue" and "fairSharing" in v["spec"]]
 
 
-def test_sub_teams_and_the_debug_queue_feed_the_team_s_cluster_queue(prod):
+def test_sub_teams_feed_their_own_cluster_queues_and_the_team_s_queues_the_team_s(prod):
     m = manifests(prod)
     research = {v["metadata"]["name"]: v for v in m.values()
                 if v["kind"] == "LocalQueue" and v["metadata"]["namespace"] == "research"}
     assert set(research) == {names.TEAM_LOCAL_QUEUE, names.DEBUG_LOCAL_QUEUE, "vision", "language"}
-    assert {lq["spec"]["clusterQueue"] for lq in research.values()} == {names.cluster_queue("research")}
-    assert research["vision"]["spec"]["fairSharing"] == {"weight": 60}
-    assert research["language"]["spec"]["fairSharing"] == {"weight": 40}
-    assert research[names.TEAM_LOCAL_QUEUE]["spec"]["fairSharing"] == {"weight": 100}
+    feeds = {name: lq["spec"]["clusterQueue"] for name, lq in research.items()}
+    assert feeds == {names.TEAM_LOCAL_QUEUE: "team-research", names.DEBUG_LOCAL_QUEUE: "team-research",
+                     "vision": "team-research-vision", "language": "team-research-language"}
+    # Each LocalQueue is the whole of what it shares with others in its ClusterQueue.
+    assert {lq["spec"]["fairSharing"]["weight"] for lq in research.values()} == {100}
+    for cq in ("team-research-vision", "team-research-language"):
+        queue = next(v for v in m.values() if v["kind"] == "ClusterQueue" and v["metadata"]["name"] == cq)
+        assert queue["spec"]["admissionScope"] == {"admissionMode": "UsageBasedAdmissionFairSharing"}
 
 
 def test_sub_teams_leave_the_nominal_quotas_unchanged(prod):

@@ -49,10 +49,34 @@ def test_the_stack_writes_every_kind(kueue_objects):
     stack, objects = kueue_objects
     spec = parse_platform(stack_platform(stack))
     kinds = sorted(o["kind"] for o in objects)
-    assert kinds.count("ClusterQueue") == len(spec.teams)
+    split = [t for t in spec.teams if t.queue.sub_teams]
+    assert kinds.count("ClusterQueue") == len(spec.teams) + sum(len(t.queue.sub_teams) for t in split)
     assert kinds.count("LocalQueue") == sum(len(local_queues(spec.queueing, t)) for t in spec.teams)
-    assert kinds.count("WorkloadPriorityClass") == 3 and kinds.count("Cohort") == 1
-    assert kinds.count("ResourceFlavor") >= 2
+    assert kinds.count("WorkloadPriorityClass") == 3 and kinds.count("Cohort") == 1 + len(split)
+
+
+def test_a_team_cohort_nests_under_the_platform_s_and_holds_its_sub_teams(kueue_objects):
+    stack, objects = kueue_objects
+    cohorts = {o["metadata"]["name"]: o for o in objects if o["kind"] == "Cohort"}
+    nested = [c for c in cohorts.values() if "parentName" in c["spec"]]
+    assert nested or stack != "prod"  # prod splits research into sub-teams
+    for c in nested:
+        assert c["spec"]["parentName"] in cohorts and "parentName" not in cohorts[c["spec"]["parentName"]]["spec"]
+        queues = [o for o in objects if o["kind"] == "ClusterQueue" and o["spec"]["cohortName"] == c["metadata"]["name"]]
+        assert len(queues) >= 3  # the team's own queue and one per sub-team
+        # Borrowing and lending limits on a Cohort are valid only under a parent (Kueue's webhook refuses them on a root).
+        assert all("borrowingLimit" in r for g in c["spec"]["resourceGroups"] for f in g["flavors"] for r in f["resources"])
+
+
+def test_cel_rules_refuse_a_team_cohort_flavor_missing_a_covered_resource(kueue_objects):
+    stack, objects = kueue_objects
+    nested = [o for o in objects if o["kind"] == "Cohort" and "parentName" in o["spec"]]
+    if not nested:
+        pytest.skip(f"{stack} has no nested cohort")
+    broken = copy.deepcopy(nested[0])
+    broken["spec"]["resourceGroups"][0]["flavors"][0]["resources"].pop()
+    assert cel_problems(crds_of(stack), broken) == [
+        "spec.resourceGroups[0]: flavors must have the same number of resources as the coveredResources"]
 
 
 def test_strict_schema_refuses_a_misspelt_field(kueue_objects):

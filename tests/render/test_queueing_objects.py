@@ -178,17 +178,25 @@ def test_preemption_follows_the_team_s_tier(prod, team, within, reclaim):
     assert preemption == {"withinClusterQueue": within, "reclaimWithinCohort": reclaim}
 
 
-def test_every_queue_shares_one_cohort_and_selects_its_team_namespace_only(prod):
+def test_every_queue_shares_one_cohort_tree_and_selects_its_team_namespace_only(prod):
     for team in prod.teams:
-        spec = o.cluster_queue(team, q.team_queue(prod, team))["spec"]
-        assert spec["cohortName"] == names.KUEUE_COHORT == o.cohort()["metadata"]["name"]
+        queue = q.team_queue(prod, team)
+        spec = o.cluster_queue(team, queue)["spec"]
+        if team.queue.sub_teams:  # in the team's cohort, itself under the platform's
+            assert spec["cohortName"] == o.team_cohort(team, queue)["metadata"]["name"] == names.team_cohort(team.name)
+            assert o.team_cohort(team, queue)["spec"]["parentName"] == names.KUEUE_COHORT
+        else:
+            assert spec["cohortName"] == names.KUEUE_COHORT == o.cohort()["metadata"]["name"]
         assert spec["namespaceSelector"] == {"matchLabels": {names.NAMESPACE_NAME_LABEL: team.name}}
         assert o.local_queue(team)["spec"]["clusterQueue"] == names.cluster_queue(team.name)
         assert o.local_queue(team)["metadata"]["namespace"] == team.name
 
 
 def test_fair_sharing_weight_is_the_team_s(prod):
-    weights = {t.name: o.cluster_queue(t, q.team_queue(prod, t))["spec"]["fairSharing"]["weight"] for t in prod.teams}
+    def in_platform_cohort(t):  # a team with sub-teams competes as its cohort
+        make = o.team_cohort if t.queue.sub_teams else o.cluster_queue
+        return make(t, q.team_queue(prod, t))["spec"]["fairSharing"]["weight"]
+    weights = {t.name: in_platform_cohort(t) for t in prod.teams}
     assert weights == {"research": 2, "inference": 1, "batch": 1}
     spec = spec_of("prod", lambda p: p["teams"][2]["queue"].update(weight=0.5))
     batch = team_of(spec, "batch")
@@ -309,4 +317,6 @@ def test_manifests_are_keyed_stably(prod):
     queues = {t.name: q.team_queue(prod, t) for t in prod.teams}
     m = o.queueing_manifests(prod.teams, queues, q.gpu_flavors(prod))
     assert copy.deepcopy(m) == o.queueing_manifests(prod.teams, queues, q.gpu_flavors(prod))
-    assert {k for k in m if k.startswith("queue-")} == {"queue-research", "queue-inference", "queue-batch"}
+    assert {k for k in m if k.startswith("queue-")} == {"queue-research", "queue-inference", "queue-batch",
+                                                        "queue-research-vision", "queue-research-language"}
+    assert {k for k in m if k.startswith("cohort")} == {"cohort", "cohort-research"}

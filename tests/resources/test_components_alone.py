@@ -334,6 +334,29 @@ def test_kueue_refuses_nominal_quotas_the_pools_cannot_hold(tmp_path):
     assert any(p.startswith("KueueQueueing 'kueue': teams[1].quota.gpus:") for p in err.value.problems)
 
 
+SPLIT = QUEUE.replace('"priority_tier": "preemptible-batch"}]', '"priority_tier": "preemptible-batch"}],\n'
+                      '        fair_sharing={}') \
+    .replace('"memory": "128Gi"}}', '"memory": "128Gi"}, "queue": {"sub_teams": [\n'
+             '            {"name": "vision", "share": "SHARE"}, {"name": "language", "share": "REST"}]}}')
+
+
+def test_kueue_alone_nests_a_team_with_sub_teams(tmp_path):
+    recording = run(tmp_path, SPLIT.replace("GPUS", "4").replace("SHARE", "50%").replace("REST", "50%"))
+    cohorts = {r.inputs["metadata"]["name"]: r.inputs["spec"]
+               for r in registered(recording, "kubernetes:kueue.x-k8s.io/v1beta2:Cohort")}
+    assert cohorts["team-research"]["parentName"] == names.KUEUE_COHORT
+    queues = {q.inputs["metadata"]["name"]: q.inputs["spec"]["cohortName"]
+              for q in registered(recording, "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue")}
+    assert queues == {"team-research": "team-research", "team-research-vision": "team-research",
+                      "team-research-language": "team-research", "team-batch": names.KUEUE_COHORT}
+
+
+def test_kueue_alone_refuses_a_share_too_small_for_one_gpu(tmp_path):
+    with pytest.raises(SpecError) as err:  # 10% of 4 L4s is 0.4 of one
+        run(tmp_path, SPLIT.replace("GPUS", "4").replace("SHARE", "90%").replace("REST", "10%"))
+    assert any(p.startswith("KueueQueueing 'kueue': teams[0].queue.sub_teams[1].share:") for p in err.value.problems)
+
+
 # --- clusters ---
 
 def test_an_adopted_cluster_by_an_output_name(tmp_path):

@@ -61,9 +61,9 @@ def test_kueue_objects_wait_for_the_release_and_belong_to_the_component(prod_pla
     release = kueue_release(prod_plan)
     (component,) = resources(prod_plan, COMPONENT)
     objects = [r for r in prod_plan["resources"] if r["type"].startswith(KUEUE)]
-    # flavors, topology, cohort, priorities, cluster queues, and local queues: each team's own and debug queue,
-    # and research's two sub-teams
-    assert len(objects) == 6 + 1 + 1 + 3 + 3 + 3 * 2 + 2
+    # flavors, topology, the platform's cohort and research's, priorities, cluster queues (each team's and
+    # research's two sub-teams'), and local queues: each team's own and debug queue, and research's two sub-teams
+    assert len(objects) == 6 + 1 + 2 + 3 + 3 + 2 + 3 * 2 + 2
     for r in objects:
         assert release["urn"] in r["options"]["dependsOn"], r["name"]
         assert r["parent"] == component["urn"] and r["provider"] and "kubernetes" in r["provider"]
@@ -113,6 +113,16 @@ def test_without_prometheus_the_release_neither_scrapes_nor_waits_for_crds():
     platform["monitoring"]["prometheus"] = {"mode": "none"}
     platform["monitoring"].pop("usageReport", None)  # the report queries Prometheus
     without_services(platform)  # services scale on Prometheus
-    platform["monitoring"].pop("usageReport")  # the report queries Prometheus
     release = kueue_release(cached_plan(platform, "prod"))
     assert release["inputs"]["values"]["enablePrometheus"] is False
+
+
+def test_a_team_cohort_comes_before_its_queues_and_sub_team_queues_before_their_local_queues(prod_plan):
+    urns = by_urn(prod_plan)
+    cohort = resource(prod_plan, KUEUE + "Cohort", "kueue-cohort-research")
+    assert resource(prod_plan, KUEUE + "Cohort", "kueue-cohort")["urn"] in cohort["options"]["dependsOn"]
+    for name in ("kueue-queue-research", "kueue-queue-research-vision", "kueue-queue-research-language"):
+        assert cohort["urn"] in resource(prod_plan, KUEUE + "ClusterQueue", name)["options"]["dependsOn"]
+    vision = resource(prod_plan, KUEUE + "LocalQueue", "kueue-local-queue-research-vision")
+    after = {urns[u]["name"] for u in vision["options"]["dependsOn"]}
+    assert "kueue-queue-research-vision" in after and "kueue-queue-research" not in after

@@ -403,8 +403,24 @@ def queueing_rules(spec: "QueueScope") -> Iterator[Problem]:
         if len(set(team.queue.pools)) != len(team.queue.pools):
             yield TEAMS.index(i) / "queue.pools", "lists a pool twice"
         yield from sub_team_rules(q, i, team)
+    yield from _queue_name_rules(spec)
     if all(p in pools for t in spec.teams for p in t.queue.pools):
-        yield from placement(spec).problems
+        placed = placement(spec)
+        yield from placed.problems
+        if not placed.problems and all(sum(percent(s.share) for s in t.queue.sub_teams) in (0, 1) for t in spec.teams):
+            for i, team in enumerate(spec.teams):
+                yield from sub_team_share_rules(spec, i, team, placed)
+
+
+def _queue_name_rules(spec: "QueueScope") -> Iterator[Problem]:
+    """A sub-team's ClusterQueue (`team-<team>-<sub-team>`) must not be another team's (`team-<team>`)."""
+    teams = {names.cluster_queue(t.name) for t in spec.teams}
+    for i, team in enumerate(spec.teams):
+        for j, sub in enumerate(team.queue.sub_teams):
+            if names.sub_team_cluster_queue(team.name, sub.name) in teams:
+                yield ((TEAMS.index(i) / "queue.subTeams").index(j) / "name",
+                       f"its ClusterQueue {names.sub_team_cluster_queue(team.name, sub.name)!r} would be another "
+                       "team's; choose another name")
 
 
 # --- a team's LocalQueues: its own, its sub-teams', the debug queue ---
@@ -416,15 +432,18 @@ WHOLE_TEAM = 100  # the weight of a queue the whole team shares, in percent of t
 class LocalQueueShare:
     name: str
     weight: int  # admission fair sharing: a queue's recent use is divided by it before queues are ordered
+    cluster_queue: str = ""  # the ClusterQueue it feeds: a sub-team's own, or (empty) the team's
 
 
 def local_queues(queueing: "QueueingSpec", team: "TeamSpec") -> list[LocalQueueShare]:
-    """The team's LocalQueues, all feeding its one ClusterQueue: nominal quotas stay the team's, and
-    admission fair sharing orders the queues' workloads by use over the last half-lives per share."""
+    """The team's LocalQueues: its own and the debug queue feed the team's ClusterQueue, each sub-team's feeds the
+    sub-team's ClusterQueue in the team cohort. Admission fair sharing orders each ClusterQueue's workloads by
+    their LocalQueue's use over the last half-lives per weight."""
     out = [LocalQueueShare(names.TEAM_LOCAL_QUEUE, WHOLE_TEAM)]
     if queueing.debug_queue is not None:
         out.append(LocalQueueShare(names.DEBUG_LOCAL_QUEUE, WHOLE_TEAM))
-    out.extend(LocalQueueShare(s.name, int(percent(s.share) * WHOLE_TEAM)) for s in team.queue.sub_teams)
+    out.extend(LocalQueueShare(s.name, WHOLE_TEAM, names.sub_team_cluster_queue(team.name, s.name))
+               for s in team.queue.sub_teams)
     return out
 
 
@@ -443,14 +462,106 @@ def usage_weights(spec: "QueueScope") -> dict[str, float]:
     return out
 
 
+# --- sub-teams: the team a Cohort, each sub-team a ClusterQueue holding its share of the team's quota ---
+
+@dataclass(frozen=True)
+class SubTeamQueue:
+    """A sub-team's ClusterQueue in the team's cohort. It may borrow up to the team's whole ceiling (the other
+    sub-teams' idle share first, then what the team cohort may borrow) and lends all its nominal quota inside
+    the team: the team cohort's limits decide what leaves or enters the team."""
+
+    name: str  # the sub-team (its LocalQueue)
+    cluster_queue: str
+    share: Fraction
+    quotas: dict[tuple[str, str], FlavorQuota]  # (flavor, resource) -> quota, in the team queue's order
+
+
+def _unit(resource: str) -> Fraction:
+    return Fraction(1, 1000) if resource == CPU else Fraction(1)
+
+
+def split(total: Fraction, shares: Sequence[Fraction], unit: Fraction) -> list[Fraction]:
+    """`total` split by `shares` (adding up to 1) in whole units, rounded so the parts add up to `total` exactly:
+    each part rounded down, the units left over to the largest remainders (ties: the earlier part)."""
+    units = total / unit
+    exact = [units * s for s in shares]
+    parts = [math.floor(e) for e in exact]
+    left = int(units) - sum(parts)
+    order = sorted(range(len(shares)), key=lambda k: (-(exact[k] - parts[k]), k))
+    for k in order[:max(left, 0)]:
+        parts[k] += 1
+    return [p * unit for p in parts]
+
+
+def sub_team_queues(team: "TeamSpec", queue: TeamQueue) -> list[SubTeamQueue]:
+    """Each sub-team's share of every resource of the team's queue: the team's total split by shares (exact
+    sum), then laid on the team's flavors in its order, sub-teams in order, so each flavor's nominal quota is
+    the team's exactly and capacity still holds. Empty without sub-teams."""
+    subs = team.queue.sub_teams
+    if not subs:
+        return []
+    shares = [percent(s.share) for s in subs]
+    parts: list[dict[tuple[str, str], Fraction]] = [{} for _ in subs]
+    for total in queue.totals():
+        on = [q for q in queue.quotas.values() if q.resource == total.resource]
+        if total.resource in CPU_MEMORY:  # split on each flavor: it comes with the GPUs there (topology pools)
+            for q in on:
+                for k, part in enumerate(split(q.nominal, shares, _unit(q.resource))):
+                    parts[k][(q.flavor, q.resource)] = part
+            continue
+        left = {q.flavor: q.nominal for q in on}
+        for k, part in enumerate(split(total.nominal, shares, _unit(total.resource))):
+            for q in on:
+                take = min(part, left[q.flavor])
+                left[q.flavor] -= take
+                part -= take
+                parts[k][(q.flavor, q.resource)] = take
+    # Alone a sub-team may use the team's whole ceiling on a flavor; it lends all it holds inside the team.
+    quotas = [{key: FlavorQuota(q.flavor, q.resource, mine[key], q.nominal - mine[key] + q.borrowing_limit, mine[key])
+               for key, q in queue.quotas.items()} for mine in parts]
+    return [SubTeamQueue(s.name, names.sub_team_cluster_queue(team.name, s.name), shares[k], quotas[k])
+            for k, s in enumerate(subs)]
+
+
+def sub_team_totals(sub: SubTeamQueue, resource: str) -> Fraction:
+    return sum((q.nominal for q in sub.quotas.values() if q.resource == resource), Fraction(0))
+
+
+def team_cohort_limits(queue: TeamQueue) -> dict[tuple[str, str], FlavorQuota]:
+    """The team cohort's own quotas: no nominal of its own (its sub-teams hold it), and the team's borrowing and
+    lending limits, which bound the whole team against the platform's cohort as its one ClusterQueue did."""
+    return {k: FlavorQuota(q.flavor, q.resource, Fraction(0), q.borrowing_limit, q.lending_limit)
+            for k, q in queue.quotas.items()}
+
+
+def whole_team_limits(queue: TeamQueue) -> dict[tuple[str, str], FlavorQuota]:
+    """The team's own ClusterQueue when it has sub-teams: `team-queue` and `debug` feed it, it holds no nominal
+    quota and runs on what the sub-teams leave idle, up to the team's ceiling; it lends nothing."""
+    return {k: FlavorQuota(q.flavor, q.resource, Fraction(0), q.nominal + q.borrowing_limit, Fraction(0))
+            for k, q in queue.quotas.items()}
+
+
+def sub_team_share_rules(spec: "QueueScope", i: int, team: "TeamSpec", placed: Placement) -> Iterator[Problem]:
+    """A sub-team whose share gives it none of a GPU resource the team holds would have no guarantee of it: its
+    work there runs only on borrowed quota, which any other sub-team may take back. Refused, naming the share."""
+    queue = team_queue(spec, team, placed)
+    for j, sub in enumerate(sub_team_queues(team, queue)):
+        empty = [t.resource for t in queue.totals()
+                 if t.resource not in CPU_MEMORY and t.nominal and not sub_team_totals(sub, t.resource)]
+        if empty:
+            yield ((TEAMS.index(i) / "queue.subTeams").index(j) / "share",
+                   f"{team.queue.sub_teams[j].share} of the team's quota is less than one of {', '.join(empty)}: the "
+                   "sub-team would hold no guarantee of it; raise its share, raise the team's quota, or merge sub-teams")
+
+
 def sub_team_rules(queueing: "QueueingSpec", i: int, team: "TeamSpec") -> Iterator[Problem]:
     subs = team.queue.sub_teams
     if not subs:
         return
     field = TEAMS.index(i) / "queue.subTeams"
     if queueing.fair_sharing is None:
-        yield field, ("sub-teams share the team's queue by admission fair sharing: set queueing.fairSharing "
-                      "(e.g. {usageHalfLife: 168h})")
+        yield field, ("sub-teams come with admission fair sharing in each of the team's queues: set "
+                      "queueing.fairSharing (e.g. {usageHalfLife: 168h})")
     total = sum(percent(s.share) for s in subs)
     if total != 1:
         yield field, f"the shares add up to {float(total) * 100:g}%; they split the team's quota, so they add up to 100%"

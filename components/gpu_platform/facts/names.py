@@ -40,6 +40,7 @@ POOL_LABEL = f"{DOMAIN}/pool"
 ROLE_LABEL = f"{DOMAIN}/role"
 TEAM_LABEL = f"{DOMAIN}/team"
 PRIORITY_TIER_LABEL = f"{DOMAIN}/priority-tier"
+SUB_TEAM_LABEL = f"{DOMAIN}/sub-team"  # on a sub-team's ClusterQueue: the part of the team it holds quota for
 CRITICAL_LABEL = f"{DOMAIN}/critical"  # node label "true" on pools marked critical (policies require on-demand)
 WAIT_FOR_COMPLETION_LABEL = f"{DOMAIN}/wait-for-completion"  # job pods a driver upgrade waits for
 GPU_ALLOCATION_LABEL = f"{DOMAIN}/gpu-allocation"  # node label: device-plugin | dra (the DRA driver runs on dra)
@@ -391,6 +392,17 @@ CAPACITY_TYPE_LABEL = f"{DOMAIN}/capacity-type"
 def cluster_queue(team: str) -> str:
     """The ClusterQueue holding a team's nominal quota (cluster-scoped, so prefixed)."""
     return f"team-{team}"
+
+
+def team_cohort(team: str) -> str:
+    """The Cohort a team with sub-teams becomes, under the platform's cohort (Cohorts and ClusterQueues are
+    separate kinds, so it shares the team's prefix)."""
+    return f"team-{team}"
+
+
+def sub_team_cluster_queue(team: str, sub_team: str) -> str:
+    """The ClusterQueue holding a sub-team's part of its team's nominal quota."""
+    return f"team-{team}-{sub_team}"
 
 
 def gpu_flavor(pool: str, mig_profile: str | None = None) -> str:

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from gpu_platform.decisions.queueing import (CPU_MEMORY, SPOT, format_quantity, gpu_flavors, local_queues, placement,
-                                             team_queue, topology_pools, usage_weights)
+from gpu_platform.decisions.queueing import (CPU_MEMORY, SPOT, TeamQueue, format_quantity, gpu_flavors, local_queues,
+                                             placement, sub_team_queues, sub_team_totals, team_queue, topology_pools,
+                                             usage_weights)
 from gpu_platform.decisions.topology import DEFAULT_TOPOLOGY_LEVEL, TOPOLOGY_LEVELS
 from gpu_platform.facts import names
 from gpu_platform.planner.capacity_section import short
 from gpu_platform.planner.sections import PlanContext, Section, register
 from gpu_platform.planner.tables import md_table, text_table
-from gpu_platform.spec.models import PlatformSpec
+from gpu_platform.spec.models import PlatformSpec, TeamSpec
 
 NAME = "queueing"
 TITLE = "Fair sharing (Kueue): nominal, borrowable and ceiling per team"
@@ -40,7 +41,9 @@ def from_spec(spec: PlatformSpec) -> dict[str, Any]:
             "clusterQueue": names.cluster_queue(team.name), "localQueue": names.TEAM_LOCAL_QUEUE,
             # Every LocalQueue feeding the team's ClusterQueue, with its admission fair sharing weight.
             "localQueues": [{"name": lq.name, "weight": lq.weight} for lq in local_queues(spec.queueing, team)],
-            "subTeams": [{"name": s.name, "share": s.share} for s in team.queue.sub_teams],
+            # With sub-teams the team is a Cohort under the platform's, each sub-team a ClusterQueue in it.
+            "teamCohort": names.team_cohort(team.name) if team.queue.sub_teams else None,
+            "subTeams": _sub_teams(team, queue),
             "borrowingLimit": queue.borrowing_limit, "lendingLimit": queue.lending_limit,
             "preemption": {"withinClusterQueue": queue.tier.within_cluster_queue,
                            "reclaimWithinCohort": queue.tier.reclaim_within_cohort},
@@ -69,6 +72,16 @@ def from_spec(spec: PlatformSpec) -> dict[str, Any]:
             "cohort": names.KUEUE_COHORT, "flavors": flavors, "teams": teams, "topology": topology,
             "runtimeCeilingHours": dict(spec.queueing.runtime_ceiling_hours), "fairSharing": _fair_sharing(spec),
             "debugQueue": _debug_queue(spec)}
+
+
+def _sub_teams(team: TeamSpec, queue: TeamQueue) -> list[dict[str, Any]]:
+    """Each sub-team's ClusterQueue and its nominal quota per resource (its share of the team's, exact sum)."""
+    out = []
+    for spec_sub, sub in zip(team.queue.sub_teams, sub_team_queues(team, queue), strict=True):
+        nominal = [{"resource": t.resource, "nominal": format_quantity(t.resource, sub_team_totals(sub, t.resource))}
+                   for t in queue.totals() if t.nominal]
+        out.append({"name": sub.name, "share": spec_sub.share, "clusterQueue": sub.cluster_queue, "nominal": nominal})
+    return out
 
 
 def _fair_sharing(spec: PlatformSpec) -> Optional[dict[str, Any]]:
@@ -131,8 +144,13 @@ def _sharing(section: dict[str, Any]) -> list[str]:
     for team in section["teams"]:
         subs = team.get("subTeams") or []
         if subs:
-            out.append(f"Sub-teams of {team['name']}: " + ", ".join(f"{s['name']} {s['share']}" for s in subs)
-                       + f" (LocalQueues feeding {team['clusterQueue']}; the team's quota stays one nominal quota).")
+            out.append(f"Sub-teams of {team['name']}: cohort {team['teamCohort']} under {section['cohort']}; "
+                       + "; ".join(f"{s['name']} {s['share']} (ClusterQueue {s['clusterQueue']}, nominal "
+                                   + ", ".join(f"{short(n['resource'])} {n['nominal']}" for n in s["nominal"]
+                                               if n["resource"] not in CPU_MEMORY) + ")"
+                                   for s in subs)
+                       + f". Idle sub-team quota is lent inside the team first; {team['localQueue']} and the debug "
+                       f"queue feed {team['clusterQueue']}, which holds no nominal quota of its own.")
     return out
 
 

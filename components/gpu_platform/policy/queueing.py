@@ -6,8 +6,9 @@ and the GPU Operator's release, decisions/capacity.py arithmetic).
 
 - queue-team-local-queue: every team namespace of a queued stack has a LocalQueue naming a declared
   ClusterQueue that selects the namespace (without one its jobs wait forever and its GPU pods are refused).
-- queue-nominal-within-capacity: per cohort and flavor, the ClusterQueues' nominal GPU quotas add up to at
-  most the flavor's capacity at max size (a nominal quota is a guarantee; borrowing is what may overcommit).
+- queue-nominal-within-capacity: per cohort tree (nested cohorts counted in their root) and flavor, the
+  ClusterQueues' nominal GPU quotas add up to at most the flavor's capacity at max size (a nominal quota is a
+  guarantee; borrowing is what may overcommit).
 - queue-flavor-mig-profile: a flavor that names a MIG profile (its `gpu-platform.io/mig-profile` label or a
   `nvidia.com/mig-<profile>` quota) selects node groups that offer that profile.
 """
@@ -123,11 +124,21 @@ def _flavor_quotas(cq: Any) -> Iterator[tuple[str, str, int]]:
                     yield flavor.get("name"), res["name"], _quantity(res.get("nominalQuota", 0))
 
 
+def root_cohort(parents: Mapping[str, Optional[str]], cohort: Optional[str]) -> Optional[str]:
+    """The root of a cohort's tree (nested cohorts share their root's capacity); a cycle stops where it closes."""
+    seen: set[str] = set()
+    while cohort and parents.get(cohort) and cohort not in seen:
+        seen.add(cohort)
+        cohort = parents[cohort]
+    return cohort
+
+
 def nominal_within_capacity(args: StackValidationArgs, config: Mapping[str, Any]) -> Finding:
     flavors = {_name(f): f for f in kueue_objects(args, "ResourceFlavor")}
-    held: dict[tuple[str, str, str], int] = {}  # (cohort, flavor, resource) -> nominal quota
+    held: dict[tuple[str, str, str], int] = {}  # (root cohort, flavor, resource) -> nominal quota
+    parents = {_name(c): get(c.props, "spec.parentName") for c in kueue_objects(args, "Cohort")}
     for cq in kueue_objects(args, "ClusterQueue"):
-        cohort = get(cq.props, "spec.cohortName") or f"(ClusterQueue {_name(cq)} alone)"
+        cohort = root_cohort(parents, get(cq.props, "spec.cohortName")) or f"(ClusterQueue {_name(cq)} alone)"
         for flavor, resource, nominal in _flavor_quotas(cq):
             held[(cohort, flavor, resource)] = held.get((cohort, flavor, resource), 0) + nominal
     capacity: dict[str, dict[str, int]] = {}
@@ -169,7 +180,7 @@ POLICIES = [
                  "In a stack that queues GPU work, every team namespace has a LocalQueue on a ClusterQueue selecting it.",
                  local_queues, severity=Severity.HIGH),
     stack_policy("queue-nominal-within-capacity",
-                 "Per cohort and flavor, nominal GPU quotas add up to at most the flavor's capacity at max size.",
+                 "Per cohort tree and flavor, nominal GPU quotas add up to at most the flavor's capacity at max size.",
                  nominal_within_capacity, severity=Severity.HIGH),
     stack_policy("queue-flavor-mig-profile", "Every MIG profile a Kueue flavor names is offered by the node groups it selects.",
                  flavor_mig_profiles, severity=Severity.HIGH),

@@ -151,6 +151,7 @@ SHAPES.update({
         "resourceGroups": ListOf({"coveredResources": ListOf(STR), "flavors": ListOf({"name": STR, "resources": ListOf(
             {"name": STR, "nominalQuota": QUANTITY, "borrowingLimit": QUANTITY, "lendingLimit": QUANTITY})})})}},
     f"{KUEUE}LocalQueue": {"metadata": METADATA, "spec": {"clusterQueue": STR}},
+    f"{KUEUE}Cohort": {"metadata": METADATA, "spec": {"parentName": STR}},
     f"{KUEUE}ResourceFlavor": {"metadata": METADATA, "spec": {"nodeLabels": LABELS, "nodeTaints": ListOf(K8S_TAINT),
                                                              "tolerations": ListOf(TOLERATION)}},
     "kubernetes:core/v1:ConfigMap": {"metadata": METADATA, "data": MapOf(STR)},

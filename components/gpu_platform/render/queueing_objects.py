@@ -11,8 +11,9 @@ from collections.abc import Mapping, Sequence
 
 import yaml
 
-from gpu_platform.decisions.queueing import (FAIR_SHARING_STRATEGIES, GpuFlavor, LocalQueueShare, TeamQueue,
-                                             by_topology, format_quantity, local_queues)
+from gpu_platform.decisions.queueing import (FAIR_SHARING_STRATEGIES, FlavorQuota, GpuFlavor, LocalQueueShare,
+                                             SubTeamQueue, TeamQueue, by_topology, format_quantity, local_queues,
+                                             sub_team_queues, team_cohort_limits, whole_team_limits)
 from gpu_platform.decisions.runtime import debug_ceiling_seconds, tier_ceilings_seconds
 from gpu_platform.decisions.topology import TOPOLOGY_LEVELS
 from gpu_platform.facts import catalog, names
@@ -79,42 +80,75 @@ def _weight(weight: float) -> int | str:
     return int(weight) if float(weight).is_integer() else repr(float(weight))
 
 
-def cluster_queue(team: "TeamSpec", queue: TeamQueue, fair: bool = False) -> dict[str, Any]:
-    """The team's queue; with `fair` (queueing.fairSharing), workloads of its LocalQueues are admitted in the
-    order of each queue's recent use per share (Kueue's admission fair sharing)."""
+def _resource_groups(queue: TeamQueue, quotas: Mapping[tuple[str, str], FlavorQuota]) -> list[dict[str, Any]]:
+    """The queue's resource groups with the given quota on each flavor and resource."""
     groups = []
     for covered, flavors in queue.groups:
         entries = []
         for flavor in flavors:
             resources = []
             for resource in covered:
-                q = queue.quotas[(flavor, resource)]
+                q = quotas[(flavor, resource)]
                 resources.append({"name": resource, "nominalQuota": format_quantity(resource, q.nominal),
                                   "borrowingLimit": format_quantity(resource, q.borrowing_limit),
                                   "lendingLimit": format_quantity(resource, q.lending_limit)})
             entries.append({"name": flavor, "resources": resources})
         groups.append({"coveredResources": list(covered), "flavors": entries})
+    return groups
+
+
+def cluster_queue(team: "TeamSpec", queue: TeamQueue, fair: bool = False) -> dict[str, Any]:
+    """The team's queue; with `fair` (queueing.fairSharing), workloads of its LocalQueues are admitted in the
+    order of each queue's recent use per share (Kueue's admission fair sharing). With sub-teams it sits in the
+    team's cohort with no nominal quota of its own (its `team-queue` and `debug` run on what they leave idle)."""
+    split = bool(team.queue.sub_teams)
+    quotas = whole_team_limits(queue) if split else queue.quotas
+    cohort = names.team_cohort(team.name) if split else names.KUEUE_COHORT
+    weight = 1 if split else queue.weight  # inside the team cohort; the cohort carries the team's weight
+    return _queue(team, names.cluster_queue(team.name), cohort, queue, quotas, weight, fair)
+
+
+def sub_team_cluster_queue(team: "TeamSpec", queue: TeamQueue, sub: SubTeamQueue, fair: bool = False) -> dict[str, Any]:
+    """A sub-team's queue in the team's cohort: its share of the team's nominal quota, lent inside the team
+    first; its fair-sharing weight there is its share."""
+    q = _queue(team, sub.cluster_queue, names.team_cohort(team.name), queue, sub.quotas, float(sub.share), fair)
+    q["metadata"]["labels"][names.SUB_TEAM_LABEL] = sub.name
+    return q
+
+
+def _queue(team: "TeamSpec", name: str, cohort: str, queue: TeamQueue, quotas: Mapping[tuple[str, str], FlavorQuota],
+           weight: float, fair: bool) -> dict[str, Any]:
     spec = {
-        "cohortName": names.KUEUE_COHORT,
+        "cohortName": cohort,
         "namespaceSelector": {"matchLabels": {names.NAMESPACE_NAME_LABEL: names.team_namespace(team.name)}},
         "queueingStrategy": "BestEffortFIFO",
         # Use the team's own quota on any flavor before borrowing on one.
         "flavorFungibility": {"whenCanBorrow": "TryNextFlavor", "whenCanPreempt": "TryNextFlavor"},
         "preemption": {"withinClusterQueue": queue.tier.within_cluster_queue,
                        "reclaimWithinCohort": queue.tier.reclaim_within_cohort},
-        "fairSharing": {"weight": _weight(queue.weight)},
-        "resourceGroups": groups,
+        "fairSharing": {"weight": _weight(weight)},
+        "resourceGroups": _resource_groups(queue, quotas),
     }
     if fair:
         spec["admissionScope"] = {"admissionMode": "UsageBasedAdmissionFairSharing"}
     labels = {names.TEAM_LABEL: team.name, names.PRIORITY_TIER_LABEL: team.priority_tier}
-    return _kueue("ClusterQueue", _meta(names.cluster_queue(team.name), labels=labels), spec=spec)
+    return _kueue("ClusterQueue", _meta(name, labels=labels), spec=spec)
+
+
+def team_cohort(team: "TeamSpec", queue: TeamQueue) -> dict[str, Any]:
+    """A team with sub-teams as a Cohort under the platform's: its sub-teams lend and borrow inside it first, and
+    its limits (the team's borrowing and lending limits, no nominal quota of its own) bound the whole team
+    against the other teams as its one ClusterQueue did; its fair-sharing weight is the team's."""
+    spec = {"parentName": names.KUEUE_COHORT, "fairSharing": {"weight": _weight(queue.weight)},
+            "resourceGroups": _resource_groups(queue, team_cohort_limits(queue))}
+    labels = {names.TEAM_LABEL: team.name, names.PRIORITY_TIER_LABEL: team.priority_tier}
+    return _kueue("Cohort", _meta(names.team_cohort(team.name), labels=labels), spec=spec)
 
 
 def local_queue(team: "TeamSpec", share: LocalQueueShare | None = None, fair: bool = False) -> dict[str, Any]:
     """One of the team's LocalQueues (its own by default); with `fair`, its weight in admission fair sharing."""
     share = share or LocalQueueShare(names.TEAM_LOCAL_QUEUE, 1)
-    spec: dict[str, Any] = {"clusterQueue": names.cluster_queue(team.name)}
+    spec: dict[str, Any] = {"clusterQueue": share.cluster_queue or names.cluster_queue(team.name)}
     if fair:
         spec["fairSharing"] = {"weight": share.weight}
     return _kueue("LocalQueue", _team_meta(team, share.name), spec=spec)
@@ -265,7 +299,12 @@ def queueing_manifests(teams: Sequence["TeamSpec"], queues: dict[str, TeamQueue]
     out["cohort"] = cohort()
     out.update({f"priority-{tier}": workload_priority_class(tier) for tier in PRIORITY_TIERS})
     for team in teams:
-        out[f"queue-{team.name}"] = cluster_queue(team, queues[team.name], fair)
+        queue = queues[team.name]
+        if team.queue.sub_teams:
+            out[f"cohort-{team.name}"] = team_cohort(team, queue)
+        out[f"queue-{team.name}"] = cluster_queue(team, queue, fair)
+        for sub in sub_team_queues(team, queue):
+            out[f"queue-{team.name}-{sub.name}"] = sub_team_cluster_queue(team, queue, sub, fair)
         for share in local_queues(queueing, team) if queueing is not None else [None]:
             out[local_queue_key(team, share)] = local_queue(team, share, fair)
     out["policy"] = queued_gpu_pods_policy()

@@ -17,7 +17,7 @@ from pulumi_kubernetes.apiextensions import CustomResource
 from gpu_platform.facts import component_types
 from gpu_platform.decisions.dra import dra_pools
 from gpu_platform.decisions.queueing import (Fleet, gpu_flavors, local_queues, placement, queueing_rules, quota_ceiling,
-                                             team_queue, usage_weights)
+                                             sub_team_queues, team_queue, usage_weights)
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.queueing_objects import chart_values, local_queue_key, queueing_manifests
 from gpu_platform.resources import options
@@ -70,7 +70,7 @@ class QueuePoolArgs(TypedDict, total=False):
 
 
 class SubTeamArgs(TypedDict, total=False):
-    """A sub-team: a LocalQueue feeding the team's ClusterQueue, ordered by its share and recent use."""
+    """A sub-team: a ClusterQueue in the team's cohort holding its share of the team's quota, and its LocalQueue."""
 
     name: Required[str]
     """The LocalQueue's name: workloads name it in kueue.x-k8s.io/queue-name."""
@@ -90,7 +90,8 @@ class TeamQueueArgs(TypedDict, total=False):
     pools: list[str]
     """Pools holding the team's nominal GPU quota, in order (default all)."""
     sub_teams: list[SubTeamArgs]
-    """Parts of the team, each with a LocalQueue of its name in the team's namespace (needs fair_sharing)."""
+    """Parts of the team, each with its share of the team's quota in a nested cohort and a LocalQueue of its name
+    in the team's namespace (needs fair_sharing)."""
 
 
 class FairSharingArgs(TypedDict, total=False):
@@ -215,10 +216,19 @@ class KueueQueueing(pulumi.ComponentResource):
         shared = list(self.objects.values())  # flavors, the cohort and the priorities come before any queue
         namespaces = cluster.team_namespaces
         for team in fleet.teams:
-            cq = KueueObject(f"{name}-queue-{team.name}", m[f"queue-{team.name}"], opts=after(self.release, *shared))
-            self.objects[f"queue-{team.name}"] = cq
+            waits = shared
+            if f"cohort-{team.name}" in m:  # a team with sub-teams: its cohort, under the platform's, before its queues
+                key = f"cohort-{team.name}"
+                self.objects[key] = KueueObject(f"{name}-{key}", m[key], opts=after(self.release, *shared))
+                waits = [*shared, self.objects[key]]
+            queues = {names.cluster_queue(team.name): f"queue-{team.name}"}
+            queues.update({sub.cluster_queue: f"queue-{team.name}-{sub.name}"
+                           for sub in sub_team_queues(team, self.queues[team.name])})
+            for key in queues.values():
+                self.objects[key] = KueueObject(f"{name}-{key}", m[key], opts=after(self.release, *waits))
             for share in local_queues(queueing, team):
                 key = local_queue_key(team, share)
+                cq = self.objects[queues[share.cluster_queue or names.cluster_queue(team.name)]]
                 self.objects[key] = KueueObject(f"{name}-{key}", _in_namespace(m[key], namespaces[team.name]),
                                                 opts=after(self.release, cq))
         # After the release: a labelled GPU pod is then gated by Kueue's webhook rather than run unqueued.

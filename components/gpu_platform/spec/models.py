@@ -550,8 +550,8 @@ PERCENT = r"^\d{1,4}%$"
 
 
 class SubTeamSpec(StrictModel):
-    """A part of a team with its own LocalQueue in the team's namespace, ordered against the team's other
-    queues by its share and its recent use (admission fair sharing, docs/queueing.md)."""
+    """A part of a team holding its share of the team's nominal quota in a ClusterQueue of the team's cohort,
+    with a LocalQueue of its name in the team's namespace (docs/queueing.md)."""
     name: DnsLabel  # the LocalQueue's name: workloads name it in kueue.x-k8s.io/queue-name
     share: str = Field(pattern=PERCENT)  # of the team's quota; the team's shares add up to 100%
 
