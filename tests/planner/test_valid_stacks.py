@@ -151,6 +151,10 @@ def _pool(p: dict[str, Any]) -> dict[str, Any]:
     return p["nodePools"][0]
 
 
+def _services(p: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(p["teams"][0].get("services", []))
+
+
 # What the generator must reach, each dimension of a pool, its teams and the stack: narrowing it fails here.
 REACHED = {
     "managed node group": lambda p: _pool(p)["provisioner"] == "managed-node-group",
@@ -177,6 +181,22 @@ REACHED = {
     "a queue bound to the pool": lambda p: "queue" in p["teams"][0],
     "a second pool on spot": lambda p: len(p["nodePools"]) == 2 and p["nodePools"][1]["capacityType"] == "spot",
     "datasets": lambda p: "datasets" in p,
+    "a service on whole GPUs": lambda p: any("count" in s["gpu"] for s in _services(p)),
+    "a service on several GPUs (tensor parallel)": lambda p: any(s["gpu"].get("count", 1) > 1 for s in _services(p)),
+    "a service on a MIG slice (single)": lambda p: _pool(p).get("sharing", {}).get("strategy") == "single"
+    and bool(_services(p)),
+    "a service on a MIG slice (mixed)": lambda p: any(s["gpu"].get("migProfile") for s in _services(p))
+    and _pool(p).get("sharing", {}).get("strategy") == "mixed",
+    "a service on a time-sliced GPU": lambda p: _pool(p).get("sharing", {}).get("mode") == "time-slicing"
+    and bool(_services(p)),
+    "two services": lambda p: len(_services(p)) == 2,
+    "a service autoscaled": lambda p: any("autoscaling" in s for s in _services(p)),
+    "a service not autoscaled": lambda p: any("autoscaling" not in s for s in _services(p)),
+    "a service scaled to zero": lambda p: any(s["replicas"]["min"] == 0 for s in _services(p)),
+    "a service of several replicas": lambda p: any(s["replicas"]["max"] > 1 for s in _services(p)),
+    "a service's weights from parameters": lambda p: any("parameterCount" in s["model"] for s in _services(p)),
+    "a service's model on S3": lambda p: any("s3" in s["model"] for s in _services(p)),
+    "a service behind a load balancer": lambda p: any("loadBalancer" in s for s in _services(p)),
 }
 
 
