@@ -16,7 +16,7 @@ import re
 import tokenize
 from collections.abc import Iterator
 from functools import cache
-from typing import Any, Union, get_args
+from typing import Any, Optional, get_args
 
 from pydantic import BaseModel
 
@@ -65,7 +65,8 @@ def _comments(model: type[BaseModel]) -> dict[str, str]:
         at = next((i for i, line in enumerate(lines) if re.match(rf"\s+{name}\s*:", line)), None)
         if at is None:
             continue
-        above, i = [], at - 1
+        above: list[str] = []
+        i = at - 1
         while i >= 0 and lines[i].strip().startswith("#"):
             above.insert(0, lines[i].strip().lstrip("#").strip())
             i -= 1
@@ -135,7 +136,7 @@ def property_type(fragment: JsonObject, package: str) -> JsonObject:
     return {"type": kind} if kind in PRIMITIVES else dict(ANY)
 
 
-def _const_type(fragment: JsonObject) -> Union[str, None]:
+def _const_type(fragment: JsonObject) -> Optional[str]:
     values = fragment.get("enum") or ([fragment["const"]] if "const" in fragment else [])
     kinds = {type(v) for v in values}
     return {str: "string", bool: "boolean", int: "integer", float: "number"}.get(kinds.pop()) \
