@@ -20,7 +20,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 
+from gpu_platform.decisions.serving import serving_rules
 from gpu_platform.planner.cli import main
+from gpu_platform.spec.models import PlatformSpec
 from tests.support.stacks import AS_OF, ROOT, write_stack
 from tests.support.valid_stacks import IMAGES, valid_platform
 
@@ -230,3 +232,26 @@ def test_only_a_documented_refusal_is_allowed(line, name):
 ])
 def test_only_a_documented_violation_is_allowed(line, allowed):
     assert (undocumented_violation(line) is None) == allowed
+
+
+@settings(max_examples=300, derandomize=True, database=None, phases=[Phase.generate], deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(platform=st.one_of(valid_platform(), valid_platform(slices=True), valid_platform(prod=True)))
+def test_generated_services_meet_every_serving_rule(platform):
+    """Without planning (cheap, so many more stacks): the generated services pass every serving rule
+    (decisions/serving.py) on the models alone, whatever the pool's own refusals."""
+    spec = PlatformSpec.model_validate(platform)
+    assert list(serving_rules(spec)) == []
+
+
+@pytest.mark.parametrize("field, value, refused_at", [
+    ("model", {"huggingFace": {"repo": "o/m", "revision": "0" * 40}, "weightsGiB": 4000}, "model.weightsGiB"),
+    ("replicas", {"min": 1, "max": 1000}, "replicas.max"),
+])
+def test_the_serving_rule_check_refuses_a_service_that_does_not_fit(field, value, refused_at):
+    """The check above is not vacuous: a generated service made too large is refused."""
+    platform = find(valid_platform(), lambda p: bool(_services(p)),
+                    settings=settings(max_examples=2000, derandomize=True, database=None, phases=[Phase.generate]))
+    platform["teams"][0]["services"][0][field] = value
+    problems = [str(path) for path, _ in serving_rules(PlatformSpec.model_validate(platform))]
+    assert any(p.endswith(refused_at) for p in problems), problems
