@@ -20,7 +20,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 
+from gpu_platform.decisions.serving import serving_rules
 from gpu_platform.planner.cli import main
+from gpu_platform.spec.models import PlatformSpec
 from tests.support.stacks import AS_OF, ROOT, write_stack
 from tests.support.valid_stacks import IMAGES, valid_platform
 
@@ -151,6 +153,10 @@ def _pool(p: dict[str, Any]) -> dict[str, Any]:
     return p["nodePools"][0]
 
 
+def _services(p: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(p["teams"][0].get("services", []))
+
+
 # What the generator must reach, each dimension of a pool, its teams and the stack: narrowing it fails here.
 REACHED = {
     "managed node group": lambda p: _pool(p)["provisioner"] == "managed-node-group",
@@ -177,6 +183,22 @@ REACHED = {
     "a queue bound to the pool": lambda p: "queue" in p["teams"][0],
     "a second pool on spot": lambda p: len(p["nodePools"]) == 2 and p["nodePools"][1]["capacityType"] == "spot",
     "datasets": lambda p: "datasets" in p,
+    "a service on whole GPUs": lambda p: any("count" in s["gpu"] for s in _services(p)),
+    "a service on several GPUs (tensor parallel)": lambda p: any(s["gpu"].get("count", 1) > 1 for s in _services(p)),
+    "a service on a MIG slice (single)": lambda p: _pool(p).get("sharing", {}).get("strategy") == "single"
+    and bool(_services(p)),
+    "a service on a MIG slice (mixed)": lambda p: any(s["gpu"].get("migProfile") for s in _services(p))
+    and _pool(p).get("sharing", {}).get("strategy") == "mixed",
+    "a service on a time-sliced GPU": lambda p: _pool(p).get("sharing", {}).get("mode") == "time-slicing"
+    and bool(_services(p)),
+    "two services": lambda p: len(_services(p)) == 2,
+    "a service autoscaled": lambda p: any("autoscaling" in s for s in _services(p)),
+    "a service not autoscaled": lambda p: any("autoscaling" not in s for s in _services(p)),
+    "a service scaled to zero": lambda p: any(s["replicas"]["min"] == 0 for s in _services(p)),
+    "a service of several replicas": lambda p: any(s["replicas"]["max"] > 1 for s in _services(p)),
+    "a service's weights from parameters": lambda p: any("parameterCount" in s["model"] for s in _services(p)),
+    "a service's model on S3": lambda p: any("s3" in s["model"] for s in _services(p)),
+    "a service behind a load balancer": lambda p: any("loadBalancer" in s for s in _services(p)),
 }
 
 
@@ -210,3 +232,26 @@ def test_only_a_documented_refusal_is_allowed(line, name):
 ])
 def test_only_a_documented_violation_is_allowed(line, allowed):
     assert (undocumented_violation(line) is None) == allowed
+
+
+@settings(max_examples=300, derandomize=True, database=None, phases=[Phase.generate], deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(platform=st.one_of(valid_platform(), valid_platform(slices=True), valid_platform(prod=True)))
+def test_generated_services_meet_every_serving_rule(platform):
+    """Without planning (cheap, so many more stacks): the generated services pass every serving rule
+    (decisions/serving.py) on the models alone, whatever the pool's own refusals."""
+    spec = PlatformSpec.model_validate(platform)
+    assert list(serving_rules(spec)) == []
+
+
+@pytest.mark.parametrize("field, value, refused_at", [
+    ("model", {"huggingFace": {"repo": "o/m", "revision": "0" * 40}, "weightsGiB": 4000}, "model.weightsGiB"),
+    ("replicas", {"min": 1, "max": 1000}, "replicas.max"),
+])
+def test_the_serving_rule_check_refuses_a_service_that_does_not_fit(field, value, refused_at):
+    """The check above is not vacuous: a generated service made too large is refused."""
+    platform = find(valid_platform(), lambda p: bool(_services(p)),
+                    settings=settings(max_examples=2000, derandomize=True, database=None, phases=[Phase.generate]))
+    platform["teams"][0]["services"][0][field] = value
+    problems = [str(path) for path, _ in serving_rules(PlatformSpec.model_validate(platform))]
+    assert any(p.endswith(refused_at) for p in problems), problems

@@ -14,7 +14,8 @@ from pulumi.provider.experimental.analyzer import camel_case
 from pulumi.provider.experimental.component import ComponentProvider
 
 import gpu_platform
-from gpu_platform.resources.package import read_inherited_docstrings
+from gpu_platform.resources.package import PackageProvider, read_inherited_docstrings
+from gpu_platform.resources.platform_schema import models, type_token
 
 PROVIDER = Path(__file__).resolve().parents[2] / "provider"
 
@@ -23,7 +24,7 @@ PROVIDER = Path(__file__).resolve().parents[2] / "provider"
 def schema():
     """The schema as provider/__main__.py serves it: inherited keys described where they are declared."""
     read_inherited_docstrings()
-    provider = ComponentProvider(gpu_platform.component_classes(), "gpu-platform", version="0.1.0")
+    provider = PackageProvider(gpu_platform.component_classes(), "gpu-platform", version="0.1.0")
     return json.loads(provider.schema)
 
 
@@ -136,12 +137,18 @@ def test_references_to_other_resources_take_outputs(schema):
 
 def test_the_plugin_folder_hosts_every_component(monkeypatch):
     assert yaml.safe_load((PROVIDER / "PulumiPlugin.yaml").read_text()) == {"runtime": "python"}
-    hosted = {}
-    monkeypatch.setattr("pulumi.provider.experimental.component_provider_host",
-                        lambda components, name, **kw: hosted.update(components=components, name=name, **kw))
+    served = {}
+    monkeypatch.setattr("gpu_platform.resources.package.main",
+                        lambda provider, args: served.update(provider=provider, args=args))
+    monkeypatch.setattr("sys.argv", ["__main__.py", "127.0.0.1:1234"])
     runpy.run_path(str(PROVIDER / "__main__.py"), run_name="__main__")
-    assert hosted["name"] == "gpu-platform" and hosted["version"] == gpu_platform.__version__
-    assert [c.__name__ for c in hosted["components"]] == list(gpu_platform.COMPONENTS)
+    provider = served["provider"]
+    assert isinstance(provider, PackageProvider) and served["args"] == ["127.0.0.1:1234"]
+    schema = json.loads(provider.schema)
+    assert schema["name"] == "gpu-platform" and schema["version"] == gpu_platform.__version__
+    assert {t.rsplit(":", 1)[-1] for t, r in schema["resources"].items() if r.get("isComponent")} == set(
+        gpu_platform.COMPONENTS)
+    assert "#/types/gpu-platform:index:PlatformSpec" in json.dumps(schema["resources"])
 
 
 def test_the_plugin_installs_this_package():
@@ -160,3 +167,74 @@ def test_closed_sets_are_enums_in_every_language(schema, where, enum):
     assert prop["$ref"] == f"#/types/gpu-platform:index:{enum}"
     values = schema["types"][f"gpu-platform:index:{enum}"]["enum"]
     assert len(values) >= 3 and all(v.get("value") for v in values)
+
+
+# --- GpuPlatform's `platform`: the stack file's object, typed from the models that validate it ---
+
+def _platform_types(schema):
+    return {token: t for token, t in schema["types"].items() if token.startswith("gpu-platform:index:Platform")}
+
+
+def _model_of(token):
+    return {type_token("gpu-platform", name): model for name, model in models().items()}[token]
+
+
+def test_the_platform_argument_is_the_stack_files_object(schema):
+    prop = schema["resources"]["gpu-platform:index:GpuPlatform"]["inputProperties"]["platform"]
+    assert prop["$ref"] == "#/types/gpu-platform:index:PlatformSpec" and prop["description"]
+    assert "additionalProperties" not in prop
+
+
+def test_every_model_is_an_object_type_with_its_keys_and_required_keys(schema):
+    """One description of the stack file: each model's keys (by alias, as the file spells them) are its type's
+    properties, and the keys without a default are its required ones."""
+    types = _platform_types(schema)
+    assert {_model_of(token) for token in types} == set(models().values())
+    assert types["gpu-platform:index:PlatformSpec"]["description"].startswith("The stack file's")
+    for token, typ in types.items():
+        model = _model_of(token)
+        assert set(typ["properties"]) == {f.alias or n for n, f in model.model_fields.items()}, token
+        assert set(typ["required"]) == {f.alias or n for n, f in model.model_fields.items() if f.is_required()}, token
+
+
+@pytest.mark.parametrize("where, expected", [
+    (("PlatformSpec", "nodePools"), {"type": "array", "items": {"$ref": "#/types/gpu-platform:index:PlatformNodePool"}}),
+    (("PlatformNodePool", "maxSize"), {"type": "integer"}),
+    (("PlatformNodePool", "instanceTypes"), {"type": "array", "items": {"type": "string"}}),
+    (("PlatformSharing", "layout"), {"type": "object", "additionalProperties": {"type": "integer"}}),
+    (("PlatformNodePool", "efa"), {"type": "boolean"}),
+    (("PlatformTeam", "services"), {"type": "array", "items": {"$ref": "#/types/gpu-platform:index:PlatformService"}}),
+    (("PlatformModel", "weightsGiB"), {"type": "number"}),
+    (("PlatformCluster", "create"), {"$ref": "#/types/gpu-platform:index:PlatformCreateCluster"}),
+])
+def test_stack_file_keys_have_their_types(schema, where, expected):
+    prop = dict(schema["types"][f"gpu-platform:index:{where[0]}"]["properties"][where[1]])
+    prop.pop("description")
+    assert prop == expected
+
+
+def test_a_key_is_described_by_its_comment_and_its_rules(schema):
+    pool = schema["types"]["gpu-platform:index:PlatformNodePool"]["properties"]
+    assert pool["capacityType"]["description"].startswith('One of: "spot", "on-demand", "capacity-block".')
+    assert "At most 1000." in pool["maxSize"]["description"]
+    assert pool["zones"]["description"].startswith("Availability zones of a VPC the stack creates")
+
+
+def test_a_key_without_a_comment_reaches_the_schema_undescribed():
+    """The description check covers the stack file's types: a model key with nothing said of it has none."""
+    from pydantic import BaseModel
+
+    from gpu_platform.resources.platform_schema import description
+
+    class Bare(BaseModel):
+        plain: str
+
+    assert description(Bare, "plain", Bare.model_json_schema()["properties"]["plain"]) == ""
+
+
+def test_the_provider_passes_the_platform_object_through_as_written(schema):
+    """The typed schema is for SDKs: the component still receives the stack file's camelCase object as it is."""
+    provider = PackageProvider(gpu_platform.component_classes(), "gpu-platform", version="0.1.0")
+    definition = provider._component_defs["GpuPlatform"]
+    mapped = provider.map_inputs({"platform": {"nodePools": [{"maxSize": 2}]}, "region": "us-east-1"}, definition)
+    assert mapped["platform"] == {"nodePools": [{"maxSize": 2}]}

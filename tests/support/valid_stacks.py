@@ -5,13 +5,14 @@ refused are judged by the property test against its allow-list (tests/planner/te
 """
 from __future__ import annotations
 
+import math
 import re
 from datetime import datetime, time, timedelta, timezone
 from typing import Any
 
 from hypothesis import strategies as st
 
-from gpu_platform.facts import catalog
+from gpu_platform.facts import catalog, serving
 from gpu_platform.facts.mig import fits
 from tests.support.stacks import AS_OF, stack_platform
 
@@ -162,6 +163,119 @@ def team(draw: st.DrawFn, pool: dict[str, Any], whole: int) -> dict[str, Any]:
     return {"name": "research", "quota": quota}
 
 
+def device_gib(pool: dict[str, Any], profile: str | None) -> float:
+    """The memory one replica's device has (docs/serving.md, "The model fits"): a whole GPU's catalog GB read as
+    GiB, a MIG slice its memory share of that, a time-sliced replica the GPU over the pool's replicas."""
+    gpu = catalog.INSTANCE_TYPES[pool["instanceTypes"][0]].gpu_model
+    whole = gpu.memory_gb * 1e9 / 2**30
+    sharing = pool.get("sharing", {})
+    if profile is not None:
+        return whole * catalog.mig_memory_share(gpu, profile)
+    return whole / sharing["replicas"] if sharing.get("mode") == "time-slicing" else whole
+
+
+def host_gib(tp: int, weights_gib: float) -> int:
+    """A server's own host memory in whole GiB (docs/serving.md, "Host memory for the server")."""
+    staged = min(weights_gib, serving.CHECKPOINT_SHARD_GB * 1e9 / 2**30)
+    return math.ceil(serving.SERVER_HOST_BASE_GIB + serving.SERVER_HOST_PER_GPU_GIB * tp + staged)
+
+
+@st.composite
+def model(draw: st.DrawFn, room_gib: float) -> dict[str, Any] | None:
+    """A pinned model whose weights fit `room_gib`: given in GiB, or as parameters and a dtype; None when the
+    smallest a stack file can state (0.01) does not fit."""
+    share = draw(st.sampled_from([0.02, 0.25, 0.6, 0.99]))
+    source: dict[str, Any] = (
+        {"huggingFace": {"repo": "Qwen/Qwen2.5-0.5B-Instruct", "revision": draw(st.text("0123456789abcdef",
+                                                                                          min_size=40, max_size=40))}}
+        if draw(st.booleans()) else {"s3": f"s3://models-{draw(st.integers(0, 99))}/qwen/"})
+    if draw(st.booleans()):
+        dtype = draw(st.sampled_from(sorted(serving.DTYPE_BYTES)))
+        billions = math.floor(room_gib * share * 2**30 / (1e9 * serving.DTYPE_BYTES[dtype]) * 100) / 100
+        return {**source, "parameterCount": billions, "dtype": dtype} if billions > 0 else None
+    weights = math.floor(room_gib * share * 100) / 100
+    return {**source, "weightsGiB": weights} if weights > 0 else None
+
+
+def scales_from_zero(platform: dict[str, Any], pool: dict[str, Any]) -> bool:
+    """docs/serving.md, "Scale to zero": outside prod, on a pool the Cluster Autoscaler or Karpenter grows."""
+    return (platform.get("environment") != "prod" and (
+        pool["provisioner"] == "karpenter" or platform.get("clusterAutoscaler", {}).get("enabled", True)
+        or pool["minSize"] > 0))
+
+
+@st.composite
+def service(draw: st.DrawFn, platform: dict[str, Any], pool: dict[str, Any], name: str, units_left: int,
+            replicas_left: int, profile: str | None) -> dict[str, Any] | None:
+    """One service on `pool` sized to fit (docs/serving.md, "What each check means"): whole GPUs with tensor
+    parallelism within a node, or one MIG slice of `profile`, or one time-sliced replica; at most `units_left`
+    of the team's quota at max replicas and at most `replicas_left` replicas (each node of the pool holds one
+    replica: its GPUs and, with room to spare, its host memory); None when nothing fits."""
+    it = catalog.INSTANCE_TYPES[pool["instanceTypes"][0]]
+    smallest = min((catalog.INSTANCE_TYPES[n] for n in pool["instanceTypes"]), key=lambda i: (i.vcpu, i.memory_gib))
+    whole = "sharing" not in pool
+    count = draw(st.integers(1, min(it.gpu_count, units_left))) if whole else 1
+    utilization = draw(st.sampled_from([0.5, 0.9, 0.98]))
+    floor = draw(st.sampled_from([0, 0.5, 2]))
+    room = (device_gib(pool, profile) * utilization - serving.ENGINE_OVERHEAD_GIB_PER_GPU - floor) * count
+    found = draw(model(room)) if room > 0 else None
+    if found is None or host_gib(count, room) * 2 > smallest.memory_gib:  # a node leaves it room, with margin
+        return None
+    top = draw(st.integers(1, min(units_left // count, replicas_left)))
+    autoscaling = draw(st.sampled_from([None, {"signal": "queue", "target": 4}, {"signal": "ttft", "target": 1.5}]))
+    bottom = draw(st.integers(0 if autoscaling and scales_from_zero(platform, pool) else 1, top))
+    gpu: dict[str, Any] = {"pool": pool["name"], "count": count} if whole else {"pool": pool["name"]}
+    if profile is not None:
+        gpu["migProfile"] = profile
+    drawn: dict[str, Any] = {"name": name, "model": found, "gpu": gpu, "replicas": {"min": bottom, "max": top},
+                             "gpuMemoryUtilization": utilization, "kvCacheFloorGiB": floor}
+    if autoscaling is not None:
+        drawn["autoscaling"] = autoscaling
+    if draw(st.booleans()):
+        drawn["loadBalancer"] = "internal"  # the stack creates its VPC
+    return drawn
+
+
+def pool_units(pool: dict[str, Any], profile: str | None) -> int:
+    """What `pool` offers at maxSize of the resource a replica on it asks: whole or time-sliced GPUs, or slices
+    of `profile` (counted as GPUs under the single strategy)."""
+    it, sharing = catalog.INSTANCE_TYPES[pool["instanceTypes"][0]], pool.get("sharing", {})
+    per_gpu = (sharing["replicas"] if sharing.get("mode") == "time-slicing"
+               else sharing["layout"][profile] if profile is not None else 1)
+    return it.gpu_count * per_gpu * pool["maxSize"]
+
+
+@st.composite
+def services(draw: st.DrawFn, platform: dict[str, Any], first: dict[str, Any]) -> list[dict[str, Any]]:
+    """Up to two services of `first` on the generated pool (none on a DRA pool: servers ask the device plugin's
+    resources), within its quota of whole GPUs or, on a mixed MIG pool, of each slice profile it holds, together
+    no more replicas than the pool has nodes at maxSize; the team's memory quota raised to hold them."""
+    pool = platform["nodePools"][0]
+    if pool["gpuAllocation"] == "dra":
+        return []
+    sharing, quota = pool.get("sharing", {}), first["quota"]
+    mixed = sharing.get("strategy") == "mixed"
+    single = next(iter(sharing["layout"])) if sharing.get("mode") == "mig" and not mixed else None
+    left = dict(quota["migSlices"]) if mixed else {"": quota["gpus"]}
+    replicas_left, found = pool["maxSize"], []
+    smallest = min(catalog.INSTANCE_TYPES[n].memory_gib for n in pool["instanceTypes"])
+    for index in range(draw(st.integers(0, 2))):
+        key = draw(st.sampled_from(sorted(left)))
+        profile = key if mixed else single
+        units = min(left[key], pool_units(pool, profile))
+        drawn = draw(service(platform, pool, f"model-{index}", units, replicas_left, profile)) \
+            if units >= 1 and replicas_left >= 1 else None
+        if drawn is None:
+            continue
+        found.append(drawn)
+        top = drawn["replicas"]["max"]
+        left[key] -= top * drawn["gpu"].get("count", 1)
+        replicas_left -= top
+        # a replica asks at most its node's memory (its GPUs' share) or its own need (under half a node)
+        quota["memory"] = f"{int(quota['memory'].removesuffix('Gi')) + top * smallest}Gi"
+    return found
+
+
 def reachable(pools: list[dict[str, Any]], queued: bool) -> int:
     """The whole GPUs of `pools` a team of the default (standard) tier can be given: under Kueue a quota is a
     guaranteed nominal quota placed on the pools, never on spot for that tier (docs/queueing.md)."""
@@ -208,7 +322,8 @@ def datasets(draw: st.DrawFn) -> dict[str, Any]:
 def valid_platform(draw: st.DrawFn, slices: bool = False, prod: bool = False) -> dict[str, Any]:
     """The dev example on a Kubernetes version of the catalog with one generated pool (maybe beside a plain
     on-demand pool of the same image) and team (holding MIG slices only when `slices`), in prod when `prod`,
-    the driver owned as the pool's image requires, queueing on or off, maybe datasets on FSx, and no budget
+    the driver owned as the pool's image requires, queueing on or off, maybe model services of the first team on
+    the pool, maybe datasets on FSx, and no budget
     (a generated pool of eight-GPU nodes outspends dev's on purpose)."""
     platform = stack_platform("dev")
     kubernetes = draw(st.sampled_from(catalog.KUBERNETES_VERSIONS))
@@ -233,6 +348,9 @@ def valid_platform(draw: st.DrawFn, slices: bool = False, prod: bool = False) ->
         platform["environment"] = "prod"
         platform["cluster"]["create"]["publicAccessCidrs"] = ["203.0.113.0/24"]
         platform["karpenter"] = {"disruptionWindow": {"schedule": "0 2 * * sun", "duration": "4h"}}
+    served = draw(services(platform, platform["teams"][0]))
+    if served:
+        platform["teams"][0]["services"] = served
     if draw(st.booleans()):
         platform["datasets"] = draw(datasets())
         for each in platform["teams"]:  # every team gets the datasets claim beside the model-cache claim

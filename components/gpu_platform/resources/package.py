@@ -8,10 +8,16 @@ makes the look-up go on to the base that declares the key, so a docstring is wri
 """
 from __future__ import annotations
 
+import json
+import sys
 from collections.abc import Callable
 from typing import Any, Optional
 
+from pulumi.provider import main
 from pulumi.provider.experimental import analyzer
+from pulumi.provider.experimental.component import ComponentProvider
+
+from gpu_platform.resources.platform_schema import object_types, platform_property
 
 _MARK = "_gpu_platform_reads_bases"
 
@@ -41,3 +47,23 @@ def _bases(typ: type) -> list[type]:
         if isinstance(base, type) and base not in (dict, object) and base not in found:
             found += [base, *(b for b in _bases(base) if b not in found)]
     return found
+
+
+class PackageProvider(ComponentProvider):
+    """The components' provider, its schema inferred from their annotations, with GpuPlatform's `platform`
+    argument typed as the stack file's object (resources/platform_schema.py) rather than a map of anything."""
+
+    def __init__(self, components: list[type], name: str, version: str) -> None:
+        super().__init__(components, name, version=version)
+        schema = json.loads(self.schema or "{}")
+        inputs = schema["resources"].get(f"{name}:index:GpuPlatform", {}).get("inputProperties", {})
+        if "platform" in inputs:
+            inputs["platform"] = platform_property(name, inputs["platform"].get("description", ""))
+            schema["types"].update(object_types(name))
+        self.schema = json.dumps(schema)
+
+
+def host(components: list[type], name: str, version: str) -> None:
+    """Serve the package (the plugin's entry): what component_provider_host does, with this provider."""
+    read_inherited_docstrings()
+    main(PackageProvider(components, name, version), sys.argv[1:])

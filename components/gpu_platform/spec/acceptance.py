@@ -24,6 +24,8 @@ Level = Literal[tuple(facts.DCGM_LEVELS)]  # type: ignore[valid-type]
 
 
 class AcceptanceSpec(StrictModel):
+    """GPU acceptance checks a new node passes before it takes work."""
+
     enabled: bool = True
     level: Level = 2  # type: ignore[valid-type]  # dcgmi diag -r <level>: 1 quick (seconds), 2 medium (~2 min), 3 long (~15 min)
     checks: Optional[list[Check]] = Field(None, min_length=1)  # default: dcgm and every check the hardware has

@@ -54,6 +54,8 @@ def _config_key(value: Optional[str]) -> Optional[str]:
 
 
 class SlackReceiverSpec(StrictModel):
+    """A Slack incoming webhook receiver."""
+
     webhook_url_secret: str  # config key holding the incoming-webhook URL
     channel: Optional[str] = Field(None, pattern=r"^[#@]?[\w.-]{1,80}$")
 
@@ -61,12 +63,16 @@ class SlackReceiverSpec(StrictModel):
 
 
 class PagerDutyReceiverSpec(StrictModel):
+    """A PagerDuty Events API receiver."""
+
     routing_key_secret: str  # config key holding the Events API v2 routing (integration) key
 
     _key = field_validator("routing_key_secret")(_config_key)
 
 
 class WebhookReceiverSpec(StrictModel):
+    """A generic webhook receiver."""
+
     url: str  # the endpoint: not a secret, so it may not carry credentials
     bearer_token_secret: Optional[str] = None  # config key holding a bearer token sent with each call
 
@@ -88,6 +94,8 @@ class WebhookReceiverSpec(StrictModel):
 
 
 class SnsReceiverSpec(StrictModel):
+    """An Amazon SNS topic receiver."""
+
     topic_arn: str = Field(pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$")
 
     @property
@@ -96,6 +104,9 @@ class SnsReceiverSpec(StrictModel):
 
 
 class ReceiverSpec(StrictModel):
+    """One alert receiver: Slack, PagerDuty, a webhook or an SNS topic."""
+
+    # The name routes refer to
     name: DnsLabel
     slack: Optional[SlackReceiverSpec] = None
     pagerduty: Optional[PagerDutyReceiverSpec] = None
@@ -121,19 +132,22 @@ class ReceiverSpec(StrictModel):
 class SeverityRoutesSpec(StrictModel):
     """Receiver per severity; `default` takes every severity not listed."""
 
-    critical: Optional[str] = None
-    high: Optional[str] = None
-    warning: Optional[str] = None
-    info: Optional[str] = None
-    default: Optional[str] = None
+    critical: Optional[str] = None  # the receiver critical alerts go to
+    high: Optional[str] = None  # the receiver high alerts go to
+    warning: Optional[str] = None  # the receiver warning alerts go to
+    info: Optional[str] = None  # the receiver info alerts go to
+    default: Optional[str] = None  # the receiver of every severity not listed
 
     def routes(self) -> dict[str, str]:
         return {k: getattr(self, k) for k in ROUTE_KEYS if getattr(self, k) is not None}
 
 
 class AlertingSpec(StrictModel):
+    """Where alerts go: receivers and the routes per severity."""
+
     receivers: list[ReceiverSpec] = Field(min_length=1)
     platform: SeverityRoutesSpec  # everything no team route takes; `default` is required
+    # Labels Alertmanager groups notifications by
     group_by: list[str] = Field(default_factory=lambda: ["alertname", "namespace", "node"])
     group_wait: str = "30s"
     group_interval: str = "5m"

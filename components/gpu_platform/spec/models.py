@@ -51,6 +51,8 @@ else:
 # --- cluster ---
 
 class VpcSpec(StrictModel):
+    """The VPC the stack creates for the cluster."""
+
     cidr: str = "10.40.0.0/16"
     availability_zones: int = Field(3, ge=2, le=6)
     zones: Optional[list[Zone]] = None  # explicit zone names in the stack's region; default: <region>a, b, c...
@@ -69,6 +71,8 @@ class VpcSpec(StrictModel):
 
 
 class SystemNodesSpec(StrictModel):
+    """The managed node group running the platform's own controllers (no GPUs)."""
+
     instance_types: list[InstanceType] = Field(default_factory=lambda: ["m6i.large"], min_length=1)
     min_size: int = Field(2, ge=1)
     max_size: int = Field(4, ge=1)
@@ -77,10 +81,14 @@ class SystemNodesSpec(StrictModel):
 
 
 class CreateClusterSpec(StrictModel):
+    """A cluster the stack creates: its VPC, API endpoint access, add-ons and system nodes."""
+
     vpc: Optional[VpcSpec] = None
     subnet_ids: Optional[list[SubnetId]] = None  # private subnets of an existing VPC
     endpoint_public_access: bool = True
+    # Networks that may reach the public API endpoint (default: any)
     public_access_cidrs: list[Ipv4Cidr] = Field(default_factory=lambda: ["0.0.0.0/0"])
+    # EKS add-ons by name, each at a pinned version (vpc-cni: v1.22.4-eksbuild.3, ...)
     addons: dict[str, str]
     system_nodes: SystemNodesSpec
     # Envelope-encrypt Kubernetes secrets with this KMS key (optional; cannot be removed once set).
@@ -88,15 +96,22 @@ class CreateClusterSpec(StrictModel):
 
 
 class ExistingClusterSpec(StrictModel):
+    """A cluster made elsewhere that the stack adopts: its subnets and node security groups."""
+
     subnet_ids: list[SubnetId] = Field(min_length=1)
+    # Security groups GPU nodes join besides the cluster security group
     node_security_group_ids: list[SecurityGroupId] = Field(default_factory=list)
 
 
 class ClusterSpec(StrictModel):
+    """The EKS cluster: its name and Kubernetes version, and whether the stack creates it or adopts one."""
+
     name: str = Field(pattern=r"^[a-z][a-z0-9-]{0,31}$")
+    # The EKS Kubernetes minor version ("1.33"), one of the catalog's
     kubernetes_version: str
     create: Optional[CreateClusterSpec] = None
     existing: Optional[ExistingClusterSpec] = None
+    # IAM roles given cluster-admin access (EKS access entries with the cluster admin policy)
     admin_role_arns: list[str] = Field(default_factory=list)
     # Where the platform's controllers run (GPU Operator, autoscaler, Karpenter, Prometheus, Kueue): labels of
     # the system nodes. The default is the label the platform's own system node group carries; an adopted
@@ -108,6 +123,8 @@ class ClusterSpec(StrictModel):
 # --- GPU operator ---
 
 class DriverSpec(StrictModel):
+    """Who owns the NVIDIA driver: the node image (ami) or the GPU Operator at a pinned version."""
+
     source: names.DriverSource
     version: Optional[str] = Field(None, pattern=r"^\d+\.\d+(\.\d+)?$")
     kernel_module_type: Literal["auto", "open", "proprietary"] = "auto"
@@ -122,6 +139,8 @@ def selector_labels(selector: str) -> dict[str, str]:
 
 
 class WaitForCompletionSpec(StrictModel):
+    """Jobs a driver upgrade waits for before it takes a node."""
+
     timeout_seconds: int = Field(0, ge=0)  # 0: wait as long as it takes
     # Pods the upgrade controller waits for before it touches a node; `gpu_job` labels job pods with it.
     pod_selector: EqualitySelector = f"{names.WAIT_FOR_COMPLETION_LABEL}=true"
@@ -138,6 +157,8 @@ def node_count_or_percent(v: Optional[Union[int, str]]) -> Optional[Union[int, s
 
 
 class GpuPodDeletionSpec(StrictModel):
+    """Whether a driver upgrade deletes the GPU pods on a node, and how long it waits."""
+
     force: bool = False
     timeout_seconds: int = Field(300, ge=0)
     # Every GPU pod the workload helper makes mounts /dev/shm as a memory emptyDir: without this the
@@ -146,6 +167,8 @@ class GpuPodDeletionSpec(StrictModel):
 
 
 class DrainSpec(StrictModel):
+    """How a driver upgrade drains a node."""
+
     enable: bool = False
     force: bool = False
     pod_selector: Selector = ""
@@ -154,6 +177,8 @@ class DrainSpec(StrictModel):
 
 
 class UpgradePolicySpec(StrictModel):
+    """How the GPU Operator rolls a driver upgrade over the GPU nodes."""
+
     auto_upgrade: bool = True
     max_parallel_upgrades: int = Field(1, ge=0)
     max_unavailable: Union[int, str] = "25%"  # nodes (1-100) or a percentage (1%-100%) upgraded at a time
@@ -165,6 +190,9 @@ class UpgradePolicySpec(StrictModel):
 
 
 class GpuOperatorSpec(StrictModel):
+    """The NVIDIA GPU Operator: its chart, who owns the driver, and how driver upgrades roll."""
+
+    # The GPU Operator chart's exact version (v26.7.0)
     chart_version: str
     namespace: DnsLabel = "gpu-operator"
     driver: DriverSpec
@@ -172,6 +200,8 @@ class GpuOperatorSpec(StrictModel):
 
 
 class ClusterAutoscalerSpec(StrictModel):
+    """The Cluster Autoscaler that sizes managed node groups."""
+
     enabled: bool = True
     chart_version: str = Field("9.52.1", pattern=r"^\d+\.\d+\.\d+$")
     image_tag: Optional[str] = Field(None, pattern=r"^v\d+\.\d+\.\d+$")  # default: matches the cluster minor
@@ -180,9 +210,12 @@ class ClusterAutoscalerSpec(StrictModel):
 # --- node pools ---
 
 class AmiSpec(StrictModel):
+    """The pool's node image, pinned: its type and release (or alias, or image id)."""
+
     type: NodeImageType
     # An EKS-optimized release: <kubernetes>.<patch>-<YYYYMMDD>, or <bottlerocket>-<build> (spec/rules.py)
     release_version: Optional[str] = Field(None, pattern=r"^\d+\.\d+\.\d+-[0-9a-f]{8}$")
+    # Ubuntu pools: Canonical's Ubuntu EKS image id (ami-...), pinned in the launch template
     image_id: Optional[AmiId] = None
     alias: Optional[str] = Field(None, max_length=30)  # Karpenter pools: an exact EKS AMI alias, family@version
 
@@ -192,15 +225,20 @@ class AmiSpec(StrictModel):
 
 
 class SharingSpec(StrictModel):
+    """How a pool shares its GPUs: none, time-slicing (replicas per GPU) or MIG (strategy and layout)."""
+
     mode: Literal["none", "time-slicing", "mig"] = "none"
     replicas: Optional[int] = Field(None, ge=2, le=64)
     fail_requests_greater_than_one: bool = True
     strategy: Optional[Literal["single", "mixed"]] = None
+    # MIG: slices of each profile cut from every GPU ("3g.40gb": 1, "1g.10gb": 2)
     layout: Optional[dict[str, int]] = None
 
 
 class TaintSpec(StrictModel):
-    key: TaintKey
+    """A taint on the pool's nodes, beside the GPU taint the platform always sets."""
+
+    key: TaintKey  # the taint's key, in label-key syntax
     value: TaintValue = ""
     effect: TaintEffect
 
@@ -242,7 +280,7 @@ class ReservationSpec(StrictModel):
     # capacity blocks: the rate the offering was quoted at (its UpfrontFee over its instance-hours) and the day
     # of the quote; the plan prices the block with it instead of the catalog's list rate
     quoted_usd_per_hour: Optional[float] = Field(None, gt=0)
-    quoted_on: Optional[date] = None
+    quoted_on: Optional[date] = None  # the day of that quote
 
     @field_validator("start", "end", mode="before")
     @classmethod
@@ -307,6 +345,8 @@ class _GpuShape:
 
 
 class NodePoolSpec(StrictModel, _GpuShape):
+    """One GPU node pool: its instance types, capacity, size, node image, GPU sharing and placement."""
+
     name: DnsLabel  # a node label value and Karpenter NodePool name (63); see docs/planner.md for the limits
     provisioner: Literal["managed-node-group", "karpenter"] = "managed-node-group"
     karpenter: Optional[KarpenterPoolSpec] = None  # Karpenter settings (provisioner: karpenter only)
@@ -320,6 +360,7 @@ class NodePoolSpec(StrictModel, _GpuShape):
     sharing: SharingSpec = Field(default_factory=SharingSpec)
     gpu_allocation: GpuAllocation = "device-plugin"
     taints: list[TaintSpec] = Field(default_factory=list)
+    # Extra labels on the pool's nodes
     labels: Labels = Field(default_factory=dict)
     disk_size_gib: int = Field(200, ge=100, le=16384, alias="diskSizeGiB")
     min_cuda: Optional[CudaVersion] = None  # the pool's driver must run this CUDA version (docs/cuda.md)
@@ -376,10 +417,14 @@ def mig_strategy_of(pools: Sequence[GpuPool]) -> str:
 # --- training: the EFA device plugin and the datasets file system ---
 
 class EfaDevicePluginSpec(StrictModel):
+    """The EFA device plugin, for pools with EFA."""
+
     chart_version: str = "v0.5.30"  # aws-efa-k8s-device-plugin, installed only when a pool sets efa
 
 
 class DraDriverSpec(StrictModel):
+    """NVIDIA's DRA driver, for pools that allocate GPUs by Dynamic Resource Allocation."""
+
     # NVIDIA's DRA driver chart (dra-driver-nvidia-gpu), installed only when a pool sets gpuAllocation dra or runs
     # UltraServers (their ComputeDomains)
     chart_version: DraDriverChart = "0.4.1"
@@ -402,6 +447,8 @@ class DatasetsOwnerSpec(StrictModel):
 
 
 class FsxLustreSpec(StrictModel):
+    """An FSx for Lustre file system linked to an S3 data repository, claimed by each team."""
+
     deployment_type: FsxDeploymentType = "PERSISTENT_2"
     storage_capacity_gib: int = Field(1200, ge=1200, alias="storageCapacityGiB")
     throughput_per_tib: Optional[int] = Field(None, alias="throughputPerTiB")  # MB/s per TiB; default the lowest
@@ -416,6 +463,8 @@ class FsxLustreSpec(StrictModel):
 
 
 class DatasetsSpec(StrictModel):
+    """Training datasets on a shared file system."""
+
     fsx_lustre: Optional[FsxLustreSpec] = None
 
 
@@ -423,11 +472,13 @@ class DatasetsSpec(StrictModel):
 
 class DisruptionWindowSpec(StrictModel):
     """When Karpenter may drift or consolidate nodes: opens at each `schedule` (cron, UTC, weekly) for `duration`."""
-    schedule: str
+    schedule: str  # a weekly cron expression, in UTC ("0 2 * * sun")
     duration: str = Field(pattern=r"^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$")
 
 
 class KarpenterSpec(StrictModel):
+    """Karpenter, for pools with provisioner karpenter: its disruption window and settings."""
+
     chart_version: str = Field("1.14.1", pattern=r"^\d+\.\d+\.\d+$")
     namespace: DnsLabel = "kube-system"
     disruption_window: Optional[DisruptionWindowSpec] = None  # required in prod when a pool uses Karpenter
@@ -436,6 +487,8 @@ class KarpenterSpec(StrictModel):
 # --- model cache, monitoring ---
 
 class ModelCacheSpec(StrictModel):
+    """The ReadWriteMany model cache (EFS) each team's pods read weights from."""
+
     enabled: bool = False
     addon_version: Optional[str] = Field(None, pattern=ADDON_VERSION)  # aws-efs-csi-driver, pinned
     storage_gib_estimate: int = Field(500, ge=1, alias="storageGiBEstimate")  # for the cost estimate only: EFS grows as written
@@ -443,6 +496,8 @@ class ModelCacheSpec(StrictModel):
 
 
 class AlertThresholds(StrictModel):
+    """When the GPU alerts fire."""
+
     memory_used_percent: float = Field(90, gt=0, lt=100)  # warning
     memory_critical_percent: float = Field(97, gt=0, lt=100)
     memory_for_minutes: int = Field(5, ge=0)
@@ -460,9 +515,12 @@ class AlertThresholds(StrictModel):
 
 
 class PrometheusSpec(StrictModel):
+    """The Prometheus the platform installs, or the existing one it uses."""
+
     mode: Literal["install", "existing", "none"] = "install"
     chart_version: str = Field("79.5.0", pattern=r"^\d+\.\d+\.\d+$")
     namespace: DnsLabel = "monitoring"
+    # Labels Prometheus selects its monitors and rules by
     selector_labels: Labels = Field(default_factory=lambda: {"release": "kube-prometheus-stack"})
     grafana_dashboard_label: LabelKey = "grafana_dashboard"  # the Grafana sidecar's label on dashboards
     retention: str = Field("10d", pattern=r"^[1-9][0-9]*(h|d|w|y)$")  # how long Prometheus keeps samples
@@ -490,6 +548,8 @@ class UsageReportSpec(StrictModel):
 
 
 class MonitoringSpec(StrictModel):
+    """GPU monitoring: DCGM metrics, Prometheus, the alerts and where they go."""
+
     enabled: bool = True
     prometheus: PrometheusSpec = Field(default_factory=PrometheusSpec)
     alerts: AlertThresholds = Field(default_factory=AlertThresholds)
@@ -526,10 +586,13 @@ class LoggingSpec(StrictModel):
 
 
 class QuotaSpec(StrictModel):
+    """A team's quota: whole GPUs, MIG slices per profile, CPU, memory and storage."""
+
     gpus: int = Field(0, ge=0)
+    # MIG slices the team may hold, by profile ("1g.10gb": 4)
     mig_slices: dict[str, int] = Field(default_factory=dict)
-    cpu: Quantity
-    memory: Quantity
+    cpu: Quantity  # CPU requests in the namespace, at most ("64", "32000m")
+    memory: Quantity  # memory requests in the namespace, at most ("512Gi")
     pods: int = Field(200, ge=1)
     persistent_volume_claims: int = Field(20, ge=0)
     storage: Quantity = "2Ti"
@@ -542,7 +605,11 @@ class ContainerDefaultsSpec(StrictModel):
 
 
 class TeamAccessSpec(StrictModel):
+    """The IAM roles given a team's developer and admin access in its namespace."""
+
+    # IAM roles in the team's developers group (team-developers Role: workloads, not credentials)
     developer_role_arns: list[str] = Field(default_factory=list)
+    # IAM roles in the team's admins group (team-admins Role: everything in the namespace)
     admin_role_arns: list[str] = Field(default_factory=list)
 
 
@@ -566,6 +633,8 @@ class TeamQueueSpec(StrictModel):
 
 
 class TeamSpec(StrictModel):
+    """One team: its namespace, GPU quota, access, queue and model services."""
+
     name: DnsLabel  # the team's namespace (63; not a system one: rules_teams); see docs/planner.md for the limits
     quota: QuotaSpec
     max_gpus_per_pod: Optional[int] = Field(None, ge=1)  # default: the largest GPU node's count
@@ -623,10 +692,14 @@ class QueueingSpec(StrictModel):
 # --- money ---
 
 class BudgetSpec(StrictModel):
+    """A monthly budget the plan's cost is held to."""
+
     monthly_usd: float = Field(gt=0)
 
 
 class PricingSpec(StrictModel):
+    """Prices the plan's cost uses instead of the catalog's (discounts, reserved rates)."""
+
     spot_discount: float = Field(catalog.DEFAULT_SPOT_DISCOUNT, ge=0, lt=1)
     spot_discounts: dict[str, float] = Field(default_factory=dict)  # per instance type
     on_demand_usd_per_hour: dict[str, float] = Field(default_factory=dict)  # per instance type
@@ -641,6 +714,8 @@ class PricingSpec(StrictModel):
 
 
 class PlatformSpec(StrictModel):
+    """The stack file's `gpu-platform:platform` object: one environment's whole GPU platform."""
+
     environment: names.Environment
     cluster: ClusterSpec
     gpu_operator: GpuOperatorSpec
@@ -658,6 +733,7 @@ class PlatformSpec(StrictModel):
     queueing: QueueingSpec = Field(default_factory=QueueingSpec)
     budget: Optional[BudgetSpec] = None
     pricing: PricingSpec = Field(default_factory=PricingSpec)
+    # AWS tags on the AWS resources the platform makes
     tags: Tags = Field(default_factory=dict)
 
     @property

@@ -33,6 +33,8 @@ class RepairOverrideSpec(StrictModel):
 
 
 class NodeRepairSpec(StrictModel):
+    """Node repair: EKS replaces a node whose GPU reports a fault."""
+
     enabled: bool = True
     # Repair stops while more nodes than this are unhealthy (count or percentage of the group, not both).
     max_unhealthy_nodes: Optional[int] = Field(None, ge=1)

@@ -23,6 +23,8 @@ SERVICE_NAME = r"^[a-z]([a-z0-9-]{0,38}[a-z0-9])?$"  # room for the platform's s
 
 
 class HuggingFaceModelSpec(StrictModel):
+    """A Hugging Face Hub repository at a pinned commit."""
+
     repo: str = Field(pattern=HF_REPO)  # owner/name on the Hugging Face Hub
     revision: str = Field(pattern=COMMIT)  # a 40-hex commit: a branch or tag would move under the fleet
     # The Pulumi config key holding a Hub token (`pulumi config set --secret <key> hf_...`), for gated models
@@ -30,6 +32,8 @@ class HuggingFaceModelSpec(StrictModel):
 
 
 class ModelSpec(StrictModel):
+    """The model a service serves: a pinned Hugging Face revision or an S3 prefix, and its weights' size."""
+
     hugging_face: Optional[HuggingFaceModelSpec] = None
     s3: Optional[S3Uri] = None  # s3://bucket/prefix/ holding the weights in Hugging Face layout
     weights_gib: Optional[float] = Field(None, gt=0, le=4096, alias="weightsGiB")
@@ -54,6 +58,8 @@ class ModelSpec(StrictModel):
 
 
 class ServiceGpuSpec(StrictModel):
+    """The GPU shape of one replica: its pool, whole GPUs and tensor parallelism, or a MIG profile."""
+
     pool: DnsLabel  # a nodePools[] name
     count: int = Field(1, ge=1, le=72)  # whole GPUs per replica (1 for a MIG slice or a time-sliced replica)
     tensor_parallel: Optional[int] = Field(None, ge=1, le=72)  # default: count
@@ -65,6 +71,8 @@ class ServiceGpuSpec(StrictModel):
 
 
 class ReplicasSpec(StrictModel):
+    """The service's replica bounds."""
+
     min: int = Field(1, ge=0, le=1000)
     max: int = Field(1, ge=1, le=1000)
 
@@ -76,6 +84,8 @@ class ReplicasSpec(StrictModel):
 
 
 class ServiceAutoscalingSpec(StrictModel):
+    """What scales the service (KEDA, on the server's own metrics and GPU activity)."""
+
     # queue: waiting requests per replica (vllm:num_requests_waiting); ttft: p90 time to first token, seconds
     signal: Literal["queue", "ttft"] = "queue"
     target: float = Field(5, gt=0)
@@ -92,6 +102,8 @@ class ServiceAlertsSpec(StrictModel):
 
 
 class ServiceSpec(StrictModel):
+    """A model server the team runs on a pool: model, GPU shape, replicas and scaling."""
+
     name: str = Field(pattern=SERVICE_NAME)
     runtime: Literal[tuple(serving.RUNTIMES)] = "vllm"  # type: ignore[valid-type]
     model: ModelSpec
