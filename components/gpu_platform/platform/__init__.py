@@ -295,8 +295,8 @@ class GpuPlatform(pulumi.ComponentResource):
                 spec.monitoring.prometheus.namespace, self.cluster.cluster_name, self.cluster.system_ready, opts=aws_child)
         publishing = [self.alert_publishing.association] if self.alert_publishing else []
         self.monitoring = GpuMonitoring.of("monitoring", MonitoringSettings.of(spec, self._region), alert_secrets,
-                                           self.cluster.k8s_provider,
-                                           opts=self._after(*self.cluster.system_ready, *publishing))
+                                           self.cluster.k8s_provider,  # AWS: the volumes' and Grafana's roles
+                                           opts=self._waiting(aws_child, *self.cluster.system_ready, *publishing))
         self._exports["monitoring"] = self.monitoring.outputs
         self._usage_report(spec, aws_child)
 
