@@ -48,6 +48,9 @@ VERIFIED_KEYS = {
     "grafana.sidecar.dashboards.label": ("kube-prometheus-stack", "grafana_dashboard"),
     "grafana.sidecar.dashboards.labelValue": ("kube-prometheus-stack", '"1"'),
     "grafana.sidecar.dashboards.searchNamespace": ("kube-prometheus-stack", "ALL"),
+    # Grafana's CloudWatch data source (the file systems' throughput) and the service account Pod Identity names.
+    "grafana.additionalDataSources": ("kube-prometheus-stack", "[] (provisioned beside the Prometheus source)"),
+    "grafana.serviceAccount.name": ("grafana", '"" (the chart names it <release>-grafana)'),
     "kube-state-metrics.nodeSelector": ("kube-state-metrics", "{}"),
     "kube-state-metrics.metricLabelsAllowlist": ("kube-state-metrics", "[]"),
     "prometheus-node-exporter.tolerations": ("prometheus-node-exporter", "[{effect: NoSchedule, operator: Exists}]"),
@@ -252,7 +255,8 @@ def test_every_stack_value_set_was_checked_against_the_chart(planned, key):
 
 
 def test_the_verified_keys_table_lists_only_keys_that_are_set():
-    keys = {k for key in ("dev", "persistent") for k in set_keys(stack_values(MonitoringSettings.of(spec(key))))}
+    keys = {k for key in ("dev", "persistent")
+            for k in set_keys(stack_values(MonitoringSettings.of(spec(key), "us-east-1")))}
     assert keys == set(VERIFIED_KEYS)
 
 

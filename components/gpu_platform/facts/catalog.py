@@ -861,6 +861,13 @@ FSX_LUSTRE_DEPLOYMENTS: Mapping[str, FsxLustreDeployment] = MappingProxyType({d.
 FSX_LUSTRE_CAPACITY_GIB = (1200, 2400)
 FSX_LUSTRE_CAPACITY_STEP_GIB = 2400
 FSX_LUSTRE_VERSION = "2.15"  # metadata configuration and current clients need 2.15
+# The file systems' throughput in CloudWatch: (namespace, dimension, byte metrics read and written). FSx for Lustre
+# "Amazon FSx for Lustre metrics" and EFS "Amazon CloudWatch metrics for Amazon EFS" (AWS user guides): both are
+# bytes per period under the Sum statistic, so bytes per second is the Sum over the period's seconds.
+FSX_LUSTRE_THROUGHPUT_METRICS = ("AWS/FSx", "FileSystemId", ("DataReadBytes", "DataWriteBytes"))
+EFS_THROUGHPUT_METRICS = ("AWS/EFS", "FileSystemId", ("DataReadIOBytes", "DataWriteIOBytes", "MetadataIOBytes"))
+# What Grafana's CloudWatch data source needs to draw metrics (read only; neither action takes a resource ARN).
+CLOUDWATCH_READ_ACTIONS = ("cloudwatch:GetMetricData", "cloudwatch:ListMetrics")
 # LNet ports between clients and file servers, and among the servers (FSx user guide, "File system access
 # control with Amazon VPC").
 FSX_LUSTRE_PORTS = ((988, 988), (1018, 1023))

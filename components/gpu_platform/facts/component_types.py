@@ -28,6 +28,7 @@ FORMER: dict[str, tuple[str, ...]] = {
 # The platform's own components, which other programs do not build.
 INTERNAL: dict[str, str] = {
     "AlertPublishing": "gpu-platform:alerting:AlertPublishing",
+    "FileSystemMetrics": "gpu-platform:monitoring:FileSystemMetrics",
     "AutoscalerMetrics": "gpu-platform:autoscaler:AutoscalerMetrics",
     "UsageReport": "gpu-platform:usage:UsageReport",
     "DraDriver": "gpu-platform:dra:DraDriver",

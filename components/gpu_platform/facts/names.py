@@ -233,6 +233,11 @@ GPU_DASHBOARD_CONFIGMAP = "gpu-platform-gpu-dashboard"
 # the platform names for the chart's Alertmanager (SNS receivers get AWS access through it).
 ALERT_RECEIVERS_SECRET = "gpu-platform-alert-receivers"
 ALERTMANAGER_SERVICE_ACCOUNT = f"{KUBE_PROMETHEUS_STACK_RELEASE}-alertmanager"
+# Grafana reads the file systems' CloudWatch metrics through EKS Pod Identity on the chart's service account
+# (the grafana subchart names it <release>-grafana); its CloudWatch data source and the dashboard that uses it.
+GRAFANA_SERVICE_ACCOUNT = f"{KUBE_PROMETHEUS_STACK_RELEASE}-grafana"
+CLOUDWATCH_DATASOURCE_UID = "gpu-platform-cloudwatch"
+DATA_FEEDING_DASHBOARD_CONFIGMAP = "gpu-platform-data-feeding-dashboard"
 # The monthly usage report: its CronJob, service account (Pod Identity) and ConfigMap (script and queries).
 USAGE_REPORT_NAME = "gpu-usage-report"
 USAGE_REPORT_SERVICE_ACCOUNT = USAGE_REPORT_NAME

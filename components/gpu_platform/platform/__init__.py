@@ -30,6 +30,7 @@ from gpu_platform.render.autoscaler_metrics import autoscaler_monitors
 from gpu_platform.render.alert_routing import missing_secrets
 from gpu_platform.render.dra import dra_driver_values
 from gpu_platform.render.efa import device_plugin_values as efa_plugin_values
+from gpu_platform.render.data_feeding import data_feeding_wanted
 from gpu_platform.render.monitoring import MonitoringSettings, prometheus_mode
 from gpu_platform.render.operator_values import OperatorSettings
 from gpu_platform.resources import options
@@ -148,6 +149,7 @@ class GpuPlatform(pulumi.ComponentResource):
         self._gpu_operator(spec)
         self._compute(spec, region, aws_child)
         self._tenancy(spec, aws_child)
+        self._data_feeding(spec)
         self._logging(spec, region, aws_child)
         self.cluster_name = self.cluster.cluster_name
         assert self.cluster.kubeconfig is not None  # the platform gives its cluster the region the kubeconfig names
@@ -292,9 +294,9 @@ class GpuPlatform(pulumi.ComponentResource):
                 "alert-publishing", sns_topics(spec.monitoring.alerting), spec.cluster.name,
                 spec.monitoring.prometheus.namespace, self.cluster.cluster_name, self.cluster.system_ready, opts=aws_child)
         publishing = [self.alert_publishing.association] if self.alert_publishing else []
-        self.monitoring = GpuMonitoring.of("monitoring", MonitoringSettings.of(spec), alert_secrets,
-                                           self.cluster.k8s_provider,
-                                           opts=self._after(*self.cluster.system_ready, *publishing))
+        self.monitoring = GpuMonitoring.of("monitoring", MonitoringSettings.of(spec, self._region), alert_secrets,
+                                           self.cluster.k8s_provider,  # AWS: the volumes' and Grafana's roles
+                                           opts=self._waiting(aws_child, *self.cluster.system_ready, *publishing))
         self._exports["monitoring"] = self.monitoring.outputs
         self._usage_report(spec, aws_child)
 
@@ -367,6 +369,22 @@ class GpuPlatform(pulumi.ComponentResource):
             self._exports["modelCache"] = {"fileSystemId": self.model_cache.file_system.id,
                                            "storageClass": self.model_cache.storage_class_name}
 
+
+    def _data_feeding(self, spec: PlatformSpec) -> None:
+        """The data-feeding dashboard, once the file systems it names exist (Grafana shows it with the data
+        source the installed stack got)."""
+        self.file_system_metrics = None
+        if not data_feeding_wanted(spec):
+            return
+        from gpu_platform.resources.file_system_metrics import FileSystemMetrics
+
+        prom = spec.monitoring.prometheus
+        file_systems = [r for r in (self.datasets, self.model_cache) if r is not None]
+        self.file_system_metrics = FileSystemMetrics(
+            "data-feeding", prom.namespace, prom.grafana_dashboard_label,
+            self.datasets.file_system_id if self.datasets is not None else None,
+            self.model_cache.file_system_id if self.model_cache is not None else None,
+            self.cluster.k8s_provider, [*self.monitoring.crds_ready, *file_systems], opts=self._after())
 
     def _teams(self, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> None:
         """Priority tiers, the team admission policies, every team's unit and the access entries."""

@@ -112,10 +112,6 @@ def usage_panels(top: int = 36) -> list[dict[str, Any]]:
         {"color": "red", "value": None}, {"color": "green", "value": WELL_RUN_UTILISATION}]}
     fleet["fieldConfig"]["defaults"]["custom"] = {"thresholdsStyle": {"mode": "line"}}
     per_team = f"sum by (team) ({usage.ALLOCATED_GPUS} * on (namespace) group_left (team) {usage.TEAM_INFO})"
-    busy_pod = 'max by (namespace, pod) (DCGM_FI_PROF_GR_ENGINE_ACTIVE{pod!=""})'
-    throttled = ('sum by (namespace, pod) (rate(container_cpu_cfs_throttled_periods_total{container!=""}[5m])) / '
-                 'sum by (namespace, pod) (rate(container_cpu_cfs_periods_total{container!=""}[5m]))')
-    gpu_pods = f"on (namespace, pod) {busy_pod}"
     return [
         fleet,
         _panel("stat", "Idle GPU cost per hour (allocated, not busy)",
@@ -126,18 +122,42 @@ def usage_panels(top: int = 36) -> list[dict[str, Any]]:
         _panel("timeseries", "GPUs allocated per team", per_team, (0, top + 8, 12, 8), legend="{{team}}",
                description="GPU-equivalents held by the team's running pods (MIG slices at their compute share, "
                "time-sliced replicas as a fraction); compare with the team's quota in the plan."),
-        _panel("timeseries", "GPU activity per pod", f"100 * {busy_pod}", (12, top + 8, 12, 8), unit="percent",
-               legend=POD_LEGEND),
-        _panel("timeseries", "CPU throttled share of GPU pods", f"100 * ({throttled}) and {gpu_pods}",
-               (0, top + 16, 12, 8), unit="percent", legend=POD_LEGEND,
-               description="CFS periods in which the pod's containers were throttled: high beside low GPU activity "
-               "means the CPU cannot feed the GPUs (GpuStarvedByCpu)."),
-        _panel("timeseries", "Network received by GPU pods",
-               f'sum by (namespace, pod) (rate(container_network_receive_bytes_total{{interface!="lo"}}[5m])) and '
-               f"{gpu_pods}", (12, top + 16, 12, 8), unit="Bps", legend=POD_LEGEND,
-               description="The pod's network intake (ENA). EFA traffic bypasses the kernel and FSx for Lustre "
-               "throughput is a CloudWatch metric of the file system: neither shows here."),
+        _pod_activity((12, top + 8, 12, 8)),
+        _pod_throttling((0, top + 16, 12, 8)),
+        _pod_network((12, top + 16, 12, 8)),
     ]
+
+
+BUSY_POD = 'max by (namespace, pod) (DCGM_FI_PROF_GR_ENGINE_ACTIVE{pod!=""})'
+GPU_PODS = f"on (namespace, pod) {BUSY_POD}"  # keeps only pods that hold a GPU
+
+
+def _pod_activity(grid: tuple[int, int, int, int]) -> dict[str, Any]:
+    return _panel("timeseries", "GPU activity per pod", f"100 * {BUSY_POD}", grid, unit="percent",
+                  legend=POD_LEGEND)
+
+
+def _pod_throttling(grid: tuple[int, int, int, int]) -> dict[str, Any]:
+    throttled = ('sum by (namespace, pod) (rate(container_cpu_cfs_throttled_periods_total{container!=""}[5m])) / '
+                 'sum by (namespace, pod) (rate(container_cpu_cfs_periods_total{container!=""}[5m]))')
+    return _panel("timeseries", "CPU throttled share of GPU pods", f"100 * ({throttled}) and {GPU_PODS}", grid,
+                  unit="percent", legend=POD_LEGEND,
+                  description="CFS periods in which the pod's containers were throttled: high beside low GPU "
+                  "activity means the CPU cannot feed the GPUs (GpuStarvedByCpu).")
+
+
+def _pod_network(grid: tuple[int, int, int, int]) -> dict[str, Any]:
+    return _panel("timeseries", "Network received by GPU pods",
+                  f'sum by (namespace, pod) (rate(container_network_receive_bytes_total{{interface!="lo"}}[5m])) '
+                  f"and {GPU_PODS}", grid, unit="Bps", legend=POD_LEGEND,
+                  description="The pod's network intake through the kernel (ENA). EFA traffic bypasses the kernel "
+                  "and no exporter the platform runs counts it; the file systems' throughput (CloudWatch) is on the "
+                  "data-feeding dashboard of stacks that have one.")
+
+
+def pod_activity_panels(top: int) -> list[dict[str, Any]]:
+    """Each GPU pod's activity, CPU throttling and network intake in one row (the data-feeding dashboard)."""
+    return [_pod_activity((0, top, 8, 8)), _pod_throttling((8, top, 8, 8)), _pod_network((16, top, 8, 8))]
 
 
 def _variables() -> list[dict[str, Any]]:

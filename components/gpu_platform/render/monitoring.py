@@ -23,6 +23,7 @@ from gpu_platform.decisions.usage import PoolRate, UsageUnit, pool_rates, team_n
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.alert_routing import alertmanager_values
 from gpu_platform.render.alerts import rule_groups
+from gpu_platform.render.data_feeding import cloudwatch_datasource, data_feeding_wanted
 from gpu_platform.render.reservation_alerts import ReservationEnd, reservation_ends
 from gpu_platform.render.usage_rules import usage_groups
 
@@ -53,14 +54,17 @@ class MonitoringSettings:
     team_namespaces: Mapping[str, str] = field(default_factory=dict)  # namespace -> team
     pool_memory: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # pool -> its memory thresholds
     acceptance_timeouts: Mapping[str, int] = field(default_factory=dict)  # gated pool -> its checks' timeout (min)
+    cloudwatch_region: str = ""  # Grafana reads the file systems' CloudWatch metrics in this region ("": it does not)
 
     @classmethod
-    def of(cls, spec: "PlatformSpec") -> "MonitoringSettings":
+    def of(cls, spec: "PlatformSpec", region: str = "") -> "MonitoringSettings":
+        """`region`: the stack's; Grafana gets a CloudWatch data source in it when the stack wants one."""
         return cls(spec.monitoring, spec.cluster.name, {t.name: t.alerting for t in spec.teams if t.alerting},
                    gpu_hourly_cost_by_model(spec), dict(spec.cluster.system_node_selector),
                    stack_metrics_storage(spec), reservation_ends(spec), tuple(usage_units(spec)),
                    tuple(pool_rates(spec)), team_namespaces(spec), spec.pool_memory_limits(),
-                   {gate.pool: gate.timeout_minutes for _, gate in accepted_pools(spec)})
+                   {gate.pool: gate.timeout_minutes for _, gate in accepted_pools(spec)},
+                   region if region and data_feeding_wanted(spec) else "")
 
 
 def prometheus_mode(monitoring: "MonitoringSpec") -> str:
@@ -108,6 +112,14 @@ def gpu_rule_groups(settings: MonitoringSettings) -> list[dict[str, Any]]:
             *usage_groups(settings.usage_units, settings.pool_rates, settings.team_namespaces)]
 
 
+def _cloudwatch_values(region: str) -> dict[str, Any]:
+    """Grafana's CloudWatch data source, and the service account name its Pod Identity association names."""
+    if not region:
+        return {}
+    return {"additionalDataSources": [cloudwatch_datasource(region)],
+            "serviceAccount": {"name": names.GRAFANA_SERVICE_ACCOUNT}}
+
+
 def stack_values(settings: MonitoringSettings) -> dict[str, Any]:
     """kube-prometheus-stack chart values (every key checked against the chart: tests/resources/test_monitoring.py).
 
@@ -142,6 +154,7 @@ def stack_values(settings: MonitoringSettings) -> dict[str, Any]:
             "nodeSelector": dict(system),
             "sidecar": {"dashboards": {"enabled": True, "label": prom.grafana_dashboard_label,
                                        "labelValue": DASHBOARD_LABEL_VALUE, "searchNamespace": "ALL"}},
+            **_cloudwatch_values(settings.cloudwatch_region),
         },
         "kube-state-metrics": {
             "nodeSelector": dict(system),

@@ -23,6 +23,7 @@ from gpu_platform.render.monitoring import (
     prometheus_mode, stack_values,
 )
 from gpu_platform.render.iam import pod_identity_trust_policy
+from gpu_platform.render.data_feeding import read_policy
 from gpu_platform.resources import options
 from gpu_platform.resources.options import named
 from gpu_platform.resources.typed_args import ArgumentsError, TypedDict, argument_problems, as_arguments
@@ -305,7 +306,7 @@ class GpuMonitoring(pulumi.ComponentResource):
                                     labels={names.MANAGED_BY_LABEL: names.MANAGED_BY}),
             type="Opaque", string_data=dict(alert_secrets), opts=self._k8s,
         ) if alert_secrets else None
-        volumes = self._volumes(name, settings)
+        volumes = [*self._volumes(name, settings), *self._grafana_cloudwatch(name, settings)]
         self.release = Release(
             f"{name}-stack",
             name=names.KUBE_PROMETHEUS_STACK_RELEASE,
@@ -351,6 +352,27 @@ class GpuMonitoring(pulumi.ComponentResource):
             parameters=manifest["parameters"], reclaim_policy=manifest["reclaimPolicy"],
             volume_binding_mode=manifest["volumeBindingMode"], allow_volume_expansion=True, opts=self._k8s)
         return [self.ebs_csi_addon, self.storage_class]
+
+    def _grafana_cloudwatch(self, name: str, settings: MonitoringSettings) -> list[pulumi.Resource]:
+        """A read-only CloudWatch role for Grafana's service account, when Grafana shows the file systems'
+        throughput: the release waits for the association (credentials are injected when the pod starts)."""
+        if not settings.cloudwatch_region:
+            return []
+        from pulumi_aws import eks, iam
+
+        child = options.child(self, self._opts)
+        self.grafana_role = iam.Role(
+            f"{name}-grafana-cloudwatch",
+            name=named(settings.cluster_name, lambda c: names.role_name(c, "grafana-cloudwatch")),
+            assume_role_policy=pod_identity_trust_policy(),
+            description="Grafana: read CloudWatch metrics of the platform's file systems", opts=child)
+        policy = iam.RolePolicy(f"{name}-grafana-cloudwatch", role=self.grafana_role.name, policy=read_policy(),
+                                opts=child)
+        association = eks.PodIdentityAssociation(
+            f"{name}-grafana-cloudwatch", cluster_name=settings.cluster_name,
+            namespace=settings.monitoring.prometheus.namespace, service_account=names.GRAFANA_SERVICE_ACCOUNT,
+            role_arn=self.grafana_role.arn, opts=options.child(self, self._opts, depends_on=[policy]))
+        return [association]
 
     def _prometheus_rule(self, name: str, settings: MonitoringSettings,
                          after: pulumi.ResourceOptions) -> "CustomResource":
