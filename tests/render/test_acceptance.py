@@ -4,6 +4,8 @@ cel-python on allowed and refused node updates."""
 from __future__ import annotations
 
 import copy
+import subprocess
+from pathlib import Path
 
 import kubernetes_validate
 import pytest
@@ -13,6 +15,7 @@ from gpu_platform.decisions.acceptance import accepted_pools
 from gpu_platform.facts import acceptance as facts
 from gpu_platform.facts import catalog, names
 from gpu_platform.render import acceptance as r
+from gpu_platform.render import acceptance_reporter
 from tests.support.admission import denials
 from tests.support.crd_schemas import schema_problems
 from tests.support.kueue_crds import cel_problems
@@ -71,6 +74,8 @@ def test_checker_runs_once_per_new_node_of_its_pool(prod):
     assert "-g 8" in pod["initContainers"][2]["command"][2]
     env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
     assert env["CHECKS"] == "dcgm,nccl,efa" and env["NCCL_FLOOR_GBPS"] == "180" and env["EFA_INTERFACES"] == "4"
+    assert env["EFA_FLOOR_MBPS"] == f"{facts.EFA_FLOOR_MBPS:g}"
+    assert r.efa_script() in pod["initContainers"][3]["command"][2]
     assert r.startup_toleration() in pod["tolerations"]
 
 
@@ -243,3 +248,43 @@ def test_images_are_pinned_by_version_and_the_reporter_by_digest_too():
         assert ":" in name.rsplit("/", 1)[1] and not name.endswith(":latest"), image
     digest = facts.REPORTER_IMAGE.split("@sha256:")[1]
     assert len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)
+
+
+OUTPUTS = Path(__file__).parent / "acceptance_outputs"
+# Stand-ins for libfabric's tools: fi_info lists the recorded four domains; fi_pingpong logs how it was called
+# and, as the client, prints the recorded transfer table (or fails when told to).
+FAKE_PINGPONG = """#!/bin/sh
+echo "$FI_EFA_ENABLE_SHM_TRANSFER $*" >> "$LOG"
+case "$*" in *localhost) [ -z "$FAIL" ] || exit 3; tail -n 2 "$TABLE";; esac
+"""
+
+
+def _run_efa_script(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail: str = "") -> subprocess.CompletedProcess[str]:
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    listing = (OUTPUTS / "efa_4_pass.txt").read_text().split("uverbs0")[0]
+    (bin_ / "fi_info").write_text(f"#!/bin/sh\ncat <<'END'\n{listing}END\n")
+    (bin_ / "fi_pingpong").write_text(FAKE_PINGPONG)
+    for tool in bin_.iterdir():
+        tool.chmod(0o755)
+    monkeypatch.setattr(facts, "EFA_BIN", str(bin_))
+    env = {"PATH": f"{bin_}:/usr/bin:/bin", "LOG": str(tmp_path / "log"), "FAIL": fail,
+           "TABLE": str(OUTPUTS / "efa_4_pass.txt")}
+    return subprocess.run(["/bin/sh", "-c", r.efa_script()], env=env, capture_output=True, text=True, timeout=30)
+
+
+def test_efa_script_sends_between_the_first_and_last_interface(tmp_path, monkeypatch):
+    done = _run_efa_script(tmp_path, monkeypatch)
+    assert done.returncode == 0, done.stderr
+    calls = sorted((tmp_path / "log").read_text().splitlines())
+    size, iterations = facts.EFA_PINGPONG_BYTES, facts.EFA_PINGPONG_ITERATIONS
+    assert calls == [f"0 -p efa -e rdm -I {iterations} -S {size} -d rdmap79s0-rdm",
+                     f"0 -p efa -e rdm -I {iterations} -S {size} -d rdmap82s0-rdm localhost"]
+    assert "transfer: rdmap79s0-rdm -> rdmap82s0-rdm" in done.stdout
+    assert acceptance_reporter.judge_efa(done.stdout + "uverbs0 uverbs1 uverbs2 uverbs3", 4, facts.EFA_FLOOR_MBPS).passed
+
+
+def test_efa_script_exits_with_the_clients_failure(tmp_path, monkeypatch):
+    done = _run_efa_script(tmp_path, monkeypatch, fail="yes")
+    assert done.returncode == 3
+    assert not acceptance_reporter.judge_efa(done.stdout, 4, facts.EFA_FLOOR_MBPS).passed

@@ -64,13 +64,41 @@ def test_nccl_without_results_fails():
     assert not r.judge_nccl("# nThread 1 nGpus 8\nNCCL failure common.cu:1005 'unhandled cuda error'\n", 1).passed
 
 
-def test_efa_all_interfaces_pass():
-    assert r.judge_efa(text("efa_4_pass.txt"), 4).passed
+def test_efa_all_interfaces_and_transfer_above_the_floor_pass():
+    v = r.judge_efa(text("efa_4_pass.txt"), 4, facts.EFA_FLOOR_MBPS)
+    assert v.passed and "transfer 2486.71 MB/s at 1048576 bytes" in v.summary
 
 
 def test_efa_missing_interface_fails():
-    v = r.judge_efa(text("efa_4_missing_one.txt"), 4)
+    v = r.judge_efa(text("efa_4_missing_one.txt"), 4, facts.EFA_FLOOR_MBPS)
     assert not v.passed and "3 RDM domains" in v.summary
+
+
+def test_efa_transfer_below_the_floor_fails():
+    v = r.judge_efa(text("efa_4_slow.txt"), 4, facts.EFA_FLOOR_MBPS)
+    assert not v.passed and "512.38 MB/s" in v.summary and f"floor of {facts.EFA_FLOOR_MBPS:g}" in v.summary
+    assert r.judge_efa(text("efa_4_slow.txt"), 4, 500).passed
+
+
+def test_efa_without_a_transfer_fails():
+    v = r.judge_efa(text("efa_4_no_transfer.txt"), 4, facts.EFA_FLOOR_MBPS)
+    assert not v.passed and "printed no results" in v.summary
+
+
+def test_efa_transfer_with_lost_messages_fails():
+    lost = text("efa_4_pass.txt").replace("=100     200m", "=97      194m")
+    v = r.judge_efa(lost, 4, facts.EFA_FLOOR_MBPS)
+    assert not v.passed and "acknowledged 97 of 100" in v.summary
+
+
+@pytest.mark.parametrize(("size", "expected"), [("64", 64), ("4k", 4096), ("1m", 1 << 20), ("2g", 2 << 30)])
+def test_pingpong_sizes(size, expected):
+    assert r._size(size) == expected
+
+
+def test_efa_floor_is_a_share_of_the_documented_sample():
+    assert facts.EFA_FLOOR_MBPS == round(facts.EFA_PINGPONG_SAMPLE_MBPS * facts.EFA_FLOOR_SHARE)
+    assert 0 < facts.EFA_FLOOR_MBPS < facts.EFA_PINGPONG_SAMPLE_MBPS
 
 
 def test_imex_fabric_pass_and_in_progress():
@@ -120,7 +148,7 @@ def test_judge_reads_recorded_outputs_and_exit_codes(tmp_path):
     _record(tmp_path, "dcgm", "dcgm_pass.json", "0")
     _record(tmp_path, "nccl", "nccl_h100_pass.txt", "0")
     _record(tmp_path, "efa", "efa_4_pass.txt", "2")
-    v = r.judge(tmp_path, ["dcgm", "nccl", "efa"], 270, 4)
+    v = r.judge(tmp_path, ["dcgm", "nccl", "efa"], 270, 4, facts.EFA_FLOOR_MBPS)
     assert v["dcgm"].passed and v["nccl"].passed and not v["efa"].passed and "exited 2" in v["efa"].summary
 
 

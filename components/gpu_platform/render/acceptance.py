@@ -160,12 +160,27 @@ def check_minutes(gate: "PoolAcceptance") -> dict[str, int]:
     return {"dcgm": max(1, gate.timeout_minutes - sum(others.values())), **others}
 
 
+def efa_script() -> str:
+    """List the EFA devices, then send between the first and the last RDM domain on the node itself
+    (fi_pingpong's server in the background, its client over the loopback control socket). Shared memory is off:
+    otherwise libfabric would carry the bytes between the two processes without touching the device."""
+    pingpong = (f"{facts.EFA_BIN}/fi_pingpong -p efa -e rdm -I {facts.EFA_PINGPONG_ITERATIONS} "
+                f"-S {facts.EFA_PINGPONG_BYTES}")
+    return "; ".join([
+        "fi_info -p efa -t FI_EP_RDM", "ls /dev/infiniband",
+        'set -- $(fi_info -p efa -t FI_EP_RDM | sed -n "s/^ *domain: *//p")', "[ $# -gt 0 ] || exit 1",
+        "for d; do last=$d; done", "export FI_EFA_ENABLE_SHM_TRANSFER=0", 'echo "transfer: $1 -> $last"',
+        f"{pingpong} -d $1 > /dev/null 2>&1 & sleep 2", f"{pingpong} -d $last localhost", "rc=$?",
+        "wait", "exit $rc",
+    ])
+
+
 def check_containers(gate: "PoolAcceptance") -> list[dict[str, Any]]:
     minutes = check_minutes(gate)
     commands = {
         "dcgm": (facts.DCGM_IMAGE, f"sh -c 'nv-hostengine && dcgmi diag -r {gate.level} -j'"),
         "nccl": (facts.NCCL_TESTS_IMAGE, f"all_reduce_perf -b 8 -e 8G -f 2 -g {gate.gpus}"),
-        "efa": (facts.NCCL_TESTS_IMAGE, "sh -c 'fi_info -p efa -t FI_EP_RDM; ls /dev/infiniband'"),
+        "efa": (facts.NCCL_TESTS_IMAGE, f"sh -c '{efa_script()}'"),
         "imex": (facts.DCGM_IMAGE, "nvidia-smi -q"),
     }
     out = []
@@ -204,7 +219,8 @@ def reporter_container_base() -> dict[str, Any]:
 def reporter_container(gate: "PoolAcceptance") -> dict[str, Any]:
     env = {"LEVEL": str(gate.level), "CHECKS": ",".join(gate.checks),
            "NCCL_FLOOR_GBPS": f"{gate.nccl_floor_gbps:g}" if gate.nccl_floor_gbps else "",
-           "EFA_INTERFACES": str(gate.efa_interfaces), "REPLACE_VIA": gate.replace_via,
+           "EFA_INTERFACES": str(gate.efa_interfaces),
+           "EFA_FLOOR_MBPS": f"{facts.EFA_FLOOR_MBPS:g}" if "efa" in gate.checks else "", "REPLACE_VIA": gate.replace_via,
            "MAX_FAILED_NODES": str(gate.max_failed_nodes or ""),
            "MAX_FAILED_PERCENT": str(gate.max_failed_percent or "")}
     base = reporter_container_base()

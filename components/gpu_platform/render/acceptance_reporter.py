@@ -10,7 +10,8 @@ Verdicts, as docs/acceptance.md states them:
 - nccl: `all_reduce_perf` within the node; the bus bandwidth at the largest size must reach the floor, and
   no result may be wrong or out of bounds.
 - efa: `fi_info -p efa -t FI_EP_RDM` and the `/dev/infiniband` listing: one RDM domain and one uverbs device
-  per EFA interface of the instance type.
+  per EFA interface of the instance type; then `fi_pingpong` between the node's first and last EFA domains must
+  complete every exchange (#ack equal to #sent) at or above the floor's MB/s.
 - imex: `nvidia-smi -q`: every GPU's NVLink fabric registered (`State: Completed`, `Status: Success`), all in
   one clique of one cluster: what the IMEX daemons of a ComputeDomain need.
 - A node whose condition is already False passes again only on a clean run at the full level.
@@ -138,13 +139,36 @@ def judge_nccl(text: str, floor_gbps: float) -> Verdict:
 
 # --- EFA ---
 
-def judge_efa(text: str, interfaces: int) -> Verdict:
+# fi_pingpong's rows: bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec (sizes and counts as 1m, 10k)
+_PINGPONG = re.compile(r"^\s*(\d+[kmg]?)\s+(\d+[kmg]?)\s+=?(\d+[kmg]?)\s+\S+\s+[\d.]+s\s+([\d.]+)\s+[\d.]+\s+[\d.]+\s*$",
+                       re.MULTILINE)
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+
+def _size(text: str) -> int:
+    return int(text.rstrip("kmg")) * _UNITS[text[-1] if text[-1] in "kmg" else ""]
+
+
+def judge_efa(text: str, interfaces: int, floor_mbps: float) -> Verdict:
     domains = set(re.findall(r"^\s*domain:\s*(\S+-rdm)\s*$", text, re.MULTILINE))
     uverbs = set(re.findall(r"\buverbs\d+\b", text))
+    devices = f"EFA shows {len(domains)} RDM domains and {len(uverbs)} uverbs devices"
     if len(domains) < interfaces or len(uverbs) < interfaces:
-        return Verdict(False, f"EFA shows {len(domains)} RDM domains and {len(uverbs)} uverbs devices; the instance "
-                              f"type has {interfaces} EFA interfaces")
-    return Verdict(True, f"EFA shows {len(domains)} RDM domains and {len(uverbs)} uverbs devices")
+        return Verdict(False, f"{devices}; the instance type has {interfaces} EFA interfaces")
+    return _transfer(text, floor_mbps, devices)
+
+
+def _transfer(text: str, floor_mbps: float, devices: str) -> Verdict:
+    rows = [(_size(m[0]), _size(m[1]), _size(m[2]), float(m[3])) for m in _PINGPONG.findall(text)]
+    if not rows:
+        return Verdict(False, f"{devices}, but the transfer between its interfaces printed no results")
+    size, sent, acked, mbps = max(rows)
+    if acked != sent:
+        return Verdict(False, f"{devices}; the transfer acknowledged {acked} of {sent} messages")
+    if mbps < floor_mbps:
+        return Verdict(False, f"{devices}; the transfer between its interfaces ran at {mbps:g} MB/s at {size} bytes, "
+                              f"below the floor of {floor_mbps:g} MB/s")
+    return Verdict(True, f"{devices}; transfer {mbps:g} MB/s at {size} bytes (floor {floor_mbps:g})")
 
 
 # --- the NVLink fabric an IMEX domain needs ---
@@ -189,7 +213,8 @@ def _message(summary: str, warnings: list[str]) -> str:
     return text if len(text) <= MESSAGE_LIMIT else text[:MESSAGE_LIMIT - 3] + "..."
 
 
-def judge(results: Path, checks: list[str], floor_gbps: float, efa_interfaces: int) -> dict[str, Verdict]:
+def judge(results: Path, checks: list[str], floor_gbps: float, efa_interfaces: int,
+          efa_floor_mbps: float = 0) -> dict[str, Verdict]:
     """Each check's verdict from its recorded output (`<check>.out`) and exit code (`<check>.rc`)."""
     out: dict[str, Verdict] = {}
     for check in checks:
@@ -202,7 +227,7 @@ def judge(results: Path, checks: list[str], floor_gbps: float, efa_interfaces: i
         elif check == "nccl":
             out[check] = judge_nccl(text, floor_gbps)
         elif check == "efa":
-            out[check] = judge_efa(text, efa_interfaces)
+            out[check] = judge_efa(text, efa_interfaces, efa_floor_mbps)
         else:
             out[check] = judge_imex(text)
         if out[check].passed and check != "dcgm" and rc not in ("0", "missing"):  # dcgmi's report speaks for it
@@ -348,7 +373,7 @@ def main() -> None:
         return
     checks = os.environ["CHECKS"].split(",")
     verdicts = judge(Path(os.environ.get("RESULTS", "/results")), checks, float(os.environ.get("NCCL_FLOOR_GBPS") or 0),
-                     int(os.environ.get("EFA_INTERFACES") or 0))
+                     int(os.environ.get("EFA_INTERFACES") or 0), float(os.environ.get("EFA_FLOOR_MBPS") or 0))
     current = _api("GET", f"/api/v1/nodes/{node}")
     previous = next((c["status"] for c in current.get("status", {}).get("conditions", []) if c["type"] == CONDITION),
                     None)
