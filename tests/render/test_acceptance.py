@@ -4,6 +4,7 @@ cel-python on allowed and refused node updates."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import subprocess
 from pathlib import Path
 
@@ -65,7 +66,7 @@ def test_one_rule_and_checker_per_pool(prod):
 
 def test_checker_runs_once_per_new_node_of_its_pool(prod):
     spec, objects = prod
-    ds = next(o for o in objects if o["kind"] == "DaemonSet" and o["metadata"]["name"].endswith("a100-train"))
+    ds = next(o for o in objects if o["kind"] == "DaemonSet" and o["metadata"]["name"] == r.checker_name("a100-train"))
     pod = ds["spec"]["template"]["spec"]
     terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
     assert {"key": names.ACCEPTANCE_LABEL, "operator": "DoesNotExist"} in terms[0]["matchExpressions"]
@@ -140,6 +141,14 @@ def test_checker_may_not_change_other_labels_conditions_or_annotations():
     assert refused(old, relabel)
 
 
+def test_checker_may_write_the_passive_health_condition():
+    old = node({names.ACCEPTANCE_LABEL: "passed"}, [READY, {"type": names.ACCEPTANCE_CONDITION, "status": "True"}])
+    new = node({names.ACCEPTANCE_LABEL: "passed"}, [READY, {"type": names.ACCEPTANCE_CONDITION, "status": "True"},
+                                                    {"type": names.HEALTH_CONDITION, "status": "False"}])
+    assert refused(old, new) == []
+    assert refused(old, node({names.ACCEPTANCE_LABEL: "passed"}, [READY, {"type": "GpuOther", "status": "False"}]))
+
+
 def test_policy_leaves_everyone_else_alone():
     assert refused(node(taints=[TAINT]), node(), user="system:serviceaccount:node-readiness-system:x") == []
 
@@ -148,7 +157,7 @@ def test_check_commands_are_shell_and_skip_unchecked_nodes(prod, tmp_path):
     import subprocess
 
     _, objects = prod
-    for ds in (o for o in objects if o["kind"] == "DaemonSet"):
+    for ds in (o for o in objects if o["kind"] == "DaemonSet" and "initContainers" in o["spec"]["template"]["spec"]):
         for c in ds["spec"]["template"]["spec"]["initContainers"][1:]:
             script = c["command"][2]
             assert script.startswith(f"[ -e {r.RESULTS}/skip ] ||")
@@ -171,10 +180,10 @@ def test_karpenter_pools_replace_failed_nodes_by_their_nodeclaim(karpenter):
             kubernetes_validate.validate(obj, spec.cluster.kubernetes_version, strict=True)
     role = next(o for o in objects if o["kind"] == "ClusterRole" and o["metadata"]["name"] == names.ACCEPTANCE_NAME)
     assert {"apiGroups": ["karpenter.sh"], "resources": ["nodeclaims"], "verbs": ["delete"]} in role["rules"]
-    ds = next(o for o in objects if o["kind"] == "DaemonSet" and o["metadata"]["name"].endswith("l4-inference"))
+    ds = next(o for o in objects if o["kind"] == "DaemonSet" and o["metadata"]["name"] == r.checker_name("l4-inference"))
     env = {e["name"]: e.get("value") for e in ds["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert (env["REPLACE_VIA"], env["MAX_FAILED_PERCENT"]) == ("nodeclaim", "20")
-    trained = next(o for o in objects if o["kind"] == "DaemonSet" and o["metadata"]["name"].endswith("a100-train"))
+    trained = next(o for o in objects if o["kind"] == "DaemonSet" and o["metadata"]["name"] == r.checker_name("a100-train"))
     env = {e["name"]: e.get("value") for e in trained["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert (env["REPLACE_VIA"], env["MAX_FAILED_NODES"]) == ("asg", "2")  # a managed node group, prod's limit
 
@@ -288,3 +297,40 @@ def test_efa_script_exits_with_the_clients_failure(tmp_path, monkeypatch):
     done = _run_efa_script(tmp_path, monkeypatch, fail="yes")
     assert done.returncode == 3
     assert not acceptance_reporter.judge_efa(done.stdout, 4, facts.EFA_FLOOR_MBPS).passed
+
+
+# --- passive re-checks of idle accepted nodes ---
+
+def _recheck(objects: list[dict]) -> list[dict]:
+    return [o for o in objects if o["kind"] == "DaemonSet" and o["metadata"]["name"].startswith(names.ACCEPTANCE_RECHECK)]
+
+
+def test_prod_rechecks_each_gated_pool_at_the_lowest_priority(prod):
+    spec, objects = prod
+    rechecks = _recheck(objects)
+    assert len(rechecks) == len(accepted_pools(spec)) and rechecks
+    priority = next(o for o in objects if o["kind"] == "PriorityClass")
+    assert priority["value"] < 0 and priority["preemptionPolicy"] == "Never"
+    for ds in rechecks:
+        pod = ds["spec"]["template"]["spec"]
+        assert pod["priorityClassName"] == priority["metadata"]["name"]
+        assert r.startup_toleration() not in pod["tolerations"]  # accepted nodes only
+        terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        assert {"key": names.ACCEPTANCE_LABEL, "operator": "In", "values": ["passed"]} in terms[0]["matchExpressions"]
+        assert not any("nvidia.com/gpu" in str(c.get("resources")) for c in pod["containers"])  # takes no GPU from work
+        health, reporter_ = pod["containers"]
+        assert "dcgmi health -s a" in health["command"][2] and "dcgmi health -c" in health["command"][2]
+        assert "diag" not in health["command"][2]
+        env = {e["name"]: e.get("value") for e in reporter_["env"]}
+        assert reporter_["command"][-1] == "recheck" and env["RECHECK_HOURS"] == "24"
+
+
+def test_rechecks_off_render_nothing():
+    spec = spec_of("prod")
+    gates = [(p, dataclasses.replace(g, recheck_hours=None)) for p, g in accepted_pools(spec)]
+    objects = r.acceptance_manifests(gates, {}, True)
+    assert not _recheck(objects) and not any(o["kind"] == "PriorityClass" for o in objects)
+
+
+def test_health_script_is_shell():
+    subprocess.run(["/bin/sh", "-n", "-c", r.health_script()], check=True)

@@ -3,6 +3,7 @@ the formats the tools document: `dcgmi diag -j`, nccl-tests' all_reduce_perf tab
 `/dev/infiniband` listing, `nvidia-smi -q`'s Fabric section)."""
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -259,3 +260,50 @@ def test_the_request_is_signed_as_botocore_signs_it():
     ours = r.signed_headers("us-east-1", body, CREDS, request.headers["X-Amz-Date"])
     assert ours["authorization"] == request.headers["Authorization"]
     assert ours["x-amz-security-token"] == request.headers["X-Amz-Security-Token"]
+
+
+# --- the passive health re-check: `dcgmi health -c` reports in the DCGM user guide's layout ---
+
+def test_health_healthy_sets_the_condition_true():
+    o = r.judge_health(text("health_healthy.txt"))
+    assert (o.status, o.reason) == ("True", "Healthy")
+
+
+def test_health_warning_stays_true_and_says_why():
+    o = r.judge_health(text("health_warning.txt"))
+    assert (o.status, o.reason) == ("True", "Warning") and "PCIe replays" in o.message
+
+
+def test_health_failure_sets_the_condition_false():
+    o = r.judge_health(text("health_failure.txt"))
+    assert (o.status, o.reason) == ("False", "Failure") and "uncorrectable memory errors" in o.message
+
+
+def test_health_without_a_report_is_false():
+    o = r.judge_health("Error: unable to establish a connection to the specified host: localhost\n")
+    assert (o.status, o.reason) == ("False", "NoReport") and "unable to establish" in o.message
+
+
+def test_health_condition_patch_names_its_own_condition():
+    patch = r.condition_patch(r.judge_health(text("health_failure.txt")), "2026-01-01T00:00:00Z", r.HEALTH_CONDITION)
+    assert patch["status"]["conditions"][0]["type"] == names.HEALTH_CONDITION == "GpuHealthPassive"
+
+
+def test_health_report_asks_the_dcgm_container_and_judges_its_answer(tmp_path):
+    import threading
+
+    def dcgm_container() -> None:  # answers the request file as render/acceptance.py health_script does
+        while not (tmp_path / r.RUN).exists():
+            time.sleep(0.05)
+        (tmp_path / "health.out").write_text(text("health_failure.txt"))
+        (tmp_path / r.RUN).unlink()
+
+    (tmp_path / "health.out").write_text(text("health_healthy.txt"))  # last run's report is not reused
+    threading.Thread(target=dcgm_container, daemon=True).start()
+    assert r._health_report(tmp_path, 10).status == "False"
+
+
+def test_health_report_times_out_false(tmp_path, monkeypatch):
+    monkeypatch.setattr(r.time, "sleep", lambda _s: None)
+    o = r._health_report(tmp_path, 3)
+    assert (o.status, o.reason) == ("False", "TimedOut") and not (tmp_path / r.RUN).exists()

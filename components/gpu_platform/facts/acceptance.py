@@ -79,6 +79,13 @@ EFA_PINGPONG_SAMPLE_MBPS = 2359.0  # aws/aws-cdi-sdk USER_GUIDE: efa_test.sh on 
 EFA_FLOOR_SHARE = 0.4  # a 100-iteration pingpong varies; a healthy path clears this with room
 EFA_FLOOR_MBPS = round(EFA_PINGPONG_SAMPLE_MBPS * EFA_FLOOR_SHARE)
 
+# Passive re-checks of idle accepted nodes: `dcgmi health -c` reads the health watches DCGM keeps in the
+# background (DCGM user guide, "Health and Diagnostics": background health checks are non-invasive and do not
+# need the GPUs to themselves), after `dcgmi health -s a` set them and they had a while to sample.
+RECHECK_MAX_HOURS = 168  # a week: beyond it the re-check no longer says a node "stays proven"
+HEALTH_WATCH_SECONDS = 60  # the watches sample this long before the report is read
+HEALTH_TIMEOUT_MINUTES = 5
+
 NODE_READINESS_VERSION = "v0.4.1"
 NODE_READINESS_IMAGE = f"registry.k8s.io/node-readiness-controller/node-readiness-controller:{NODE_READINESS_VERSION}"
 NODE_READINESS_CRDS = f"node-readiness-controller-{NODE_READINESS_VERSION}"  # folder under facts/upstream/crds

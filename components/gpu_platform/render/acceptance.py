@@ -254,11 +254,70 @@ def checker_daemonset(pool: "NodePoolSpec", gate: "PoolAcceptance") -> dict[str,
                         {"name": "reporter", "configMap": {"name": names.ACCEPTANCE_NAME}}]}}}}
 
 
+# --- passive re-checks of idle accepted nodes ---
+
+RECHECK_PRIORITY = -1000  # below every workload's (default 0): the scheduler preempts it, never the other way
+
+
+def recheck_priority_class() -> dict[str, Any]:
+    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": _meta(names.ACCEPTANCE_RECHECK),
+            "value": RECHECK_PRIORITY, "preemptionPolicy": "Never", "globalDefault": False,
+            "description": "GPU nodes' passive health re-checks: yield to any work, never preempt it"}
+
+
+def health_script() -> str:
+    """Start a host engine, set every health watch, let them sample, then answer each request of the reporter
+    beside it (the request file) with `dcgmi health -c`."""
+    report = f"{RESULTS}/health.out"
+    return "; ".join([
+        "nv-hostengine", "dcgmi health -s a", f"sleep {facts.HEALTH_WATCH_SECONDS}",
+        f"while true; do if [ -e {RESULTS}/{reporter.RUN} ]; then dcgmi health -c > {report}.tmp 2>&1; "
+        f"mv {report}.tmp {report}; rm -f {RESULTS}/{reporter.RUN}; fi; sleep 5; done",
+    ])
+
+
+def recheck_daemonset(pool: "NodePoolSpec", gate: "PoolAcceptance") -> dict[str, Any]:
+    """On the pool's accepted nodes only (no startup toleration), at the lowest priority, requesting no GPU."""
+    name = f"{names.ACCEPTANCE_RECHECK}-{gate.pool}"[:63].rstrip("-")
+    labels = {"app.kubernetes.io/name": names.ACCEPTANCE_RECHECK, names.POOL_LABEL: gate.pool}
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": names.POOL_LABEL, "operator": "In", "values": [gate.pool]},
+                              {"key": names.ACCEPTANCE_LABEL, "operator": "In", "values": ["passed"]}]}]}}}
+    tolerations = [t for t in pool_tolerations(pool) if t != startup_toleration()]
+    base = reporter_container_base()
+    env = [*base["env"], {"name": "RECHECK_HOURS", "value": str(gate.recheck_hours)},
+           {"name": "HEALTH_TIMEOUT_SECONDS", "value": str(facts.HEALTH_TIMEOUT_MINUTES * 60)}]
+    mounts = [{"name": "results", "mountPath": RESULTS}]
+    reporter_ = {**base, "command": [*base["command"], "recheck"], "env": env,
+                 "volumeMounts": [*mounts, {"name": "reporter", "mountPath": SCRIPT_DIR, "readOnly": True}]}
+    dcgm = {"name": "health", "image": facts.DCGM_IMAGE, "command": ["/bin/sh", "-c", health_script()],
+            "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+                    {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}],
+            "resources": {"requests": {"cpu": "10m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}},
+            "securityContext": {"privileged": True}, "volumeMounts": mounts}
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": _meta(name, names.ACCEPTANCE_NAMESPACE), "spec": {
+        "selector": {"matchLabels": labels},
+        "template": {"metadata": {"labels": labels}, "spec": {
+            "serviceAccountName": names.ACCEPTANCE_NAME, "priorityClassName": names.ACCEPTANCE_RECHECK,
+            "runtimeClassName": NVIDIA_RUNTIME_CLASS, "affinity": affinity, "tolerations": tolerations,
+            "containers": [dcgm, reporter_],
+            "volumes": [{"name": "results", "emptyDir": {}},
+                        {"name": "reporter", "configMap": {"name": names.ACCEPTANCE_NAME}}]}}}}
+
+
+def recheck_objects(pools: Sequence[tuple["NodePoolSpec", "PoolAcceptance"]]) -> list[dict[str, Any]]:
+    rechecked = [(pool, gate) for pool, gate in pools if gate.recheck_hours]
+    return [recheck_priority_class(), *(recheck_daemonset(p, g) for p, g in rechecked)] if rechecked else []
+
+
 # --- the admission policy narrowing the checker's identity ---
 
 _LABELS = "(has({o}.metadata.labels) ? {o}.metadata.labels : {{}})"
 _ANNOTATIONS = "(has({o}.metadata.annotations) ? {o}.metadata.annotations : {{}})"
 _CONDITIONS = "(has({o}.status) && has({o}.status.conditions) ? {o}.status.conditions : [])"
+
+
+_NOT_OURS = f"!(c.type in ['{names.ACCEPTANCE_CONDITION}', '{names.HEALTH_CONDITION}'])"
 
 
 def _own(expr: str, o: str) -> str:
@@ -279,9 +338,9 @@ def admission_policy() -> list[dict[str, Any]]:
         (f"{new_labels}.all(k, k.startsWith('{prefix}') || (k in {old_labels} && {old_labels}[k] == {new_labels}[k])) "
          f"&& {old_labels}.all(k, k.startsWith('{prefix}') || k in {new_labels})",
          f"the acceptance checker may change only labels under {prefix}"),
-        (f"{_own(_CONDITIONS, 'object')}.filter(c, c.type != '{names.ACCEPTANCE_CONDITION}') == "
-         f"{_own(_CONDITIONS, 'oldObject')}.filter(c, c.type != '{names.ACCEPTANCE_CONDITION}')",
-         f"the acceptance checker may change only the {names.ACCEPTANCE_CONDITION} condition"),
+        (f"{_own(_CONDITIONS, 'object')}.filter(c, {_NOT_OURS}) == {_own(_CONDITIONS, 'oldObject')}.filter(c, {_NOT_OURS})",
+         f"the acceptance checker may change only the {names.ACCEPTANCE_CONDITION} and {names.HEALTH_CONDITION} "
+         "conditions"),
     ]
     name = names.ACCEPTANCE_NAME
     policy = {"apiVersion": API, "kind": "ValidatingAdmissionPolicy", "metadata": _meta(name), "spec": {
@@ -337,4 +396,5 @@ def acceptance_manifests(pools: Sequence[tuple["NodePoolSpec", "PoolAcceptance"]
     replacing = [gate.pool for _, gate in pools if gate.replace_via == "nodeclaim"]
     return [*controller_objects(system_node_selector, 2 if prod else 1), *checker_rbac(bool(replacing)),
             *admission_policy(), *(nodeclaim_policy(replacing) if replacing else []),
-            *(readiness_rule(gate) for _, gate in pools), *(checker_daemonset(pool, gate) for pool, gate in pools)]
+            *(readiness_rule(gate) for _, gate in pools), *(checker_daemonset(pool, gate) for pool, gate in pools),
+            *recheck_objects(pools)]

@@ -14,6 +14,9 @@ Verdicts, as docs/acceptance.md states them:
   complete every exchange (#ack equal to #sent) at or above the floor's MB/s.
 - imex: `nvidia-smi -q`: every GPU's NVLink fabric registered (`State: Completed`, `Status: Success`), all in
   one clique of one cluster: what the IMEX daemons of a ComputeDomain need.
+- health (the passive re-check of an idle accepted node): `dcgmi health -c`'s "Overall Health": Healthy sets
+  the node's GpuHealthPassive condition True, Warning True with the report as its message, Failure (or no
+  report) False. A node running work is not re-checked: its condition stays as it was.
 - A node whose condition is already False passes again only on a clean run at the full level.
 - A failed node is replaced while few enough of its pool's nodes failed (`replacement`): on Karpenter pools
   the reporter deletes the node's NodeClaim and Karpenter launches another; on managed node groups it terminates
@@ -42,6 +45,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 CONDITION = "GpuAcceptance"
+HEALTH_CONDITION = "GpuHealthPassive"
+RUN = "run"  # the re-check's request file: the DCGM container reads the health report while it exists
 STARTUP_TAINT = "readiness.k8s.io/gpu-acceptance"
 SKIP = "skip"  # written by the precheck on a node that registered without the startup taint
 LABEL = "gpu-platform.io/acceptance"
@@ -169,6 +174,25 @@ def _transfer(text: str, floor_mbps: float, devices: str) -> Verdict:
         return Verdict(False, f"{devices}; the transfer between its interfaces ran at {mbps:g} MB/s at {size} bytes, "
                               f"below the floor of {floor_mbps:g} MB/s")
     return Verdict(True, f"{devices}; transfer {mbps:g} MB/s at {size} bytes (floor {floor_mbps:g})")
+
+
+# --- the passive health re-check ---
+
+_OVERALL = re.compile(r"Overall Health\s*[:|]?\s*(?:\|\s*)?(\w+)")  # "Overall Health | Warning" or "...: Healthy"
+
+
+def judge_health(text: str) -> Outcome:
+    """The GpuHealthPassive condition from `dcgmi health -c`'s report (its incidents, trimmed, as the message)."""
+    found = _OVERALL.search(text)
+    if not found:
+        return Outcome("False", "NoReport", _message("dcgmi health printed no report: " + text.strip()[-300:], []))
+    overall = found.group(1).capitalize()
+    detail = " ".join(line.strip(" |+=-") for line in text[found.end():].splitlines() if line.strip(" |+=-"))
+    if overall == "Healthy":
+        return Outcome("True", "Healthy", "DCGM health watches report no incident")
+    if overall == "Warning":
+        return Outcome("True", "Warning", _message(f"DCGM health warning: {detail}", []))
+    return Outcome("False", overall, _message(f"DCGM health {overall.lower()}: {detail}", []))
 
 
 # --- the NVLink fabric an IMEX domain needs ---
@@ -316,9 +340,9 @@ def _api(method: str, path: str, body: Optional[dict[str, Any]] = None, content:
         return json.loads(response.read() or b"{}")
 
 
-def condition_patch(outcome: Outcome, now: str) -> dict[str, Any]:
+def condition_patch(outcome: Outcome, now: str, kind: str = CONDITION) -> dict[str, Any]:
     """A strategic merge patch of the node's status: conditions merge by type, so only this one changes."""
-    return {"status": {"conditions": [{"type": CONDITION, "status": outcome.status, "reason": outcome.reason,
+    return {"status": {"conditions": [{"type": kind, "status": outcome.status, "reason": outcome.reason,
                                        "message": outcome.message, "lastHeartbeatTime": now,
                                        "lastTransitionTime": now}]}}
 
@@ -360,9 +384,39 @@ def skipped(tainted: bool, why: str) -> Outcome:
                    {LABEL: "unchecked"})
 
 
+def recheck() -> None:
+    """The idle re-check loop: every RECHECK_HOURS, on a node running no work, ask the DCGM container beside it for
+    `dcgmi health -c` (the request file), judge the report and set GpuHealthPassive. A busy node is skipped."""
+    node, results = os.environ["NODE_NAME"], Path(os.environ.get("RESULTS", "/results"))
+    while True:
+        busy = workloads(_api("GET", f"/api/v1/pods?fieldSelector=spec.nodeName%3D{node}").get("items", []))
+        if not busy:
+            outcome = _health_report(results, int(os.environ["HEALTH_TIMEOUT_SECONDS"]))
+            now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            _api("PATCH", f"/api/v1/nodes/{node}/status", condition_patch(outcome, now, HEALTH_CONDITION),
+                 "application/strategic-merge-patch+json")
+            print(f"{HEALTH_CONDITION}={outcome.status} {outcome.reason}: {outcome.message}", flush=True)
+        time.sleep(float(os.environ["RECHECK_HOURS"]) * 3600)
+
+
+def _health_report(results: Path, timeout: int) -> Outcome:
+    report = results / "health.out"
+    report.unlink(missing_ok=True)
+    (results / RUN).write_text("")
+    for _ in range(timeout):
+        if report.exists():
+            return judge_health(report.read_text())
+        time.sleep(1)
+    (results / RUN).unlink(missing_ok=True)
+    return Outcome("False", "TimedOut", f"dcgmi health gave no report within {timeout} s")
+
+
 def main() -> None:
     if sys.argv[1:] == ["precheck"]:
         precheck()
+        return
+    if sys.argv[1:] == ["recheck"]:
+        recheck()
         return
     node = os.environ["NODE_NAME"]
     skip = Path(os.environ.get("RESULTS", "/results")) / SKIP
