@@ -24,6 +24,7 @@ def test_constants_are_the_platforms():
         names.ACCEPTANCE_CONDITION, names.ACCEPTANCE_LABEL, names.ACCEPTANCE_CHECK_LABEL)
     assert r.FULL_LEVEL == facts.FULL_LEVEL
     assert r.POOL_LABEL == names.POOL_LABEL
+    assert r.HEALTH_CONDITION == names.HEALTH_CONDITION
 
 
 def test_dcgm_pass():
