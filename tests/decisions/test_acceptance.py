@@ -95,6 +95,24 @@ def test_dcgm_is_required_and_floor_needs_nccl():
     assert "nodePools[0].acceptance.ncclBusBandwidthGbps" in msg
 
 
+def test_idle_rechecks_default_by_environment():
+    assert {g.recheck_hours for g in _gates(_spec("prod"))[0].values()} == {a.DEFAULT_RECHECK_HOURS["prod"]} == {24}
+    assert {g.recheck_hours for g in _gates(_spec("dev", "staging"))[0].values()} == {None}
+    assert {g.recheck_hours for g in _gates(_spec("dev", level=1))[0].values()} == {None}
+
+
+def test_idle_rechecks_can_be_set_or_turned_off():
+    assert {g.recheck_hours for g in _gates(_spec("dev", recheckHours=6))[0].values()} == {6}
+    assert {g.recheck_hours for g in _gates(_spec("prod", recheckHours=0))[0].values()} == {None}
+
+
+def test_idle_recheck_bounds_and_a_disabled_gate_are_refused_with_the_path():
+    assert "nodePools[0].acceptance.recheckHours" in _refusal(_spec("prod", recheckHours=facts.RECHECK_MAX_HOURS + 1))
+    assert "nodePools[0].acceptance.recheckHours" in _refusal(_spec("prod", recheckHours=-1))
+    msg = _refusal(_spec("prod", enabled=False, recheckHours=24))
+    assert "nodePools[0].acceptance.recheckHours: applies only with enabled: true" in msg
+
+
 def test_unknown_level_is_refused():
     assert "acceptance.level" in _refusal(_spec("dev", level=4))
 

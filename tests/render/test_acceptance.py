@@ -4,6 +4,9 @@ cel-python on allowed and refused node updates."""
 from __future__ import annotations
 
 import copy
+import dataclasses
+import subprocess
+from pathlib import Path
 
 import kubernetes_validate
 import pytest
@@ -13,6 +16,7 @@ from gpu_platform.decisions.acceptance import accepted_pools
 from gpu_platform.facts import acceptance as facts
 from gpu_platform.facts import catalog, names
 from gpu_platform.render import acceptance as r
+from gpu_platform.render import acceptance_reporter
 from tests.support.admission import denials
 from tests.support.crd_schemas import schema_problems
 from tests.support.kueue_crds import cel_problems
@@ -62,7 +66,7 @@ def test_one_rule_and_checker_per_pool(prod):
 
 def test_checker_runs_once_per_new_node_of_its_pool(prod):
     spec, objects = prod
-    ds = next(o for o in objects if o["kind"] == "DaemonSet" and o["metadata"]["name"].endswith("a100-train"))
+    ds = next(o for o in objects if o["kind"] == "DaemonSet" and o["metadata"]["name"] == r.checker_name("a100-train"))
     pod = ds["spec"]["template"]["spec"]
     terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
     assert {"key": names.ACCEPTANCE_LABEL, "operator": "DoesNotExist"} in terms[0]["matchExpressions"]
@@ -71,6 +75,8 @@ def test_checker_runs_once_per_new_node_of_its_pool(prod):
     assert "-g 8" in pod["initContainers"][2]["command"][2]
     env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
     assert env["CHECKS"] == "dcgm,nccl,efa" and env["NCCL_FLOOR_GBPS"] == "180" and env["EFA_INTERFACES"] == "4"
+    assert env["EFA_FLOOR_MBPS"] == f"{facts.EFA_FLOOR_MBPS:g}"
+    assert r.efa_script() in pod["initContainers"][3]["command"][2]
     assert r.startup_toleration() in pod["tolerations"]
 
 
@@ -135,6 +141,14 @@ def test_checker_may_not_change_other_labels_conditions_or_annotations():
     assert refused(old, relabel)
 
 
+def test_checker_may_write_the_passive_health_condition():
+    old = node({names.ACCEPTANCE_LABEL: "passed"}, [READY, {"type": names.ACCEPTANCE_CONDITION, "status": "True"}])
+    new = node({names.ACCEPTANCE_LABEL: "passed"}, [READY, {"type": names.ACCEPTANCE_CONDITION, "status": "True"},
+                                                    {"type": names.HEALTH_CONDITION, "status": "False"}])
+    assert refused(old, new) == []
+    assert refused(old, node({names.ACCEPTANCE_LABEL: "passed"}, [READY, {"type": "GpuOther", "status": "False"}]))
+
+
 def test_policy_leaves_everyone_else_alone():
     assert refused(node(taints=[TAINT]), node(), user="system:serviceaccount:node-readiness-system:x") == []
 
@@ -143,7 +157,7 @@ def test_check_commands_are_shell_and_skip_unchecked_nodes(prod, tmp_path):
     import subprocess
 
     _, objects = prod
-    for ds in (o for o in objects if o["kind"] == "DaemonSet"):
+    for ds in (o for o in objects if o["kind"] == "DaemonSet" and "initContainers" in o["spec"]["template"]["spec"]):
         for c in ds["spec"]["template"]["spec"]["initContainers"][1:]:
             script = c["command"][2]
             assert script.startswith(f"[ -e {r.RESULTS}/skip ] ||")
@@ -166,10 +180,10 @@ def test_karpenter_pools_replace_failed_nodes_by_their_nodeclaim(karpenter):
             kubernetes_validate.validate(obj, spec.cluster.kubernetes_version, strict=True)
     role = next(o for o in objects if o["kind"] == "ClusterRole" and o["metadata"]["name"] == names.ACCEPTANCE_NAME)
     assert {"apiGroups": ["karpenter.sh"], "resources": ["nodeclaims"], "verbs": ["delete"]} in role["rules"]
-    ds = next(o for o in objects if o["kind"] == "DaemonSet" and o["metadata"]["name"].endswith("l4-inference"))
+    ds = next(o for o in objects if o["kind"] == "DaemonSet" and o["metadata"]["name"] == r.checker_name("l4-inference"))
     env = {e["name"]: e.get("value") for e in ds["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert (env["REPLACE_VIA"], env["MAX_FAILED_PERCENT"]) == ("nodeclaim", "20")
-    trained = next(o for o in objects if o["kind"] == "DaemonSet" and o["metadata"]["name"].endswith("a100-train"))
+    trained = next(o for o in objects if o["kind"] == "DaemonSet" and o["metadata"]["name"] == r.checker_name("a100-train"))
     env = {e["name"]: e.get("value") for e in trained["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert (env["REPLACE_VIA"], env["MAX_FAILED_NODES"]) == ("asg", "2")  # a managed node group, prod's limit
 
@@ -243,3 +257,80 @@ def test_images_are_pinned_by_version_and_the_reporter_by_digest_too():
         assert ":" in name.rsplit("/", 1)[1] and not name.endswith(":latest"), image
     digest = facts.REPORTER_IMAGE.split("@sha256:")[1]
     assert len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)
+
+
+OUTPUTS = Path(__file__).parent / "acceptance_outputs"
+# Stand-ins for libfabric's tools: fi_info lists the recorded four domains; fi_pingpong logs how it was called
+# and, as the client, prints the recorded transfer table (or fails when told to).
+FAKE_PINGPONG = """#!/bin/sh
+echo "$FI_EFA_ENABLE_SHM_TRANSFER $*" >> "$LOG"
+case "$*" in *localhost) [ -z "$FAIL" ] || exit 3; tail -n 2 "$TABLE";; esac
+"""
+
+
+def _run_efa_script(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail: str = "") -> subprocess.CompletedProcess[str]:
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    listing = (OUTPUTS / "efa_4_pass.txt").read_text().split("uverbs0")[0]
+    (bin_ / "fi_info").write_text(f"#!/bin/sh\ncat <<'END'\n{listing}END\n")
+    (bin_ / "fi_pingpong").write_text(FAKE_PINGPONG)
+    for tool in bin_.iterdir():
+        tool.chmod(0o755)
+    monkeypatch.setattr(facts, "EFA_BIN", str(bin_))
+    env = {"PATH": f"{bin_}:/usr/bin:/bin", "LOG": str(tmp_path / "log"), "FAIL": fail,
+           "TABLE": str(OUTPUTS / "efa_4_pass.txt")}
+    return subprocess.run(["/bin/sh", "-c", r.efa_script()], env=env, capture_output=True, text=True, timeout=30)
+
+
+def test_efa_script_sends_between_the_first_and_last_interface(tmp_path, monkeypatch):
+    done = _run_efa_script(tmp_path, monkeypatch)
+    assert done.returncode == 0, done.stderr
+    calls = sorted((tmp_path / "log").read_text().splitlines())
+    size, iterations = facts.EFA_PINGPONG_BYTES, facts.EFA_PINGPONG_ITERATIONS
+    assert calls == [f"0 -p efa -e rdm -I {iterations} -S {size} -d rdmap79s0-rdm",
+                     f"0 -p efa -e rdm -I {iterations} -S {size} -d rdmap82s0-rdm localhost"]
+    assert "transfer: rdmap79s0-rdm -> rdmap82s0-rdm" in done.stdout
+    assert acceptance_reporter.judge_efa(done.stdout + "uverbs0 uverbs1 uverbs2 uverbs3", 4, facts.EFA_FLOOR_MBPS).passed
+
+
+def test_efa_script_exits_with_the_clients_failure(tmp_path, monkeypatch):
+    done = _run_efa_script(tmp_path, monkeypatch, fail="yes")
+    assert done.returncode == 3
+    assert not acceptance_reporter.judge_efa(done.stdout, 4, facts.EFA_FLOOR_MBPS).passed
+
+
+# --- passive re-checks of idle accepted nodes ---
+
+def _recheck(objects: list[dict]) -> list[dict]:
+    return [o for o in objects if o["kind"] == "DaemonSet" and o["metadata"]["name"].startswith(names.ACCEPTANCE_RECHECK)]
+
+
+def test_prod_rechecks_each_gated_pool_at_the_lowest_priority(prod):
+    spec, objects = prod
+    rechecks = _recheck(objects)
+    assert len(rechecks) == len(accepted_pools(spec)) and rechecks
+    priority = next(o for o in objects if o["kind"] == "PriorityClass")
+    assert priority["value"] < 0 and priority["preemptionPolicy"] == "Never"
+    for ds in rechecks:
+        pod = ds["spec"]["template"]["spec"]
+        assert pod["priorityClassName"] == priority["metadata"]["name"]
+        assert r.startup_toleration() not in pod["tolerations"]  # accepted nodes only
+        terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        assert {"key": names.ACCEPTANCE_LABEL, "operator": "In", "values": ["passed"]} in terms[0]["matchExpressions"]
+        assert not any("nvidia.com/gpu" in str(c.get("resources")) for c in pod["containers"])  # takes no GPU from work
+        health, reporter_ = pod["containers"]
+        assert "dcgmi health -s a" in health["command"][2] and "dcgmi health -c" in health["command"][2]
+        assert "diag" not in health["command"][2]
+        env = {e["name"]: e.get("value") for e in reporter_["env"]}
+        assert reporter_["command"][-1] == "recheck" and env["RECHECK_HOURS"] == "24"
+
+
+def test_rechecks_off_render_nothing():
+    spec = spec_of("prod")
+    gates = [(p, dataclasses.replace(g, recheck_hours=None)) for p, g in accepted_pools(spec)]
+    objects = r.acceptance_manifests(gates, {}, True)
+    assert not _recheck(objects) and not any(o["kind"] == "PriorityClass" for o in objects)
+
+
+def test_health_script_is_shell():
+    subprocess.run(["/bin/sh", "-n", "-c", r.health_script()], check=True)

@@ -46,6 +46,19 @@ def test_acceptance_failure_fires_and_a_passed_node_stays_silent(promtool, tmp_p
     run(promtool, tmp_path, T, [group(failed, checks), group(quiet, [(30, "GpuNodeAcceptanceFailed", [])])])
 
 
+def test_passive_health_failure_fires_and_a_healthy_node_stays_silent(promtool, tmp_path):
+    def health(node: str, status: str, value: int) -> tuple[str, dict, str]:
+        return ("kube_node_status_condition", {"node": node, "condition": names.HEALTH_CONDITION, "status": status},
+                flat(value))
+    failed = [health("ip-10-0-1-7", "false", 1), health("ip-10-0-1-7", "true", 0)]
+    checks = [(5, "GpuNodePassiveHealthFailed", _exp(
+        "GpuNodePassiveHealthFailed", {"node": "ip-10-0-1-7", "severity": "critical"},
+        f"Node ip-10-0-1-7 failed its passive GPU health re-check ({names.HEALTH_CONDITION}=False)."))]
+    # a healthy node, and a node whose acceptance (not its passive health) is False, do not raise it
+    quiet = [health("ip-10-0-1-8", "false", 0), health("ip-10-0-1-8", "true", 1), condition("ip-10-0-1-9", "false")]
+    run(promtool, tmp_path, T, [group(failed, checks), group(quiet, [(30, "GpuNodePassiveHealthFailed", [])])])
+
+
 GPU_LABELS = {"node": "n1", "gpu": "0", "UUID": "GPU-n1-0", "modelName": "NVIDIA H100 80GB HBM3"}
 THROTTLED = f"GPU 0 (NVIDIA H100 80GB HBM3, GPU-n1-0) on node n1 has been throttled (thermal or hardware slowdown) " \
             f"for {T.temperature_for_minutes} minutes."

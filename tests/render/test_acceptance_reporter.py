@@ -3,6 +3,7 @@ the formats the tools document: `dcgmi diag -j`, nccl-tests' all_reduce_perf tab
 `/dev/infiniband` listing, `nvidia-smi -q`'s Fabric section)."""
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ def test_constants_are_the_platforms():
         names.ACCEPTANCE_CONDITION, names.ACCEPTANCE_LABEL, names.ACCEPTANCE_CHECK_LABEL)
     assert r.FULL_LEVEL == facts.FULL_LEVEL
     assert r.POOL_LABEL == names.POOL_LABEL
+    assert r.HEALTH_CONDITION == names.HEALTH_CONDITION
 
 
 def test_dcgm_pass():
@@ -64,13 +66,41 @@ def test_nccl_without_results_fails():
     assert not r.judge_nccl("# nThread 1 nGpus 8\nNCCL failure common.cu:1005 'unhandled cuda error'\n", 1).passed
 
 
-def test_efa_all_interfaces_pass():
-    assert r.judge_efa(text("efa_4_pass.txt"), 4).passed
+def test_efa_all_interfaces_and_transfer_above_the_floor_pass():
+    v = r.judge_efa(text("efa_4_pass.txt"), 4, facts.EFA_FLOOR_MBPS)
+    assert v.passed and "transfer 2486.71 MB/s at 1048576 bytes" in v.summary
 
 
 def test_efa_missing_interface_fails():
-    v = r.judge_efa(text("efa_4_missing_one.txt"), 4)
+    v = r.judge_efa(text("efa_4_missing_one.txt"), 4, facts.EFA_FLOOR_MBPS)
     assert not v.passed and "3 RDM domains" in v.summary
+
+
+def test_efa_transfer_below_the_floor_fails():
+    v = r.judge_efa(text("efa_4_slow.txt"), 4, facts.EFA_FLOOR_MBPS)
+    assert not v.passed and "512.38 MB/s" in v.summary and f"floor of {facts.EFA_FLOOR_MBPS:g}" in v.summary
+    assert r.judge_efa(text("efa_4_slow.txt"), 4, 500).passed
+
+
+def test_efa_without_a_transfer_fails():
+    v = r.judge_efa(text("efa_4_no_transfer.txt"), 4, facts.EFA_FLOOR_MBPS)
+    assert not v.passed and "printed no results" in v.summary
+
+
+def test_efa_transfer_with_lost_messages_fails():
+    lost = text("efa_4_pass.txt").replace("=100     200m", "=97      194m")
+    v = r.judge_efa(lost, 4, facts.EFA_FLOOR_MBPS)
+    assert not v.passed and "acknowledged 97 of 100" in v.summary
+
+
+@pytest.mark.parametrize(("size", "expected"), [("64", 64), ("4k", 4096), ("1m", 1 << 20), ("2g", 2 << 30)])
+def test_pingpong_sizes(size, expected):
+    assert r._size(size) == expected
+
+
+def test_efa_floor_is_a_share_of_the_documented_sample():
+    assert facts.EFA_FLOOR_MBPS == round(facts.EFA_PINGPONG_SAMPLE_MBPS * facts.EFA_FLOOR_SHARE)
+    assert 0 < facts.EFA_FLOOR_MBPS < facts.EFA_PINGPONG_SAMPLE_MBPS
 
 
 def test_imex_fabric_pass_and_in_progress():
@@ -120,7 +150,7 @@ def test_judge_reads_recorded_outputs_and_exit_codes(tmp_path):
     _record(tmp_path, "dcgm", "dcgm_pass.json", "0")
     _record(tmp_path, "nccl", "nccl_h100_pass.txt", "0")
     _record(tmp_path, "efa", "efa_4_pass.txt", "2")
-    v = r.judge(tmp_path, ["dcgm", "nccl", "efa"], 270, 4)
+    v = r.judge(tmp_path, ["dcgm", "nccl", "efa"], 270, 4, facts.EFA_FLOOR_MBPS)
     assert v["dcgm"].passed and v["nccl"].passed and not v["efa"].passed and "exited 2" in v["efa"].summary
 
 
@@ -231,3 +261,50 @@ def test_the_request_is_signed_as_botocore_signs_it():
     ours = r.signed_headers("us-east-1", body, CREDS, request.headers["X-Amz-Date"])
     assert ours["authorization"] == request.headers["Authorization"]
     assert ours["x-amz-security-token"] == request.headers["X-Amz-Security-Token"]
+
+
+# --- the passive health re-check: `dcgmi health -c` reports in the DCGM user guide's layout ---
+
+def test_health_healthy_sets_the_condition_true():
+    o = r.judge_health(text("health_healthy.txt"))
+    assert (o.status, o.reason) == ("True", "Healthy")
+
+
+def test_health_warning_stays_true_and_says_why():
+    o = r.judge_health(text("health_warning.txt"))
+    assert (o.status, o.reason) == ("True", "Warning") and "PCIe replays" in o.message
+
+
+def test_health_failure_sets_the_condition_false():
+    o = r.judge_health(text("health_failure.txt"))
+    assert (o.status, o.reason) == ("False", "Failure") and "uncorrectable memory errors" in o.message
+
+
+def test_health_without_a_report_is_false():
+    o = r.judge_health("Error: unable to establish a connection to the specified host: localhost\n")
+    assert (o.status, o.reason) == ("False", "NoReport") and "unable to establish" in o.message
+
+
+def test_health_condition_patch_names_its_own_condition():
+    patch = r.condition_patch(r.judge_health(text("health_failure.txt")), "2026-01-01T00:00:00Z", r.HEALTH_CONDITION)
+    assert patch["status"]["conditions"][0]["type"] == names.HEALTH_CONDITION == "GpuHealthPassive"
+
+
+def test_health_report_asks_the_dcgm_container_and_judges_its_answer(tmp_path):
+    import threading
+
+    def dcgm_container() -> None:  # answers the request file as render/acceptance.py health_script does
+        while not (tmp_path / r.RUN).exists():
+            time.sleep(0.05)
+        (tmp_path / "health.out").write_text(text("health_failure.txt"))
+        (tmp_path / r.RUN).unlink()
+
+    (tmp_path / "health.out").write_text(text("health_healthy.txt"))  # last run's report is not reused
+    threading.Thread(target=dcgm_container, daemon=True).start()
+    assert r._health_report(tmp_path, 10).status == "False"
+
+
+def test_health_report_times_out_false(tmp_path, monkeypatch):
+    monkeypatch.setattr(r.time, "sleep", lambda _s: None)
+    o = r._health_report(tmp_path, 3)
+    assert (o.status, o.reason) == ("False", "TimedOut") and not (tmp_path / r.RUN).exists()

@@ -143,6 +143,10 @@ ROUTES = [
     # throttling and the power brake are the hardware's, so they reach the platform even from a team's pod
     ("prod", {"alertname": "GpuNodeAcceptanceFailed", "severity": "critical", "node": "ip-10-0-1-7"}, "platform-pager"),
     ("dev", {"alertname": "GpuNodeAcceptanceFailed", "severity": "critical", "node": "ip-10-0-1-7"}, "platform-chat"),
+    ("prod", {"alertname": "GpuNodePassiveHealthFailed", "severity": "critical", "node": "ip-10-0-1-7"},
+     "platform-pager"),
+    ("dev", {"alertname": "GpuNodePassiveHealthFailed", "severity": "critical", "node": "ip-10-0-1-7"},
+     "platform-chat"),
     ("prod", {"alertname": "GpuNodeAcceptanceStuck", "severity": "critical", "node": "ip-10-0-1-9", "pool": "a100-train"},
      "platform-pager"),
     ("prod", {"alertname": "GpuClockThrottled", "severity": "warning", "namespace": "research"}, "platform-chat"),

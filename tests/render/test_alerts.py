@@ -413,6 +413,7 @@ def test_every_alert_has_its_listed_severities(t):
                           "GpuNvlinkErrors": {"warning"}, "GpuPodPending": {"high"},
                           "GpuScaleUpFailed": {"warning"}, "GpuNodeLaunchFailed": {"warning"},
                           "GpuReservationEnding": {"warning", "critical"}, "GpuNodeAcceptanceFailed": {"critical"},
+                          "GpuNodePassiveHealthFailed": {"critical"},
                           "GpuClockThrottled": {"warning"}, "GpuPowerBrake": {"warning"}, "GpuStarvedByCpu": {"warning"}}
 
 

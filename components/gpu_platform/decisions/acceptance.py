@@ -21,10 +21,13 @@ from gpu_platform.spec.acceptance import hardware_checks
 from gpu_platform.spec.pool_context import PoolContext
 
 if TYPE_CHECKING:
+    from gpu_platform.spec.acceptance import AcceptanceSpec
     from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
 
 # The level a pool runs when its acceptance is unset; environments not listed run none.
 DEFAULT_LEVELS = {"prod": 2, "staging": 1}
+# Hours between passive re-checks of idle nodes when the pool does not say; environments not listed run none.
+DEFAULT_RECHECK_HOURS = {"prod": 24}
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,7 @@ class PoolAcceptance:
     replace_via: str = ""  # how a failed node is replaced: nodeclaim (Karpenter), "" (not replaced)
     max_failed_nodes: Optional[int] = None  # replace only while this many of the pool's nodes failed, or
     max_failed_percent: Optional[int] = None  # this share of its nodes (at least one node)
+    recheck_hours: Optional[int] = None  # passive health re-checks of idle accepted nodes every so many hours
 
     @property
     def expected_seconds(self) -> int:
@@ -69,7 +73,14 @@ def pool_acceptance(ctx: PoolContext, pool: "NodePoolSpec") -> Optional[PoolAcce
                  min(facts.nccl_floor_gbps(it.gpu, it.gpu_count) or 0 for it in pool.instances))
     efa = min(it.efa_interfaces for it in pool.instances) if "efa" in checks else 0
     return PoolAcceptance(pool.name, level, checks, timeout, floor, efa, pool.gpus_per_node,
-                          *replacement(ctx, pool))
+                          *replacement(ctx, pool), recheck_hours=recheck_hours(ctx, spec))
+
+
+def recheck_hours(ctx: PoolContext, spec: Optional["AcceptanceSpec"]) -> Optional[int]:
+    """Hours between passive re-checks of the pool's idle accepted nodes, or None for none (0 in the file)."""
+    hours = spec.recheck_hours if spec is not None and spec.recheck_hours is not None else (
+        DEFAULT_RECHECK_HOURS.get(ctx.environment) if ctx.acceptance_defaults else None)
+    return hours or None
 
 
 def replacement(ctx: PoolContext, pool: "NodePoolSpec") -> tuple[str, Optional[int], Optional[int]]:

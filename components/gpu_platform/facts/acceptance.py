@@ -10,6 +10,12 @@ Sources:
   nccl-tests reports all-reduce "busbw", comparable with one direction of the links (NVIDIA/nccl-tests
   doc/PERFORMANCE.md). The floor is a share of it: a healthy node clears it with room, a degraded link or a
   GPU on a slow PCIe path does not.
+- EFA loopback transfer: the EFA installer puts libfabric's fabtests in /opt/amazon/efa/bin (its own
+  verification, efa_test.sh, runs `/opt/amazon/efa/bin/fi_pingpong -e rdm -p efa` as server and client on the
+  one instance; the NCCL tests image installs EFA 1.43.2 with `efa_installer.sh -y -g -d --skip-kmod
+  --skip-limit-conf --no-verify`, which installs it and skips only that run). fi_pingpong prints one row per
+  message size: bytes, #sent, #ack, total, time, MB/sec, usec/xfer, Mxfers/sec (libfabric fi_pingpong(1)).
+  The aws/aws-cdi-sdk guide's efa_test.sh sample shows 2359 MB/s at 1m; the floor is a share of it.
 - node-readiness-controller: kubernetes-sigs/node-readiness-controller v0.4.1 (the release whose images are
   published; facts/upstream/crds/README.md).
 """
@@ -63,6 +69,22 @@ REPORTER_IMAGE = ("public.ecr.aws/docker/library/python:3.12.11-slim-bookworm"
 # catalog publishes none, and it must equal the GPU Operator chart's own `dcgm` reference, also tag-only), the
 # NCCL tests image, and the node readiness controller (its release notes list tags; registry.k8s.io's promotion
 # manifest was not checked for v0.4.1). docs/acceptance.md says so.
+
+# The EFA transfer: fi_pingpong over the RDM endpoint, the server on the node's first EFA domain, the client
+# on its last (the same one on a single-interface node), shared memory off so the bytes cross the device.
+EFA_BIN = "/opt/amazon/efa/bin"
+EFA_PINGPONG_BYTES = 1048576  # one message size, 1 MiB: large enough that a path falling back to a slow route shows
+EFA_PINGPONG_ITERATIONS = 100
+EFA_PINGPONG_SAMPLE_MBPS = 2359.0  # aws/aws-cdi-sdk USER_GUIDE: efa_test.sh on one instance, 1m row
+EFA_FLOOR_SHARE = 0.4  # a 100-iteration pingpong varies; a healthy path clears this with room
+EFA_FLOOR_MBPS = round(EFA_PINGPONG_SAMPLE_MBPS * EFA_FLOOR_SHARE)
+
+# Passive re-checks of idle accepted nodes: `dcgmi health -c` reads the health watches DCGM keeps in the
+# background (DCGM user guide, "Health and Diagnostics": background health checks are non-invasive and do not
+# need the GPUs to themselves), after `dcgmi health -s a` set them and they had a while to sample.
+RECHECK_MAX_HOURS = 168  # a week: beyond it the re-check no longer says a node "stays proven"
+HEALTH_WATCH_SECONDS = 60  # the watches sample this long before the report is read
+HEALTH_TIMEOUT_MINUTES = 5
 
 NODE_READINESS_VERSION = "v0.4.1"
 NODE_READINESS_IMAGE = f"registry.k8s.io/node-readiness-controller/node-readiness-controller:{NODE_READINESS_VERSION}"

@@ -34,6 +34,7 @@ def from_spec(spec: PlatformSpec, as_of: date) -> Optional[dict[str, Any]]:
             "name": pool.name, "level": gate.level, "dcgm": facts.DCGM_LEVELS[gate.level].name,
             "checks": list(gate.checks), "ncclFloorGbps": gate.nccl_floor_gbps, "efaInterfaces": gate.efa_interfaces,
             "timeoutMinutes": gate.timeout_minutes, "expectedSeconds": gate.expected_seconds,
+            "recheckHours": gate.recheck_hours,
             "usdPerNodeHour": rate,
             "usdPerScaleUp": acceptance.scale_up_cost_usd(gate, rate) if rate is not None else None,
         })
@@ -49,11 +50,13 @@ def _minutes(seconds: int) -> str:
 def _rows(section: dict[str, Any]) -> list[list[str]]:
     return [[p["name"], f"{p['level']}", ", ".join(p["checks"]),
              f"{p['ncclFloorGbps']:g} GB/s" if p["ncclFloorGbps"] else "-", _minutes(p["expectedSeconds"]),
-             f"{p['timeoutMinutes']} min", f"${p['usdPerScaleUp']:,.2f}" if p["usdPerScaleUp"] is not None else "?"]
+             f"{p['timeoutMinutes']} min", f"${p['usdPerScaleUp']:,.2f}" if p["usdPerScaleUp"] is not None else "?",
+             f"every {p['recheckHours']} h" if p.get("recheckHours") else "off"]
             for p in section["pools"]]
 
 
-HEADERS = ["Pool", "DCGM level", "Checks", "NCCL floor", "Added to schedulable", "Timeout", "Cost per node scale-up"]
+HEADERS = ["Pool", "DCGM level", "Checks", "NCCL floor", "Added to schedulable", "Timeout", "Cost per node scale-up",
+           "Idle re-check"]
 
 
 def _note(section: dict[str, Any]) -> str:

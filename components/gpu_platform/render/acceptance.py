@@ -160,12 +160,27 @@ def check_minutes(gate: "PoolAcceptance") -> dict[str, int]:
     return {"dcgm": max(1, gate.timeout_minutes - sum(others.values())), **others}
 
 
+def efa_script() -> str:
+    """List the EFA devices, then send between the first and the last RDM domain on the node itself
+    (fi_pingpong's server in the background, its client over the loopback control socket). Shared memory is off:
+    otherwise libfabric would carry the bytes between the two processes without touching the device."""
+    pingpong = (f"{facts.EFA_BIN}/fi_pingpong -p efa -e rdm -I {facts.EFA_PINGPONG_ITERATIONS} "
+                f"-S {facts.EFA_PINGPONG_BYTES}")
+    return "; ".join([
+        "fi_info -p efa -t FI_EP_RDM", "ls /dev/infiniband",
+        'set -- $(fi_info -p efa -t FI_EP_RDM | sed -n "s/^ *domain: *//p")', "[ $# -gt 0 ] || exit 1",
+        "for d; do last=$d; done", "export FI_EFA_ENABLE_SHM_TRANSFER=0", 'echo "transfer: $1 -> $last"',
+        f"{pingpong} -d $1 > /dev/null 2>&1 & sleep 2", f"{pingpong} -d $last localhost", "rc=$?",
+        "wait", "exit $rc",
+    ])
+
+
 def check_containers(gate: "PoolAcceptance") -> list[dict[str, Any]]:
     minutes = check_minutes(gate)
     commands = {
         "dcgm": (facts.DCGM_IMAGE, f"sh -c 'nv-hostengine && dcgmi diag -r {gate.level} -j'"),
         "nccl": (facts.NCCL_TESTS_IMAGE, f"all_reduce_perf -b 8 -e 8G -f 2 -g {gate.gpus}"),
-        "efa": (facts.NCCL_TESTS_IMAGE, "sh -c 'fi_info -p efa -t FI_EP_RDM; ls /dev/infiniband'"),
+        "efa": (facts.NCCL_TESTS_IMAGE, f"sh -c '{efa_script()}'"),
         "imex": (facts.DCGM_IMAGE, "nvidia-smi -q"),
     }
     out = []
@@ -204,7 +219,8 @@ def reporter_container_base() -> dict[str, Any]:
 def reporter_container(gate: "PoolAcceptance") -> dict[str, Any]:
     env = {"LEVEL": str(gate.level), "CHECKS": ",".join(gate.checks),
            "NCCL_FLOOR_GBPS": f"{gate.nccl_floor_gbps:g}" if gate.nccl_floor_gbps else "",
-           "EFA_INTERFACES": str(gate.efa_interfaces), "REPLACE_VIA": gate.replace_via,
+           "EFA_INTERFACES": str(gate.efa_interfaces),
+           "EFA_FLOOR_MBPS": f"{facts.EFA_FLOOR_MBPS:g}" if "efa" in gate.checks else "", "REPLACE_VIA": gate.replace_via,
            "MAX_FAILED_NODES": str(gate.max_failed_nodes or ""),
            "MAX_FAILED_PERCENT": str(gate.max_failed_percent or "")}
     base = reporter_container_base()
@@ -238,11 +254,70 @@ def checker_daemonset(pool: "NodePoolSpec", gate: "PoolAcceptance") -> dict[str,
                         {"name": "reporter", "configMap": {"name": names.ACCEPTANCE_NAME}}]}}}}
 
 
+# --- passive re-checks of idle accepted nodes ---
+
+RECHECK_PRIORITY = -1000  # below every workload's (default 0): the scheduler preempts it, never the other way
+
+
+def recheck_priority_class() -> dict[str, Any]:
+    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": _meta(names.ACCEPTANCE_RECHECK),
+            "value": RECHECK_PRIORITY, "preemptionPolicy": "Never", "globalDefault": False,
+            "description": "GPU nodes' passive health re-checks: yield to any work, never preempt it"}
+
+
+def health_script() -> str:
+    """Start a host engine, set every health watch, let them sample, then answer each request of the reporter
+    beside it (the request file) with `dcgmi health -c`."""
+    report = f"{RESULTS}/health.out"
+    return "; ".join([
+        "nv-hostengine", "dcgmi health -s a", f"sleep {facts.HEALTH_WATCH_SECONDS}",
+        f"while true; do if [ -e {RESULTS}/{reporter.RUN} ]; then dcgmi health -c > {report}.tmp 2>&1; "
+        f"mv {report}.tmp {report}; rm -f {RESULTS}/{reporter.RUN}; fi; sleep 5; done",
+    ])
+
+
+def recheck_daemonset(pool: "NodePoolSpec", gate: "PoolAcceptance") -> dict[str, Any]:
+    """On the pool's accepted nodes only (no startup toleration), at the lowest priority, requesting no GPU."""
+    name = f"{names.ACCEPTANCE_RECHECK}-{gate.pool}"[:63].rstrip("-")
+    labels = {"app.kubernetes.io/name": names.ACCEPTANCE_RECHECK, names.POOL_LABEL: gate.pool}
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": names.POOL_LABEL, "operator": "In", "values": [gate.pool]},
+                              {"key": names.ACCEPTANCE_LABEL, "operator": "In", "values": ["passed"]}]}]}}}
+    tolerations = [t for t in pool_tolerations(pool) if t != startup_toleration()]
+    base = reporter_container_base()
+    env = [*base["env"], {"name": "RECHECK_HOURS", "value": str(gate.recheck_hours)},
+           {"name": "HEALTH_TIMEOUT_SECONDS", "value": str(facts.HEALTH_TIMEOUT_MINUTES * 60)}]
+    mounts = [{"name": "results", "mountPath": RESULTS}]
+    reporter_ = {**base, "command": [*base["command"], "recheck"], "env": env,
+                 "volumeMounts": [*mounts, {"name": "reporter", "mountPath": SCRIPT_DIR, "readOnly": True}]}
+    dcgm = {"name": "health", "image": facts.DCGM_IMAGE, "command": ["/bin/sh", "-c", health_script()],
+            "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+                    {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}],
+            "resources": {"requests": {"cpu": "10m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}},
+            "securityContext": {"privileged": True}, "volumeMounts": mounts}
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": _meta(name, names.ACCEPTANCE_NAMESPACE), "spec": {
+        "selector": {"matchLabels": labels},
+        "template": {"metadata": {"labels": labels}, "spec": {
+            "serviceAccountName": names.ACCEPTANCE_NAME, "priorityClassName": names.ACCEPTANCE_RECHECK,
+            "runtimeClassName": NVIDIA_RUNTIME_CLASS, "affinity": affinity, "tolerations": tolerations,
+            "containers": [dcgm, reporter_],
+            "volumes": [{"name": "results", "emptyDir": {}},
+                        {"name": "reporter", "configMap": {"name": names.ACCEPTANCE_NAME}}]}}}}
+
+
+def recheck_objects(pools: Sequence[tuple["NodePoolSpec", "PoolAcceptance"]]) -> list[dict[str, Any]]:
+    rechecked = [(pool, gate) for pool, gate in pools if gate.recheck_hours]
+    return [recheck_priority_class(), *(recheck_daemonset(p, g) for p, g in rechecked)] if rechecked else []
+
+
 # --- the admission policy narrowing the checker's identity ---
 
 _LABELS = "(has({o}.metadata.labels) ? {o}.metadata.labels : {{}})"
 _ANNOTATIONS = "(has({o}.metadata.annotations) ? {o}.metadata.annotations : {{}})"
 _CONDITIONS = "(has({o}.status) && has({o}.status.conditions) ? {o}.status.conditions : [])"
+
+
+_NOT_OURS = f"!(c.type in ['{names.ACCEPTANCE_CONDITION}', '{names.HEALTH_CONDITION}'])"
 
 
 def _own(expr: str, o: str) -> str:
@@ -263,9 +338,9 @@ def admission_policy() -> list[dict[str, Any]]:
         (f"{new_labels}.all(k, k.startsWith('{prefix}') || (k in {old_labels} && {old_labels}[k] == {new_labels}[k])) "
          f"&& {old_labels}.all(k, k.startsWith('{prefix}') || k in {new_labels})",
          f"the acceptance checker may change only labels under {prefix}"),
-        (f"{_own(_CONDITIONS, 'object')}.filter(c, c.type != '{names.ACCEPTANCE_CONDITION}') == "
-         f"{_own(_CONDITIONS, 'oldObject')}.filter(c, c.type != '{names.ACCEPTANCE_CONDITION}')",
-         f"the acceptance checker may change only the {names.ACCEPTANCE_CONDITION} condition"),
+        (f"{_own(_CONDITIONS, 'object')}.filter(c, {_NOT_OURS}) == {_own(_CONDITIONS, 'oldObject')}.filter(c, {_NOT_OURS})",
+         f"the acceptance checker may change only the {names.ACCEPTANCE_CONDITION} and {names.HEALTH_CONDITION} "
+         "conditions"),
     ]
     name = names.ACCEPTANCE_NAME
     policy = {"apiVersion": API, "kind": "ValidatingAdmissionPolicy", "metadata": _meta(name), "spec": {
@@ -321,4 +396,5 @@ def acceptance_manifests(pools: Sequence[tuple["NodePoolSpec", "PoolAcceptance"]
     replacing = [gate.pool for _, gate in pools if gate.replace_via == "nodeclaim"]
     return [*controller_objects(system_node_selector, 2 if prod else 1), *checker_rbac(bool(replacing)),
             *admission_policy(), *(nodeclaim_policy(replacing) if replacing else []),
-            *(readiness_rule(gate) for _, gate in pools), *(checker_daemonset(pool, gate) for pool, gate in pools)]
+            *(readiness_rule(gate) for _, gate in pools), *(checker_daemonset(pool, gate) for pool, gate in pools),
+            *recheck_objects(pools)]

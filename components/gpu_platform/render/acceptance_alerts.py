@@ -2,6 +2,8 @@
 
 - GpuNodeAcceptanceFailed: a node's `GpuAcceptance` condition is False (kube-state-metrics exports every node
   condition): it failed a check, keeps its startup taint and takes no work. No namespace: the platform's.
+- GpuNodePassiveHealthFailed: an accepted node's `GpuHealthPassive` condition is False: the idle re-check's
+  `dcgmi health -c` found a failure (or gave no report) on a node that passed its acceptance checks.
 - GpuClockThrottled: DCGM_FI_DEV_CLOCKS_EVENT_REASONS (a bitmask of NVML's clocks-event reasons, DCGM field
   112) holds a thermal or hardware-slowdown reason for minutes: the GPU runs slower than it should.
 - GpuPowerBrake: the hardware power brake reason: an external signal (the node's power supply or cooling)
@@ -52,6 +54,20 @@ def acceptance_failed() -> dict[str, Any]:
         "condition's message says the node was held, and a cause common to the pool (AMI, driver, check image) is "
         "likelier. With repair off, replace the instance yourself, or run the full check by hand to clear a false "
         "alarm (docs/acceptance.md).",
+    )
+
+
+def passive_health_failed() -> dict[str, Any]:
+    return _alert(
+        "GpuNodePassiveHealthFailed",
+        f'max by (node) (kube_node_status_condition{{condition="{names.HEALTH_CONDITION}",status="false"}}) == 1',
+        0, "critical",
+        f"Node {{{{ $labels.node }}}} failed its passive GPU health re-check ({names.HEALTH_CONDITION}=False).",
+        f"An accepted GPU node, re-checked while idle, failed DCGM's background health watches (`dcgmi health -c`: "
+        f"memory, PCIe, NVLink, thermal, power, InfoROM or driver). `kubectl describe node` shows the "
+        f"{names.HEALTH_CONDITION} condition's reason (Failure, NoReport, TimedOut) and DCGM's incident text. The "
+        "node still takes work: cordon and drain it, run the full acceptance check by hand (docs/acceptance.md) and "
+        "replace the instance if it fails. The next idle re-check sets the condition again.",
     )
 
 
@@ -109,4 +125,4 @@ def power_brake(_t: Any) -> dict[str, Any]:
 def rules(t: Any, timeouts: Mapping[str, int]) -> list[dict[str, Any]]:
     """`timeouts`: each gated pool's acceptance timeout in minutes."""
     stuck = [acceptance_stuck(pool, minutes) for pool, minutes in sorted(timeouts.items())]
-    return [acceptance_failed(), *stuck, clock_throttled(t), power_brake(t)]
+    return [acceptance_failed(), passive_health_failed(), *stuck, clock_throttled(t), power_brake(t)]

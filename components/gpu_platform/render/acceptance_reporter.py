@@ -10,9 +10,13 @@ Verdicts, as docs/acceptance.md states them:
 - nccl: `all_reduce_perf` within the node; the bus bandwidth at the largest size must reach the floor, and
   no result may be wrong or out of bounds.
 - efa: `fi_info -p efa -t FI_EP_RDM` and the `/dev/infiniband` listing: one RDM domain and one uverbs device
-  per EFA interface of the instance type.
+  per EFA interface of the instance type; then `fi_pingpong` between the node's first and last EFA domains must
+  complete every exchange (#ack equal to #sent) at or above the floor's MB/s.
 - imex: `nvidia-smi -q`: every GPU's NVLink fabric registered (`State: Completed`, `Status: Success`), all in
   one clique of one cluster: what the IMEX daemons of a ComputeDomain need.
+- health (the passive re-check of an idle accepted node): `dcgmi health -c`'s "Overall Health": Healthy sets
+  the node's GpuHealthPassive condition True, Warning True with the report as its message, Failure (or no
+  report) False. A node running work is not re-checked: its condition stays as it was.
 - A node whose condition is already False passes again only on a clean run at the full level.
 - A failed node is replaced while few enough of its pool's nodes failed (`replacement`): on Karpenter pools
   the reporter deletes the node's NodeClaim and Karpenter launches another; on managed node groups it terminates
@@ -41,6 +45,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 CONDITION = "GpuAcceptance"
+HEALTH_CONDITION = "GpuHealthPassive"
+RUN = "run"  # the re-check's request file: the DCGM container reads the health report while it exists
 STARTUP_TAINT = "readiness.k8s.io/gpu-acceptance"
 SKIP = "skip"  # written by the precheck on a node that registered without the startup taint
 LABEL = "gpu-platform.io/acceptance"
@@ -138,13 +144,55 @@ def judge_nccl(text: str, floor_gbps: float) -> Verdict:
 
 # --- EFA ---
 
-def judge_efa(text: str, interfaces: int) -> Verdict:
+# fi_pingpong's rows: bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec (sizes and counts as 1m, 10k)
+_PINGPONG = re.compile(r"^\s*(\d+[kmg]?)\s+(\d+[kmg]?)\s+=?(\d+[kmg]?)\s+\S+\s+[\d.]+s\s+([\d.]+)\s+[\d.]+\s+[\d.]+\s*$",
+                       re.MULTILINE)
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+
+def _size(text: str) -> int:
+    return int(text.rstrip("kmg")) * _UNITS[text[-1] if text[-1] in "kmg" else ""]
+
+
+def judge_efa(text: str, interfaces: int, floor_mbps: float) -> Verdict:
     domains = set(re.findall(r"^\s*domain:\s*(\S+-rdm)\s*$", text, re.MULTILINE))
     uverbs = set(re.findall(r"\buverbs\d+\b", text))
+    devices = f"EFA shows {len(domains)} RDM domains and {len(uverbs)} uverbs devices"
     if len(domains) < interfaces or len(uverbs) < interfaces:
-        return Verdict(False, f"EFA shows {len(domains)} RDM domains and {len(uverbs)} uverbs devices; the instance "
-                              f"type has {interfaces} EFA interfaces")
-    return Verdict(True, f"EFA shows {len(domains)} RDM domains and {len(uverbs)} uverbs devices")
+        return Verdict(False, f"{devices}; the instance type has {interfaces} EFA interfaces")
+    return _transfer(text, floor_mbps, devices)
+
+
+def _transfer(text: str, floor_mbps: float, devices: str) -> Verdict:
+    rows = [(_size(m[0]), _size(m[1]), _size(m[2]), float(m[3])) for m in _PINGPONG.findall(text)]
+    if not rows:
+        return Verdict(False, f"{devices}, but the transfer between its interfaces printed no results")
+    size, sent, acked, mbps = max(rows)
+    if acked != sent:
+        return Verdict(False, f"{devices}; the transfer acknowledged {acked} of {sent} messages")
+    if mbps < floor_mbps:
+        return Verdict(False, f"{devices}; the transfer between its interfaces ran at {mbps:g} MB/s at {size} bytes, "
+                              f"below the floor of {floor_mbps:g} MB/s")
+    return Verdict(True, f"{devices}; transfer {mbps:g} MB/s at {size} bytes (floor {floor_mbps:g})")
+
+
+# --- the passive health re-check ---
+
+_OVERALL = re.compile(r"Overall Health\s*[:|]?\s*(?:\|\s*)?(\w+)")  # "Overall Health | Warning" or "...: Healthy"
+
+
+def judge_health(text: str) -> Outcome:
+    """The GpuHealthPassive condition from `dcgmi health -c`'s report (its incidents, trimmed, as the message)."""
+    found = _OVERALL.search(text)
+    if not found:
+        return Outcome("False", "NoReport", _message("dcgmi health printed no report: " + text.strip()[-300:], []))
+    overall = found.group(1).capitalize()
+    detail = " ".join(line.strip(" |+=-") for line in text[found.end():].splitlines() if line.strip(" |+=-"))
+    if overall == "Healthy":
+        return Outcome("True", "Healthy", "DCGM health watches report no incident")
+    if overall == "Warning":
+        return Outcome("True", "Warning", _message(f"DCGM health warning: {detail}", []))
+    return Outcome("False", overall, _message(f"DCGM health {overall.lower()}: {detail}", []))
 
 
 # --- the NVLink fabric an IMEX domain needs ---
@@ -189,7 +237,8 @@ def _message(summary: str, warnings: list[str]) -> str:
     return text if len(text) <= MESSAGE_LIMIT else text[:MESSAGE_LIMIT - 3] + "..."
 
 
-def judge(results: Path, checks: list[str], floor_gbps: float, efa_interfaces: int) -> dict[str, Verdict]:
+def judge(results: Path, checks: list[str], floor_gbps: float, efa_interfaces: int,
+          efa_floor_mbps: float = 0) -> dict[str, Verdict]:
     """Each check's verdict from its recorded output (`<check>.out`) and exit code (`<check>.rc`)."""
     out: dict[str, Verdict] = {}
     for check in checks:
@@ -202,7 +251,7 @@ def judge(results: Path, checks: list[str], floor_gbps: float, efa_interfaces: i
         elif check == "nccl":
             out[check] = judge_nccl(text, floor_gbps)
         elif check == "efa":
-            out[check] = judge_efa(text, efa_interfaces)
+            out[check] = judge_efa(text, efa_interfaces, efa_floor_mbps)
         else:
             out[check] = judge_imex(text)
         if out[check].passed and check != "dcgm" and rc not in ("0", "missing"):  # dcgmi's report speaks for it
@@ -291,9 +340,9 @@ def _api(method: str, path: str, body: Optional[dict[str, Any]] = None, content:
         return json.loads(response.read() or b"{}")
 
 
-def condition_patch(outcome: Outcome, now: str) -> dict[str, Any]:
+def condition_patch(outcome: Outcome, now: str, kind: str = CONDITION) -> dict[str, Any]:
     """A strategic merge patch of the node's status: conditions merge by type, so only this one changes."""
-    return {"status": {"conditions": [{"type": CONDITION, "status": outcome.status, "reason": outcome.reason,
+    return {"status": {"conditions": [{"type": kind, "status": outcome.status, "reason": outcome.reason,
                                        "message": outcome.message, "lastHeartbeatTime": now,
                                        "lastTransitionTime": now}]}}
 
@@ -335,9 +384,39 @@ def skipped(tainted: bool, why: str) -> Outcome:
                    {LABEL: "unchecked"})
 
 
+def recheck() -> None:
+    """The idle re-check loop: every RECHECK_HOURS, on a node running no work, ask the DCGM container beside it for
+    `dcgmi health -c` (the request file), judge the report and set GpuHealthPassive. A busy node is skipped."""
+    node, results = os.environ["NODE_NAME"], Path(os.environ.get("RESULTS", "/results"))
+    while True:
+        busy = workloads(_api("GET", f"/api/v1/pods?fieldSelector=spec.nodeName%3D{node}").get("items", []))
+        if not busy:
+            outcome = _health_report(results, int(os.environ["HEALTH_TIMEOUT_SECONDS"]))
+            now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            _api("PATCH", f"/api/v1/nodes/{node}/status", condition_patch(outcome, now, HEALTH_CONDITION),
+                 "application/strategic-merge-patch+json")
+            print(f"{HEALTH_CONDITION}={outcome.status} {outcome.reason}: {outcome.message}", flush=True)
+        time.sleep(float(os.environ["RECHECK_HOURS"]) * 3600)
+
+
+def _health_report(results: Path, timeout: int) -> Outcome:
+    report = results / "health.out"
+    report.unlink(missing_ok=True)
+    (results / RUN).write_text("")
+    for _ in range(timeout):
+        if report.exists():
+            return judge_health(report.read_text())
+        time.sleep(1)
+    (results / RUN).unlink(missing_ok=True)
+    return Outcome("False", "TimedOut", f"dcgmi health gave no report within {timeout} s")
+
+
 def main() -> None:
     if sys.argv[1:] == ["precheck"]:
         precheck()
+        return
+    if sys.argv[1:] == ["recheck"]:
+        recheck()
         return
     node = os.environ["NODE_NAME"]
     skip = Path(os.environ.get("RESULTS", "/results")) / SKIP
@@ -348,7 +427,7 @@ def main() -> None:
         return
     checks = os.environ["CHECKS"].split(",")
     verdicts = judge(Path(os.environ.get("RESULTS", "/results")), checks, float(os.environ.get("NCCL_FLOOR_GBPS") or 0),
-                     int(os.environ.get("EFA_INTERFACES") or 0))
+                     int(os.environ.get("EFA_INTERFACES") or 0), float(os.environ.get("EFA_FLOOR_MBPS") or 0))
     current = _api("GET", f"/api/v1/nodes/{node}")
     previous = next((c["status"] for c in current.get("status", {}).get("conditions", []) if c["type"] == CONDITION),
                     None)

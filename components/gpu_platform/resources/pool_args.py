@@ -181,6 +181,9 @@ class PoolAcceptanceArgs(TypedDict, total=False):
     """The whole run's limit (default: the level's and the checks' own)."""
     nccl_bus_bandwidth_gbps: float
     """The in-node all-reduce bus bandwidth floor in GB/s (default: the catalog's for the instance type)."""
+    recheck_hours: int
+    """Hours between passive `dcgmi health -c` re-checks of idle accepted nodes, 0 for none (default: prod 24,
+    others none). GpuPlatform runs them."""
 
 
 class PoolArgs(TypedDict, total=False):

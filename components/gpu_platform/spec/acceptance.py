@@ -31,6 +31,9 @@ class AcceptanceSpec(StrictModel):
     checks: Optional[list[Check]] = Field(None, min_length=1)  # default: dcgm and every check the hardware has
     timeout_minutes: Optional[int] = Field(None, ge=1, le=240)  # default: the level's and the checks' own
     nccl_bus_bandwidth_gbps: Optional[float] = Field(None, gt=0, le=5000)  # default: the catalog's floor
+    # Hours between passive health re-checks of the pool's idle accepted nodes; 0 turns them off.
+    # Default: the environment's (decisions/acceptance.py: prod 24, others off).
+    recheck_hours: Optional[int] = Field(None, ge=0, le=facts.RECHECK_MAX_HOURS)
 
 
 def hardware_checks(pool: "NodePoolSpec") -> tuple[str, ...]:
@@ -52,7 +55,7 @@ def acceptance_rules(at: FieldPath, pool: "NodePoolSpec") -> Iterator[Problem]:
         return
     where = at.field("acceptance")
     if not spec.enabled:
-        for name in ("checks", "timeout_minutes", "nccl_bus_bandwidth_gbps"):
+        for name in ("checks", "timeout_minutes", "nccl_bus_bandwidth_gbps", "recheck_hours"):
             if getattr(spec, name) is not None:
                 yield where.field(_camel(name)), "applies only with enabled: true"
         return
