@@ -70,7 +70,10 @@ def test_a_library_pool_is_judged_by_the_environment_its_program_gave_it(tmp_pat
 def test_a_library_pool_in_prod_is_held_to_prod(tmp_path, capsys):
     project(tmp_path, POOL.format(environment="prod", extra='"max_size": 2,', instance_type="g5.xlarge"))
     code, out, _ = plan(capsys, tmp_path)
-    assert code == 0 and "node-group-protected" not in out  # prod protects the pool by default
+    assert "node-group-protected" not in out  # prod protects the pool by default
+    # and holds its new nodes to an acceptance gate, which this program does not install
+    mandatory = [line.split()[1] for line in out.splitlines() if line.strip().startswith("mandatory ")]
+    assert code == 1 and mandatory == ["gpu-pool-acceptance-gated"]
     (tmp_path / "__main__.py").write_text((tmp_path / "__main__.py").read_text().replace(
         "pool = GpuNodePool(", "pool = GpuNodePool(opts=pulumi.ResourceOptions(protect=False), name=").replace(
         '"h100-mig", {', '"h100-mig", args={'))

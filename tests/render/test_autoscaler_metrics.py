@@ -5,7 +5,7 @@ from __future__ import annotations
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.autoscaler_metrics import autoscaler_monitors
 from tests.support.crd_schemas import schema_problems
-from tests.support.stacks import cached_plan, resources, spec_of, stack_platform
+from tests.support.stacks import cached_plan, resources, spec_of, stack_platform, without_services
 
 CRDS = "prometheus-operator-kube-prometheus-stack-79.5.0"
 MONITOR = "kubernetes:monitoring.coreos.com/v1:ServiceMonitor"
@@ -53,9 +53,8 @@ def test_monitors_carry_the_prometheus_selector_labels():
 
 
 def test_no_prometheus_no_monitors_and_no_autoscaler_no_monitor():
-    assert autoscaler_monitors(spec_of("prod", lambda p: p["monitoring"].update(
-        prometheus={"mode": "none"}))) == []
-    assert by_name(spec_of("dev", lambda p: p.update(clusterAutoscaler={"enabled": False}))) == {}
+    assert autoscaler_monitors(spec_of("prod", _without_prometheus)) == []
+    assert by_name(spec_of("dev", _without_autoscaler)) == {}
 
 
 def test_the_plan_registers_them_after_the_prometheus_operator_s_crds():
@@ -75,3 +74,14 @@ def test_the_capacity_alerts_read_the_series_the_scraped_autoscalers_export():
     assert AUTOSCALER_METRICS == {catalog.CLUSTER_AUTOSCALER_FAILED_SCALE_UPS, catalog.KARPENTER_CLOUDPROVIDER_ERRORS}
     assert catalog.CLUSTER_AUTOSCALER_FAILED_SCALE_UPS in scale_up_failed()["expr"]
     assert catalog.KARPENTER_CLOUDPROVIDER_ERRORS in node_launch_failed()["expr"]
+
+
+def _without_prometheus(platform: dict) -> None:
+    platform["monitoring"]["prometheus"] = {"mode": "none"}
+    platform["monitoring"].pop("usageReport")  # the report queries Prometheus
+    without_services(platform)  # services scale on Prometheus
+
+
+def _without_autoscaler(platform: dict) -> None:
+    platform["clusterAutoscaler"] = {"enabled": False}
+    without_services(platform)  # dev's service scales from zero, which needs an autoscaler

@@ -51,7 +51,7 @@ class PriorityTiers(pulumi.ComponentResource):
         problems = argument_problems(given, PriorityTiersArgs)
         if problems:
             raise ArgumentsError(f"PriorityTiers {name!r}: ", problems)
-        self.classes: dict[str, PriorityClass] = {}
+        self.classes: dict[str, pulumi_kubernetes.scheduling.v1.PriorityClass] = {}
         for tier in objects.PRIORITY_TIERS:
             m = objects.priority_class(tier)
             self.classes[tier] = PriorityClass(
