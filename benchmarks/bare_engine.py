@@ -178,6 +178,7 @@ def region_of(plan: dict) -> str:
 def main(argv: list[str]) -> int:
     """`bare_engine.py DIR PLAN_JSON [--check]`: run the floor in DIR (written from PLAN_JSON if absent);
     with --check, fail unless it registered exactly what the plan did."""
+    importlib.import_module("gpu_platform.planner.process").ends_with_command()  # as the command line does
     floor_dir, plan = Path(argv[0]), json.loads(Path(argv[1]).read_text())
     if not (floor_dir / "__main__.py").exists():
         write_floor(plan, floor_dir)
