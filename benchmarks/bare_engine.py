@@ -15,6 +15,7 @@ ComponentResource) under their recorded type tokens, so no argument is renamed o
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 PROGRAM = '''\
 """Registers the resources of plan.json as recorded, with no logic (benchmarks/bare_engine.py)."""
 import importlib
+import importlib.util
 import json
 
 import pulumi
@@ -79,7 +81,9 @@ for key, v in data["outputs"].items():
 
 def sdk_modules(plan: dict) -> list[str]:
     """The SDK modules that define the plan's resource types: `kubernetes:rbac.authorization.k8s.io/v1:Role`
-    -> pulumi_kubernetes.rbac.v1, `aws:vpc/securityGroupIngressRule:...` -> pulumi_aws.vpc."""
+    -> pulumi_kubernetes.rbac.v1, `kubernetes:apps/v1:Deployment` -> pulumi_kubernetes.apps.v1,
+    `aws:vpc/securityGroupIngressRule:...` -> pulumi_aws.vpc; a custom resource's type (a group the SDK has
+    no module for, `monitoring.coreos.com/v1`) -> pulumi_kubernetes.apiextensions."""
     modules = set()
     for type_ in {r["type"] for r in plan["resources"]}:
         package, module, _ = type_.split(":")
@@ -87,10 +91,16 @@ def sdk_modules(plan: dict) -> list[str]:
             modules.add(f"pulumi_aws.{module.split('/')[0]}")
         elif package == "kubernetes":
             group, _, version = module.rpartition("/")
-            known = group in ("core", "helm.sh") or group.endswith(".k8s.io")
-            modules.add(f"pulumi_kubernetes.{group.split('.')[0]}.{version}" if known
-                        else "pulumi_kubernetes.apiextensions")
+            typed = f"pulumi_kubernetes.{group.split('.')[0]}.{version}"
+            modules.add(typed if _sdk_has(typed, group) else "pulumi_kubernetes.apiextensions")
     return sorted(modules)
+
+
+def _sdk_has(module: str, group: str) -> bool:
+    """Whether the Kubernetes SDK defines `module` for the API group `group` (its built-in groups: core,
+    apps, batch, policy, *.k8s.io, helm.sh...), not a custom resource's group that shares a first label."""
+    builtin = "." not in group or group.endswith(".k8s.io") or group == "helm.sh"
+    return builtin and importlib.util.find_spec(module) is not None
 
 
 def registration_order(resources: list[dict]) -> list[dict]:
@@ -168,6 +178,7 @@ def region_of(plan: dict) -> str:
 def main(argv: list[str]) -> int:
     """`bare_engine.py DIR PLAN_JSON [--check]`: run the floor in DIR (written from PLAN_JSON if absent);
     with --check, fail unless it registered exactly what the plan did."""
+    importlib.import_module("gpu_platform.planner.process").ends_with_command()  # as the command line does
     floor_dir, plan = Path(argv[0]), json.loads(Path(argv[1]).read_text())
     if not (floor_dir / "__main__.py").exists():
         write_floor(plan, floor_dir)

@@ -28,3 +28,14 @@ def test_the_floor_registers_what_the_plan_did(tmp_path, stack):
     edited = json.loads(json.dumps(plan))
     edited["resources"][3]["inputs"]["extra"] = 1
     assert bare.same_registrations(edited, floor) != []  # the comparison does see a difference
+
+
+def test_the_floor_loads_the_sdk_module_of_every_built_in_kubernetes_type():
+    types = ["kubernetes:apps/v1:Deployment", "kubernetes:batch/v1:Job", "kubernetes:core/v1:Namespace",
+             "kubernetes:rbac.authorization.k8s.io/v1:Role", "kubernetes:helm.sh/v3:Release",
+             "kubernetes:monitoring.coreos.com/v1:PodMonitor", "kubernetes:keda.sh/v1alpha1:ScaledObject",
+             "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"]
+    modules = _bare_engine().sdk_modules({"resources": [{"type": t} for t in types]})
+    assert modules == ["pulumi_aws.vpc", "pulumi_kubernetes.apiextensions", "pulumi_kubernetes.apps.v1",
+                       "pulumi_kubernetes.batch.v1", "pulumi_kubernetes.core.v1", "pulumi_kubernetes.helm.v3",
+                       "pulumi_kubernetes.rbac.v1"]

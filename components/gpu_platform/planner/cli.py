@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import gc
 import importlib
 import sys
 import traceback
@@ -34,6 +33,7 @@ from gpu_platform.facts.input_files import InputError
 from gpu_platform.planner import project as projects
 from gpu_platform.planner import stackfile
 from gpu_platform.planner.errors import PlannerError
+from gpu_platform.planner.process import ends_with_command
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_INVALID, EXIT_FAILED = 0, 1, 2, 3
 # What the `program` extra installs (pyproject.toml), by import name: planning needs it, the policy pack
@@ -48,7 +48,7 @@ COMMAND_MODULES: list[str] = ["gpu_platform.planner.diff", "gpu_platform.planner
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     if argv is None:  # the command line: this process ends with the command
-        gc.disable()  # see engine._paused_gc; skips a full collection of the dead run at exit
+        ends_with_command()  # no cyclic collection of the run's objects, during it or at exit (planner/process.py)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not hasattr(args, "run"):

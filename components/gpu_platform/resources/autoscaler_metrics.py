@@ -17,11 +17,10 @@ class AutoscalerMetrics(pulumi.ComponentResource):
                  depends_on: Sequence[pulumi.Resource], opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__(component_types.INTERNAL["AutoscalerMetrics"], name, None, opts)
         from pulumi_kubernetes.apiextensions import CustomResource
-        from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 
         after = pulumi.ResourceOptions(parent=self, provider=k8s_provider, depends_on=list(depends_on))
         self.monitors = [
             CustomResource(f"{name}-{m['metadata']['name']}", api_version=m["apiVersion"], kind=m["kind"],
-                           metadata=ObjectMetaArgs(**m["metadata"]), spec=m["spec"], opts=after)
+                           metadata=m["metadata"], spec=m["spec"], opts=after)
             for m in monitors]
         self.register_outputs({"serviceMonitors": [m["metadata"]["name"] for m in monitors]})

@@ -166,14 +166,13 @@ class GpuOperator(pulumi.ComponentResource):
                          options.formerly(opts, "GpuOperator"))
         from pulumi_kubernetes.core.v1 import Namespace
         from pulumi_kubernetes.helm.v3 import Release, RepositoryOptsArgs
-        from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 
         op = settings.operator
         chart = catalog.GPU_OPERATOR_CHARTS[op.chart_version]
         provider = options.kubernetes({"k8s_provider": k8s_provider})
         self.namespace = Namespace(
             name,
-            metadata=ObjectMetaArgs(name=op.namespace, labels=names.platform_namespace_labels(POD_SECURITY_LEVEL)),
+            metadata={"name": op.namespace, "labels": names.platform_namespace_labels(POD_SECURITY_LEVEL)},
             opts=options.child(self, opts, **provider),
         )
         self.values = operator_values(settings)

@@ -29,10 +29,9 @@ if TYPE_CHECKING:
 def _custom_resource(name: str, obj: Mapping[str, Any], spec_value: pulumi.Input[Any],
                      opts: pulumi.ResourceOptions) -> "CustomResource":
     from pulumi_kubernetes.apiextensions import CustomResource
-    from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 
     return CustomResource(name, api_version=obj["apiVersion"], kind=obj["kind"],
-                          metadata=ObjectMetaArgs(**obj["metadata"]), spec=spec_value, opts=opts)
+                          metadata=obj["metadata"], spec=spec_value, opts=opts)
 
 
 # TypedDict named again as a base: the API reference then finds where each inherited key is declared.

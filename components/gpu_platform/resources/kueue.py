@@ -188,7 +188,6 @@ class KueueQueueing(pulumi.ComponentResource):
         from pulumi_kubernetes.admissionregistration.v1 import ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding
         from pulumi_kubernetes.core.v1 import Namespace
         from pulumi_kubernetes.helm.v3 import Release
-        from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 
         queueing = fleet.queueing
         provider = options.kubernetes({"k8s_provider": cluster.k8s_provider})
@@ -196,8 +195,8 @@ class KueueQueueing(pulumi.ComponentResource):
         def after(*waits: pulumi.Resource) -> pulumi.ResourceOptions:
             return options.child(self, opts, depends_on=list(waits), **provider)
 
-        self.namespace = Namespace(name, metadata=ObjectMetaArgs(
-            name=queueing.namespace, labels=names.platform_namespace_labels(POD_SECURITY_LEVEL)), opts=after())
+        self.namespace = Namespace(name, metadata={
+            "name": queueing.namespace, "labels": names.platform_namespace_labels(POD_SECURITY_LEVEL)}, opts=after())
         self.values = chart_values(cluster.prod, cluster.system_node_selector, cluster.prometheus_namespace,
                                    dra=bool(dra_pools(fleet.node_pools)), fair_sharing=queueing.fair_sharing,
                                    weights=usage_weights(fleet))

@@ -97,11 +97,10 @@ class LogPipeline(pulumi.ComponentResource):
                  depends_on: Sequence[pulumi.Resource]) -> "Release":
         from pulumi_kubernetes.core.v1 import Namespace
         from pulumi_kubernetes.helm.v3 import Release, RepositoryOptsArgs
-        from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 
         k8s = pulumi.ResourceOptions(parent=self, provider=k8s_provider)
-        namespace = Namespace(f"{name}-namespace", metadata=ObjectMetaArgs(
-            name=settings.namespace, labels=names.platform_namespace_labels(POD_SECURITY_LEVEL)), opts=k8s)
+        namespace = Namespace(f"{name}-namespace", metadata={
+            "name": settings.namespace, "labels": names.platform_namespace_labels(POD_SECURITY_LEVEL)}, opts=k8s)
         repo, chart = catalog.FLUENT_BIT_CHART
         # Credentials are injected at pod creation: the association exists before the first pod.
         return Release(f"{name}-fluent-bit", name=names.FLUENT_BIT_RELEASE, chart=chart,
@@ -116,13 +115,12 @@ class LogPipeline(pulumi.ComponentResource):
                depends_on: Sequence[pulumi.Resource]) -> "CustomResource":
         """The log-derived alerts, beside the GPU alerts in Prometheus' namespace (its CRDs are in `depends_on`)."""
         from pulumi_kubernetes.apiextensions import CustomResource
-        from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 
         api_version, kind = PROMETHEUS_RULE_API
         return CustomResource(
             f"{name}-rules", api_version=api_version, kind=kind,
-            metadata=ObjectMetaArgs(name=names.LOG_RULES_NAME, namespace=settings.rule_namespace,
-                                    labels=dict(settings.rule_labels)),
+            metadata={"name": names.LOG_RULES_NAME, "namespace": settings.rule_namespace,
+                      "labels": dict(settings.rule_labels)},
             spec={"groups": [log_rule_group(gpu_nodes())]},
             opts=pulumi.ResourceOptions(parent=self, provider=k8s_provider, depends_on=list(depends_on)))
 

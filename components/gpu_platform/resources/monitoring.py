@@ -290,20 +290,19 @@ class GpuMonitoring(pulumi.ComponentResource):
                        alert_secrets: Mapping[str, pulumi.Input[str]]) -> None:
         from pulumi_kubernetes.core.v1 import Namespace, Secret
         from pulumi_kubernetes.helm.v3 import Release, RepositoryOptsArgs
-        from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 
         prom = settings.monitoring.prometheus
         repo, chart = catalog.KUBE_PROMETHEUS_STACK_CHART
         self.namespace = Namespace(
             f"{name}-namespace",
-            metadata=ObjectMetaArgs(name=prom.namespace, labels=names.platform_namespace_labels(POD_SECURITY_LEVEL)),
+            metadata={"name": prom.namespace, "labels": names.platform_namespace_labels(POD_SECURITY_LEVEL)},
             opts=self._k8s,
         )
         # Receivers read their secrets from files in this Secret: Alertmanager mounts it before it starts.
         self.receiver_secrets = Secret(
             f"{name}-receiver-secrets",
-            metadata=ObjectMetaArgs(name=names.ALERT_RECEIVERS_SECRET, namespace=self.namespace.metadata.name,
-                                    labels={names.MANAGED_BY_LABEL: names.MANAGED_BY}),
+            metadata={"name": names.ALERT_RECEIVERS_SECRET, "namespace": self.namespace.metadata.name,
+                      "labels": {names.MANAGED_BY_LABEL: names.MANAGED_BY}},
             type="Opaque", string_data=dict(alert_secrets), opts=self._k8s,
         ) if alert_secrets else None
         volumes = [*self._volumes(name, settings), *self._grafana_cloudwatch(name, settings)]
@@ -377,7 +376,6 @@ class GpuMonitoring(pulumi.ComponentResource):
     def _prometheus_rule(self, name: str, settings: MonitoringSettings,
                          after: pulumi.ResourceOptions) -> "CustomResource":
         from pulumi_kubernetes.apiextensions import CustomResource
-        from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 
         prom = settings.monitoring.prometheus
         api_version, kind = PROMETHEUS_RULE_API
@@ -385,21 +383,20 @@ class GpuMonitoring(pulumi.ComponentResource):
             f"{name}-rules",
             api_version=api_version,
             kind=kind,
-            metadata=ObjectMetaArgs(name=names.GPU_RULES_NAME, namespace=prom.namespace, labels={
-                **prom.selector_labels, names.MANAGED_BY_LABEL: names.MANAGED_BY}),
+            metadata={"name": names.GPU_RULES_NAME, "namespace": prom.namespace, "labels": {
+                **prom.selector_labels, names.MANAGED_BY_LABEL: names.MANAGED_BY}},
             spec={"groups": gpu_rule_groups(settings)},
             opts=after,
         )
 
     def _dashboard(self, name: str, settings: MonitoringSettings, after: pulumi.ResourceOptions) -> "ConfigMap":
         from pulumi_kubernetes.core.v1 import ConfigMap
-        from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 
         prom = settings.monitoring.prometheus
         return ConfigMap(
             f"{name}-dashboard",
-            metadata=ObjectMetaArgs(name=names.GPU_DASHBOARD_CONFIGMAP, namespace=prom.namespace, labels={
-                prom.grafana_dashboard_label: DASHBOARD_LABEL_VALUE, names.MANAGED_BY_LABEL: names.MANAGED_BY}),
+            metadata={"name": names.GPU_DASHBOARD_CONFIGMAP, "namespace": prom.namespace, "labels": {
+                prom.grafana_dashboard_label: DASHBOARD_LABEL_VALUE, names.MANAGED_BY_LABEL: names.MANAGED_BY}},
             data={DASHBOARD_FILE: json.dumps(dashboard(settings.monitoring.alerts), separators=(",", ":"))},
             opts=after,
         )

@@ -116,8 +116,6 @@ class ModelServing(pulumi.ComponentResource):
         from pulumi_kubernetes.batch.v1 import Job
         from pulumi_kubernetes.core.v1 import Secret, Service, ServiceAccount
         from pulumi_kubernetes.networking.v1 import NetworkPolicy
-        from pulumi_kubernetes.policy.v1 import PodDisruptionBudget
-
         m, base = s.manifests, f"{self._name}-{s.name}"
         account = ServiceAccount(f"{base}-prefetch", metadata=m["prefetch-account"]["metadata"], opts=self._k8s())
         waits: list[Any] = [account]
@@ -138,6 +136,8 @@ class ModelServing(pulumi.ComponentResource):
         Service(base, metadata=m["service"]["metadata"], spec=m["service"]["spec"], opts=self._k8s())
         NetworkPolicy(f"{base}-callers", metadata=m["callers"]["metadata"], spec=m["callers"]["spec"], opts=self._k8s())
         if "disruption-budget" in m:
+            from pulumi_kubernetes.policy.v1 import PodDisruptionBudget  # its SDK module loads only when one is made
+
             pdb = m["disruption-budget"]
             PodDisruptionBudget(base, metadata=pdb["metadata"], spec=pdb["spec"], opts=self._k8s())
         for key, obj in (("scaler", s.scaled_object), ("monitor", s.pod_monitor)):

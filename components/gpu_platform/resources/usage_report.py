@@ -70,14 +70,13 @@ class UsageReport(pulumi.ComponentResource):
                          node_selector: dict[str, str], depends_on: Sequence[pulumi.Resource]) -> None:
         from pulumi_kubernetes.batch.v1 import CronJob
         from pulumi_kubernetes.core.v1 import ConfigMap, ServiceAccount
-        from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 
         k8s = pulumi.ResourceOptions(parent=self, provider=k8s_provider, depends_on=list(depends_on))
         labels = {names.MANAGED_BY_LABEL: names.MANAGED_BY}
-        account = ServiceAccount(f"{name}-account", metadata=ObjectMetaArgs(
-            name=names.USAGE_REPORT_SERVICE_ACCOUNT, namespace=plan.namespace, labels=labels), opts=k8s)
-        script = ConfigMap(f"{name}-script", metadata=ObjectMetaArgs(
-            name=names.USAGE_REPORT_CONFIGMAP, namespace=plan.namespace, labels=labels), data=job.configmap_data(),
+        account = ServiceAccount(f"{name}-account", metadata={
+            "name": names.USAGE_REPORT_SERVICE_ACCOUNT, "namespace": plan.namespace, "labels": labels}, opts=k8s)
+        script = ConfigMap(f"{name}-script", metadata={
+            "name": names.USAGE_REPORT_CONFIGMAP, "namespace": plan.namespace, "labels": labels}, data=job.configmap_data(),
             opts=k8s)
         manifest = self.bucket_name.apply(lambda b: job.cron_job(plan, b, node_selector))
         after = pulumi.ResourceOptions(parent=self, provider=k8s_provider,
