@@ -25,10 +25,15 @@ from tests.support.stacks import spec_of
 CHECKER = r.CHECKER_USER
 
 
+def gate_of(stack: str):
+    """A shipped stack's spec and the acceptance gate's objects it renders."""
+    spec = spec_of(stack)
+    return spec, r.acceptance_manifests(accepted_pools(spec), dict(spec.cluster.system_node_selector), spec.prod)
+
+
 @pytest.fixture(scope="module")
 def prod():
-    spec = spec_of("prod")
-    return spec, r.acceptance_manifests(accepted_pools(spec), dict(spec.cluster.system_node_selector), spec.prod)
+    return gate_of("prod")
 
 
 def test_every_object_validates_strictly(prod):
@@ -169,8 +174,7 @@ def test_check_commands_are_shell_and_skip_unchecked_nodes(prod, tmp_path):
 
 @pytest.fixture(scope="module")
 def karpenter():
-    spec = spec_of("karpenter")
-    return spec, r.acceptance_manifests(accepted_pools(spec), dict(spec.cluster.system_node_selector), spec.prod)
+    return gate_of("karpenter")
 
 
 def test_karpenter_pools_replace_failed_nodes_by_their_nodeclaim(karpenter):
