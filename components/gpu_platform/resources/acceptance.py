@@ -12,21 +12,10 @@ import yaml
 
 from gpu_platform.facts import acceptance as facts
 from gpu_platform.facts import catalog, component_types, names
+from gpu_platform.resources.kubernetes_object import KubernetesObject
 
 CRD_FILE = catalog.UPSTREAM / "crds" / facts.NODE_READINESS_CRDS / "nodereadinessrules.yaml"
 IMMUTABLE_KINDS = ("NodeReadinessRule",)  # its conditions, taint and node selector cannot change in place
-
-
-class KubernetesObject(pulumi.CustomResource):
-    """A Kubernetes object registered exactly as rendered, under the provider's type token for its kind."""
-
-    def __init__(self, resource_name: str, obj: dict[str, Any], opts: Optional[pulumi.ResourceOptions] = None):
-        from pulumi_kubernetes import _utilities
-
-        api = obj["apiVersion"] if "/" in obj["apiVersion"] else f"core/{obj['apiVersion']}"
-        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
-            version=_utilities.get_version()))  # type: ignore[no-untyped-call]  # untyped in pulumi_kubernetes
-        super().__init__(f"kubernetes:{api}:{obj['kind']}", resource_name, dict(obj), opts)
 
 
 def crd() -> dict[str, Any]:

@@ -12,7 +12,6 @@ from typing import Any, Optional
 
 import pulumi
 import pulumi_kubernetes
-from pulumi_kubernetes.apiextensions import CustomResource
 
 from gpu_platform.facts import component_types
 from gpu_platform.decisions.dra import dra_pools
@@ -21,6 +20,7 @@ from gpu_platform.decisions.queueing import (Fleet, gpu_flavors, local_queues, p
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.queueing_objects import chart_values, local_queue_key, queueing_manifests
 from gpu_platform.resources import options
+from gpu_platform.resources.kubernetes_object import KubernetesObject
 from gpu_platform.resources.pool_args import PoolSharingArgs, PoolTaintArgs
 from gpu_platform.resources.team import TeamQuotaArgs
 from gpu_platform.resources.typed_args import ArgumentsError, Required, TypedDict, argument_problems, as_arguments
@@ -33,20 +33,6 @@ from gpu_platform.spec.rules import gpu_shape_rules, mig_strategy_rules, sharing
 # Pods of the manager run as non-root with every capability dropped (the chart's security contexts).
 POD_SECURITY_LEVEL = "baseline"
 RELEASE_TIMEOUT_SECONDS = 600
-
-
-class KueueObject(CustomResource):
-    """A Kueue object registered exactly as rendered. CustomResource's arguments carry metadata and spec
-    only; a WorkloadPriorityClass keeps `value` and `description` at the top level, so the whole object
-    is sent as the resource's inputs (the provider takes a custom object's fields as they are)."""
-
-    def __init__(self, resource_name: str, obj: Mapping[str, Any], opts: Optional[pulumi.ResourceOptions] = None):
-        from pulumi_kubernetes import _utilities
-
-        version = _utilities.get_version()  # type: ignore[no-untyped-call]  # untyped in pulumi_kubernetes
-        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(version=version))
-        pulumi.CustomResource.__init__(self, f"kubernetes:{obj['apiVersion']}:{obj['kind']}", resource_name,
-                                       dict(obj), opts)
 
 
 class QueuePoolArgs(TypedDict, total=False):
@@ -211,24 +197,24 @@ class KueueQueueing(pulumi.ComponentResource):
         self.objects: dict[str, pulumi.Resource] = {}
         for key, obj in m.items():
             if key.startswith(("flavor-", "priority-")) or key in ("cohort", "topology"):
-                self.objects[key] = KueueObject(f"{name}-{key}", obj, opts=after(self.release))
+                self.objects[key] = KubernetesObject(f"{name}-{key}", obj, opts=after(self.release))
         shared = list(self.objects.values())  # flavors, the cohort and the priorities come before any queue
         namespaces = cluster.team_namespaces
         for team in fleet.teams:
             waits = shared
             if f"cohort-{team.name}" in m:  # a team with sub-teams: its cohort, under the platform's, before its queues
                 key = f"cohort-{team.name}"
-                self.objects[key] = KueueObject(f"{name}-{key}", m[key], opts=after(self.release, *shared))
+                self.objects[key] = KubernetesObject(f"{name}-{key}", m[key], opts=after(self.release, *shared))
                 waits = [*shared, self.objects[key]]
             queues = {names.cluster_queue(team.name): f"queue-{team.name}"}
             queues.update({sub.cluster_queue: f"queue-{team.name}-{sub.name}"
                            for sub in sub_team_queues(team, self.queues[team.name])})
             for key in queues.values():
-                self.objects[key] = KueueObject(f"{name}-{key}", m[key], opts=after(self.release, *waits))
+                self.objects[key] = KubernetesObject(f"{name}-{key}", m[key], opts=after(self.release, *waits))
             for share in local_queues(queueing, team):
                 key = local_queue_key(team, share)
                 cq = self.objects[queues[share.cluster_queue or names.cluster_queue(team.name)]]
-                self.objects[key] = KueueObject(f"{name}-{key}", _in_namespace(m[key], namespaces[team.name]),
+                self.objects[key] = KubernetesObject(f"{name}-{key}", _in_namespace(m[key], namespaces[team.name]),
                                                 opts=after(self.release, cq))
         # After the release: a labelled GPU pod is then gated by Kueue's webhook rather than run unqueued.
         policy, binding = m["policy"], m["policy-binding"]
