@@ -26,6 +26,8 @@ from types import MappingProxyType
 from typing import Optional
 from collections.abc import Mapping
 
+from gpu_platform.facts import catalog
+
 CHECKS = ("dcgm", "nccl", "efa", "imex")  # in the order they run
 
 
@@ -60,11 +62,7 @@ DCGM_IMAGE = "nvcr.io/nvidia/cloud-native/dcgm:4.6.0-1-ubuntu24.04"
 NCCL_TESTS_IMAGE = ("public.ecr.aws/hpc-cloud/nccl-tests:"
                     "cuda12.8.1-efa1.43.2-ofiv1.16.3-ncclv2.27.7-1-testsv2.16.9")
 # The reporter judges the recorded outputs and writes the node's condition and labels (Python standard library).
-# Pinned by tag and digest: the multi-platform index of the Docker official image `python:3.12.11-slim-bookworm`
-# (its last build: 3.12.11 is superseded), as several public Dockerfiles pin it; ECR Public's docker/library
-# mirror serves Docker's official images under the same digests.
-REPORTER_IMAGE = ("public.ecr.aws/docker/library/python:3.12.11-slim-bookworm"
-                  "@sha256:519591d6871b7bc437060736b9f7456b8731f1499a57e22e6c285135ae657bf7")
+REPORTER_IMAGE = catalog.PYTHON_IMAGE
 # Pinned by tag only, with no digest that could be verified from a public source: the DCGM image (NVIDIA's
 # catalog publishes none, and it must equal the GPU Operator chart's own `dcgm` reference, also tag-only), the
 # NCCL tests image, and the node readiness controller (its release notes list tags; registry.k8s.io's promotion

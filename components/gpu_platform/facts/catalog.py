@@ -650,15 +650,13 @@ EFS_CSI_MANAGED_POLICY = "service-role/AmazonEFSCSIDriverPolicy"
 EFS_NFS_PORT = 2049
 EKS_POD_IDENTITY_PRINCIPAL = "pods.eks.amazonaws.com"
 
-# The usage report job's images, each a version tag with its digest. Digests as pinned in public manifests (not
-# checked against the registries from here; re-resolve with `crane digest` when bumping):
-# amazon/aws-cli 2.31.13 in a bootstrap Job's test of NVIDIA OSMO's deployment scripts; python 3.12-slim in two
-# projects' Dockerfiles, one noting it was "verified against the canonical index". AWS CLI v2 reads EKS Pod
-# Identity credentials (AWS_CONTAINER_CREDENTIALS_FULL_URI and its token file) through its container provider.
-USAGE_REPORT_IMAGE = ("docker.io/library/python:3.12-slim@sha256:"
-                      "78387bc3881b8273120a12ebe6c1ab22b018ccc2c9adf565ae1ac9b536e184ea")
-USAGE_UPLOAD_IMAGE = ("docker.io/amazon/aws-cli:2.31.13@sha256:"
-                      "e14216fb361cce909ce199616711ad103182d5937f851cda9bebf25867d7180a")
+# Python for the platform's own standard-library scripts (the acceptance reporter, the usage report), pinned by
+# tag and digest: the multi-platform index of the Docker official image `python:3.12.11-slim-bookworm` (its last
+# build: 3.12.11 is superseded), as several public Dockerfiles pin it; ECR Public's docker/library mirror serves
+# Docker's official images under the same digests. Not read from the registry here: re-resolve with
+# `crane digest` when bumping.
+PYTHON_IMAGE = ("public.ecr.aws/docker/library/python:3.12.11-slim-bookworm"
+                "@sha256:519591d6871b7bc437060736b9f7456b8731f1499a57e22e6c285135ae657bf7")
 EKS_NODE_GROUP_NAME_MAX = 63
 
 # --- Node health: the EKS node monitoring agent and managed node group auto repair (AWS EKS user guide,

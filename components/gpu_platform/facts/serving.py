@@ -133,6 +133,8 @@ class Image:
         return f"{self.image}:{self.version}@{self.digest}"
 
 
+# The AWS CLI for the platform's jobs (the S3 prefetch, the usage report's upload): v2 reads EKS Pod Identity
+# credentials (AWS_CONTAINER_CREDENTIALS_FULL_URI and its token file) through its container provider.
 AWS_CLI_IMAGE = Image("public.ecr.aws/aws-cli/aws-cli", "2.36.49",
                       "sha256:f42bf088cb1456ba9e179ce71fdeb22cc46ff64ea1e3aeae8251ff81391f5bb1",
                       "a public Helm chart template pinning aws-cli:2.36.49 by this digest (not read from the registry)")

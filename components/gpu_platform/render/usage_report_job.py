@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_platform.decisions.usage import ReportPlan
-from gpu_platform.facts import catalog, names
+from gpu_platform.facts import catalog, names, serving
 from gpu_platform.render import usage_report
 from gpu_platform.render import usage_rules as rec
 from gpu_platform.render.alert_rule import GPU_RESOURCES_RE
@@ -95,7 +95,7 @@ def _restricted(uid: int = 65534) -> dict[str, Any]:
 def cron_job(plan: ReportPlan, bucket: str, node_selector: dict[str, str]) -> dict[str, Any]:
     """The CronJob: the report in an init container, the upload after it; UTC schedule, no overlap."""
     out = {"name": "out", "mountPath": OUT_DIR}
-    report = {"name": "report", "image": catalog.USAGE_REPORT_IMAGE,
+    report = {"name": "report", "image": catalog.PYTHON_IMAGE,
               "command": ["python3", f"{SCRIPT_DIR}/{SCRIPT_KEY}"],
               "env": [{"name": "PROMETHEUS_URL", "value": plan.prometheus_url},
                       {"name": "QUERIES_FILE", "value": f"{SCRIPT_DIR}/{QUERIES_KEY}"},
@@ -103,7 +103,7 @@ def cron_job(plan: ReportPlan, bucket: str, node_selector: dict[str, str]) -> di
               "volumeMounts": [{"name": "script", "mountPath": SCRIPT_DIR, "readOnly": True}, out],
               "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}},
               "securityContext": _restricted()}
-    upload = {"name": "upload", "image": catalog.USAGE_UPLOAD_IMAGE,
+    upload = {"name": "upload", "image": serving.AWS_CLI_IMAGE.reference,
               "command": ["aws", "s3", "cp", f"{OUT_DIR}/", destination(bucket, plan), "--recursive",
                           "--sse", "AES256", "--only-show-errors"],
               "env": [{"name": "HOME", "value": TMP_DIR}],
