@@ -420,6 +420,7 @@ def gpu_flavor(pool: str, mig_profile: str | None = None) -> str:
 
 # --- Training: EFA and the datasets file system ---
 EFA_DEVICE_PLUGIN_RELEASE = "aws-efa-k8s-device-plugin"
+EFA_METRICS_NAME = f"{MANAGED_BY}-efa-metrics"  # the EFA collector's DaemonSet, ConfigMap and PodMonitor
 DATASETS_PVC = "datasets"  # each team's claim on its own directory of the FSx for Lustre file system
 DATASETS_SHARED_PVC = "datasets-shared"  # each team's read-only claim on the shared area, when there is one
 DATASETS_TEAMS_DIR = "teams"  # team directories are <base>/teams/<team>
