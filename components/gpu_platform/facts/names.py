@@ -47,7 +47,7 @@ GPU_ALLOCATION_LABEL = f"{DOMAIN}/gpu-allocation"  # node label: device-plugin |
 # Node label of an UltraServer pool whose GPUs stay on the device plugin: the DRA driver's kubelet plugin runs
 # there for ComputeDomains (IMEX channels) only, with its GPU side off.
 COMPUTE_DOMAINS_LABEL = f"{DOMAIN}/compute-domains"
-EFA_LABEL = f"{DOMAIN}/efa"  # node label "true" on EFA pools: where the EFA device plugin runs
+EFA_LABEL = f"{DOMAIN}/efa"  # node label "true" on EFA pools: where the EFA device plugin and collector run
 ENVIRONMENT_TAG = "gpu-platform/environment"  # aws provider default tag policies read the environment from
 CLUSTER_TAG = "gpu-platform/cluster"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
