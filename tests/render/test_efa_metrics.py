@@ -126,3 +126,11 @@ def test_an_existing_prometheus_gets_the_monitor_in_its_namespace_with_its_label
     monitor = r.pod_monitor(spec_of("prod", _existing_prometheus))
     assert monitor["metadata"]["namespace"] == "observability"
     assert monitor["metadata"]["labels"]["prometheus"] == "main"
+
+
+def test_a_changed_script_rolls_the_collector_pods(prod, monkeypatch):
+    _, objects = prod
+    digest = objects["DaemonSet"]["spec"]["template"]["metadata"]["annotations"][names.SCRIPT_DIGEST_ANNOTATION]
+    monkeypatch.setattr(r, "exporter_source", lambda: "print('a newer collector')\n")
+    changed = r.daemonset(spec_of("prod"))["spec"]["template"]["metadata"]["annotations"]
+    assert len(digest) == 64 and changed[names.SCRIPT_DIGEST_ANNOTATION] != digest

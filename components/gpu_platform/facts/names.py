@@ -91,6 +91,7 @@ MIN_CUDA_ANNOTATION = f"{DOMAIN}/min-cuda"
 MIN_CUDA_POOLS_ANNOTATION = f"{DOMAIN}/min-cuda-pools"  # comma-separated pool names; absent: every pool
 DISRUPTION_WINDOW_SCHEDULE_ANNOTATION = f"{DOMAIN}/disruption-window-schedule"
 DISRUPTION_WINDOW_DURATION_ANNOTATION = f"{DOMAIN}/disruption-window-duration"
+SCRIPT_DIGEST_ANNOTATION = f"{DOMAIN}/script-sha256"  # a pod template's shipped script: a new one rolls the pods
 
 # --- node acceptance: a new GPU node proves itself before it takes work (docs/acceptance.md) ---
 # The startup taint nodes of an accepted pool register with; the node readiness controller removes it once the
@@ -444,3 +445,9 @@ def datasets_volume(team: str) -> str:
 def datasets_shared_volume(team: str) -> str:
     """The read-only PersistentVolume of the shared area bound to one team's claim (a volume binds one claim)."""
     return _bounded(f"{MANAGED_BY}-datasets-shared-{team}", 253)
+
+
+def script_digest(source: str) -> dict[str, str]:
+    """The pod-template annotation of a script shipped in a ConfigMap: Kubernetes does not restart pods when a
+    mounted ConfigMap changes, so a new script changes the template and the pods roll."""
+    return {SCRIPT_DIGEST_ANNOTATION: hashlib.sha256(source.encode()).hexdigest()}

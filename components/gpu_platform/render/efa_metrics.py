@@ -81,7 +81,8 @@ def daemonset(spec: "PlatformSpec") -> dict[str, Any]:
             "metadata": {"name": names.EFA_METRICS_NAME, "namespace": NAMESPACE, "labels": dict(LABELS)},
             "spec": {
                 "selector": {"matchLabels": dict(SELECTOR)},
-                "template": {"metadata": {"labels": dict(LABELS)}, "spec": {
+                "template": {"metadata": {"labels": dict(LABELS), "annotations": names.script_digest(exporter_source())},
+                             "spec": {
                     "nodeSelector": {names.EFA_LABEL: "true"},
                     "tolerations": with_tolerations([], efa_pool_taints(spec)),
                     "priorityClassName": "system-node-critical",  # placed before work on a new node; 10m CPU
