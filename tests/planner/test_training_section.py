@@ -65,6 +65,15 @@ def test_the_efa_device_plugin_runs_only_on_efa_pools(prod):
     assert planned(stack_platform("dev"))["training"]["efaDevicePlugin"] is None
 
 
+def test_the_efa_collector_runs_on_efa_pools_and_is_scraped_where_prometheus_reads_monitors(prod):
+    assert prod["efaMetrics"] == {
+        "daemonSet": f"kube-system/{names.EFA_METRICS_NAME}", "image": catalog.PYTHON_IMAGE, "port": 9810,
+        "pools": ["a100-train"], "podMonitor": f"monitoring/{names.EFA_METRICS_NAME}",
+        "series": sorted([*(f"gpu_platform_efa_{c}_total" for c in catalog.EFA_PORT_COUNTERS), "gpu_platform_efa_devices"])}
+    assert "EFA metrics: DaemonSet kube-system/gpu-platform-efa-metrics on a100-train" in training_section.text(prod)
+    assert "efaMetrics" not in planned(stack_platform("dev"))["training"]  # no EFA pool
+
+
 def test_an_al2023_efa_pool_relies_on_the_image_s_driver():
     section = planned(stack_platform("karpenter"))["training"]
     assert pools(section)["a100-train"]["efa"]["driver"] == "image"
@@ -264,8 +273,8 @@ def test_the_documented_json_is_the_prod_plan_s(prod):
     (block,) = documented("json")
     doc = json.loads(block)
     assert doc["pools"] == [pools(prod)["a100-train"]]
-    assert {k: doc[k] for k in ("version", "efaDevicePlugin", "datasets")} == {
-        k: prod[k] for k in ("version", "efaDevicePlugin", "datasets")}
+    assert {k: doc[k] for k in ("version", "efaDevicePlugin", "efaMetrics", "datasets")} == {
+        k: prod[k] for k in ("version", "efaDevicePlugin", "efaMetrics", "datasets")}
     assert doc["teams"] == prod["teams"][:1]
 
 

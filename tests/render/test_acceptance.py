@@ -93,6 +93,15 @@ def test_reporter_ships_as_text(prod):
     assert "import gpu_platform" not in source and "from gpu_platform" not in source
 
 
+def test_every_pod_mounting_the_reporter_rolls_when_it_changes(prod):
+    _, objects = prod
+    mounting = [o for o in objects if o["kind"] == "DaemonSet"]
+    assert mounting
+    for daemonset in mounting:
+        assert daemonset["spec"]["template"]["metadata"]["annotations"] == names.script_digest(r.reporter_source())
+    assert names.script_digest("a newer reporter") != names.script_digest(r.reporter_source())
+
+
 def test_dcgm_image_is_the_operators():
     values = yaml.safe_load((catalog.UPSTREAM / "gpu-operator-values-v26.7.0.yaml").read_text())["dcgm"]
     assert facts.DCGM_IMAGE == f"{values['repository']}/{values['image']}:{values['version']}"

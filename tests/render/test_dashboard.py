@@ -9,6 +9,7 @@ import yaml
 
 from gpu_platform.render import alerts, dashboard, usage_rules
 from gpu_platform.render.dcgm_metrics import collected_fields, metrics_in
+from gpu_platform.render.efa_metrics import EFA_METRICS
 from gpu_platform.spec.models import AlertThresholds
 
 T = AlertThresholds()
@@ -118,3 +119,90 @@ def test_usage_panels_draw_the_well_run_line_and_price_idle_gpus():
     assert fleet["fieldConfig"]["defaults"]["custom"]["thresholdsStyle"]["mode"] == "line"
     idle = panels["Idle GPU cost per hour (allocated, not busy)"]["targets"][0]["expr"]
     assert metrics_in(idle) == {usage_rules.ALLOCATED_USD, usage_rules.USED_USD}
+
+
+# --- EFA throughput beside GPU activity (stacks with EFA pools) ---
+
+def efa_board() -> dict:
+    return json.loads(json.dumps(dashboard.dashboard(T, efa=True)))
+
+
+def test_efa_panels_only_with_efa_pools_and_only_collected_series():
+    plain = {p["title"] for p in board()["panels"]}
+    with_efa = {p["title"]: p for p in efa_board()["panels"]}
+    added = set(with_efa) - plain
+    assert added == {"GPU activity on EFA nodes", "EFA bytes per second per node", "EFA RDMA bytes per second per node"}
+    allowed = ({f.name for f in collected_fields()} | alerts.RECORDED_METRICS | usage_rules.RECORDED
+               | dashboard.CADVISOR_METRICS | EFA_METRICS)
+    read = set()
+    for expr in exprs(efa_board()):
+        assert metrics_in(expr) <= allowed, expr
+        read |= metrics_in(expr)
+    assert {"gpu_platform_efa_rx_bytes_total", "gpu_platform_efa_tx_bytes_total", "gpu_platform_efa_rdma_read_bytes_total",
+            "gpu_platform_efa_rdma_write_bytes_total"} <= read
+    assert "no exporter the platform runs counts it" in {p["title"]: p for p in board()["panels"]}[
+        "Network received by GPU pods"]["description"]
+    assert "the EFA panels show it" in with_efa["Network received by GPU pods"]["description"]
+
+
+def test_efa_panels_sit_in_one_row_below_the_pod_panels_and_follow_the_node_variable():
+    panels = efa_board()["panels"]
+    assert len({p["id"] for p in panels}) == len(panels)
+    efa = [p for p in panels if "EFA" in p["title"]]
+    assert {p["gridPos"]["y"] for p in efa} == {max(p["gridPos"]["y"] for p in board()["panels"]) + 8}
+    assert sorted(p["gridPos"]["x"] for p in efa) == [0, 8, 16]
+    for p in efa:
+        assert [t["refId"] for t in p["targets"]] == ["A", "B"][:len(p["targets"])]
+        assert all('node=~"$node"' in t["expr"] for t in p["targets"]), p["title"]
+
+
+def test_promtool_parses_every_query_with_efa(promtool, tmp_path):
+    rules = [{"record": f"dashboard:panel_{i}", "expr": substitute(e, ALL)} for i, e in enumerate(exprs(efa_board()))]
+    path = tmp_path / "dashboard-queries.yaml"
+    path.write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}))
+    result = subprocess.run([promtool, "check", "rules", str(path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _efa_series(metric: str, node: str, device: str, per_minute: int) -> dict:
+    """A counter as the EFA collector's scrape labels it, rising by `per_minute` bytes every minute."""
+    labels = f'device="{device}",port="1",node="{node}",instance="10.0.0.1:9810",job="kube-system/gpu-platform-efa-metrics"'
+    return {"series": f"{metric}{{{labels}}}", "values": f"0+{per_minute}x15"}
+
+
+def test_efa_queries_give_each_node_s_bytes_per_second_and_its_gpus_activity(promtool, tmp_path):
+    """Synthetic counters of two EFA nodes (two devices on one): each panel's query gives the node's bytes per
+    second, every device added; the activity panel keeps only nodes with EFA devices and pods' GPUs."""
+    panels = {p["title"]: p for p in efa_board()["panels"]}
+    node = {"$node": ".*"}
+    rx, tx = (substitute(t["expr"], node) for t in panels["EFA bytes per second per node"]["targets"])
+    read, write = (substitute(t["expr"], node) for t in panels["EFA RDMA bytes per second per node"]["targets"])
+    activity = substitute(panels["GPU activity on EFA nodes"]["targets"][0]["expr"], node)
+    efa = "gpu_platform_efa_"
+    series = [
+        _efa_series(f"{efa}rx_bytes_total", "node-a", "rdmap16s27", 61440),  # 1024 B/s
+        _efa_series(f"{efa}rx_bytes_total", "node-a", "rdmap32s27", 122880),  # 2048 B/s
+        _efa_series(f"{efa}rx_bytes_total", "node-b", "rdmap16s27", 30720),  # 512 B/s
+        _efa_series(f"{efa}tx_bytes_total", "node-a", "rdmap16s27", 245760),  # 4096 B/s
+        _efa_series(f"{efa}rdma_read_bytes_total", "node-a", "rdmap16s27", 1_966_080),  # 32768 B/s
+        _efa_series(f"{efa}rdma_write_bytes_total", "node-b", "rdmap16s27", 1920),  # 32 B/s
+        {"series": f'{efa}devices{{node="node-a"}}', "values": "2x15"},
+        {"series": f'{efa}devices{{node="node-b"}}', "values": "1x15"},
+        {"series": 'DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="0",node="node-a",namespace="research",pod="p0"}', "values": "0.25x15"},
+        {"series": 'DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="1",node="node-a",namespace="research",pod="p0"}', "values": "0.5x15"},
+        {"series": 'DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="2",node="node-a",pod=""}', "values": "0.9x15"},  # held by no pod
+        {"series": 'DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="0",node="node-c",namespace="research",pod="p1"}', "values": "0.7x15"},
+    ]
+    tests = [(rx, [('{node="node-a"}', 3072), ('{node="node-b"}', 512)]), (tx, [('{node="node-a"}', 4096)]),
+             (read, [('{node="node-a"}', 32768)]), (write, [('{node="node-b"}', 32)]),
+             (activity, [('{node="node-a"}', 37.5)])]
+    spec = {"rule_files": [], "evaluation_interval": "1m", "tests": [{
+        "interval": "1m", "input_series": series,
+        "promql_expr_test": [{"expr": expr, "eval_time": "10m",
+                              "exp_samples": [{"labels": labels, "value": value} for labels, value in expected]}
+                             for expr, expected in tests],
+    }]}
+    (tmp_path / "tests.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    result = subprocess.run([promtool, "test", "rules", "tests.yaml"], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -15,6 +15,7 @@ from gpu_platform.render.data_feeding import (
     CLOUDWATCH, FileSystems, cloudwatch_datasource, dashboard, data_feeding_wanted, read_policy,
 )
 from gpu_platform.render.dcgm_metrics import collected_fields, metrics_in
+from gpu_platform.render.efa_metrics import EFA_METRICS
 from gpu_platform.render.monitoring import MonitoringSettings, stack_values
 from tests.support.aws_api import api_problems, service_model
 from tests.support.stacks import stack_platform, without_services
@@ -123,3 +124,24 @@ def test_only_stacks_with_a_file_system_and_an_installed_grafana_get_it(mode, mo
 def test_no_region_no_data_source():
     grafana = stack_values(MonitoringSettings.of(parse_platform(stack_platform("prod"))))["grafana"]
     assert "additionalDataSources" not in grafana
+
+
+def test_with_efa_pools_each_efa_node_s_throughput_sits_between_the_pods_and_the_file_systems(promtool, tmp_path):
+    d = json.loads(json.dumps(dashboard(BOTH, efa=True)))
+    rows = [(p["gridPos"]["y"], p["title"], p["datasource"]["type"]) for p in d["panels"]]
+    assert [t for y, t, _ in rows if y == 8] == ["GPU activity on EFA nodes", "EFA bytes per second per node",
+                                                  "EFA RDMA bytes per second per node"]
+    assert all(source == "cloudwatch" for y, _, source in rows if y > 8)
+    assert [p["id"] for p in d["panels"]] == list(range(1, len(d["panels"]) + 1))
+    exprs = [t["expr"] for t in targets(d, "prometheus")]
+    allowed = {f.name for f in collected_fields()} | gpu_dashboard.CADVISOR_METRICS | EFA_METRICS
+    assert all(metrics_in(e) <= allowed for e in exprs) and "$" not in "".join(exprs)  # no variables here
+    rules = [{"record": f"dashboard:panel_{i}", "expr": e} for i, e in enumerate(exprs)]
+    path = tmp_path / "queries.yaml"
+    path.write_text(yaml.safe_dump({"groups": [{"name": "data-feeding", "rules": rules}]}))
+    result = subprocess.run([promtool, "check", "rules", str(path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_without_efa_pools_no_efa_panel():
+    assert not [p for p in board()["panels"] if "EFA" in p["title"]]

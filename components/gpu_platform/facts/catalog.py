@@ -825,6 +825,13 @@ EFA_DEVICE_PLUGIN_VALUES: Mapping[str, str] = MappingProxyType({
 # RDMA-capable instances let NCCL move GPU memory over EFA directly.
 EFA_ENV = (("FI_PROVIDER", "efa"), ("FI_EFA_FORK_SAFE", "1"))
 EFA_RDMA_ENV = (("FI_EFA_USE_DEVICE_RDMA", "1"),)
+# The EFA kernel driver's per-port counters the platform's EFA collector reads, in
+# /sys/class/infiniband/<device>/ports/<port>/hw_counters/ (amzn/amzn-drivers, tag efa_linux_3.1.0,
+# kernel/linux/efa/src/efa_verbs.c, EFA_DEFINE_PORT_STATS; the Linux kernel's drivers/infiniband/hw/efa names
+# the same files). node_exporter 1.10.2, the one kube-prometheus-stack 79.5.0 runs, reads hw_counters through
+# prometheus/procfs v0.19.0, whose parser knows none of these names, so none reaches Prometheus without it.
+EFA_PORT_COUNTERS = ("tx_bytes", "tx_pkts", "rx_bytes", "rx_pkts", "rx_drops", "send_bytes", "recv_bytes",
+                     "rdma_read_bytes", "rdma_read_resp_bytes", "rdma_write_bytes", "rdma_write_recv_bytes")
 
 
 @dataclass(frozen=True)

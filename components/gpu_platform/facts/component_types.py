@@ -33,6 +33,7 @@ INTERNAL: dict[str, str] = {
     "UsageReport": "gpu-platform:usage:UsageReport",
     "DraDriver": "gpu-platform:dra:DraDriver",
     "EfaDevicePlugin": "gpu-platform:efa:EfaDevicePlugin",
+    "EfaMetrics": "gpu-platform:efa:EfaMetrics",
     "ClusterAutoscaler": "gpu-platform:autoscaler:ClusterAutoscaler",
     "KarpenterController": "gpu-platform:karpenter:KarpenterController",
     "LogPipeline": "gpu-platform:logging:LogPipeline",

@@ -47,7 +47,7 @@ GPU_ALLOCATION_LABEL = f"{DOMAIN}/gpu-allocation"  # node label: device-plugin |
 # Node label of an UltraServer pool whose GPUs stay on the device plugin: the DRA driver's kubelet plugin runs
 # there for ComputeDomains (IMEX channels) only, with its GPU side off.
 COMPUTE_DOMAINS_LABEL = f"{DOMAIN}/compute-domains"
-EFA_LABEL = f"{DOMAIN}/efa"  # node label "true" on EFA pools: where the EFA device plugin runs
+EFA_LABEL = f"{DOMAIN}/efa"  # node label "true" on EFA pools: where the EFA device plugin and collector run
 ENVIRONMENT_TAG = "gpu-platform/environment"  # aws provider default tag policies read the environment from
 CLUSTER_TAG = "gpu-platform/cluster"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
@@ -91,6 +91,7 @@ MIN_CUDA_ANNOTATION = f"{DOMAIN}/min-cuda"
 MIN_CUDA_POOLS_ANNOTATION = f"{DOMAIN}/min-cuda-pools"  # comma-separated pool names; absent: every pool
 DISRUPTION_WINDOW_SCHEDULE_ANNOTATION = f"{DOMAIN}/disruption-window-schedule"
 DISRUPTION_WINDOW_DURATION_ANNOTATION = f"{DOMAIN}/disruption-window-duration"
+SCRIPT_DIGEST_ANNOTATION = f"{DOMAIN}/script-sha256"  # a pod template's shipped script: a new one rolls the pods
 
 # --- node acceptance: a new GPU node proves itself before it takes work (docs/acceptance.md) ---
 # The startup taint nodes of an accepted pool register with; the node readiness controller removes it once the
@@ -420,6 +421,7 @@ def gpu_flavor(pool: str, mig_profile: str | None = None) -> str:
 
 # --- Training: EFA and the datasets file system ---
 EFA_DEVICE_PLUGIN_RELEASE = "aws-efa-k8s-device-plugin"
+EFA_METRICS_NAME = f"{MANAGED_BY}-efa-metrics"  # the EFA collector's DaemonSet, ConfigMap and PodMonitor
 DATASETS_PVC = "datasets"  # each team's claim on its own directory of the FSx for Lustre file system
 DATASETS_SHARED_PVC = "datasets-shared"  # each team's read-only claim on the shared area, when there is one
 DATASETS_TEAMS_DIR = "teams"  # team directories are <base>/teams/<team>
@@ -443,3 +445,9 @@ def datasets_volume(team: str) -> str:
 def datasets_shared_volume(team: str) -> str:
     """The read-only PersistentVolume of the shared area bound to one team's claim (a volume binds one claim)."""
     return _bounded(f"{MANAGED_BY}-datasets-shared-{team}", 253)
+
+
+def script_digest(source: str) -> dict[str, str]:
+    """The pod-template annotation of a script shipped in a ConfigMap: Kubernetes does not restart pods when a
+    mounted ConfigMap changes, so a new script changes the template and the pods roll."""
+    return {SCRIPT_DIGEST_ANNOTATION: hashlib.sha256(source.encode()).hexdigest()}

@@ -24,6 +24,8 @@ from gpu_platform.decisions.topology import proximity_layers
 from gpu_platform.facts import catalog, names
 from gpu_platform.planner.sections import PlanContext, Section, register
 from gpu_platform.planner.tables import count, md_table, money, text_table
+from gpu_platform.render import efa_metrics
+from gpu_platform.render.monitoring import scraping_namespace
 from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
 from gpu_platform.spec.pool_context import PoolContext
 
@@ -55,11 +57,20 @@ def from_spec(spec: PlatformSpec, region: Optional[str] = None) -> dict[str, Any
         "efaDevicePlugin": ({"chart": catalog.EFA_DEVICE_PLUGIN_CHART[1], "version": spec.efa_device_plugin.chart_version,
                              "namespace": catalog.EFA_DEVICE_PLUGIN_NAMESPACE, "pools": [p.name for p in efa_pools(spec)]}
                             if efa_pools(spec) else None),
+        **({"efaMetrics": _efa_metrics(spec)} if efa_metrics.efa_metrics_wanted(spec) else {}),
         "datasets": _datasets(spec, zone_names),
         "teams": [{"name": f.team, "largestPodGpus": f.gpus, "cpu": f.size.cpu_quantity,
                    "memory": f.size.memory_quantity, "fits": not f.problems, "problems": f.problems}
                   for f in team_fits(spec)],
     }
+
+
+def _efa_metrics(spec: PlatformSpec) -> dict[str, Any]:
+    """The EFA collector: where it runs, what it serves and who scrapes it (docs/monitoring.md#efa-throughput)."""
+    return {"daemonSet": f"{efa_metrics.NAMESPACE}/{names.EFA_METRICS_NAME}", "image": catalog.PYTHON_IMAGE,
+            "port": efa_metrics.PORT, "pools": [p.name for p in efa_pools(spec)],
+            "podMonitor": f"{scraping_namespace(spec.monitoring)}/{names.EFA_METRICS_NAME}",
+            "series": sorted(efa_metrics.EFA_METRICS)}
 
 
 def _zones(spec: PlatformSpec, pool: NodePoolSpec, zone_names: Optional[list[str]]) -> Optional[list[str]]:
@@ -171,6 +182,15 @@ def _plugin_line(section: dict[str, Any]) -> Optional[str]:
             f"{', '.join(plugin['pools'])}.")
 
 
+def _metrics_line(section: dict[str, Any]) -> Optional[str]:
+    m = section.get("efaMetrics")
+    if m is None:
+        return None
+    return (f"EFA metrics: DaemonSet {m['daemonSet']} on {', '.join(m['pools'])} (port {m['port']}), scraped by "
+            f"PodMonitor {m['podMonitor']}: each EFA device's bytes and packets per port, beside GPU activity on the "
+            "dashboards.")
+
+
 def _team_lines(section: dict[str, Any]) -> list[str]:
     """Teams whose quota refuses their largest GPU pod at the workload helper's default sizes."""
     return [f"Team {t['name']}: its largest pod ({t['largestPodGpus']} GPUs) asks {t['cpu']} CPU and {t['memory']} by "
@@ -188,7 +208,7 @@ def _proximity_line(section: dict[str, Any]) -> Optional[str]:
 
 
 def _extra(section: dict[str, Any]) -> list[str]:
-    lines = [_plugin_line(section), _proximity_line(section),
+    lines = [_plugin_line(section), _metrics_line(section), _proximity_line(section),
              _datasets_line(section["datasets"]) if section["datasets"] else None]
     return [x for x in lines if x]
 

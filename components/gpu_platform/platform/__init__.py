@@ -30,6 +30,7 @@ from gpu_platform.render.autoscaler_metrics import autoscaler_monitors
 from gpu_platform.render.alert_routing import missing_secrets
 from gpu_platform.render.dra import dra_driver_values
 from gpu_platform.render.efa import device_plugin_values as efa_plugin_values
+from gpu_platform.render.efa_metrics import efa_metrics_manifests, efa_metrics_wanted
 from gpu_platform.render.data_feeding import data_feeding_wanted
 from gpu_platform.render.monitoring import MonitoringSettings, prometheus_mode
 from gpu_platform.render.operator_values import OperatorSettings
@@ -231,6 +232,7 @@ class GpuPlatform(pulumi.ComponentResource):
             self.efa_device_plugin = EfaDevicePlugin("efa-device-plugin", spec.efa_device_plugin.chart_version,
                                                      efa_plugin_values(spec), self.cluster.k8s_provider,
                                                      depends_on=self.cluster.system_ready, opts=self._after())
+        self._efa_metrics(spec)
         if spec.cluster_autoscaler.enabled:
             self.cluster_autoscaler = ClusterAutoscaler(
                 "cluster-autoscaler", spec.cluster_autoscaler.chart_version, autoscaler_values(spec, region),
@@ -242,6 +244,16 @@ class GpuPlatform(pulumi.ComponentResource):
                              nodePools=[p.node_group.node_group_name for p in self.node_pools])
         if self.karpenter is not None:
             self._exports["karpenterNodePools"] = [p.name for p in karpenter_pools(spec)]
+
+    def _efa_metrics(self, spec: PlatformSpec) -> None:
+        """The EFA collector on the EFA pools' nodes, once the Prometheus operator's CRDs exist (its PodMonitor)."""
+        manifests = efa_metrics_manifests(spec)
+        self.efa_metrics = None
+        if manifests:
+            from gpu_platform.resources.efa_metrics import EfaMetrics
+
+            self.efa_metrics = EfaMetrics("efa-metrics", manifests, self.cluster.k8s_provider,
+                                          [*self.cluster.system_ready, *self.monitoring.crds_ready], opts=self._after())
 
     def _warm_capacity(self, spec: PlatformSpec) -> None:
         """Placeholders holding each warm pool's nodes; they wait for the pools they select."""
@@ -384,7 +396,8 @@ class GpuPlatform(pulumi.ComponentResource):
             "data-feeding", prom.namespace, prom.grafana_dashboard_label,
             self.datasets.file_system_id if self.datasets is not None else None,
             self.model_cache.file_system_id if self.model_cache is not None else None,
-            self.cluster.k8s_provider, [*self.monitoring.crds_ready, *file_systems], opts=self._after())
+            self.cluster.k8s_provider, [*self.monitoring.crds_ready, *file_systems], opts=self._after(),
+            efa=efa_metrics_wanted(spec))
 
     def _teams(self, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> None:
         """Priority tiers, the team admission policies, every team's unit and the access entries."""

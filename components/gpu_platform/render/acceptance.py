@@ -245,7 +245,7 @@ def checker_daemonset(pool: "NodePoolSpec", gate: "PoolAcceptance") -> dict[str,
                               {"key": names.ACCEPTANCE_LABEL, "operator": "DoesNotExist"}]}]}}}
     return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": _meta(name, names.ACCEPTANCE_NAMESPACE), "spec": {
         "selector": {"matchLabels": labels},
-        "template": {"metadata": {"labels": labels}, "spec": {
+        "template": {"metadata": {"labels": labels, "annotations": names.script_digest(reporter_source())}, "spec": {
             "serviceAccountName": names.ACCEPTANCE_NAME, "priorityClassName": "system-node-critical",
             "runtimeClassName": NVIDIA_RUNTIME_CLASS, "affinity": affinity, "tolerations": pool_tolerations(pool),
             "initContainers": [precheck_container(), *check_containers(gate)],
@@ -297,7 +297,7 @@ def recheck_daemonset(pool: "NodePoolSpec", gate: "PoolAcceptance") -> dict[str,
             "securityContext": {"privileged": True}, "volumeMounts": mounts}
     return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": _meta(name, names.ACCEPTANCE_NAMESPACE), "spec": {
         "selector": {"matchLabels": labels},
-        "template": {"metadata": {"labels": labels}, "spec": {
+        "template": {"metadata": {"labels": labels, "annotations": names.script_digest(reporter_source())}, "spec": {
             "serviceAccountName": names.ACCEPTANCE_NAME, "priorityClassName": names.ACCEPTANCE_RECHECK,
             "runtimeClassName": NVIDIA_RUNTIME_CLASS, "affinity": affinity, "tolerations": tolerations,
             "containers": [dcgm, reporter_],

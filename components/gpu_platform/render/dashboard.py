@@ -11,6 +11,8 @@ from typing import Any
 
 from gpu_platform.render import usage_rules as usage
 from gpu_platform.render.alerts import HOURLY_COST
+from gpu_platform.render.efa_exporter import DEVICES_METRIC as EFA_DEVICES
+from gpu_platform.render.efa_exporter import metric_name as efa_metric
 
 UID = "gpu-platform-gpus"
 FILE_NAME = f"{UID}.json"  # key in the dashboard ConfigMap
@@ -53,7 +55,7 @@ def _panel(kind: str, title: str, expr: str, grid: tuple[int, int, int, int], un
     return panel
 
 
-def panels(t: Any) -> list[dict[str, Any]]:
+def panels(t: Any, efa: bool = False) -> list[dict[str, Any]]:
     idle_below = f"{t.idle_utilization_percent:g}"
     util = dcgm("DCGM_FI_DEV_GPU_UTIL")
     used, free = dcgm("DCGM_FI_DEV_FB_USED"), dcgm("DCGM_FI_DEV_FB_FREE")
@@ -87,7 +89,7 @@ def panels(t: Any) -> list[dict[str, Any]]:
                description="The last XID code each GPU reported. 13 and 31 are usually the application; 48 "
                "(double-bit ECC) and 79 (fell off the bus) mean the node must be replaced."),
     ]
-    out += usage_panels()
+    out += usage_panels(efa=efa)
     for panel_id, panel in enumerate(out, start=1):
         panel["id"] = panel_id
     return out
@@ -99,10 +101,10 @@ CADVISOR_METRICS = frozenset({"container_cpu_cfs_throttled_periods_total", "cont
 POD_LEGEND = "{{namespace}}/{{pod}}"
 
 
-def usage_panels(top: int = 36) -> list[dict[str, Any]]:
+def usage_panels(top: int = 36, efa: bool = False) -> list[dict[str, Any]]:
     """Fleet utilisation against the well-run line and idle cost, each team's GPUs, and each GPU pod's activity
     beside its CPU throttling and network intake (a data-feeding bottleneck shows as low activity beside high
-    throttling or a flat network)."""
+    throttling or a flat network); with EFA pools, each EFA node's GPU activity beside its EFA throughput."""
     alloc, used = f"sum({usage.ALLOCATED_GPUS})", f"sum({usage.USED_GPUS})"
     fleet = _panel("timeseries", "Fleet GPU utilisation (busy / allocated)", f"100 * {used} / {alloc}",
                    (0, top, 12, 8), unit="percent", legend="fleet",
@@ -124,7 +126,8 @@ def usage_panels(top: int = 36) -> list[dict[str, Any]]:
                "time-sliced replicas as a fraction); compare with the team's quota in the plan."),
         _pod_activity((12, top + 8, 12, 8)),
         _pod_throttling((0, top + 16, 12, 8)),
-        _pod_network((12, top + 16, 12, 8)),
+        _pod_network((12, top + 16, 12, 8), efa),
+        *(efa_panels(top + 24, 'node=~"$node"') if efa else []),
     ]
 
 
@@ -146,18 +149,58 @@ def _pod_throttling(grid: tuple[int, int, int, int]) -> dict[str, Any]:
                   "activity means the CPU cannot feed the GPUs (GpuStarvedByCpu).")
 
 
-def _pod_network(grid: tuple[int, int, int, int]) -> dict[str, Any]:
+def _pod_network(grid: tuple[int, int, int, int], efa: bool = False) -> dict[str, Any]:
+    efa_traffic = ("the EFA panels show it per node" if efa else "no exporter the platform runs counts it")
     return _panel("timeseries", "Network received by GPU pods",
                   f'sum by (namespace, pod) (rate(container_network_receive_bytes_total{{interface!="lo"}}[5m])) '
                   f"and {GPU_PODS}", grid, unit="Bps", legend=POD_LEGEND,
-                  description="The pod's network intake through the kernel (ENA). EFA traffic bypasses the kernel "
-                  "and no exporter the platform runs counts it; the file systems' throughput (CloudWatch) is on the "
+                  description=f"The pod's network intake through the kernel (ENA). EFA traffic bypasses the kernel "
+                  f"and {efa_traffic}; the file systems' throughput (CloudWatch) is on the "
                   "data-feeding dashboard of stacks that have one.")
 
 
-def pod_activity_panels(top: int) -> list[dict[str, Any]]:
+# EFA throughput per node, from the platform's EFA collector (render/efa_metrics.py): (title, (counter, legend)...)
+EFA_THROUGHPUT = (
+    ("EFA bytes per second per node", (("rx_bytes", "received"), ("tx_bytes", "sent"))),
+    ("EFA RDMA bytes per second per node", (("rdma_read_bytes", "RDMA read"), ("rdma_write_bytes", "RDMA write"))),
+)
+RATE_WINDOW = "5m"
+
+
+def efa_rate(counter: str, node: str = "") -> str:
+    """Bytes per second of one driver counter, every EFA device of a node added (`node`: a label matcher)."""
+    return f"sum by (node) (rate({efa_metric(counter)}{{{node}}}[{RATE_WINDOW}]))"
+
+
+def efa_node_activity(node: str = "") -> str:
+    """The mean graphics-engine activity of the GPUs pods hold on each node that has EFA devices (percent)."""
+    held = ",".join(m for m in ('pod!=""', node) if m)
+    return f"100 * avg by (node) (DCGM_FI_PROF_GR_ENGINE_ACTIVE{{{held}}}) and on (node) {EFA_DEVICES}{{{node}}}"
+
+
+def _multi(panel: dict[str, Any], exprs: list[tuple[str, str]]) -> dict[str, Any]:
+    panel["targets"] = [{**_target(expr, legend), "refId": chr(ord("A") + i)} for i, (expr, legend) in enumerate(exprs)]
+    return panel
+
+
+def efa_panels(top: int, node: str = "") -> list[dict[str, Any]]:
+    """Each EFA node's GPU activity beside its EFA throughput, in one row: GPUs idle while EFA runs at the
+    instance's line rate is a collective waiting on the network."""
+    activity = _panel("timeseries", "GPU activity on EFA nodes", efa_node_activity(node), (0, top, 8, 8),
+                      unit="percent", legend="{{node}}",
+                      description="Mean graphics-engine activity of the GPUs pods hold on each node with EFA devices.")
+    rates = [_multi(_panel("timeseries", title, "", (8 * (i + 1), top, 8, 8), unit="Bps",
+                           description="Every EFA device of the node added (the driver's hw_counters, scraped from "
+                           "the platform's EFA collector). Near the instance type's EFA bandwidth while GPU "
+                           "activity drops: the collective waits on the network."),
+                    [(efa_rate(counter, node), f"{{{{node}}}} {legend}") for counter, legend in series])
+             for i, (title, series) in enumerate(EFA_THROUGHPUT)]
+    return [activity, *rates]
+
+
+def pod_activity_panels(top: int, efa: bool = False) -> list[dict[str, Any]]:
     """Each GPU pod's activity, CPU throttling and network intake in one row (the data-feeding dashboard)."""
-    return [_pod_activity((0, top, 8, 8)), _pod_throttling((8, top, 8, 8)), _pod_network((16, top, 8, 8))]
+    return [_pod_activity((0, top, 8, 8)), _pod_throttling((8, top, 8, 8)), _pod_network((16, top, 8, 8), efa)]
 
 
 def _variables() -> list[dict[str, Any]]:
@@ -175,8 +218,9 @@ def _variables() -> list[dict[str, Any]]:
     ]
 
 
-def dashboard(thresholds: Any) -> dict[str, Any]:
-    """The dashboard; threshold lines follow the stack file's alert thresholds."""
+def dashboard(thresholds: Any, efa: bool = False) -> dict[str, Any]:
+    """The dashboard; threshold lines follow the stack file's alert thresholds; `efa`: the stack has EFA pools
+    (the EFA panels)."""
     return {
         "uid": UID,
         "title": "GPU platform: GPUs",
@@ -189,5 +233,5 @@ def dashboard(thresholds: Any) -> dict[str, Any]:
         "time": {"from": "now-6h", "to": "now"},
         "templating": {"list": _variables()},
         "annotations": {"list": []},
-        "panels": panels(thresholds),
+        "panels": panels(thresholds, efa),
     }

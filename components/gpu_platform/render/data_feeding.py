@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
 from gpu_platform.facts import catalog, names
-from gpu_platform.render.dashboard import pod_activity_panels
+from gpu_platform.render.dashboard import efa_panels, pod_activity_panels
 
 if TYPE_CHECKING:
     from gpu_platform.spec.models import PlatformSpec
@@ -92,10 +92,11 @@ def file_system_panels(file_systems: FileSystems, top: int) -> list[dict[str, An
     return panels
 
 
-def dashboard(file_systems: FileSystems) -> dict[str, Any]:
-    """The data-feeding dashboard: GPU pods' activity, CPU throttling and network intake (Prometheus) above the
-    stack's file systems' throughput (CloudWatch)."""
-    panels = [*pod_activity_panels(0), *file_system_panels(file_systems, 16)]
+def dashboard(file_systems: FileSystems, efa: bool = False) -> dict[str, Any]:
+    """The data-feeding dashboard: GPU pods' activity, CPU throttling and network intake (Prometheus), then with
+    EFA pools (`efa`) each EFA node's GPU activity beside its EFA throughput (Prometheus, the platform's EFA
+    collector), above the stack's file systems' throughput (CloudWatch)."""
+    panels = [*pod_activity_panels(0, efa), *(efa_panels(8) if efa else []), *file_system_panels(file_systems, 16)]
     for panel_id, panel in enumerate(panels, start=1):
         panel["id"] = panel_id
     return {

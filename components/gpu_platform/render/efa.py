@@ -26,14 +26,20 @@ def chart_defaults(chart_version: str) -> dict[str, Any]:
     return copy.deepcopy(_chart_defaults(chart_version))
 
 
-def device_plugin_values(spec: "PlatformSpec") -> dict[str, Any]:
-    """Run only on EFA pools' nodes, tolerating the GPU taint and every EFA pool's own taints."""
+def efa_pool_taints(spec: "PlatformSpec") -> list["TaintSpec"]:
+    """Every EFA pool's own taints, each once: what an agent of every EFA node must tolerate besides the GPU
+    taint and the acceptance gate's startup taint."""
     taints: list["TaintSpec"] = []
     for pool in efa_pools(spec):
         taints += [t for t in pool.taints if t not in taints]
+    return taints
+
+
+def device_plugin_values(spec: "PlatformSpec") -> dict[str, Any]:
+    """Run only on EFA pools' nodes, tolerating the GPU taint and every EFA pool's own taints."""
     defaults = chart_defaults(spec.efa_device_plugin.chart_version)
     return {"nodeSelector": {names.EFA_LABEL: "true"},
-            "tolerations": with_tolerations(defaults["tolerations"] or [], taints)}
+            "tolerations": with_tolerations(defaults["tolerations"] or [], efa_pool_taints(spec))}
 
 
 def unknown_device_plugin_keys(values: dict[str, Any], chart_version: str) -> list[str]:

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 
 from gpu_platform.decisions.acceptance import accepted_pools
 from gpu_platform.decisions.cost import gpu_hourly_cost_by_model
+from gpu_platform.decisions.efa import efa_pools
 from gpu_platform.decisions.metrics_storage import MetricsStorage, stack_metrics_storage
 from gpu_platform.decisions.usage import PoolRate, UsageUnit, pool_rates, team_namespaces, usage_units
 from gpu_platform.facts import catalog, names
@@ -55,6 +56,7 @@ class MonitoringSettings:
     pool_memory: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # pool -> its memory thresholds
     acceptance_timeouts: Mapping[str, int] = field(default_factory=dict)  # gated pool -> its checks' timeout (min)
     cloudwatch_region: str = ""  # Grafana reads the file systems' CloudWatch metrics in this region ("": it does not)
+    efa: bool = False  # the stack has EFA pools, whose collector Prometheus scrapes: the dashboard's EFA panels
 
     @classmethod
     def of(cls, spec: "PlatformSpec", region: str = "") -> "MonitoringSettings":
@@ -64,7 +66,7 @@ class MonitoringSettings:
                    stack_metrics_storage(spec), reservation_ends(spec), tuple(usage_units(spec)),
                    tuple(pool_rates(spec)), team_namespaces(spec), spec.pool_memory_limits(),
                    {gate.pool: gate.timeout_minutes for _, gate in accepted_pools(spec)},
-                   region if region and data_feeding_wanted(spec) else "")
+                   region if region and data_feeding_wanted(spec) else "", bool(efa_pools(spec)))
 
 
 def prometheus_mode(monitoring: "MonitoringSpec") -> str:

@@ -16,8 +16,8 @@ from gpu_platform.render.data_feeding import FILE_NAME, FileSystems, dashboard
 from gpu_platform.render.monitoring import DASHBOARD_LABEL_VALUE
 
 
-def dashboard_json(fsx_lustre: Optional[str], efs: Optional[str]) -> str:
-    return json.dumps(dashboard(FileSystems(fsx_lustre, efs)), separators=(",", ":"))
+def dashboard_json(fsx_lustre: Optional[str], efs: Optional[str], efa: bool = False) -> str:
+    return json.dumps(dashboard(FileSystems(fsx_lustre, efs), efa), separators=(",", ":"))
 
 
 class FileSystemMetrics(pulumi.ComponentResource):
@@ -26,13 +26,14 @@ class FileSystemMetrics(pulumi.ComponentResource):
     def __init__(self, name: str, namespace: str, dashboard_label: str,
                  fsx_lustre: Optional[pulumi.Input[str]], efs: Optional[pulumi.Input[str]],
                  k8s_provider: Optional[pulumi.ProviderResource], depends_on: list[pulumi.Resource],
-                 opts: Optional[pulumi.ResourceOptions] = None):
-        """`fsx_lustre`, `efs`: the datasets and model-cache file systems' IDs (None: the stack has none)."""
+                 opts: Optional[pulumi.ResourceOptions] = None, efa: bool = False):
+        """`fsx_lustre`, `efs`: the datasets and model-cache file systems' IDs (None: the stack has none); `efa`:
+        the stack's EFA nodes are scraped (the EFA throughput panels)."""
         super().__init__(component_types.INTERNAL["FileSystemMetrics"], name, None, opts)
         from pulumi_kubernetes.core.v1 import ConfigMap
         from pulumi_kubernetes.meta.v1 import ObjectMetaArgs
 
-        data = pulumi.Output.all(fsx_lustre, efs).apply(lambda ids: {FILE_NAME: dashboard_json(ids[0], ids[1])})
+        data = pulumi.Output.all(fsx_lustre, efs).apply(lambda ids: {FILE_NAME: dashboard_json(ids[0], ids[1], efa)})
         self.dashboard = ConfigMap(
             name,
             metadata=ObjectMetaArgs(name=names.DATA_FEEDING_DASHBOARD_CONFIGMAP, namespace=namespace, labels={

@@ -397,7 +397,7 @@ class GpuMonitoring(pulumi.ComponentResource):
             f"{name}-dashboard",
             metadata={"name": names.GPU_DASHBOARD_CONFIGMAP, "namespace": prom.namespace, "labels": {
                 prom.grafana_dashboard_label: DASHBOARD_LABEL_VALUE, names.MANAGED_BY_LABEL: names.MANAGED_BY}},
-            data={DASHBOARD_FILE: json.dumps(dashboard(settings.monitoring.alerts), separators=(",", ":"))},
+            data={DASHBOARD_FILE: json.dumps(dashboard(settings.monitoring.alerts, settings.efa), separators=(",", ":"))},
             opts=after,
         )
 
