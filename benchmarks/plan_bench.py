@@ -104,6 +104,10 @@ def large_stack(pools: int, teams: int, into: Path, name: str = "large") -> Path
     for i in range(teams):
         team = _renamed(base_teams[i % len(base_teams)], f"t{i:03d}")
         team["quota"] = {"gpus": 1, "cpu": "4", "memory": "16Gi"}
+        for service in team.get("services", []):  # served from one of the clones of the pool it names
+            clones = [p["name"] for p in spec["nodePools"] if p["name"].startswith(f"{service['gpu']['pool']}-p")]
+            service["gpu"]["pool"] = clones[i % len(clones)]
+            service["replicas"]["max"] = 1  # within the scaled-down quota
         spec["teams"].append(team)
     spec.pop("budget", None)
     path = into / f"Pulumi.{name}.yaml"

@@ -22,7 +22,7 @@ from gpu_platform.facts.syntax import quantity_value
 from gpu_platform.spec.field_path import TEAMS, FieldPath, Problem
 
 if TYPE_CHECKING:
-    from gpu_platform.spec.models import NodePoolSpec, PlatformSpec, TeamSpec
+    from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
     from gpu_platform.spec.serving import ServiceSpec
 
 STARTUP_PERIOD_SECONDS = 10
@@ -143,11 +143,8 @@ def plans(spec: "PlatformSpec") -> list[ServicePlan]:
             out.append(ServicePlan(team.name, _service_path(i, j), service, pool, resource, units,
                                    device_memory_gib(pool, service), _unit_price(spec, pool, resource), 0, zones,
                                    memory, spec.mig_strategy))
-    return [_with_surge(spec, p, out) for p in out]
-
-
-def team_plans(spec: "PlatformSpec", team: "TeamSpec") -> list[ServicePlan]:
-    return [p for p in plans(spec) if p.team == team.name]
+    held = _held_at_minimum(out)
+    return [_with_surge(spec, p, *held[p.pool.name]) for p in out]
 
 
 def _vpc_zones(spec: "PlatformSpec") -> int:
@@ -157,16 +154,23 @@ def _vpc_zones(spec: "PlatformSpec") -> int:
     return 0  # not known from the file (an existing VPC's subnets)
 
 
-def _with_surge(spec: "PlatformSpec", plan: ServicePlan, all_plans: list[ServicePlan]) -> ServicePlan:
+def _held_at_minimum(all_plans: list[ServicePlan]) -> dict[str, tuple[dict[str, float], float]]:
+    """Pool -> (GPU units by resource, host memory in MiB) that every service's minimum replicas hold there."""
+    held: dict[str, tuple[dict[str, float], float]] = {}
+    for p in all_plans:
+        units, memory = held.get(p.pool.name, ({}, 0.0))
+        units[p.resource] = units.get(p.resource, 0) + p.service.replicas.min * p.units
+        held[p.pool.name] = units, memory + p.service.replicas.min * p.host_memory_mib
+    return held
+
+
+def _with_surge(spec: "PlatformSpec", plan: ServicePlan, held: dict[str, float], memory_held: float) -> ServicePlan:
     """Surge one replica only when the pool's always-on nodes hold it beside every service's minimum there, in GPU
     units and in memory: otherwise a rollout on a full pool waits for a node that may never come, and the old
     replica holds its GPU."""
     always_on = node_resources(plan.pool, spec.mig_strategy).get(plan.resource, 0) * plan.pool.min_size
-    pool_plans = [p for p in all_plans if p.pool.name == plan.pool.name]
-    held = sum(p.service.replicas.min * p.units for p in pool_plans if p.resource == plan.resource)
-    memory_left = node_memory_mib(plan.pool) * plan.pool.min_size - sum(
-        p.service.replicas.min * p.host_memory_mib for p in pool_plans)
-    spare = always_on - held >= plan.units and memory_left >= plan.host_memory_mib
+    memory_left = node_memory_mib(plan.pool) * plan.pool.min_size - memory_held
+    spare = always_on - held.get(plan.resource, 0) >= plan.units and memory_left >= plan.host_memory_mib
     return replace(plan, max_surge=1 if spare else 0)
 
 

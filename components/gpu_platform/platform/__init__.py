@@ -415,7 +415,7 @@ class GpuPlatform(pulumi.ComponentResource):
         """KEDA and the serving alerts, then each team's model servers once its namespace, quota, limits and cache
         claim exist."""
         self.serving, self.serving_control = {}, None
-        served = {t.name: mapping.served(spec, t) for t in spec.teams}
+        served = mapping.served(spec)
         if not any(served.values()):
             return
         from gpu_platform.resources.serving import ModelServing, ServingControl

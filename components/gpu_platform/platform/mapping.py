@@ -22,7 +22,7 @@ from gpu_platform.resources.cluster import ClusterSettings
 from gpu_platform.resources.cluster_base import ClusterBase
 from gpu_platform.resources.model_cache import ModelCacheArgs
 from gpu_platform.resources.team import TeamNamespace, TeamSettings
-from gpu_platform.spec.models import NodePoolSpec, PlatformSpec, TeamSpec
+from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
 
 if TYPE_CHECKING:
     import pulumi_kubernetes
@@ -41,12 +41,15 @@ def team_settings(spec: PlatformSpec, k8s_provider: pulumi.ProviderResource,
     return [TeamSettings(team, ctx, k8s_provider) for team, ctx in zip(spec.teams, contexts, strict=True)]
 
 
-def served(spec: PlatformSpec, team: TeamSpec) -> list["RenderedService"]:
-    """The team's services as ModelServing registers them (none without services)."""
-    from gpu_platform.decisions.serving import team_plans
+def served(spec: PlatformSpec) -> dict[str, list["RenderedService"]]:
+    """Team -> its services as ModelServing registers them (an empty list without services)."""
+    from gpu_platform.decisions.serving import plans
     from gpu_platform.render.serving_scaling import rendered
 
-    return [rendered(spec, plan) for plan in team_plans(spec, team)]
+    out: dict[str, list[RenderedService]] = {t.name: [] for t in spec.teams}
+    for plan in plans(spec):
+        out[plan.team].append(rendered(spec, plan))
+    return out
 
 
 def serving_control(spec: PlatformSpec) -> tuple[bool, Optional[dict[str, Any]], dict[str, str], str, dict[str, str], str]:

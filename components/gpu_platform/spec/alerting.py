@@ -53,13 +53,26 @@ def _config_key(value: Optional[str]) -> Optional[str]:
     return value
 
 
+SLACK_CHANNEL_MAX = 80  # Slack's limit on a channel name
+
+
 class SlackReceiverSpec(StrictModel):
     """A Slack incoming webhook receiver."""
 
     webhook_url_secret: str  # config key holding the incoming-webhook URL
-    channel: Optional[str] = Field(None, pattern=r"^[#@]?[\w.-]{1,80}$")
+    # Letters of any script, digits, `.`, `-` and `_`. The length is checked apart: a bounded repeat of a
+    # Unicode class (`{1,80}`) costs the regex engine some 25 ms to compile, a third of the whole schema's.
+    channel: Optional[str] = Field(None, pattern=r"^[#@]?[\w.-]+$")
 
     _key = field_validator("webhook_url_secret")(_config_key)
+
+    @field_validator("channel")
+    @classmethod
+    def _channel_length(cls, value: Optional[str]) -> Optional[str]:
+        name = value[1:] if value and value[0] in "#@" else value
+        if name is not None and len(name) > SLACK_CHANNEL_MAX:
+            raise ValueError(f"a Slack channel name has at most {SLACK_CHANNEL_MAX} characters, not {len(name)}")
+        return value
 
 
 class PagerDutyReceiverSpec(StrictModel):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from datetime import date, datetime, timedelta
+from functools import cached_property
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, Optional, Union, get_args
 
@@ -749,7 +750,7 @@ class PlatformSpec(StrictModel):
             return pool.max_unavailable
         return 1 if self.prod else "25%"
 
-    @property
+    @cached_property  # read for every pool, team and service: worked out once per validated file
     def mig_strategy(self) -> str:
         """The cluster-wide MIG strategy: one for all MIG pools (`none` without MIG)."""
         return mig_strategy_of(self.node_pools)
