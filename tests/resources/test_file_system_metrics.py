@@ -10,6 +10,7 @@ import pytest
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.data_feeding import FILE_NAME, FileSystems, dashboard, read_policy
+from gpu_platform.render.efa_metrics import efa_metrics_wanted
 from tests.support.stacks import cached_plan, resource, resources, stack_platform
 
 CONFIGMAP = "kubernetes:core/v1:ConfigMap"
@@ -43,16 +44,17 @@ def test_grafana_reads_cloudwatch_through_its_own_read_only_role(stack):
     assert release["inputs"]["values"]["grafana"]["serviceAccount"]["name"] == names.GRAFANA_SERVICE_ACCOUNT
 
 
-@pytest.mark.parametrize(("stack", "fsx", "efs"), [("dev", False, True), ("prod", True, True)])
-def test_the_dashboard_names_the_stack_s_own_file_systems(stack, fsx, efs):
+@pytest.mark.parametrize(("stack", "fsx", "efs", "efa"), [("dev", False, True, False), ("prod", True, True, True)])
+def test_the_dashboard_names_the_stack_s_own_file_systems(stack, fsx, efs, efa):
     planned = plan(stack)
+    assert efa_metrics_wanted(parse_platform(stack_platform(stack))) is efa  # prod's training pool has EFA
     # The IDs as the resources that mount them received them.
     lustre = sorted({r["inputs"]["fileSystemId"] for r in
                      resources(planned, "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation")})
     cache = sorted({r["inputs"]["fileSystemId"] for r in resources(planned, "aws:efs/mountTarget:MountTarget")})
     assert (len(lustre), len(cache)) == (int(fsx), int(efs))
     config_map = resource(planned, CONFIGMAP, "data-feeding")
-    expected = dashboard(FileSystems(lustre[0] if lustre else None, cache[0] if cache else None))
+    expected = dashboard(FileSystems(lustre[0] if lustre else None, cache[0] if cache else None), efa)
     assert json.loads(config_map["inputs"]["data"][FILE_NAME]) == json.loads(json.dumps(expected))
     file_system_urns = {r["urn"] for t in ("aws:fsx/lustreFileSystem:LustreFileSystem", "aws:efs/fileSystem:FileSystem")
                         for r in resources(planned, t)}

@@ -6,7 +6,8 @@ import kubernetes_validate
 import pytest
 
 from gpu_platform.decisions.cost import METRICS_VOLUMES, estimate_spec
-from gpu_platform.decisions.metrics_storage import estimate_gib, retention_seconds, scale, stack_metrics_storage
+from gpu_platform.decisions.metrics_storage import (efa_devices_at_max, estimate_gib, retention_seconds, scale,
+                                                    stack_metrics_storage)
 from gpu_platform.facts import catalog, names
 from gpu_platform.planner.health_section import text as health_text
 from gpu_platform.render.monitoring import metrics_storage_class
@@ -86,6 +87,7 @@ def test_the_volume_is_sized_from_retention_and_ingestion():
     assert series == 46_280
     assert gib == -(-46_280 / 30 * 90 * 86_400 * 2 * 1.25 // 2**30) == 28
     assert estimate_gib("1h", 1, 0)[1] == 10  # never below the floor
+    assert estimate_gib("90d", 16, 38, efa_devices=8)[0] == 46_280 + 8 * len(catalog.EFA_PORT_COUNTERS)
     assert stack_metrics_storage(spec_of("prod", persistent)).prometheus_gib == 28
 
 
@@ -144,3 +146,11 @@ def test_the_component_alone_needs_the_cluster_for_the_add_on():
     settings = monitoring_settings("m", {"prometheus": {"ebs_csi_addon_version": EXAMPLE_ADDON, "retention": "15d"},
                                          "cluster_name": "c", "nodes_at_max": 16, "gpus_at_max": 38})
     assert (settings.storage.persistent, settings.storage.prometheus_gib) == (True, estimate_gib("15d", 16, 38)[1])
+
+
+def test_an_installed_prometheus_counts_the_efa_collector_s_series():
+    # prod's a100-train: 2 p4d.24xlarge at max size, 4 EFA devices each, 11 counters per device's port.
+    spec = spec_of("prod")
+    assert efa_devices_at_max(spec) == 8
+    assert stack_metrics_storage(spec).series == estimate_gib("35d", 16, 38)[0] + 8 * 11
+    assert efa_devices_at_max(spec_of("dev")) == 0

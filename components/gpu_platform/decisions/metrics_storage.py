@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
+from gpu_platform.decisions.launch_template import efa_interface_count
 from gpu_platform.facts import catalog
 
 if TYPE_CHECKING:
@@ -47,19 +48,19 @@ class MetricsStorage:
         return (self.prometheus_gib + self.alertmanager_gib) if self.persistent else 0
 
 
-def estimate_gib(retention: str, nodes: int, gpus: int) -> tuple[int, int]:
-    """(series, GiB) for `nodes` nodes with `gpus` GPUs kept for `retention`."""
+def estimate_gib(retention: str, nodes: int, gpus: int, efa_devices: int = 0) -> tuple[int, int]:
+    """(series, GiB) for `nodes` nodes with `gpus` GPUs and `efa_devices` EFA devices kept for `retention`."""
     series = (catalog.PROMETHEUS_BASE_SERIES + nodes * catalog.PROMETHEUS_SERIES_PER_NODE
-              + gpus * catalog.PROMETHEUS_SERIES_PER_GPU)
+              + gpus * catalog.PROMETHEUS_SERIES_PER_GPU + efa_devices * catalog.PROMETHEUS_SERIES_PER_EFA_DEVICE)
     samples_per_second = series / catalog.PROMETHEUS_SCRAPE_INTERVAL_SECONDS
     size = retention_seconds(retention) * samples_per_second * catalog.PROMETHEUS_BYTES_PER_SAMPLE
     gib = math.ceil(size * catalog.PROMETHEUS_DISK_HEADROOM / GIB)
     return series, max(gib, catalog.PROMETHEUS_MIN_VOLUME_GIB)
 
 
-def metrics_storage(monitoring: "MonitoringSpec", nodes: int, gpus: int) -> MetricsStorage:
+def metrics_storage(monitoring: "MonitoringSpec", nodes: int, gpus: int, efa_devices: int = 0) -> MetricsStorage:
     prom = monitoring.prometheus
-    series, gib = estimate_gib(prom.retention, nodes, gpus)
+    series, gib = estimate_gib(prom.retention, nodes, gpus, efa_devices)
     return MetricsStorage(prom.retention, prom.ebs_csi_addon_version is not None, series, gib,
                           prom.storage_gi or gib, catalog.ALERTMANAGER_VOLUME_GIB)
 
@@ -71,8 +72,14 @@ def scale(spec: "PlatformSpec") -> tuple[int, int]:
     return nodes, sum(p.gpus_per_node * p.max_size for p in spec.node_pools)
 
 
+def efa_devices_at_max(spec: "PlatformSpec") -> int:
+    """EFA devices at max size: each EFA pool's interfaces per node times its nodes (the EFA collector's)."""
+    return sum(efa_interface_count(p) * p.max_size for p in spec.node_pools)
+
+
 def stack_metrics_storage(spec: "PlatformSpec") -> Optional[MetricsStorage]:
-    """The stack's metrics storage; None unless it installs Prometheus (existing mode keeps its own)."""
+    """The stack's metrics storage; None unless it installs Prometheus (existing mode keeps its own). An installed
+    Prometheus scrapes the EFA collector wherever the stack has EFA pools (render/efa_metrics.py)."""
     if not spec.monitoring.enabled or spec.monitoring.prometheus.mode != "install":
         return None
-    return metrics_storage(spec.monitoring, *scale(spec))
+    return metrics_storage(spec.monitoring, *scale(spec), efa_devices=efa_devices_at_max(spec))

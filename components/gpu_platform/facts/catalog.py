@@ -832,6 +832,8 @@ EFA_RDMA_ENV = (("FI_EFA_USE_DEVICE_RDMA", "1"),)
 # prometheus/procfs v0.19.0, whose parser knows none of these names, so none reaches Prometheus without it.
 EFA_PORT_COUNTERS = ("tx_bytes", "tx_pkts", "rx_bytes", "rx_pkts", "rx_drops", "send_bytes", "recv_bytes",
                      "rdma_read_bytes", "rdma_read_resp_bytes", "rdma_write_bytes", "rdma_write_recv_bytes")
+# What the platform's EFA collector adds to Prometheus per EFA device (one port each): its counters.
+PROMETHEUS_SERIES_PER_EFA_DEVICE = len(EFA_PORT_COUNTERS)
 
 
 @dataclass(frozen=True)
