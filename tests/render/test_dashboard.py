@@ -5,12 +5,14 @@ import json
 import re
 import subprocess
 
+import pytest
 import yaml
 
 from gpu_platform.render import alerts, dashboard, usage_rules
 from gpu_platform.render.dcgm_metrics import collected_fields, metrics_in
 from gpu_platform.render.efa_metrics import EFA_METRICS
 from gpu_platform.spec.models import AlertThresholds
+from tests.support.promql import check_queries
 
 T = AlertThresholds()
 # What Grafana substitutes before a query reaches Prometheus ("All" is the regex .*).
@@ -49,11 +51,7 @@ def test_every_query_uses_only_defined_variables():
 
 
 def test_promtool_parses_every_query(promtool, tmp_path):
-    rules = [{"record": f"dashboard:panel_{i}", "expr": substitute(e, ALL)} for i, e in enumerate(exprs(board()))]
-    path = tmp_path / "dashboard-queries.yaml"
-    path.write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}))
-    result = subprocess.run([promtool, "check", "rules", str(path)], capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stdout + result.stderr
+    check_queries(promtool, tmp_path, [substitute(e, ALL) for e in exprs(board())], "dashboard")
 
 
 def test_panels_cover_utilisation_memory_temperature_power_and_xid():
@@ -156,12 +154,13 @@ def test_efa_panels_sit_in_one_row_below_the_pod_panels_and_follow_the_node_vari
         assert all('node=~"$node"' in t["expr"] for t in p["targets"]), p["title"]
 
 
+def test_the_query_check_fails_on_a_broken_query(promtool, tmp_path):
+    with pytest.raises(AssertionError, match="parse error"):
+        check_queries(promtool, tmp_path, ["rate(gpu_platform_efa_rx_bytes_total[5m]"], "dashboard")
+
+
 def test_promtool_parses_every_query_with_efa(promtool, tmp_path):
-    rules = [{"record": f"dashboard:panel_{i}", "expr": substitute(e, ALL)} for i, e in enumerate(exprs(efa_board()))]
-    path = tmp_path / "dashboard-queries.yaml"
-    path.write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}))
-    result = subprocess.run([promtool, "check", "rules", str(path)], capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stdout + result.stderr
+    check_queries(promtool, tmp_path, [substitute(e, ALL) for e in exprs(efa_board())], "dashboard")
 
 
 def _efa_series(metric: str, node: str, device: str, per_minute: int) -> dict:

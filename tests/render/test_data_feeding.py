@@ -3,10 +3,8 @@ systems only, the read-only policy botocore accepts, and when the stack gets any
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
-import yaml
 
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
@@ -17,6 +15,7 @@ from gpu_platform.render.data_feeding import (
 from gpu_platform.render.dcgm_metrics import collected_fields, metrics_in
 from gpu_platform.render.efa_metrics import EFA_METRICS
 from gpu_platform.render.monitoring import MonitoringSettings, stack_values
+from tests.support.promql import check_queries
 from tests.support.aws_api import api_problems, service_model
 from tests.support.stacks import stack_platform, without_services
 
@@ -35,11 +34,7 @@ def test_prometheus_queries_read_only_collected_series_and_promtool_parses_them(
     exprs = [t["expr"] for t in targets(board(), "prometheus")]
     allowed = {f.name for f in collected_fields()} | gpu_dashboard.CADVISOR_METRICS
     assert exprs and all(metrics_in(e) <= allowed for e in exprs)
-    rules = [{"record": f"dashboard:panel_{i}", "expr": e} for i, e in enumerate(exprs)]
-    path = tmp_path / "queries.yaml"
-    path.write_text(yaml.safe_dump({"groups": [{"name": "data-feeding", "rules": rules}]}))
-    result = subprocess.run([promtool, "check", "rules", str(path)], capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stdout + result.stderr
+    check_queries(promtool, tmp_path, exprs, "data-feeding")
 
 
 def test_gpu_activity_throttling_and_network_sit_above_the_file_systems():
@@ -136,11 +131,7 @@ def test_with_efa_pools_each_efa_node_s_throughput_sits_between_the_pods_and_the
     exprs = [t["expr"] for t in targets(d, "prometheus")]
     allowed = {f.name for f in collected_fields()} | gpu_dashboard.CADVISOR_METRICS | EFA_METRICS
     assert all(metrics_in(e) <= allowed for e in exprs) and "$" not in "".join(exprs)  # no variables here
-    rules = [{"record": f"dashboard:panel_{i}", "expr": e} for i, e in enumerate(exprs)]
-    path = tmp_path / "queries.yaml"
-    path.write_text(yaml.safe_dump({"groups": [{"name": "data-feeding", "rules": rules}]}))
-    result = subprocess.run([promtool, "check", "rules", str(path)], capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stdout + result.stderr
+    check_queries(promtool, tmp_path, exprs, "data-feeding")
 
 
 def test_without_efa_pools_no_efa_panel():
