@@ -18,11 +18,14 @@ T = TypeVar("T")
 def child(parent: pulumi.Resource, caller: Optional[pulumi.ResourceOptions], *,
           depends_on: Sequence[pulumi.Resource] = (), **options: Any) -> pulumi.ResourceOptions:
     """Options for one child of `parent`: after the caller's `depends_on` and this child's own."""
-    own = pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on) or None, **options)
     given = caller.depends_on if caller is not None else None
-    if given is None:
-        return own
-    # Pulumi's merge concatenates depends_on in every form a caller may give it: a resource, a list, an Output
+    if isinstance(given, pulumi.Resource):
+        given = [given]
+    if given is None or isinstance(given, list) and all(isinstance(d, pulumi.Resource) for d in given):
+        # The common forms, joined here: Pulumi's merge copies both options (and their hooks) for every child.
+        return pulumi.ResourceOptions(parent=parent, depends_on=[*(given or ()), *depends_on] or None, **options)
+    own = pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on) or None, **options)
+    # Pulumi's merge concatenates depends_on in every other form a caller may give it (an Output, a mixed list)
     return pulumi.ResourceOptions.merge(pulumi.ResourceOptions(depends_on=given), own)
 
 
