@@ -318,6 +318,9 @@ class EngineView:
         self.plan = plan
         self.entries = list(plan.get("resources") or [])
         self.by_urn = {r["urn"]: r for r in self.entries}
+        self._by_type: dict[str, list[int]] = {}  # type -> positions in plan order, for read_by
+        for i, r in enumerate(self.entries):
+            self._by_type.setdefault(r["type"], []).append(i)
         self.props = _Built(lambda urn: _props(self.by_urn[urn]))
         self.options = _Built(lambda urn: _options(self.by_urn[urn]))
         self._providers: dict[str, Any] = {}
@@ -326,7 +329,9 @@ class EngineView:
         """The resources a resource policy reads, in plan order: those of the types it names (a policy
         of the pack returns at once for any other type, so running it there reports nothing), else all."""
         types = getattr(policy, "resource_types", None)
-        return self.entries if types is None else [r for r in self.entries if r["type"] in types]
+        if types is None:
+            return self.entries
+        return [self.entries[i] for i in sorted(i for t in types for i in self._by_type.get(t, ()))]
 
     def provider(self, resource: Mapping[str, Any]) -> Any:
         from pulumi_policy import PolicyProviderResource

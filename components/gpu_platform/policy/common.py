@@ -15,7 +15,7 @@ import copy
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Optional, cast
+from typing import Any, Optional
 from collections.abc import Callable, Iterable, Iterator
 
 from pulumi_policy import (
@@ -324,12 +324,33 @@ class _ReadableResource:
         return [self._views.get(id(d), d) for d in self._resource.dependencies or []]
 
 
+class _Resources(list[Any]):
+    """A stack's readable resources, in the engine's order, with the same views by type (what `of_type` reads)."""
+
+    def __init__(self, views: list[Any], by_type: dict[str, list[Any]]):
+        super().__init__(views)
+        self.by_type = by_type
+
+
+_last: Optional[tuple[list[Any], _Resources]] = None  # the engine's resources (held) and their views
+
+
 def readable_stack_args(args: StackValidationArgs) -> StackValidationArgs:
-    views: dict[int, _ReadableResource] = {}
-    for r in args.resources:
-        views[id(r)] = _ReadableResource(r, views)
+    """`args` with each resource read through `_ReadableResource`. The views are built once per validation and
+    shared by its stack rules, which only read them: a large stack has thousands of resources and the pack two
+    dozen stack rules."""
+    global _last
+    if _last is None or _last[0] is not args.resources:
+        views: dict[int, _ReadableResource] = {}
+        for r in args.resources:
+            views[id(r)] = _ReadableResource(r, views)
+        ordered = [views[id(r)] for r in args.resources]  # read as PolicyResources are
+        by_type: dict[str, list[Any]] = {}
+        for view in ordered:
+            by_type.setdefault(view.resource_type, []).append(view)
+        _last = (args.resources, _Resources(ordered, by_type))
     out = copy.copy(args)
-    out.resources = [cast(Any, views[id(r)]) for r in args.resources]  # read as PolicyResources are
+    out.resources = _Resources(_last[1], _last[1].by_type)
     return out
 
 
@@ -381,6 +402,9 @@ def stack_policy(name: str, description: str, rule: StackRule, *, severity: Seve
 
 
 def of_type(args: StackValidationArgs, type_: str) -> list:
+    """The stack's resources of one type, in the engine's order."""
+    if isinstance(args.resources, _Resources):  # readable_stack_args indexed them once for every rule
+        return list(args.resources.by_type.get(type_, ()))
     return [r for r in args.resources if r.resource_type == type_]
 
 
