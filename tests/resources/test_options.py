@@ -1,6 +1,8 @@
 """What a component does with its caller's ResourceOptions (resources/options.py)."""
 from __future__ import annotations
 
+import asyncio
+
 import pulumi
 import pytest
 
@@ -33,5 +35,13 @@ def test_without_a_caller_or_own_dependencies_a_child_waits_for_nothing():
 
 def test_depends_on_given_as_an_output_is_left_to_pulumi_s_merge():
     # Resolved only by the engine: tests/resources/test_components_alone.py holds every child back on it.
-    opts = child(PARENT, pulumi.ResourceOptions(depends_on=pulumi.Output.from_input([THEIRS])), depends_on=[MINE])
+    async def options() -> pulumi.ResourceOptions:  # an Output is made on an event loop, as in a program
+        later = pulumi.Output.from_input([THEIRS])
+        return child(PARENT, pulumi.ResourceOptions(depends_on=later), depends_on=[MINE])
+
+    loop = asyncio.new_event_loop()
+    try:
+        opts = loop.run_until_complete(options())
+    finally:
+        loop.close()
     assert isinstance(opts.depends_on, pulumi.Output) and opts.parent is PARENT
