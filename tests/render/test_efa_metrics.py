@@ -10,6 +10,7 @@ from gpu_platform.decisions.tolerations import tolerates
 from gpu_platform.facts import catalog, names
 from gpu_platform.render import efa_exporter
 from gpu_platform.render import efa_metrics as r
+from gpu_platform.render.monitoring import efa_metrics_wanted
 from tests.support.crd_schemas import schema_problems
 from tests.support.stacks import spec_of, without_services
 
@@ -119,7 +120,7 @@ def test_only_stacks_with_efa_pools_and_a_prometheus_get_it():
     assert r.efa_metrics_manifests(spec_of("dev")) == [] and not efa_pools(spec_of("dev"))
     assert r.efa_metrics_manifests(spec_of("prod", _without_prometheus)) == []
     for stack in ("prod", "karpenter", "training-blackwell", "training-ultraserver"):
-        assert r.efa_metrics_wanted(spec_of(stack)), stack
+        assert efa_metrics_wanted(spec_of(stack)), stack
 
 
 def test_an_existing_prometheus_gets_the_monitor_in_its_namespace_with_its_labels():

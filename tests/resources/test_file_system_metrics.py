@@ -10,7 +10,7 @@ import pytest
 from gpu_platform.decisions.validation import parse_platform
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.data_feeding import FILE_NAME, FileSystems, dashboard, read_policy
-from gpu_platform.render.efa_metrics import efa_metrics_wanted
+from gpu_platform.render.monitoring import efa_metrics_wanted
 from tests.support.stacks import cached_plan, resource, resources, stack_platform
 
 CONFIGMAP = "kubernetes:core/v1:ConfigMap"

@@ -25,6 +25,7 @@ from gpu_platform.facts import catalog, names
 from gpu_platform.planner.sections import PlanContext, Section, register
 from gpu_platform.planner.tables import count, md_table, money, text_table
 from gpu_platform.render import efa_metrics
+from gpu_platform.render.monitoring import efa_metrics_wanted
 from gpu_platform.render.monitoring import scraping_namespace
 from gpu_platform.spec.models import NodePoolSpec, PlatformSpec
 from gpu_platform.spec.pool_context import PoolContext
@@ -57,7 +58,7 @@ def from_spec(spec: PlatformSpec, region: Optional[str] = None) -> dict[str, Any
         "efaDevicePlugin": ({"chart": catalog.EFA_DEVICE_PLUGIN_CHART[1], "version": spec.efa_device_plugin.chart_version,
                              "namespace": catalog.EFA_DEVICE_PLUGIN_NAMESPACE, "pools": [p.name for p in efa_pools(spec)]}
                             if efa_pools(spec) else None),
-        **({"efaMetrics": _efa_metrics(spec)} if efa_metrics.efa_metrics_wanted(spec) else {}),
+        **({"efaMetrics": _efa_metrics(spec)} if efa_metrics_wanted(spec) else {}),
         "datasets": _datasets(spec, zone_names),
         "teams": [{"name": f.team, "largestPodGpus": f.gpus, "cpu": f.size.cpu_quantity,
                    "memory": f.size.memory_quantity, "fits": not f.problems, "problems": f.problems}

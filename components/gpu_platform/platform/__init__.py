@@ -30,9 +30,9 @@ from gpu_platform.render.autoscaler_metrics import autoscaler_monitors
 from gpu_platform.render.alert_routing import missing_secrets
 from gpu_platform.render.dra import dra_driver_values
 from gpu_platform.render.efa import device_plugin_values as efa_plugin_values
-from gpu_platform.render.efa_metrics import efa_metrics_manifests, efa_metrics_wanted
+from gpu_platform.render.efa_metrics import efa_metrics_manifests
 from gpu_platform.render.data_feeding import data_feeding_wanted
-from gpu_platform.render.monitoring import MonitoringSettings, prometheus_mode
+from gpu_platform.render.monitoring import MonitoringSettings, efa_metrics_wanted, prometheus_mode
 from gpu_platform.render.operator_values import OperatorSettings
 from gpu_platform.resources import options
 from gpu_platform.resources.alert_sns import AlertPublishing

@@ -6,7 +6,8 @@ collector parses the hw_counters of Mellanox and Intel devices only (facts/catal
 where that was read). The only public EFA exporter is a node_exporter fork published as an unversioned
 `latest` image, which cannot be pinned. So the platform runs its own: the standard-library script
 render/efa_exporter.py on the catalog's one pinned Python image, reading /sys through a read-only mount,
-unprivileged. Only when the stack has EFA pools and a Prometheus to scrape them (`efa_metrics_wanted`).
+unprivileged. Only when the stack has EFA pools and a Prometheus to scrape them (`efa_metrics_wanted`, in
+render/monitoring.py beside the scrape namespace it reads).
 
 The DaemonSet runs in kube-system beside the EFA device plugin; the PodMonitor lives in Prometheus' namespace
 (the one it reads monitors from) and selects the collector's pods across namespaces, as the autoscalers'
@@ -18,11 +19,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpu_platform.decisions.efa import efa_pools
 from gpu_platform.facts import catalog, names
 from gpu_platform.render import efa_exporter as exporter
 from gpu_platform.render.efa import efa_pool_taints
-from gpu_platform.render.monitoring import scraping_namespace
+from gpu_platform.render.monitoring import efa_metrics_wanted, scraping_namespace
 from gpu_platform.render.operator_values import with_tolerations
 
 if TYPE_CHECKING:
@@ -40,11 +40,6 @@ SELECTOR = {"app.kubernetes.io/name": names.EFA_METRICS_NAME}
 LABELS = {**SELECTOR, names.MANAGED_BY_LABEL: names.MANAGED_BY}
 # The series the collector serves: one counter per driver counter, and the node's EFA device count.
 EFA_METRICS = frozenset({*(exporter.metric_name(c) for c in catalog.EFA_PORT_COUNTERS), exporter.DEVICES_METRIC})
-
-
-def efa_metrics_wanted(spec: "PlatformSpec") -> bool:
-    """EFA pools to watch and a Prometheus (installed or existing) to scrape them."""
-    return bool(efa_pools(spec)) and scraping_namespace(spec.monitoring) is not None
 
 
 def exporter_source() -> str:

@@ -56,7 +56,7 @@ class MonitoringSettings:
     pool_memory: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # pool -> its memory thresholds
     acceptance_timeouts: Mapping[str, int] = field(default_factory=dict)  # gated pool -> its checks' timeout (min)
     cloudwatch_region: str = ""  # Grafana reads the file systems' CloudWatch metrics in this region ("": it does not)
-    efa: bool = False  # the stack has EFA pools, whose collector Prometheus scrapes: the dashboard's EFA panels
+    efa: bool = False  # the EFA collector runs (efa_metrics_wanted): the dashboard's EFA panels
 
     @classmethod
     def of(cls, spec: "PlatformSpec", region: str = "") -> "MonitoringSettings":
@@ -66,7 +66,7 @@ class MonitoringSettings:
                    stack_metrics_storage(spec), reservation_ends(spec), tuple(usage_units(spec)),
                    tuple(pool_rates(spec)), team_namespaces(spec), spec.pool_memory_limits(),
                    {gate.pool: gate.timeout_minutes for _, gate in accepted_pools(spec)},
-                   region if region and data_feeding_wanted(spec) else "", bool(efa_pools(spec)))
+                   region if region and data_feeding_wanted(spec) else "", efa_metrics_wanted(spec))
 
 
 def prometheus_mode(monitoring: "MonitoringSpec") -> str:
@@ -77,6 +77,12 @@ def prometheus_mode(monitoring: "MonitoringSpec") -> str:
 def scraping_namespace(monitoring: "MonitoringSpec") -> Optional[str]:
     """The namespace Prometheus scrapes from (None: no Prometheus in the cluster)."""
     return monitoring.prometheus.namespace if prometheus_mode(monitoring) != "none" else None
+
+
+def efa_metrics_wanted(spec: "PlatformSpec") -> bool:
+    """The platform's EFA collector runs (render/efa_metrics.py), and the dashboards show EFA throughput: the stack
+    has EFA pools to watch and a Prometheus (installed or existing) to scrape them."""
+    return bool(efa_pools(spec)) and scraping_namespace(spec.monitoring) is not None
 
 
 def metrics_storage_class() -> dict[str, Any]:
