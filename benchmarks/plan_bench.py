@@ -12,11 +12,14 @@ Two floors:
   loads every SDK module whose resource types the large plan registers);
 - the bare-engine floor (benchmarks/bare_engine.py): per stack, a program generated from the plan's
   own JSON that registers the same resources (types, names, parents, providers, inputs, options) and
-  exports the same outputs with no logic, run under the planner's engine. Before timing, it is checked
-  to record exactly what the plan recorded. The plan's cost beyond it is the platform's own work.
-Against the bare engine, plan and floor runs alternate (plan, floor, plan, floor...) after one
-warm-up each, so a busy machine slows both alike; times are CPU seconds (user + system of the
-child, from getrusage), medians of `--runs`. Growth from the 2.5k to the 10k stack is given for both.
+  exports the same outputs with no logic, run under the planner's engine, through the SDK's generic
+  classes; and the typed floor, the same through the SDKs' typed classes (pulumi_aws.eks.NodeGroup...),
+  as any real program registers them. Before timing, each is checked to record exactly what the plan
+  recorded. The plan's cost beyond the typed floor is the platform's own work; the typed floor's beyond
+  the generic one is the SDKs' typed argument handling and output translation.
+Against the bare engine, plan and floor runs alternate (plan, floor, typed floor, plan...) after one
+warm-up each, so a busy machine slows them alike; times are CPU seconds (user + system of the
+child, from getrusage), medians of `--runs`. Growth from the 2.5k to the 10k stack is given for each.
 The command runs without cyclic garbage collection (see planner/engine.py), which also speeds up its
 imports: it can come in under the SDK floor, which is measured with the collector on. This is a
 script, not a test: it asserts nothing about times.
@@ -78,12 +81,13 @@ def medians(cmd: list[str], runs: int) -> tuple[float, float]:
     return statistics.median(s[0] for s in samples), statistics.median(s[1] for s in samples)
 
 
-def interleaved(first: list[str], second: list[str], runs: int) -> tuple[tuple[float, float], tuple[float, float]]:
-    """(wall, CPU) medians of `first` and of `second`, run alternately after one warm-up each."""
-    timed(first), timed(second)
-    pairs = [(timed(first), timed(second)) for _ in range(runs)]
-    return tuple((statistics.median(p[i][0] for p in pairs), statistics.median(p[i][1] for p in pairs))
-                 for i in (0, 1))  # type: ignore[return-value]
+def interleaved(commands: list[list[str]], runs: int) -> list[tuple[float, float]]:
+    """(wall, CPU) medians of each command, run in turn (a, b, c, a, b, c...) after one warm-up each."""
+    for cmd in commands:
+        timed(cmd)
+    rounds = [[timed(cmd) for cmd in commands] for _ in range(runs)]
+    return [(statistics.median(r[i][0] for r in rounds), statistics.median(r[i][1] for r in rounds))
+            for i in range(len(commands))]
 
 
 def floor_command(plan_json: Path, floor_dir: Path, *extra: str) -> list[str]:
@@ -135,20 +139,27 @@ def import_floors(large_plan: dict, runs: int) -> None:
     print(f"  SDK floor (also the modules of every planned type): {sdk_wall:.2f} s wall, {sdk_cpu:.2f} s CPU")
 
 
+def checked_floor(plan_json: Path, floor_dir: Path, typed: bool) -> list[str]:
+    """The floor's command, once it is checked to register what the plan did (fails loudly if not)."""
+    write_floor(json.loads(plan_json.read_text()), floor_dir, typed=typed)
+    subprocess.run(floor_command(plan_json, floor_dir, "--check"), cwd=ROOT, env=CHILD_ENV, check=True,
+                   stdout=subprocess.DEVNULL)
+    return floor_command(plan_json, floor_dir)
+
+
 def against_bare_engine(cases: dict[str, list[str]], jsons: dict[str, Path], tmp: Path, runs: int) -> dict:
-    """Per stack: resources, plan (wall, CPU) and floor (wall, CPU) medians of interleaved runs."""
-    print(f"  {'stack':<6} {'resources':>9} {'plan CPU s':>10} {'floor CPU s':>11} {'x floor':>7} "
-          f"{'plan wall s':>11} {'floor wall s':>12}")
+    """Per stack: resources and the plan's, the floor's and the typed floor's CPU medians of interleaved runs."""
+    print(f"  {'stack':<6} {'resources':>9} {'plan CPU s':>10} {'floor CPU s':>11} {'typed floor CPU s':>17} "
+          f"{'x floor':>7} {'x typed':>7} {'typed x floor':>13} {'plan wall s':>11}")
     results = {}
     for name, cmd in cases.items():
-        plan = json.loads(jsons[name].read_text())
-        floor_dir = write_floor(plan, tmp / f"floor-{name}")
-        subprocess.run(floor_command(jsons[name], floor_dir, "--check"), cwd=ROOT, env=CHILD_ENV, check=True,
-                       stdout=subprocess.DEVNULL)  # fails loudly unless it registers what the plan did
-        (p_wall, p_cpu), (f_wall, f_cpu) = interleaved(cmd, floor_command(jsons[name], floor_dir), runs)
-        results[name] = (len(plan["resources"]), p_cpu, f_cpu)
-        print(f"  {name:<6} {len(plan['resources']):>9} {p_cpu:>10.2f} {f_cpu:>11.2f} {p_cpu / f_cpu:>7.2f} "
-              f"{p_wall:>11.2f} {f_wall:>12.2f}", flush=True)
+        floor = checked_floor(jsons[name], tmp / f"floor-{name}", typed=False)
+        typed = checked_floor(jsons[name], tmp / f"typed-floor-{name}", typed=True)
+        (p_wall, p_cpu), (_, f_cpu), (_, t_cpu) = interleaved([cmd, floor, typed], runs)
+        count = len(json.loads(jsons[name].read_text())["resources"])
+        results[name] = (count, p_cpu, f_cpu, t_cpu)
+        print(f"  {name:<6} {count:>9} {p_cpu:>10.2f} {f_cpu:>11.2f} {t_cpu:>17.2f} {p_cpu / f_cpu:>7.2f} "
+              f"{p_cpu / t_cpu:>7.2f} {t_cpu / f_cpu:>13.2f} {p_wall:>11.2f}", flush=True)
     return results
 
 
@@ -178,11 +189,13 @@ def main() -> None:
               f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
         sdk_plan = jsons.get("large") or max(jsons.values(), key=lambda path: path.stat().st_size)
         import_floors(json.loads(sdk_plan.read_text()), args.runs)
-        print("  against the bare engine (CPU time; plan and floor runs interleaved):")
+        print("  against the bare engine (CPU time; plan, floor and typed floor runs interleaved):")
         results = against_bare_engine(cases, jsons, tmp, args.runs)
         if "large" in results and "larger" in results:
-            (n_big, p_big, f_big), (n_all, p_all, f_all) = results["large"], results["larger"]
-            print(f"  growth from {n_big} to {n_all} resources: plan {p_all / p_big:.2f}x, floor {f_all / f_big:.2f}x")
+            (n_big, *big), (n_all, *everything) = results["large"], results["larger"]
+            plan, floor, typed = (a / b for a, b in zip(everything, big, strict=True))
+            print(f"  growth from {n_big} to {n_all} resources: plan {plan:.2f}x, floor {floor:.2f}x, "
+                  f"typed floor {typed:.2f}x")
         print(f"  load average after: {os.getloadavg()[0]:.2f}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
