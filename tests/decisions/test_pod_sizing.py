@@ -214,3 +214,19 @@ def test_team_fits_works_out_each_pool_once_however_many_teams(monkeypatch, prod
     assert calls["placement"] == 1
     assert calls["unit_share"] <= len(prod.node_pools)
     assert calls["node_resources"] == len(prod.node_pools) + calls["unit_share"]  # each share reads its pool's once
+
+
+def test_team_fits_reads_each_pools_kubelet_as_often_however_many_teams(monkeypatch, prod):
+    """Whether a pool pins CPUs (its kubelet) depends on the pool alone: a plan of hundreds of teams reads it
+    no more often than one of three."""
+    calls = []
+    real = ps.pool_kubelet
+    monkeypatch.setattr(ps, "pool_kubelet", lambda pool: calls.append(pool.name) or real(pool))
+    ps.team_fits(prod)
+    few = len(calls)
+    calls.clear()
+    many = prod.model_copy(update={"teams": list(prod.teams) * 40})
+    assert len(ps.team_fits(many)) == 40 * len(ps.team_fits(prod))
+    calls.clear()
+    ps.team_fits(many)
+    assert 0 < len(calls) == few

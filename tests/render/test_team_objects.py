@@ -406,6 +406,24 @@ def test_the_contexts_of_all_teams_are_each_teams_own_context(stack):
     assert t.TeamContext.of_teams(spec, spec.teams) == [t.TeamContext.of(spec, team) for team in spec.teams]
 
 
+def test_each_team_reads_only_the_dra_and_ultraserver_pools(monkeypatch):
+    """A team's claim and ComputeDomain shapes come from the DRA and UltraServer pools it may use: the pools are
+    sorted into those once, so the work grows with teams plus pools, not with their product."""
+    from gpu_platform.decisions import dra
+
+    ultraserver = spec_of("training-ultraserver")  # beside prod's pools: few pools of each kind among many
+    spec = ultraserver.model_copy(update={"node_pools": [*ultraserver.node_pools, *spec_of("prod").node_pools * 10]})
+    special = [p for p in spec.node_pools if dra.is_dra(p) or dra.is_ultraserver(p)]
+    assert special and len(special) < len(spec.node_pools)
+    read = []
+    for name in ("is_dra", "is_ultraserver"):
+        real = getattr(dra, name)
+        monkeypatch.setattr(dra, name, lambda pool, _f=real: read.append(pool.name) or _f(pool))
+    contexts = t.TeamContext.of_teams(spec, list(spec.teams) * 30)
+    assert len(contexts) == 30 * len(spec.teams) and any(c.domain_shapes for c in contexts)
+    assert len(read) <= 2 * len(spec.node_pools) + 4 * 30 * len(spec.teams) * len(special)  # not x all pools
+
+
 def test_the_cluster_a_team_sees_is_worked_out_once_for_all_teams(monkeypatch):
     """The platform's capacity and largest GPU request are the same for every team: read once, not per team."""
     spec = spec_of("prod")

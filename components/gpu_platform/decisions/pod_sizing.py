@@ -186,6 +186,7 @@ class _PoolSizes:
     def __init__(self, spec: "PlatformSpec"):
         self.mig_strategy = spec.mig_strategy
         self.gpus = {p.name: node_resources(p, spec.mig_strategy).get(names.GPU_RESOURCE, 0) for p in spec.node_pools}
+        self.pinned = {p.name for p in spec.node_pools if _pins([p])}
         self._shares: dict[str, Budget] = {}
 
     def share(self, pool: "NodePoolSpec") -> Budget:
@@ -195,7 +196,7 @@ class _PoolSizes:
 
     def pod_size(self, pools: Sequence["NodePoolSpec"], gpus: int) -> PodSize:
         """`pod_size(pools, nvidia.com/gpu, gpus)` from the shares already worked out."""
-        return _sized([self.share(p) for p in pools], gpus, _pins(pools))
+        return _sized([self.share(p) for p in pools], gpus, any(p.name in self.pinned for p in pools))
 
 
 def team_fits(spec: "PlatformSpec") -> list[TeamFit]:

@@ -272,10 +272,13 @@ def _fit_rules(plans_: list[ServicePlan]) -> Iterator[Problem]:
 
 
 def _quota_rules(spec: "PlatformSpec", plans_: list[ServicePlan]) -> Iterator[Problem]:
+    by_team: dict[str, list[ServicePlan]] = {}
+    for p in plans_:
+        by_team.setdefault(p.team, []).append(p)
     for i, team in enumerate(spec.teams):
         used: dict[str, int] = {}
         memory_mib = 0
-        for p in (p for p in plans_ if p.team == team.name):
+        for p in by_team.get(team.name, []):
             used[p.resource] = used.get(p.resource, 0) + p.service.replicas.max * p.units
             quota = (team.quota.gpus if p.resource == names.GPU_RESOURCE
                      else team.quota.mig_slices.get(p.resource.removeprefix(names.MIG_RESOURCE_PREFIX), 0))

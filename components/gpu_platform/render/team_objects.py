@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping
 
 from gpu_platform.decisions.capacity import largest_gpu_request, platform_capacity
 from gpu_platform.decisions.cuda import team_min_cuda
-from gpu_platform.decisions.dra import ClaimShape, DomainShape, dra_pools, team_claim_shapes, team_domain_shapes
+from gpu_platform.decisions.dra import (ClaimShape, DomainShape, dra_pools, team_claim_shapes, team_domain_shapes,
+                                        ultraserver_pools)
 from gpu_platform.facts import catalog, names
 from gpu_platform.render.monitoring import scraping_namespace
 
@@ -75,9 +76,9 @@ class TeamContext:
         offered = platform_capacity(spec).total
         shared = (spec.cluster.kubernetes_version, tuple(r for r in offered if r.startswith(names.MIG_RESOURCE_PREFIX)),
                   largest_gpu_request(spec), scraping_namespace(spec.monitoring))
-        dra = bool(dra_pools(spec.node_pools))
-        return [cls(*shared, _quota_ceiling(spec, team), storage_class, spec.model_cache.pvc_size, dra,
-                    tuple(team_claim_shapes(spec.node_pools, team)), tuple(team_domain_shapes(spec.node_pools, team)),
+        dras, ultraservers = dra_pools(spec.node_pools), ultraserver_pools(spec.node_pools)  # each team reads these few
+        return [cls(*shared, _quota_ceiling(spec, team), storage_class, spec.model_cache.pvc_size, bool(dras),
+                    tuple(team_claim_shapes(dras, team)), tuple(team_domain_shapes(ultraservers, team)),
                     _cuda_pools(spec, team))
                 for team in teams]
 
