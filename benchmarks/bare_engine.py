@@ -30,6 +30,8 @@ import re
 from pathlib import Path
 from typing import Any, Optional
 
+CUSTOM_OBJECTS = "pulumi_kubernetes.apiextensions"  # the Kubernetes SDK's module for objects of any kind
+
 PROGRAM = '''\
 """Registers the resources of plan.json as recorded, with no logic (benchmarks/bare_engine.py)."""
 import importlib
@@ -101,16 +103,20 @@ def sdk_modules(plan: dict) -> list[str]:
     -> pulumi_kubernetes.rbac.v1, `kubernetes:apps/v1:Deployment` -> pulumi_kubernetes.apps.v1,
     `aws:vpc/securityGroupIngressRule:...` -> pulumi_aws.vpc; a custom resource's type (a group the SDK has
     no module for, `monitoring.coreos.com/v1`) -> pulumi_kubernetes.apiextensions."""
-    modules = set()
-    for type_ in {r["type"] for r in plan["resources"]}:
-        package, module, _ = type_.split(":")
-        if package == "aws":
-            modules.add(f"pulumi_aws.{module.split('/')[0]}")
-        elif package == "kubernetes":
-            group, _, version = module.rpartition("/")
-            typed = f"pulumi_kubernetes.{group.split('.')[0]}.{version}"
-            modules.add(typed if _sdk_has(typed, group) else "pulumi_kubernetes.apiextensions")
-    return sorted(modules)
+    modules = {_sdk_module(type_) for type_ in {r["type"] for r in plan["resources"]}}
+    return sorted(m for m in modules if m is not None)
+
+
+def _sdk_module(type_: str) -> Optional[str]:
+    """The SDK module defining `type_` (see sdk_modules); None for providers and components."""
+    package, module, _ = type_.split(":")
+    if package == "aws":
+        return f"pulumi_aws.{module.split('/')[0]}"
+    if package != "kubernetes":
+        return None
+    group, _, version = module.rpartition("/")
+    typed = f"pulumi_kubernetes.{group.split('.')[0]}.{version}"
+    return typed if _sdk_has(typed, group) else CUSTOM_OBJECTS
 
 
 def _sdk_has(module: str, group: str) -> bool:
@@ -148,17 +154,13 @@ def _by_class(resource: dict, typed: Optional[dict]) -> bool:
 
 
 def _sdk_class(type_: str, inputs: dict) -> Optional[type]:
-    package, module, kind = type_.split(":")
-    if package == "aws":
-        return getattr(importlib.import_module(f"pulumi_aws.{module.split('/')[0]}"), kind, None)
-    if package != "kubernetes":
+    module = _sdk_module(type_)
+    if module is None:
         return None  # providers and components stay generic
-    group, _, version = module.rpartition("/")
-    typed = f"pulumi_kubernetes.{group.split('.')[0]}.{version}"
-    if _sdk_has(typed, group):
-        return getattr(importlib.import_module(typed), kind, None)
-    if set(inputs) <= {"apiVersion", "kind", "metadata", "spec"}:
-        return importlib.import_module("pulumi_kubernetes.apiextensions").CustomResource
+    if module != CUSTOM_OBJECTS:
+        return getattr(importlib.import_module(module), type_.rsplit(":", 1)[1], None)
+    if set(inputs) <= {"apiVersion", "kind", "metadata", "spec"}:  # all CustomResource's arguments carry
+        return importlib.import_module(CUSTOM_OBJECTS).CustomResource
     return None
 
 

@@ -186,7 +186,7 @@ class _PoolSizes:
     def __init__(self, spec: "PlatformSpec"):
         self.mig_strategy = spec.mig_strategy
         self.gpus = {p.name: node_resources(p, spec.mig_strategy).get(names.GPU_RESOURCE, 0) for p in spec.node_pools}
-        self.pinned = {p.name for p in spec.node_pools if _pins([p])}
+        self.pinned = {p.name for p in spec.node_pools if pool_kubelet(p).aligned}  # the static CPU manager's
         self._shares: dict[str, Budget] = {}
 
     def share(self, pool: "NodePoolSpec") -> Budget:
